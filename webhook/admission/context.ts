@@ -1,0 +1,28 @@
+// What the pure admission core may know about the world. The webhook server fills it from its
+// informer caches; `vaultgate validate` fills it from the manifests it was given. No I/O here.
+
+/** A cluster-scoped VaultGuardrail as stored (see schemas/). Typed loosely here to keep this file dependency-free. */
+export type GuardrailObject = { metadata: { name: string; [k: string]: unknown }; spec?: Record<string, unknown> };
+
+export interface AdmissionContext {
+  /** Every VaultGuardrail currently known. Empty → built-in safe defaults apply. */
+  guardrails: GuardrailObject[];
+  /** Labels of a namespace (for guardrail namespaceSelector); undefined when the namespace is unknown. */
+  namespaceLabels(namespace: string): Record<string, string> | undefined;
+  /** Whether a VaultPolicy exists; undefined when unknown (then no warning is given). */
+  policyExists?(namespace: string, name: string): boolean | undefined;
+  /** Prefix of every Vault-side name vaultgate derives (marks them as ours). Default 'vaultgate'. */
+  namePrefix: string;
+  /** ESO `spec.controller` class this vaultgate owns; objects of another class are not ours. '' = the default class. */
+  controllerClass: string;
+}
+
+export function defaultContext(overrides: Partial<AdmissionContext> = {}): AdmissionContext {
+  return {
+    guardrails: [],
+    namespaceLabels: () => undefined,
+    namePrefix: 'vaultgate',
+    controllerClass: '',
+    ...overrides,
+  };
+}

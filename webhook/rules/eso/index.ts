@@ -1,0 +1,2 @@
+// PLACEHOLDER: admission rules for ESO-compatible kinds are registered here.
+export {};
