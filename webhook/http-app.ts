@@ -1,0 +1,130 @@
+// The HTTP layer of the webhook: parse an AdmissionReview, call the pure core, serialise the answer.
+// No decision logic lives here (see webhook/admission/). Every input the caller controls gets a
+// well-formed answer: a 400/413 for a body that is not an AdmissionReview, otherwise an
+// AdmissionReview carrying the request's uid — never a crash, never a 5xx.
+import express, { type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import type { Logger } from '../observability/log.ts';
+import type { AdmissionContext } from './admission/context.ts';
+import { reviewMutation, reviewValidation } from './admission/review.ts';
+import type { AdmissionDecision, AdmissionRequest, AdmissionReview } from './admission/types.ts';
+import type { WebhookMetrics } from './metrics.ts';
+
+/** controller-runtime's limit: old and new object up to 3 MiB each plus envelope (pkg/webhook/admission/http.go). */
+export const BODY_LIMIT = '7mb';
+
+export type WebhookKind = 'mutate' | 'validate';
+
+export interface WebhookAppOptions {
+  /** Current knowledge of the cluster (guardrails, namespaces, policies); read on every request. */
+  context: () => AdmissionContext;
+  logger: Logger;
+  metrics: WebhookMetrics;
+  /** Readiness: certificate loaded, caches synced, not shutting down. */
+  ready: () => boolean;
+  /** Called for every decision (the signed audit trail subscribes here). Must not throw. */
+  onDecision?: (webhook: WebhookKind, request: AdmissionRequest, decision: AdmissionDecision) => void;
+}
+
+const reviewers: Record<WebhookKind, typeof reviewMutation> = { mutate: reviewMutation, validate: reviewValidation };
+
+/** Why a body cannot be answered with an AdmissionReview (no uid to echo), or undefined if it can. */
+function malformedReason(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body must be a JSON AdmissionReview object';
+  const request = (body as { request?: unknown }).request;
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return 'AdmissionReview.request is missing';
+  const uid = (request as { uid?: unknown }).uid;
+  if (typeof uid !== 'string' || uid === '') return 'AdmissionReview.request.uid must be a non-empty string';
+  return undefined;
+}
+
+/** Denial for well-formed envelopes we do not speak (v1beta1, another kind): the caller learns why. */
+function envelopeProblem(review: Partial<AdmissionReview> & { apiVersion?: unknown; kind?: unknown }): string | undefined {
+  if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
+    return `vaultgate speaks AdmissionReview admission.k8s.io/v1 only; got kind ${JSON.stringify(review.kind)} apiVersion ${JSON.stringify(review.apiVersion)} (set admissionReviewVersions: ["v1"] in the webhook configuration)`;
+  }
+  const r = review.request as Partial<AdmissionRequest>;
+  if (typeof r.operation !== 'string' || typeof r.kind !== 'object' || r.kind === null) {
+    return 'AdmissionReview.request needs operation and kind';
+  }
+  return undefined;
+}
+
+function reply(res: Response, response: AdmissionDecision['response']): void {
+  const review: AdmissionReview = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+  // res.json() would also compute an ETag (a hash of every body) that no apiserver uses: write directly.
+  res.statusCode = 200;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(review));
+}
+
+export function createWebhookApp(opts: WebhookAppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(helmet());
+
+  app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok'); });
+  app.get('/readyz', (_req, res) => {
+    const ok = opts.ready();
+    res.status(ok ? 200 : 503).type('text/plain').send(ok ? 'ok' : 'not ready');
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
+  });
+
+  const json = express.json({ limit: BODY_LIMIT, type: () => true });
+  for (const webhook of ['mutate', 'validate'] as const) {
+    app.post(`/${webhook}`, json, async (req: Request, res: Response) => {
+      const stop = opts.metrics.latency.startTimer({ webhook });
+      const body: unknown = req.body;
+      const malformed = malformedReason(body);
+      if (malformed) {
+        opts.metrics.requests.inc({ webhook, kind: 'unknown', operation: 'unknown', decision: 'bad_request' });
+        stop();
+        res.status(400).json({ error: malformed });
+        return;
+      }
+      const review = body as AdmissionReview & { request: AdmissionRequest };
+      const request = review.request;
+      const kind = typeof request.kind?.kind === 'string' ? request.kind.kind : 'unknown';
+      const operation = typeof request.operation === 'string' ? request.operation : 'unknown';
+      const problem = envelopeProblem(review);
+      let decision: AdmissionDecision;
+      if (problem) {
+        decision = { response: { uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: problem } }, rules: ['envelope'], patchOps: [] };
+      } else {
+        try {
+          decision = await reviewers[webhook](request, opts.context());
+        } catch (err) {
+          // A bug in a rule must not become a 5xx (the apiserver would apply failurePolicy blindly):
+          // deny with a message that says it is ours, and log the detail (no object content).
+          opts.logger.error({ err: err instanceof Error ? err.message : String(err), webhook, kind, uid: request.uid }, 'admission review failed');
+          decision = { response: { uid: request.uid, allowed: false, status: { code: 500, reason: 'InternalError', message: 'vaultgate could not evaluate this object (internal error, see webhook logs)' } }, rules: ['internal-error'], patchOps: [] };
+        }
+      }
+      decision.response.uid = request.uid;
+      const outcome = !decision.response.allowed ? 'denied' : decision.patchOps.length > 0 ? 'mutated' : 'allowed';
+      opts.metrics.requests.inc({ webhook, kind, operation, decision: outcome });
+      if (!decision.response.allowed) for (const rule of decision.rules) opts.metrics.denials.inc({ webhook, rule });
+      stop();
+      try {
+        opts.onDecision?.(webhook, request, decision);
+      } catch (err) {
+        opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'decision observer failed');
+      }
+      reply(res, decision.response);
+    });
+  }
+
+  // Body parser errors: bad JSON → 400, oversize → 413. Anything else → 400 with a generic message:
+  // the input is the caller's, so the answer is a client error, not a 5xx.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number };
+    if (e.type === 'entity.too.large') { res.status(413).json({ error: `AdmissionReview larger than ${BODY_LIMIT}` }); return; }
+    if (e.type === 'entity.parse.failed') { res.status(400).json({ error: 'body is not valid JSON' }); return; }
+    const status = typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 400;
+    res.status(status).json({ error: 'request could not be read' });
+  });
+  return app;
+}
