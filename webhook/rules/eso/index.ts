@@ -1,2 +1,96 @@
-// PLACEHOLDER: admission rules for ESO-compatible kinds are registered here.
-export {};
+// Admission handlers for the ESO-compatible kinds (external-secrets.io/v1, Vault provider only).
+// Registered by the admission core's kind registry (webhook/admission/kinds.ts).
+//
+// Controller class, as ESO's ShouldProcessStore: a store whose spec.controller is empty belongs to
+// every controller, one naming another class is not ours and is admitted untouched. ExternalSecrets
+// have no class of their own; they follow their store's. To coexist with an installed ESO, give every
+// store a class (ESO's or vaultgate's `--controller-class`).
+//
+// Findings: the schema's (schemas/*.schema.json, as the CRD) plus the semantic rules; a schema finding
+// on a field a rule already explains is dropped. Ratcheting, as Kubernetes does for CRD validation: an
+// UPDATE that leaves spec unchanged (labels, finalizers) or touches an object being deleted only warns,
+// so an object stored before vaultgate (or while its webhook was down) never becomes stuck (ESO #2015).
+// No mutation: ESO has no mutating webhook and every ESO default is expressible in the CRD schema.
+import type { AdmissionContext } from '../../admission/context.ts';
+import type { Finding, KindHandler, KubeObject } from '../../admission/kinds.ts';
+import type { AdmissionRequest } from '../../admission/types.ts';
+import { ESO_GROUP, ESO_VERSION } from '../../../schemas/eso-kinds.ts';
+import { withoutShadowedSchemaFindings } from '../finding.ts';
+import { schemaFindings } from '../schema.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { obj, str } from './access.ts';
+import { validateExternalSecret } from './externalsecret-rules.ts';
+import { type StoreKind, validateStore } from './store-rules.ts';
+
+export { validateExternalSecret, EXTERNALSECRET_FEATURES_NOT_SUPPORTED } from './externalsecret-rules.ts';
+export { validateStore, STORE_FEATURES_NOT_SUPPORTED, SUPPORTED_AUTH_METHODS, ESO_AUTH_ORDER, type StoreKind } from './store-rules.ts';
+export { SUPPORTED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_KEYWORDS } from './template-subset.ts';
+export { checkTemplate, lexTemplate } from './template-check.ts';
+export { compileGoRegexp } from './go-regexp.ts';
+export { parseGoDuration } from './go-duration.ts';
+
+export interface StoreReference {
+  kind: StoreKind;
+  name: string;
+  /** The ExternalSecret's namespace for a SecretStore; undefined for a ClusterSecretStore. */
+  namespace?: string;
+}
+
+/**
+ * What the ESO handlers may additionally know. `storeControllerClass` (optional, from the informer
+ * cache) tells the class of an ExternalSecret's store: undefined when the store is unknown, which is
+ * treated as ours (the store may simply be created later in the same apply).
+ */
+export interface EsoAdmissionContext extends AdmissionContext {
+  storeControllerClass?(ref: StoreReference): string | undefined;
+}
+
+/** ESO's rule: an empty class is every controller's; otherwise the classes must be equal. */
+export function isOurClass(objectClass: string | undefined, ourClass: string): boolean {
+  return !objectClass || objectClass === ourClass;
+}
+
+function namespaceOf(o: KubeObject, req: AdmissionRequest): string | undefined {
+  return str(obj(o.metadata)?.namespace) || req.namespace || undefined;
+}
+
+/** Denials become warnings when the UPDATE cannot have made the object worse. */
+export function ratchet(findings: Finding[], o: KubeObject, old: KubeObject | undefined): Finding[] {
+  if (!old) return findings;
+  const deleting = Boolean(obj(o.metadata)?.deletionTimestamp);
+  if (!deleting && !isDeepStrictEqual(o.spec, old.spec)) return findings;
+  return findings.map((f) => (f.severity === 'deny'
+    ? { ...f, severity: 'warn', message: `${f.message} (tolerated: ${deleting ? 'the object is being deleted' : 'this update leaves spec unchanged'})` }
+    : f));
+}
+
+function storeHandler(kind: StoreKind): KindHandler {
+  return {
+    group: ESO_GROUP,
+    version: ESO_VERSION,
+    kind,
+    validate(o: KubeObject, old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
+      if (!isOurClass(str(obj(o.spec)?.controller), ctx.controllerClass)) return [];
+      const semantic = validateStore(kind, o, kind === 'SecretStore' ? namespaceOf(o, req) : undefined);
+      return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), semantic), o, old);
+    },
+  };
+}
+
+const externalSecretHandler: KindHandler = {
+  group: ESO_GROUP,
+  version: ESO_VERSION,
+  kind: 'ExternalSecret',
+  validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext, req: AdmissionRequest): Finding[] {
+    const ref = obj(obj(o.spec)?.secretStoreRef);
+    const name = str(ref?.name);
+    if (name && ctx.storeControllerClass) {
+      const kind: StoreKind = ref?.kind === 'ClusterSecretStore' ? 'ClusterSecretStore' : 'SecretStore';
+      const storeClass = ctx.storeControllerClass({ kind, name, ...(kind === 'SecretStore' ? { namespace: namespaceOf(o, req) } : {}) });
+      if (storeClass !== undefined && !isOurClass(storeClass, ctx.controllerClass)) return [];
+    }
+    return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validateExternalSecret(o)), o, old);
+  },
+};
+
+export const esoHandlers: KindHandler[] = [storeHandler('SecretStore'), storeHandler('ClusterSecretStore'), externalSecretHandler];

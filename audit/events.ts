@@ -1,0 +1,91 @@
+// Turning what happened into audit events, with nothing secret in them: an admission event carries
+// the object's identity, the user, the verdict, rule ids, warnings and the *paths* of patch operations;
+// never the object, its data or the patch values. A Vault write carries names and a content hash.
+import { sha256Hex, type AdmissionAuditEvent, type AdmissionOutcome, type VaultWriteAuditEvent, type VaultWriteAction } from './record.ts';
+import type { AdmissionDecision, AdmissionRequest } from '../webhook/admission/types.ts';
+
+const MAX_TEXT = 1000;
+const MAX_ITEMS = 100;
+
+function clip(s: string): string {
+  return s.length > MAX_TEXT ? `${s.slice(0, MAX_TEXT - 1)}…` : s;
+}
+
+export function admissionOutcome(decision: AdmissionDecision): AdmissionOutcome {
+  if (!decision.response.allowed) return 'denied';
+  return decision.patchOps.length > 0 ? 'mutated' : 'allowed';
+}
+
+/**
+ * The audit event of one admission decision (call once per webhook call; the mutating and validating
+ * webhooks each record their own decision for the same request uid).
+ */
+export function auditAdmission(decision: AdmissionDecision, request: AdmissionRequest, opts: { webhook?: 'mutating' | 'validating' } = {}): AdmissionAuditEvent {
+  const k = request.kind;
+  const message = decision.response.allowed ? undefined : decision.response.status?.message;
+  return {
+    type: 'admission',
+    ...(opts.webhook ? { webhook: opts.webhook } : {}),
+    uid: request.uid,
+    kind: k.group ? `${k.group}/${k.version}/${k.kind}` : `${k.version}/${k.kind}`,
+    ...(request.namespace ? { namespace: request.namespace } : {}),
+    ...(request.name || objectName(request) ? { name: request.name || objectName(request) } : {}),
+    operation: request.operation,
+    ...(request.dryRun ? { dryRun: true } : {}),
+    user: {
+      ...(request.userInfo.username ? { username: request.userInfo.username } : {}),
+      ...(request.userInfo.groups?.length ? { groups: request.userInfo.groups.slice(0, MAX_ITEMS) } : {}),
+    },
+    outcome: admissionOutcome(decision),
+    rules: [...new Set(decision.rules)].slice(0, MAX_ITEMS),
+    warnings: (decision.response.warnings ?? []).slice(0, MAX_ITEMS).map(clip),
+    ...(message ? { message: clip(message) } : {}),
+    patch: decision.patchOps.slice(0, MAX_ITEMS).map((op) => ({ op: op.op, path: op.path })),
+  };
+}
+
+/** CREATE with generateName has no name yet; only metadata.name is read, nothing else of the object. */
+function objectName(request: AdmissionRequest): string | undefined {
+  const meta = (request.object ?? request.oldObject)?.metadata;
+  const name = typeof meta === 'object' && meta !== null ? (meta as { name?: unknown }).name : undefined;
+  return typeof name === 'string' && name ? name : undefined;
+}
+
+export interface VaultWriteInput {
+  action: VaultWriteAction;
+  object: 'policy' | 'role';
+  vaultName: string;
+  mount?: string;
+  owner?: { kind: string; namespace: string; name: string; uid?: string };
+  reason?: string;
+  /** What was written (policy text or role body): hashed, not kept. */
+  content?: string | Record<string, unknown>;
+  /** A summary of the access change, e.g. from summariseWidening(). */
+  change?: string;
+}
+
+/** The audit event of one Vault write by the controller. */
+export function auditVaultWrite(input: VaultWriteInput): VaultWriteAuditEvent {
+  const content = input.content === undefined ? undefined : typeof input.content === 'string' ? input.content : canonicalJson(input.content);
+  return {
+    type: 'vault-write',
+    action: input.action,
+    object: input.object,
+    vaultName: input.vaultName,
+    ...(input.mount ? { mount: input.mount } : {}),
+    ...(input.owner ? { owner: { ...input.owner } } : {}),
+    ...(input.reason ? { reason: clip(input.reason) } : {}),
+    ...(content !== undefined ? { contentSha256: sha256Hex(content) } : {}),
+    ...(input.change ? { change: clip(input.change) } : {}),
+  };
+}
+
+/** JSON with object keys sorted, so equal content hashes equally. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    return `{${Object.keys(v).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}

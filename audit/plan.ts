@@ -1,0 +1,231 @@
+// `vaultgate plan`: what the controller would create, change or delete in Vault, as a reviewable unified
+// diff, and the access-widening summary the webhook adds as a warning on VaultPolicy updates. Pure: the
+// current Vault state is passed in (audit/vault-state.ts reads it).
+import { createTwoFilesPatch } from 'diff';
+import { renderPolicy } from '../policy/render.ts';
+import { policiesEquivalent, readOwnership } from '../policy/ownership.ts';
+import { pathWithin } from '../policy/paths.ts';
+import { CAPABILITIES, type AclRule } from '../policy/acl.ts';
+import { parseVaultName } from '../schemas/vault-names.ts';
+import { policyRules, type DesiredPolicy, type DesiredState, type KubeObj } from './model.ts';
+import type { AccessFinding } from './access.ts';
+import { canonicalJson } from './events.ts';
+
+/** What Vault holds now under our prefix. */
+export interface VaultCurrent {
+  /** Policy name → stored text. */
+  policies: Map<string, string>;
+  /** `${mount}/${name}` → role as read (any extra fields Vault returns are ignored in comparisons). */
+  roles: Map<string, { mount: string; name: string; role: Record<string, unknown> }>;
+}
+
+export type PlanAction = 'create' | 'update' | 'delete' | 'unchanged' | 'skip';
+
+export interface PlanItem {
+  object: 'policy' | 'role';
+  vaultName: string;
+  mount?: string;
+  /** Vault API path of the object. */
+  path: string;
+  action: PlanAction;
+  /** `VaultPolicy ns/name` / `VaultRoleBinding ns/name`, when an object owns it. */
+  owner?: string;
+  reason: string;
+  /** Unified diff, current → desired ('' for unchanged / skip). */
+  diff: string;
+  /** Policies only: what applying the change widens, if anything. */
+  widening?: string;
+  /** Policies only: what Vault's current text grants beyond the desired state (someone widened it in Vault). */
+  vaultGrantsMore?: string;
+}
+
+export interface Plan {
+  /** Whether Vault's current state was compared (else everything is a create against nothing). */
+  compared: boolean;
+  items: PlanItem[];
+  counts: Record<PlanAction, number>;
+}
+
+const ROLE_KEYS = ['bound_service_account_names', 'bound_service_account_namespaces', 'token_policies', 'token_ttl', 'token_max_ttl', 'audience'] as const;
+
+/** The role fields vaultgate sets, normalised for comparison and display (sorted lists, seconds). */
+export function roleView(role: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of ROLE_KEYS) {
+    const v = role[k];
+    if (v === undefined || v === '' || v === null) continue;
+    out[k] = Array.isArray(v) ? [...(v as string[])].map(String).sort() : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  }
+  if (out.token_policies === undefined && Array.isArray(role.policies)) out.token_policies = [...(role.policies as string[])].sort();
+  return out;
+}
+
+function roleText(role: Record<string, unknown>): string {
+  return `${JSON.stringify(JSON.parse(canonicalJson(roleView(role))), null, 2)}\n`;
+}
+
+/** A git-style unified diff: /dev/null on the side where the object does not exist. */
+function patch(path: string, before: string, after: string): string {
+  const text = createTwoFilesPatch(before === '' ? '/dev/null' : `vault/${path}`, after === '' ? '/dev/null' : `desired/${path}`, before, after, undefined, undefined, { context: 3 });
+  return text.replace(/^=+\n/, '').replace(/\t\n/g, '\n');
+}
+
+export function renderDesiredPolicy(p: DesiredPolicy, currentText?: string): string {
+  // Offline manifests carry no uid; reuse the uid of Vault's header for the same object so a re-render
+  // of an unchanged policy is not shown as a change.
+  const stored = currentText ? readOwnership(currentText) : undefined;
+  const uid = p.uid ?? (stored?.namespace === p.namespace && stored?.name === p.name ? stored.uid ?? '' : '');
+  const rules = p.rules.map((r) => ({
+    ...r, capabilities: [...r.capabilities],
+    minWrappingTTL: r.minWrappingTTL === undefined ? undefined : String(r.minWrappingTTL),
+    maxWrappingTTL: r.maxWrappingTTL === undefined ? undefined : String(r.maxWrappingTTL),
+  }));
+  return renderPolicy(rules, { namespace: p.namespace, name: p.name, uid });
+}
+
+export function computePlan(state: DesiredState, current?: VaultCurrent): Plan {
+  const items: PlanItem[] = [];
+  const wanted = new Set<string>();
+  for (const p of state.policies) {
+    const path = `sys/policies/acl/${p.vaultName}`;
+    wanted.add(p.vaultName);
+    const owner = `VaultPolicy ${p.namespace}/${p.name}`;
+    if (p.parseErrors) { items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'skip', owner, reason: `spec.policy cannot be parsed: ${p.parseErrors.join('; ')}`, diff: '' }); continue; }
+    const before = current?.policies.get(p.vaultName);
+    const after = renderDesiredPolicy(p, before);
+    if (before === undefined) {
+      items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'create', owner, reason: current ? 'not in Vault' : 'offline: compared with nothing', diff: patch(path, '', after) });
+    } else if (readOwnership(before)?.managedBy !== 'vaultgate') {
+      items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'skip', owner, reason: 'a policy with this name exists in Vault and was not written by vaultgate: it is never overwritten', diff: '' });
+    } else if (policiesEquivalent(after, before)) {
+      items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'unchanged', owner, reason: 'Vault matches', diff: '' });
+    } else {
+      const currentRules = policyRulesOfText(before);
+      const widening = summariseWidening(currentRules, p.rules);
+      const extra = summariseWidening(p.rules, currentRules)?.replace(/^widens access: /, '');
+      items.push({
+        object: 'policy', vaultName: p.vaultName, path, action: 'update', owner, reason: 'Vault differs from the desired state', diff: patch(path, before, after),
+        ...(widening ? { widening } : {}), ...(extra ? { vaultGrantsMore: extra } : {}),
+      });
+    }
+  }
+  for (const r of state.roles) {
+    const path = `auth/${r.mount}/role/${r.vaultName}`;
+    wanted.add(`${r.mount}/${r.vaultName}`);
+    const owner = `VaultRoleBinding ${r.namespace}/${r.name}`;
+    const after = roleText(r.body);
+    const cur = current?.roles.get(`${r.mount}/${r.vaultName}`);
+    if (!cur) items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'create', owner, reason: current ? 'not in Vault' : 'offline: compared with nothing', diff: patch(path, '', after) });
+    else {
+      const before = roleText(cur.role);
+      if (before === after) items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'unchanged', owner, reason: 'Vault matches', diff: '' });
+      else items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'update', owner, reason: 'Vault differs from the desired state', diff: patch(path, before, after) });
+    }
+  }
+  if (current) {
+    for (const [name, text] of current.policies) {
+      if (wanted.has(name) || !parseVaultName(state.prefix, name)) continue;
+      const path = `sys/policies/acl/${name}`;
+      const own = readOwnership(text);
+      if (own?.managedBy === 'vaultgate') items.push({ object: 'policy', vaultName: name, path, action: 'delete', reason: `no VaultPolicy ${own.namespace ?? '?'}/${own.name ?? '?'} exists any more`, diff: patch(path, text, '') });
+      else items.push({ object: 'policy', vaultName: name, path, action: 'skip', reason: 'under our name prefix but not written by vaultgate: left alone (adopt or remove it by hand)', diff: '' });
+    }
+    for (const [key, cur] of current.roles) {
+      if (wanted.has(key)) continue;
+      const owner = parseVaultName(state.prefix, cur.name);
+      if (!owner) continue;
+      const path = `auth/${cur.mount}/role/${cur.name}`;
+      items.push({ object: 'role', vaultName: cur.name, mount: cur.mount, path, action: 'delete', reason: `no VaultRoleBinding ${owner.namespace}/${owner.name} exists any more`, diff: patch(path, roleText(cur.role), '') });
+    }
+  }
+  const counts: Record<PlanAction, number> = { create: 0, update: 0, delete: 0, unchanged: 0, skip: 0 };
+  for (const i of items) counts[i.action]++;
+  return { compared: current !== undefined, items, counts };
+}
+
+/** Findings for `audit access --vault`: orphans, drift and missing objects. */
+export function vaultFindings(plan: Plan): AccessFinding[] {
+  if (!plan.compared) return [];
+  const out: AccessFinding[] = [];
+  for (const i of plan.items) {
+    const object = i.object === 'policy' ? `Vault policy ${i.vaultName}` : `Vault role ${i.mount ?? ''}/${i.vaultName}`;
+    if (i.action === 'delete' || (i.action === 'skip' && !i.owner)) {
+      out.push({ id: `vault.orphan-${i.object}`, severity: 'medium', object, message: `${i.reason}: an orphan under the vaultgate prefix${i.action === 'delete' ? ' (the controller deletes it)' : ''}` });
+    } else if (i.action === 'update') {
+      out.push({
+        id: `vault.drift-${i.object}`, severity: i.vaultGrantsMore ? 'high' : 'medium', object,
+        message: `${i.owner ?? ''}: Vault's content differs from the desired state${i.vaultGrantsMore ? `; Vault grants more than desired (${i.vaultGrantsMore})` : ''}`,
+      });
+    } else if (i.action === 'create') {
+      out.push({ id: `vault.missing-${i.object}`, severity: 'low', object, message: `${i.owner ?? ''}: not in Vault yet (not reconciled, or the controller cannot write it)` });
+    }
+  }
+  return out;
+}
+
+function policyRulesOfText(text: string): AclRule[] {
+  return policyRules({ metadata: { name: 'current' }, spec: { policy: text } }).rules;
+}
+
+// ---- widening ---------------------------------------------------------------------------------
+
+export type PolicyLike = readonly AclRule[] | KubeObj | undefined;
+
+function rulesOf(p: PolicyLike, namespace?: string): AclRule[] {
+  if (!p) return [];
+  if (Array.isArray(p)) return p as AclRule[];
+  const obj = p as KubeObj;
+  return policyRules({ ...obj, metadata: { ...obj.metadata, namespace: namespace ?? obj.metadata.namespace } }).rules;
+}
+
+/**
+ * What `next` allows that `prev` did not, as one admission warning, or undefined when nothing widens:
+ * a capability on a path no earlier rule with that capability covered, or a deny that went away.
+ * Conservative: priority between different patterns is not modelled, so a grant moved under a broader
+ * pattern that already had it is not reported. Accepts rule lists or VaultPolicy objects.
+ */
+export function summariseWidening(prev: PolicyLike, next: PolicyLike, namespace?: string): string | undefined {
+  const before = rulesOf(prev, namespace);
+  const after = rulesOf(next, namespace);
+  const caps = (r: AclRule) => r.capabilities.map((c) => c.toLowerCase());
+  const grants = (rs: AclRule[]) => rs.filter((r) => !caps(r).includes('deny'));
+  const denies = (rs: AclRule[]) => rs.filter((r) => caps(r).includes('deny'));
+  const added = new Map<string, string[]>();
+  for (const r of grants(after)) {
+    for (const c of caps(r)) {
+      if (!(CAPABILITIES as readonly string[]).includes(c)) continue;
+      const covered = grants(before).some((o) => caps(o).includes(c) && pathWithin(r.path, o.path));
+      if (!covered) added.set(r.path, [...(added.get(r.path) ?? []), c]);
+    }
+  }
+  const parts = [...added].map(([path, cs]) => `${cs.map((c) => `+${c}`).join(' ')} on ${path}`);
+  for (const d of denies(before)) {
+    if (!denies(after).some((n) => pathWithin(d.path, n.path))) parts.push(`-deny on ${d.path}`);
+  }
+  return parts.length ? `widens access: ${parts.join('; ')}` : undefined;
+}
+
+// ---- text output ------------------------------------------------------------------------------
+
+export function renderPlan(plan: Plan, opts: { color?: boolean } = {}): string {
+  const c = (code: string, s: string) => (opts.color ? `\x1b[${code}m${s}\x1b[0m` : s);
+  const sym: Record<PlanAction, string> = { create: c('32', '+ create'), update: c('33', '~ update'), delete: c('31', '- delete'), unchanged: '  unchanged', skip: c('35', '! skip') };
+  const lines: string[] = [];
+  if (!plan.compared) lines.push('# offline: Vault was not read; every object is shown as a create (use --vault to compare with Vault)', '');
+  const changed = plan.items.filter((i) => i.action !== 'unchanged');
+  for (const i of changed) {
+    lines.push(`${sym[i.action]} ${i.object} ${i.path}${i.owner ? `  (${i.owner})` : ''}`, `    ${i.reason}`);
+    if (i.widening) lines.push(`    ${c('31', i.widening)}`);
+    if (i.diff) {
+      for (const l of i.diff.replace(/\n$/, '').split('\n')) {
+        if (l.startsWith('+') && !l.startsWith('+++')) lines.push(c('32', l));
+        else if (l.startsWith('-') && !l.startsWith('---')) lines.push(c('31', l));
+        else lines.push(l);
+      }
+    }
+    lines.push('');
+  }
+  const n = plan.counts;
+  lines.push(`Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete, ${n.unchanged} unchanged${n.skip ? `, ${n.skip} skipped` : ''}.`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,40 @@
+// The keeper's Kubernetes calls over controller/runtime's KubeClient (writes use field manager vaultgate).
+import type { KubeClient } from '../controller/runtime/kube-client.ts';
+import type { KubeObject } from '../controller/runtime/objects.ts';
+import { SECRETS, type ResourceRef } from '../controller/runtime/resources.ts';
+import type { WebhookConfigClient, WebhookConfigObject } from './ca-injector.ts';
+import type { WebhookConfigKind } from './rotation.ts';
+import type { SecretClient, SecretObject } from './secret-store.ts';
+
+export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceRef = Object.freeze({
+  group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false,
+});
+export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = Object.freeze({
+  group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false,
+});
+
+const RESOURCES: Record<WebhookConfigKind, ResourceRef> = {
+  MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS,
+  ValidatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATIONS,
+};
+
+export type CertKubeClient = SecretClient & WebhookConfigClient;
+
+export function certKubeClient(kube: Pick<KubeClient, 'get' | 'create' | 'replace' | 'list' | 'patch'>): CertKubeClient {
+  return {
+    getSecret: (namespace, name) => kube.get<SecretObject & KubeObject>(SECRETS, name, namespace),
+    createSecret: (secret) => kube.create<SecretObject & KubeObject>(SECRETS, secret),
+    replaceSecret: (secret) => kube.replace<SecretObject & KubeObject>(SECRETS, secret),
+    async listWebhookConfigurations(labelSelector) {
+      const out: (WebhookConfigObject & { kind: WebhookConfigKind })[] = [];
+      for (const kind of Object.keys(RESOURCES) as WebhookConfigKind[]) {
+        const page = await kube.list<WebhookConfigObject & KubeObject>(RESOURCES[kind], { labelSelector });
+        for (const item of page.items) out.push({ ...item, kind });
+      }
+      return out;
+    },
+    async patchWebhookConfiguration(kind, name, ops) {
+      await kube.patch(RESOURCES[kind], name, undefined, ops, 'json');
+    },
+  };
+}

@@ -1,0 +1,123 @@
+// `vaultgate webhook`: the validating + mutating admission webhook over HTTPS.
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { HttpKubeClient } from '../../controller/runtime/http-kube-client.ts';
+import { createLogger } from '../../observability/log.ts';
+import { prefixProblem } from '../../schemas/vault-names.ts';
+import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
+import { loadKubeConfig } from '../kubeconfig.ts';
+
+export const summary = 'serve the validating + mutating admission webhook (HTTPS)';
+
+export const WEBHOOK_HELP = `Usage: vaultgate webhook [options]
+
+Serves POST /mutate and POST /validate (AdmissionReview admission.k8s.io/v1) over HTTPS (TLS >= 1.2),
+plus /healthz, /readyz and /metrics. Decisions are the same as \`vaultgate validate\` makes offline.
+The certificate files are re-read every 5 s and swapped in without a restart.
+
+TLS:
+  --tls-cert-file <path>       serving certificate (default /etc/vaultgate/tls/tls.crt)
+  --tls-key-file <path>        its private key (default /etc/vaultgate/tls/tls.key)
+  --host <addr>                listen address (default 0.0.0.0)
+  --port <port>                listen port (default 8443)
+
+Cluster knowledge (guardrails, namespace labels, policies, stores; cached by informers):
+  --kubeconfig <path>          kubeconfig (env KUBECONFIG; default in-cluster, then ~/.kube/config)
+  --no-kube                    run without a cluster: built-in guardrails only (local trials)
+
+Behaviour:
+  --name-prefix <prefix>       prefix of Vault-side names <prefix>.<namespace>.<name> (default vaultgate)
+  --controller-class <class>   ESO spec.controller class vaultgate serves (default: objects without a class)
+
+Audit trail (signed, hash-chained JSON lines on stdout):
+  --audit / --no-audit         record every decision (default on)
+  --audit-namespace <ns>       Secret vaultgate-audit-key and ConfigMap vaultgate-audit-jwks live here
+                               (env POD_NAMESPACE; default vaultgate-system)
+  --audit-key-file <path>      use this Ed25519 PEM key instead (vaultgate audit keygen makes one)
+  --audit-file <path>          also append records to this file (rotated by size)
+  --replica <id>               replica id in every record (env POD_NAME; default the hostname)
+
+Operations:
+  --drain-seconds <n>          keep serving this long after SIGTERM (default 5)
+  --log-level <level>          trace|debug|info|warn|error (default info; env LOG_LEVEL)
+  -h, --help                   this help
+`;
+
+export const WEBHOOK_OPTIONS = {
+  'tls-cert-file': { type: 'string' }, 'tls-key-file': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' },
+  kubeconfig: { type: 'string' }, 'no-kube': { type: 'boolean' },
+  'name-prefix': { type: 'string' }, 'controller-class': { type: 'string' },
+  audit: { type: 'boolean' }, 'no-audit': { type: 'boolean' }, 'audit-namespace': { type: 'string' },
+  'audit-key-file': { type: 'string' }, 'audit-file': { type: 'string' }, replica: { type: 'string' },
+  'drain-seconds': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** Flags → process options; throws with a message naming the flag. */
+export function webhookOptionsFrom(values: Values): WebhookProcessOptions {
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
+  const int = (k: string, dflt: number): number => {
+    const v = str(k);
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--${k} must be a whole number between 0 and 65535, got "${v}"`);
+    return n;
+  };
+  const namePrefix = str('name-prefix') ?? 'vaultgate';
+  const problem = prefixProblem(namePrefix);
+  if (problem) throw new Error(`--name-prefix: ${problem}`);
+  const logger = createLogger({ level: str('log-level'), name: 'webhook' });
+  const client = values['no-kube'] ? undefined : new HttpKubeClient(loadKubeConfig(str('kubeconfig')));
+  const auditOn = values['no-audit'] ? false : (values.audit ?? true);
+  const keyFile = str('audit-key-file');
+  return {
+    host: str('host') ?? '0.0.0.0',
+    port: int('port', 8443),
+    certFile: str('tls-cert-file') ?? '/etc/vaultgate/tls/tls.crt',
+    keyFile: str('tls-key-file') ?? '/etc/vaultgate/tls/tls.key',
+    ...(client ? { client } : {}),
+    namePrefix,
+    controllerClass: str('controller-class') ?? '',
+    logger,
+    drainSeconds: int('drain-seconds', 5),
+    ...(auditOn ? {
+      audit: {
+        replica: str('replica') ?? process.env.POD_NAME ?? hostname(),
+        ...(keyFile ? { keyFile } : { namespace: str('audit-namespace') ?? process.env.POD_NAMESPACE ?? 'vaultgate-system' }),
+        ...(str('audit-file') ? { file: str('audit-file') } : {}),
+      },
+    } : {}),
+  };
+}
+
+export function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let values: Values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: WEBHOOK_OPTIONS, strict: true }));
+  } catch (err) {
+    process.stderr.write(`vaultgate webhook: ${(err as Error).message}\n(see vaultgate webhook --help)\n`);
+    return 2;
+  }
+  if (values.help) { process.stdout.write(WEBHOOK_HELP); return 0; }
+  let opts: WebhookProcessOptions;
+  try {
+    opts = webhookOptionsFrom(values);
+  } catch (err) {
+    process.stderr.write(`vaultgate webhook: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const proc = buildWebhookProcess(opts);
+  const signal = untilSignal();
+  await proc.start();
+  opts.logger.info({ signal: await signal }, 'shutting down');
+  await proc.stop();
+  return 0;
+}

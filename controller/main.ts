@@ -1,0 +1,192 @@
+// The controller process: one Manager running the four controllers over shared informers, the Vault
+// adapter (the controller's own identity for policies and roles; each store's identity for secrets),
+// leader election, /healthz /readyz /metrics, pino logs. `cli/commands/controller.ts` parses flags into
+// ControllerAppOptions; tests and benchmarks call buildControllerApp with a fake or simulated client.
+import { readFile } from 'node:fs/promises';
+import { Registry } from 'prom-client';
+import { silentLogger, type Logger } from '../observability/log.ts';
+import { generationChanged, type Predicate } from './runtime/builder.ts';
+import type { KubeClient } from './runtime/kube-client.ts';
+import { Manager, type ManagerOptions } from './runtime/manager.ts';
+import { RuntimeMetrics } from './runtime/metrics.ts';
+import { objectKey, type KubeObject } from './runtime/objects.ts';
+import { startHealthServer, type HealthServer } from './runtime/health.ts';
+import {
+  CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
+} from './runtime/resources.ts';
+import { createVaultClient, type VaultClientOptions } from './vault/client.ts';
+import { createSysApi } from './vault/sys.ts';
+import { TokenCache } from './vault/token-cache.ts';
+import type { SysApi, VaultClient, VaultCredentials, VaultRequester } from './vault/types.ts';
+import { createExternalSecretReconciler, STORE_INDEX, storeIndex, TARGET_INDEX, targetIndex } from './reconcilers/externalsecret.ts';
+import { CoalescingKvReader } from './reconcilers/kv-reader.ts';
+import { createSecretStoreReconciler } from './reconcilers/secretstore.ts';
+import { StoreConnector } from './reconcilers/store-connector.ts';
+import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
+import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
+import { LABEL_MANAGED } from './reconcilers/logic/eso/target.ts';
+import { assertValidPrefix, DEFAULT_PREFIX } from '../schemas/vault-names.ts';
+
+/** How the controller authenticates to Vault as itself (bootstrap policy: policies and roles under the prefix). */
+export type ControllerVaultAuth =
+  | { method: 'token'; token: string }
+  | { method: 'kubernetes'; mount: string; role: string; tokenFile?: string };
+
+export interface ControllerAppOptions {
+  client: KubeClient;
+  vault: { address: string; caPem?: string; namespace?: string; timeoutMs?: number; auth: ControllerVaultAuth; clientDefaults?: Partial<VaultClientOptions> };
+  /** Prefix of every Vault-side name (default `vaultgate`). */
+  namePrefix?: string;
+  /** ESO `spec.controller` class served; '' = stores without a class. */
+  controllerClass?: string;
+  workers?: number;
+  leaderElection?: ManagerOptions['leaderElection'];
+  /** Watch only this namespace (default: all). */
+  namespace?: string;
+  log?: Logger;
+  /** Port for /healthz, /readyz, /metrics; undefined = no server. */
+  metricsPort?: number;
+  metricsHost?: string;
+  /** Kubernetes Events (default: recorded under `vaultgate.io/controller`). */
+  eventsInstance?: string;
+  informer?: ManagerOptions['informer'];
+  /** Periodic Vault re-read of policies and roles. */
+  driftCheckMs?: number;
+  /** Overrides for tests/benchmarks. */
+  sys?: SysApi;
+  tokens?: TokenCache;
+  events?: ManagerOptions['events'];
+  /** Wall clock of the ExternalSecret refresh logic (benchmarks move it forward to force a refresh cycle). */
+  now?: () => Date;
+}
+
+export interface ControllerApp {
+  manager: Manager;
+  registry: Registry;
+  tokens: TokenCache;
+  reader: CoalescingKvReader;
+  connector: StoreConnector;
+  health?: HealthServer;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Metadata edits that matter to a reconciler: spec (generation), deletion, labels/annotations (adopt, force-sync). */
+const specOrMetaChanged: Predicate = (ev) => {
+  if (ev.type !== 'update') return true;
+  const a = ev.old.metadata;
+  const b = ev.obj.metadata;
+  return generationChanged(ev) || a.deletionTimestamp !== b.deletionTimestamp
+    || JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {})
+    || JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {})
+    || JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? []);
+};
+
+/** A VaultPolicy whose Ready status changed matters to the bindings that name it. */
+const readinessChanged: Predicate = (ev) => {
+  if (ev.type !== 'update') return true;
+  const ready = (o: KubeObject): string => JSON.stringify(((o.status as { conditions?: Array<{ type: string; status: string; observedGeneration?: number }> } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready') ?? null);
+  return ready(ev.old) !== ready(ev.obj) || generationChanged(ev);
+};
+
+function controllerSession(opts: ControllerAppOptions, tokens: TokenCache): { client: VaultClient; sys: SysApi } {
+  const v = opts.vault;
+  const client = createVaultClient({
+    ...v.clientDefaults,
+    address: v.address,
+    timeoutMs: v.timeoutMs ?? 10_000,
+    ...(v.namespace ? { namespace: v.namespace } : {}),
+    ...(v.caPem ? { tls: { ca: v.caPem } } : {}),
+  });
+  const auth = v.auth;
+  const creds: VaultCredentials = auth.method === 'token'
+    ? { method: 'token', subject: 'vaultgate-controller', token: () => Promise.resolve(auth.token) }
+    : {
+      method: 'kubernetes', mount: auth.mount, role: auth.role, subject: 'vaultgate-controller',
+      // Re-read on every login: the projected token rotates.
+      jwt: async () => (await readFile(auth.tokenFile ?? '/var/run/secrets/kubernetes.io/serviceaccount/token', 'utf8')).trim(),
+    };
+  const session: VaultRequester = tokens.session(client, creds);
+  return { client, sys: createSysApi(session) };
+}
+
+export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
+  const prefix = opts.namePrefix ?? DEFAULT_PREFIX;
+  assertValidPrefix(prefix);
+  const log = opts.log ?? silentLogger;
+  const registry = new Registry();
+  const metrics = new RuntimeMetrics(registry);
+  const tokens = opts.tokens ?? new TokenCache({ logger: log });
+  const own = opts.sys ? undefined : controllerSession(opts, tokens);
+  const sys = opts.sys ?? own!.sys;
+  const controllerClass = opts.controllerClass ?? '';
+  const workers = opts.workers ?? 4;
+  const manager = new Manager({
+    client: opts.client, log, metrics, namespace: opts.namespace, informer: opts.informer, leaderElection: opts.leaderElection,
+    events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
+  });
+  const connector = new StoreConnector({ client: opts.client, tokens, timeoutMs: opts.vault.timeoutMs ?? 10_000, clientDefaults: { logger: log, ...opts.vault.clientDefaults } });
+  const reader = new CoalescingKvReader();
+
+  // Caches the reconcilers read besides their primaries: guardrails and namespaces (admission re-check,
+  // ClusterSecretStore namespaceSelector).
+  manager.informer(VAULT_GUARDRAILS);
+  if (!opts.namespace) manager.informer(NAMESPACES);
+
+  const all = (res: typeof VAULT_POLICIES) => (): string[] => manager.cache(res).keys();
+
+  manager.controller('vaultpolicy')
+    .for(VAULT_POLICIES, { predicate: specOrMetaChanged })
+    .watches(VAULT_GUARDRAILS, all(VAULT_POLICIES), { predicate: generationChanged })
+    .workers(workers)
+    .complete(createVaultPolicyReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs }));
+
+  manager.controller('vaultrolebinding')
+    .for(VAULT_ROLE_BINDINGS, { predicate: specOrMetaChanged })
+    .withIndex(POLICY_INDEX, policyIndex)
+    .watches(VAULT_POLICIES, { index: POLICY_INDEX, values: (vp) => [objectKey(vp)] }, { predicate: readinessChanged })
+    .watches(VAULT_GUARDRAILS, all(VAULT_ROLE_BINDINGS), { predicate: generationChanged })
+    .workers(workers)
+    .complete(createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs }));
+
+  for (const kind of ['SecretStore', 'ClusterSecretStore'] as const) {
+    manager.controller(kind.toLowerCase())
+      .for(kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES, { predicate: specOrMetaChanged })
+      .workers(Math.max(1, Math.floor(workers / 2)))
+      .complete(createSecretStoreReconciler({ kind, connector, controllerClass, namePrefix: prefix }));
+  }
+
+  // Managed Secrets carry reconcile.external-secrets.io/managed=true; the Secret informer should list only
+  // those (see the report: the Manager needs a per-resource label selector for it).
+  const storeReadiness: Predicate = readinessChanged;
+  manager.controller('externalsecret')
+    .for(EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
+    .withIndex(STORE_INDEX, storeIndex)
+    .withIndex(TARGET_INDEX, targetIndex)
+    .watches(SECRETS, { index: TARGET_INDEX, values: (s) => (s.metadata.labels?.[LABEL_MANAGED] === 'true' ? [objectKey(s)] : []) })
+    .watches(SECRET_STORES, { index: STORE_INDEX, values: (s) => [`SecretStore/${s.metadata.namespace}/${s.metadata.name}`] }, { predicate: storeReadiness })
+    .watches(CLUSTER_SECRET_STORES, { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] }, { predicate: storeReadiness })
+    .workers(workers)
+    .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ...(opts.now ? { now: opts.now } : {}) }));
+
+  const app: ControllerApp = {
+    manager, registry, tokens, reader, connector,
+    async start() {
+      if (opts.metricsPort !== undefined) {
+        app.health = await startHealthServer({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', registry, status: () => manager.status() });
+      }
+      await manager.start();
+    },
+    async stop() {
+      await manager.stop();
+      await app.health?.close();
+      reader.clear();
+      connector.close();
+      await tokens.close();
+      own?.client.close();
+    },
+  };
+  return app;
+}
+
+export { LABEL_MANAGED as MANAGED_SECRET_LABEL };

@@ -1,0 +1,95 @@
+// Small helpers every reconciler here shares: safe error text for status/events, status building with
+// observedGeneration, the jittered periodic re-check, and the admission re-check (defence in depth: the
+// webhook may have been down or bypassed when the object was stored).
+import { createHash } from 'node:crypto';
+import { KubeApiError } from '../runtime/errors.ts';
+import { setCondition } from '../runtime/conditions.ts';
+import type { Condition, KubeObject } from '../runtime/objects.ts';
+import { CONDITION_REASON, VaultError } from '../vault/errors.ts';
+import type { AdmissionContext } from '../../webhook/admission/context.ts';
+import type { Finding } from '../../webhook/admission/kinds.ts';
+import { defaultRegistry } from '../../webhook/admission/review.ts';
+import type { AdmissionRequest } from '../../webhook/admission/types.ts';
+
+/** Annotation a user sets to let vaultgate take over a Vault object it did not create. */
+export const ADOPT_ANNOTATION = 'vaultgate.io/adopt';
+
+export function wantsAdoption(obj: KubeObject): boolean {
+  return obj.metadata.annotations?.[ADOPT_ANNOTATION] === 'true';
+}
+
+/**
+ * Text safe to show in a status, an Event or a log: our own error messages (built without secret
+ * values), VaultError and KubeApiError messages (scrubbed by their modules); anything else is reduced to
+ * its class name, because a foreign error's message could quote a request body.
+ */
+export function safeMessage(err: unknown): string {
+  if (err instanceof VaultError || err instanceof KubeApiError) return err.message;
+  if (err instanceof SafeError) return err.message;
+  if (err instanceof Error && SAFE_NAMES.has(err.name)) return err.message;
+  return err instanceof Error ? `unexpected ${err.name}` : 'unexpected error';
+}
+
+/** Errors whose message was composed by vaultgate from names and positions only. */
+export class SafeError extends Error {
+  override readonly name = 'SafeError';
+  constructor(readonly reason: string, message: string) {
+    super(message);
+  }
+}
+
+// Our pure modules' error classes: their messages name fields, keys and positions, never values.
+const SAFE_NAMES = new Set(['TemplateError', 'GoRegexpError', 'DecodingError', 'NoSecretError', 'SecretKeyMissingError', 'SafeError', 'Error']);
+
+/** Condition reason for a failure (VaultError kinds map to VaultUnavailable, VaultPermissionDenied, ...). */
+export function reasonOf(err: unknown, fallback: string): string {
+  if (err instanceof VaultError) return CONDITION_REASON[err.kind];
+  if (err instanceof SafeError) return err.reason;
+  if (err instanceof KubeApiError) return `Kubernetes${err.reason.replace(/[^A-Za-z0-9]/g, '') || 'Error'}`;
+  return fallback;
+}
+
+export interface StatusInput {
+  ready: { status: Condition['status']; reason: string; message: string };
+  extra?: Record<string, unknown>;
+  /** More conditions to set besides Ready (e.g. VaultRoleOwned). */
+  conditions?: Array<{ type: string; status: Condition['status']; reason: string; message: string }>;
+}
+
+/** The complete status vaultgate owns for a vaultgate kind (SSA removes what is left out). */
+export function buildStatus(obj: KubeObject, input: StatusInput, now: Date): Record<string, unknown> {
+  const current = (obj.status ?? {}) as { conditions?: Condition[] };
+  const gen = obj.metadata.generation;
+  let conditions = setCondition(current.conditions, { type: 'Ready', ...input.ready }, gen, now);
+  for (const c of input.conditions ?? []) conditions = setCondition(conditions, c, gen, now);
+  return { ...(gen !== undefined ? { observedGeneration: gen } : {}), ...input.extra, conditions };
+}
+
+/** A per-object period stretched by ±10% from its uid, so re-checks of many objects spread out. */
+export function jittered(periodMs: number, uid: string | undefined): number {
+  const n = createHash('sha256').update(uid ?? '').digest().readUInt32BE(0);
+  return Math.round(periodMs * (1 + 0.1 * ((n / 0xffffffff) * 2 - 1)));
+}
+
+/** Admission's deny findings for `obj`, re-run with the controller's view of the cluster. */
+export function admissionDenials(obj: KubeObject, ctx: AdmissionContext): Finding[] {
+  const [group = '', version = ''] = (obj.apiVersion ?? '').split('/');
+  const gvk = { group, version, kind: obj.kind ?? '' };
+  const handler = defaultRegistry().get(gvk);
+  if (!handler) return [];
+  const req: AdmissionRequest = {
+    uid: `controller-recheck-${obj.metadata.uid ?? ''}`,
+    kind: gvk,
+    resource: { group, version, resource: '' },
+    name: obj.metadata.name,
+    namespace: obj.metadata.namespace,
+    operation: 'UPDATE',
+    userInfo: { username: 'system:vaultgate-controller' },
+    object: obj,
+  };
+  return handler.validate(obj, undefined, ctx, req).filter((f) => f.severity === 'deny' && !f.auditOnly);
+}
+
+export function describeFindings(findings: Finding[]): string {
+  return findings.map((f) => `${f.field}: ${f.message} (rule ${f.rule})`).join('; ');
+}

@@ -1,0 +1,290 @@
+// ExternalSecret → Secret, with ESO's semantics (anchors §3.4): data/dataFrom from Vault through the
+// store's own identity, target.template (engine v2), creationPolicy Owner/Orphan/Merge/None,
+// deletionPolicy Retain/Delete/Merge, refreshInterval/refreshPolicy/force-sync, the managed label and
+// the data-hash annotation, ClusterSecretStore conditions, ESO's condition reasons.
+//
+// Level-triggered and write-avoiding: the Secret is compared with what it should be and written only
+// when different (an unchanged Secret is never rewritten; a hand-edited one is repaired: its data no
+// longer matches its hash). If Vault fails, the Secret keeps its last good data: nothing is written,
+// Ready=False/SecretSyncedError says what failed (never a value).
+import type { ExternalSecretSpec, SecretStoreRef } from '../../schemas/types.ts';
+import { getCondition, setCondition, timestamp } from '../runtime/conditions.ts';
+import { isNotFound } from '../runtime/errors.ts';
+import { applyOwned, controllerReference } from '../runtime/apply.ts';
+import type { Condition, KubeObject } from '../runtime/objects.ts';
+import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../runtime/reconciler.ts';
+import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS } from '../runtime/resources.ts';
+import { applyStatus } from '../runtime/status.ts';
+import { isVaultError } from '../vault/errors.ts';
+import { admissionContext } from './admission-context.ts';
+import { admissionDenials, describeFindings, reasonOf, safeMessage, SafeError } from './common.ts';
+import type { CoalescingKvReader } from './kv-reader.ts';
+import { providerSecretData, type SecretSource } from './logic/eso/provider-data.ts';
+import { nextRefreshInMs, refreshIntervalMs, shouldRefresh, syncedResourceVersion, type RefreshInput } from './logic/eso/refresh.ts';
+import { storeAllowsNamespace } from './logic/eso/store-conditions.ts';
+import { ANNOTATION_DATA_HASH, dataHash, desiredSecret, LABEL_MANAGED, type DesiredSecret } from './logic/eso/target.ts';
+import { isOurClass } from './secretstore.ts';
+import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
+import { tryCache } from './vaultpolicy.ts';
+
+export interface ExternalSecretObject extends KubeObject {
+  spec: ExternalSecretSpec;
+}
+
+interface SecretObject extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+  immutable?: boolean;
+}
+
+/** Index on ExternalSecrets: every store they read from, `SecretStore/<ns>/<name>` or `ClusterSecretStore/<name>`. */
+export const STORE_INDEX = 'store';
+/** Index on ExternalSecrets: `namespace/targetSecretName`, so a Secret event finds its ExternalSecret whatever the creationPolicy. */
+export const TARGET_INDEX = 'target';
+
+export function storeKey(ref: SecretStoreRef | undefined, namespace: string): string {
+  const kind = ref?.kind ?? 'SecretStore';
+  return kind === 'ClusterSecretStore' ? `ClusterSecretStore/${ref?.name ?? ''}` : `SecretStore/${namespace}/${ref?.name ?? ''}`;
+}
+
+export function storeIndex(obj: KubeObject): string[] {
+  const es = obj as ExternalSecretObject;
+  const ns = obj.metadata.namespace ?? '';
+  const refs = [es.spec?.secretStoreRef, ...(es.spec?.data ?? []).map((d) => d.sourceRef?.storeRef), ...(es.spec?.dataFrom ?? []).map((d) => d.sourceRef?.storeRef)];
+  return [...new Set(refs.filter((r): r is SecretStoreRef => r !== undefined).map((r) => storeKey(r, ns)))];
+}
+
+export function targetIndex(obj: KubeObject): string[] {
+  const es = obj as ExternalSecretObject;
+  return [`${obj.metadata.namespace}/${es.spec?.target?.name ?? obj.metadata.name}`];
+}
+
+export interface ExternalSecretDeps {
+  connector: StoreConnector;
+  reader: CoalescingKvReader;
+  controllerClass: string;
+  namePrefix: string;
+  /** Reads younger than this are shared between ExternalSecrets syncing for a new or changed spec. Default 30 s. */
+  coalesceWindowMs?: number;
+  /** Periodic refreshes accept reads up to this fraction of their interval old (the jitter window). Default 0.2. */
+  refreshWindowFraction?: number;
+  /** Upper bound on that age. Default 15 min. */
+  maxRefreshWindowMs?: number;
+  /** Retry delay when the target Secret of creationPolicy Merge does not exist yet. Default 30 s. */
+  missingTargetRetryMs?: number;
+  now?: () => Date;
+}
+
+type EsStatus = { refreshTime?: string | null; syncedResourceVersion?: string; binding?: { name?: string }; conditions?: Condition[] };
+
+export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconciler {
+  const now = deps.now ?? (() => new Date());
+
+  return async (key: string, ctx: ReconcileContext): Promise<Result> => {
+    const es = ctx.cache<ExternalSecretObject>(EXTERNAL_SECRETS).get(key);
+    if (!es || es.metadata.deletionTimestamp) return DONE; // Owner Secrets go with it by garbage collection
+    const ns = es.metadata.namespace ?? '';
+    const spec = es.spec;
+    const status = (es.status ?? {}) as EsStatus;
+    const targetName = spec.target?.name ?? es.metadata.name;
+    const creationPolicy = spec.target?.creationPolicy ?? 'Owner';
+    const deletionPolicy = spec.target?.deletionPolicy ?? 'Retain';
+    const t = now();
+    const currentRv = syncedResourceVersion(es.metadata.generation ?? 0, es.metadata.labels, es.metadata.annotations);
+
+    const writeStatus = async (ready: { status: Condition['status']; reason: string; message: string }, refreshed: boolean): Promise<void> => {
+      const conditions = setCondition(status.conditions, { type: 'Ready', ...ready }, es.metadata.generation, t);
+      const next: Record<string, unknown> = {
+        observedGeneration: es.metadata.generation,
+        refreshTime: refreshed ? timestamp(t) : status.refreshTime ?? null,
+        syncedResourceVersion: refreshed ? currentRv : status.syncedResourceVersion,
+        binding: { name: creationPolicy === 'None' ? '' : targetName },
+        conditions,
+      };
+      if (next.syncedResourceVersion === undefined) delete next.syncedResourceVersion;
+      await applyStatus(ctx.client, EXTERNAL_SECRETS, es, next);
+    };
+    const fail = async (err: unknown, retryAfterMs?: number): Promise<Result> => {
+      const message = safeMessage(err);
+      await writeStatus({ status: 'False', reason: 'SecretSyncedError', message }, false);
+      ctx.events.record(es, { type: 'Warning', reason: 'UpdateFailed', note: message });
+      if (isVaultError(err) && err.retryable) throw err; // backoff; the Secret keeps its last good data
+      return retryAfterMs !== undefined ? requeueAfter(retryAfterMs) : DONE;
+    };
+
+    // The primary store decides whether this ExternalSecret is ours (ESO checks the store's class).
+    const primary = lookupStore(ctx, spec.secretStoreRef, ns);
+    if (primary.store && !isOurClass(primary.store.spec, deps.controllerClass)) return DONE;
+
+    const denials = admissionDenials(es, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));
+    if (denials.length > 0) return fail(new SafeError('InvalidSpec', `refused: ${describeFindings(denials)}`));
+
+    let intervalMs: number;
+    try {
+      intervalMs = refreshIntervalMs(spec.refreshInterval);
+    } catch (e) {
+      return fail(new SafeError('InvalidSpec', (e as Error).message));
+    }
+
+    // Current target Secret: the cache holds the Secrets we manage; a Secret we don't label (yet) needs a GET.
+    let existing = ctx.cache<SecretObject>(SECRETS).get(`${ns}/${targetName}`);
+    if (!existing && creationPolicy !== 'None') existing = await ctx.client.get<SecretObject>(SECRETS, targetName, ns);
+
+    const refreshIn: RefreshInput = {
+      uid: es.metadata.uid ?? '', generation: es.metadata.generation ?? 0, labels: es.metadata.labels, annotations: es.metadata.annotations,
+      refreshInterval: spec.refreshInterval, refreshPolicy: spec.refreshPolicy, syncedResourceVersion: status.syncedResourceVersion, refreshTime: status.refreshTime,
+    };
+    const due = shouldRefresh(refreshIn, t.getTime());
+    const secretValid = creationPolicy === 'None' || (existing !== undefined && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] === dataHash(existing.data ?? {}));
+    const readyNow = getCondition(status.conditions, 'Ready');
+    if (!due && secretValid && readyNow?.status === 'True' && readyNow.observedGeneration === es.metadata.generation) {
+      const next = nextRefreshInMs(refreshIn, t.getTime());
+      return next === undefined ? DONE : requeueAfter(next + 1);
+    }
+
+    // How old a shared read may be: periodic refreshes accept the jitter window, a force-sync
+    // (metadata-only change) nothing but in-flight sharing, anything else a short window.
+    const forceSync = status.syncedResourceVersion !== undefined && status.syncedResourceVersion !== currentRv
+      && status.syncedResourceVersion.split('-')[0] === String(es.metadata.generation ?? 0);
+    const maxAge = forceSync ? 0
+      : status.syncedResourceVersion === currentRv && intervalMs > 0 ? Math.min(intervalMs * (deps.refreshWindowFraction ?? 0.2), deps.maxRefreshWindowMs ?? 900_000)
+      : deps.coalesceWindowMs ?? 30_000;
+
+    let data: Map<string, Buffer>;
+    let desired: DesiredSecret;
+    try {
+      const sources = new Map<string, Promise<SecretSource>>();
+      const sourceFor = (ref: SecretStoreRef | undefined): Promise<SecretSource> => {
+        const k = storeKey(ref, ns);
+        let s = sources.get(k);
+        if (!s) sources.set(k, (s = openSource(ctx, deps, ref, ns, maxAge)));
+        return s;
+      };
+      const provider = await providerSecretData(spec, sourceFor);
+      data = provider.data;
+      if (data.size === 0 && deletionPolicy === 'Delete') {
+        if (existing && creationPolicy === 'Owner' && isControlledBy(existing, es)) {
+          await ctx.client.delete(SECRETS, targetName, ns, { preconditions: { uid: existing.metadata.uid } });
+          ctx.events.record(es, { type: 'Normal', reason: 'Deleted', note: `deleted Secret ${targetName}: the provider has no data any more (deletionPolicy Delete)` });
+        }
+        await writeStatus({ status: 'True', reason: 'SecretDeleted', message: 'secret deleted: the provider has no data (deletionPolicy Delete)' }, true);
+        return scheduleNext(refreshIn, t);
+      }
+      if (data.size === 0 && deletionPolicy === 'Retain' && provider.missing.length === 0 && existing) {
+        await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'the provider returned no data; the existing Secret is kept (deletionPolicy Retain)' }, true);
+        return scheduleNext(refreshIn, t);
+      }
+      desired = desiredSecret(spec.target, data);
+    } catch (err) {
+      return fail(err, isVaultError(err) ? undefined : intervalMs > 0 ? intervalMs : undefined);
+    }
+
+    if (creationPolicy === 'None') {
+      await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'secret synced (creationPolicy None: no Secret is written)' }, true);
+      return scheduleNext(refreshIn, t);
+    }
+    if (creationPolicy === 'Merge' && !existing) {
+      return fail(new SafeError('SecretMissing', `target Secret ${targetName} does not exist; creationPolicy Merge only adds keys to an existing Secret`), deps.missingTargetRetryMs ?? 30_000);
+    }
+    if (existing && (creationPolicy === 'Owner' || creationPolicy === 'Orphan') && otherController(existing, es)) {
+      return fail(new SafeError('SecretSyncedError', `Secret ${targetName} is controlled by another owner; vaultgate does not take it over`), intervalMs || undefined);
+    }
+
+    try {
+      const wrote = await converge(ctx, es, targetName, creationPolicy, desired, existing);
+      if (wrote) ctx.events.record(es, { type: 'Normal', reason: existing ? 'Updated' : 'Created', note: `${existing ? 'updated' : 'created'} Secret ${targetName}` });
+    } catch (err) {
+      if (isNotFound(err) && creationPolicy === 'Merge') return fail(new SafeError('SecretMissing', `target Secret ${targetName} disappeared`), deps.missingTargetRetryMs ?? 30_000);
+      return fail(new SafeError(reasonOf(err, 'SecretSyncedError'), `cannot write Secret ${targetName}: ${safeMessage(err)}`), deps.missingTargetRetryMs ?? 30_000);
+    }
+    await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'secret synced' }, true);
+    return scheduleNext(refreshIn, t);
+  };
+}
+
+function scheduleNext(input: RefreshInput, t: Date): Result {
+  // After a sync the refresh clock restarts now.
+  const next = nextRefreshInMs({ ...input, refreshTime: timestamp(t), syncedResourceVersion: syncedResourceVersion(input.generation, input.labels, input.annotations) }, t.getTime());
+  return next === undefined ? DONE : requeueAfter(next + 1);
+}
+
+function lookupStore(ctx: ReconcileContext, ref: SecretStoreRef | undefined, ns: string): { kind: StoreKind; store?: StoreObject } {
+  const kind: StoreKind = ref?.kind ?? 'SecretStore';
+  const cache = tryCache(ctx, kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES);
+  const store = cache?.get(kind === 'SecretStore' ? `${ns}/${ref?.name ?? ''}` : ref?.name ?? '') as StoreObject | undefined;
+  return { kind, store };
+}
+
+async function openSource(ctx: ReconcileContext, deps: ExternalSecretDeps, ref: SecretStoreRef | undefined, ns: string, maxAge: number): Promise<SecretSource> {
+  const { kind, store } = lookupStore(ctx, ref, ns);
+  const label = `${kind} ${ref?.name ?? ''}`;
+  if (!ref?.name) throw new SafeError('InvalidSpec', 'spec.secretStoreRef.name is required');
+  if (!store) throw new SafeError('SecretSyncedError', `${label} not found`);
+  if (!isOurClass(store.spec, deps.controllerClass)) throw new SafeError('SecretSyncedError', `${label} belongs to another controller class`);
+  const ready = getCondition((store.status as { conditions?: Condition[] } | undefined)?.conditions, 'Ready');
+  if (ready?.status === 'False') throw new SafeError('SecretSyncedError', `${label} is not ready: ${ready.message}`);
+  if (kind === 'ClusterSecretStore') {
+    const nsObj = tryCache(ctx, NAMESPACES)?.get(ns);
+    if (!storeAllowsNamespace(store.spec.conditions, ns, nsObj ? nsObj.metadata.labels ?? {} : undefined)) {
+      throw new SafeError('SecretSyncedError', `${label} does not allow namespace ${ns} (spec.conditions)`);
+    }
+  }
+  const conn = await deps.connector.connect(kind, store, ns);
+  return deps.reader.source(conn, maxAge);
+}
+
+function isControlledBy(secret: KubeObject, es: KubeObject): boolean {
+  return (secret.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === es.metadata.uid);
+}
+
+function otherController(secret: KubeObject, es: KubeObject): boolean {
+  return (secret.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid !== es.metadata.uid);
+}
+
+/** Make the Secret match `desired`; false when it already did (no write). */
+async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: string, policy: string, desired: DesiredSecret, existing: SecretObject | undefined): Promise<boolean> {
+  const ns = es.metadata.namespace ?? '';
+  const ours = new Map([...desired.data].map(([k, v]) => [k, v.toString('base64')]));
+  const actualData = existing?.data ?? {};
+  // Merge: the hash covers the whole Secret as it will be, so the annotation stays consistent with its data.
+  const finalData = policy === 'Merge' ? { ...actualData, ...Object.fromEntries(ours) } : Object.fromEntries(ours);
+  const annotations = { ...desired.annotations, [ANNOTATION_DATA_HASH]: dataHash(finalData) };
+  const labels = { ...desired.labels, [LABEL_MANAGED]: 'true' };
+  const owner = policy === 'Owner';
+
+  if (existing && upToDate(existing, ours, labels, annotations, desired, policy, owner ? es : undefined)) return false;
+
+  // Keys written by someone else into a Secret that must hold exactly our data: SSA cannot remove
+  // fields another manager owns, so clear them with a merge patch first.
+  const foreign = policy === 'Merge' ? [] : Object.keys(actualData).filter((k) => !ours.has(k));
+  if (existing && foreign.length > 0) {
+    await ctx.client.patch(SECRETS, name, ns, { data: Object.fromEntries(foreign.map((k) => [k, null])) }, 'merge');
+  }
+  const body: KubeObject = {
+    metadata: { name, namespace: ns, labels, annotations },
+    data: Object.fromEntries(ours),
+    ...(policy !== 'Merge' && (desired.type || !existing) ? { type: desired.type ?? 'Opaque' } : {}),
+    ...(desired.immutable ? { immutable: true } : {}),
+  };
+  if (owner) {
+    body.metadata.ownerReferences = [controllerReference(EXTERNAL_SECRETS, es)];
+    await ctx.client.apply(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }, { force: true });
+  } else {
+    await applyOwned(ctx.client, SECRETS, body, { force: true });
+  }
+  return true;
+}
+
+function upToDate(existing: SecretObject, ours: Map<string, string>, labels: Record<string, string>, annotations: Record<string, string>, desired: DesiredSecret, policy: string, owner: KubeObject | undefined): boolean {
+  const data = existing.data ?? {};
+  for (const [k, v] of ours) if (data[k] !== v) return false;
+  if (policy !== 'Merge') {
+    if (Object.keys(data).some((k) => !ours.has(k))) return false;
+    if ((existing.type ?? 'Opaque') !== (desired.type ?? 'Opaque')) return false;
+  }
+  for (const [k, v] of Object.entries(labels)) if (existing.metadata.labels?.[k] !== v) return false;
+  for (const [k, v] of Object.entries(annotations)) if (existing.metadata.annotations?.[k] !== v) return false;
+  if (owner && !isControlledBy(existing, owner)) return false;
+  if (Boolean(desired.immutable) !== Boolean(existing.immutable)) return false;
+  return true;
+}

@@ -1,0 +1,171 @@
+// VaultRoleBinding → kubernetes-auth role `auth/<mount>/role/<prefix>.<namespace>.<name>`.
+//
+// Which policies are bound: only referenced VaultPolicies that are Ready for their current generation.
+// A VaultPolicy that is missing, NotOwned or refused by a guardrail names a Vault policy whose content
+// vaultgate did not write (or that does not exist yet); binding that name would grant whatever someone
+// else put there. So the role is written with the Ready subset (fail closed) and Ready=False says which
+// are missing (PolicyNotFound) or not ready (PolicyNotReady); a VaultPolicy event re-enqueues its
+// dependents through the `policy` index, so the binding converges by itself when they become Ready.
+//
+// Ownership: Vault roles carry no comment or metadata, so ownership is recorded on our side, *before*
+// the first write: the condition VaultRoleOwned=True (reason Created or Adopted) is stored in status,
+// then the role is created. A crash between the two leaves a claim and no role (next run creates it),
+// never a role we cannot prove is ours. A role that exists without our claim is NotOwned until the user
+// sets `vaultgate.io/adopt: "true"`; only owned roles are ever overwritten or deleted.
+import { vaultName } from '../../schemas/vault-names.ts';
+import type { VaultRoleBindingSpec } from '../../schemas/types.ts';
+import { getCondition, isReady } from '../runtime/conditions.ts';
+import { withFinalizer } from '../runtime/finalizer.ts';
+import type { Condition, KubeObject } from '../runtime/objects.ts';
+import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../runtime/reconciler.ts';
+import { NAMESPACES, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../runtime/resources.ts';
+import { applyStatus } from '../runtime/status.ts';
+import type { SysApi } from '../vault/types.ts';
+import { admissionContext } from './admission-context.ts';
+import { admissionDenials, buildStatus, describeFindings, jittered, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput } from './common.ts';
+import { desiredRole, normaliseMount, roleDifferences, roleMatches, type DesiredRole } from './logic/role.ts';
+import { tryCache } from './vaultpolicy.ts';
+
+export const OWNED_CONDITION = 'VaultRoleOwned';
+/** Index on VaultRoleBindings: `namespace/policyName` for every policy a binding names. */
+export const POLICY_INDEX = 'policy';
+
+export interface VaultRoleBindingObject extends KubeObject {
+  spec: VaultRoleBindingSpec;
+}
+
+export function policyIndex(obj: KubeObject): string[] {
+  const spec = (obj as VaultRoleBindingObject).spec;
+  return (spec?.policies ?? []).map((p) => `${obj.metadata.namespace}/${p}`);
+}
+
+export interface VaultRoleBindingDeps {
+  sys: SysApi;
+  namePrefix: string;
+  controllerClass?: string;
+  driftCheckMs?: number;
+  now?: () => Date;
+}
+
+export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Reconciler {
+  const now = deps.now ?? (() => new Date());
+  const driftMs = deps.driftCheckMs ?? 300_000;
+  // Claims written but maybe not yet visible in the cache (uid set): the cache is eventually consistent.
+  const claimed = new Set<string>();
+
+  return async (key: string, ctx: ReconcileContext): Promise<Result> => {
+    const obj = ctx.cache<VaultRoleBindingObject>(VAULT_ROLE_BINDINGS).get(key);
+    if (!obj) return DONE;
+    const ns = obj.metadata.namespace ?? '';
+    const uid = obj.metadata.uid ?? '';
+    const name = vaultName(deps.namePrefix, ns, obj.metadata.name);
+    const status = (obj.status ?? {}) as { authMount?: string; conditions?: Condition[] };
+    const ownedInStatus = getCondition(status.conditions, OWNED_CONDITION)?.status === 'True';
+    const owned = (): boolean => ownedInStatus || claimed.has(uid);
+
+    const writeStatus = async (input: StatusInput, mount: string | undefined, ownedReason?: string): Promise<void> => {
+      // Without a reason the existing conditions (and any earlier claim) are carried over as they are.
+      const ownedCond = ownedReason ? [{ type: OWNED_CONDITION, status: 'True' as const, reason: ownedReason, message: `vaultgate created or adopted the Vault role ${name}` }] : [];
+      const built = buildStatus(obj, { ...input, conditions: ownedCond, extra: { vaultName: name, ...(mount ? { authMount: mount } : {}) } }, now());
+      await applyStatus(ctx.client, VAULT_ROLE_BINDINGS, obj, built);
+    };
+    const ownedReasonNow = (): string | undefined => getCondition(status.conditions, OWNED_CONDITION)?.reason ?? (claimed.has(uid) ? 'Created' : undefined);
+
+    return withFinalizer(ctx.client, VAULT_ROLE_BINDINGS, obj, {
+      apply: async (current) => {
+        let desired: DesiredRole;
+        const missing: string[] = [];
+        const notReady: string[] = [];
+        try {
+          if (current.spec.vaultName && current.spec.vaultName !== name) {
+            throw new SafeError('InvalidSpec', `spec.vaultName "${current.spec.vaultName}" must be the derived name "${name}"`);
+          }
+          const denials = admissionDenials(current, admissionContext({
+            guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES), policies: tryCache(ctx, VAULT_POLICIES),
+            namePrefix: deps.namePrefix, controllerClass: deps.controllerClass ?? '',
+          }));
+          if (denials.length > 0) {
+            const guardrail = denials.some((d) => d.rule.startsWith('guardrail.'));
+            throw new SafeError(guardrail ? 'GuardrailViolation' : 'InvalidSpec', `not written to Vault: ${describeFindings(denials)}`);
+          }
+          const policies = ctx.cache(VAULT_POLICIES);
+          const bound: string[] = [];
+          for (const p of current.spec.policies) {
+            const vp = policies.get(`${ns}/${p}`);
+            if (!vp) missing.push(p);
+            else if (vp.metadata.deletionTimestamp || !isReady((vp.status as { conditions?: Condition[] } | undefined)?.conditions, vp.metadata.generation)) notReady.push(p);
+            else bound.push(vaultName(deps.namePrefix, ns, p));
+          }
+          try {
+            desired = desiredRole(ns, current.spec, bound);
+          } catch (e) {
+            throw new SafeError('InvalidSpec', (e as Error).message);
+          }
+        } catch (err) {
+          await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'InvalidSpec'), message: safeMessage(err) } }, status.authMount, ownedReasonNow());
+          ctx.events.record(current, { type: 'Warning', reason: reasonOf(err, 'InvalidSpec'), note: safeMessage(err) });
+          return DONE;
+        }
+
+        let ownedReason = ownedReasonNow();
+        try {
+          // authMount changed: remove our role from the old mount first (only if it is ours).
+          if (status.authMount && normaliseMount(status.authMount) !== desired.mount && owned()) {
+            await deps.sys.deleteKubernetesRole(normaliseMount(status.authMount), name);
+            ctx.events.record(current, { type: 'Normal', reason: 'Moved', note: `removed Vault role ${name} from auth mount ${status.authMount}` });
+          }
+          const actual = await deps.sys.readKubernetesRole(desired.mount, name);
+          if (actual && !owned() && !wantsAdoption(current)) {
+            const message = `Vault role ${name} exists on auth/${desired.mount} and was not created by vaultgate for this object; it is left untouched. To let vaultgate manage it, annotate the VaultRoleBinding with vaultgate.io/adopt: "true"`;
+            await writeStatus({ ready: { status: 'False', reason: 'NotOwned', message } }, status.authMount, undefined);
+            ctx.events.record(current, { type: 'Warning', reason: 'NotOwned', note: message });
+            return requeueAfter(jittered(driftMs, uid));
+          }
+          if (!owned()) {
+            // Claim before writing (see the header): a crash after this line still proves ownership.
+            ownedReason = actual ? 'Adopted' : 'Created';
+            await writeStatus({ ready: { status: 'Unknown', reason: 'Writing', message: `writing Vault role ${name}` } }, desired.mount, ownedReason);
+            claimed.add(uid);
+          }
+          if (!roleMatches(desired.body, actual)) {
+            await deps.sys.writeKubernetesRole(desired.mount, name, desired.body);
+            // Drift: we already wrote this generation of the spec here, and Vault no longer says so.
+            const drift = actual && ownedInStatus && (obj.status as { observedGeneration?: number } | undefined)?.observedGeneration === current.metadata.generation && status.authMount === desired.mount;
+            const note = !actual ? `created Vault role ${name} on auth/${desired.mount}`
+              : drift ? `Vault role ${name} was changed outside vaultgate (${roleDifferences(desired.body, actual).join(', ')}); restored`
+              : `updated Vault role ${name}`;
+            ctx.events.record(current, { type: drift ? 'Warning' : 'Normal', reason: !actual ? 'Created' : drift ? 'DriftRepaired' : 'Updated', note });
+          }
+        } catch (err) {
+          await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'VaultError'), message: `cannot sync Vault role ${name}: ${safeMessage(err)}` } }, status.authMount ?? desired.mount, ownedReason);
+          throw err;
+        }
+
+        const ready: StatusInput['ready'] = missing.length > 0
+          ? { status: 'False', reason: 'PolicyNotFound', message: `VaultPolicy ${missing.join(', ')} not found in namespace ${ns}; the role is written without ${missing.length === 1 ? 'it' : 'them'} and updated when ${missing.length === 1 ? 'it appears' : 'they appear'}` }
+          : notReady.length > 0
+            ? { status: 'False', reason: 'PolicyNotReady', message: `VaultPolicy ${notReady.join(', ')} not Ready; the role is written without ${notReady.length === 1 ? 'it' : 'them'} until ${notReady.length === 1 ? 'it is' : 'they are'} written to Vault by vaultgate` }
+            : { status: 'True', reason: 'Synced', message: `Vault role ${name} on auth/${desired.mount} matches the spec` };
+        await writeStatus({ ready }, desired.mount, ownedReason);
+        return requeueAfter(jittered(driftMs, uid));
+      },
+
+      cleanup: async (current) => {
+        if (!owned()) return;
+        const mount = normaliseMount(status.authMount ?? desiredMount(current.spec));
+        try {
+          await deps.sys.deleteKubernetesRole(mount, name);
+          ctx.events.record(current, { type: 'Normal', reason: 'Deleted', note: `deleted Vault role ${name} from auth/${mount}`, action: 'Delete' });
+          claimed.delete(uid);
+        } catch (err) {
+          await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'VaultError'), message: `deleting: cannot remove Vault role ${name} yet (${safeMessage(err)}); retrying` } }, status.authMount, ownedReasonNow()).catch(() => undefined);
+          throw err;
+        }
+      },
+    });
+  };
+}
+
+function desiredMount(spec: VaultRoleBindingSpec): string {
+  return spec.authMount ?? 'kubernetes';
+}

@@ -1,0 +1,189 @@
+// Ties the runtime together, as controller-runtime's manager:
+// - one informer per resource, shared by every controller that watches it, started once;
+// - caches synced before any worker starts;
+// - leader election gates the workers only: informers and event handlers run on standbys too, so a new
+//   leader starts with a warm cache and a filled queue;
+// - losing the lease aborts in-flight reconciles and stops workers at once, then campaigns again;
+// - graceful shutdown: stop taking work, finish in-flight reconciles, release the lease, stop informers.
+import type { Logger } from '../../observability/log.ts';
+import { silentLogger } from '../../observability/log.ts';
+import { ControllerBuilder, type ControllerHost, type ControllerSpec } from './builder.ts';
+import type { IndexFn, Store } from './cache.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { Controller } from './controller.ts';
+import { KubeEventRecorder, nullRecorder, type EventRecorder } from './events.ts';
+import { Informer, type InformerLifecycleEvent, type InformerOptions } from './informer.ts';
+import type { KubeClient } from './kube-client.ts';
+import { LeaderElector, type LeaderElectionConfig } from './leader.ts';
+import { RuntimeMetrics } from './metrics.ts';
+import type { KubeObject } from './objects.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+import { resourceId, type ResourceRef } from './resources.ts';
+
+export interface ManagerOptions {
+  client: KubeClient;
+  log?: Logger;
+  metrics?: RuntimeMetrics;
+  clock?: Clock;
+  /** Watch namespaced resources in this namespace only (default: all namespaces). */
+  namespace?: string;
+  /** Informer tuning shared by every informer (resync period, page size, watchdog...). */
+  informer?: Omit<InformerOptions, 'resource' | 'namespace' | 'clock'>;
+  /** Off when omitted (single replica, tests). */
+  leaderElection?: LeaderElectionConfig;
+  /** An EventRecorder, or what's needed to build the Kubernetes one. Default: a recorder that drops events. */
+  events?: EventRecorder | { controller: string; instance: string };
+  /** Per-controller rate limiter factory (tests); default client-go's controller rate limiter. */
+  rateLimiter?: () => RateLimiter;
+}
+
+export type LeaderState = 'disabled' | 'leader' | 'standby';
+
+export interface ManagerStatus {
+  /** Every informer has listed its resource at least once. */
+  synced: boolean;
+  leader: LeaderState;
+  informers: { resource: string; synced: boolean; phase: string }[];
+  controllers: { name: string; running: boolean; queued: number; inFlight: number }[];
+}
+
+export class Manager implements ControllerHost {
+  readonly client: KubeClient;
+  readonly metrics: RuntimeMetrics;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly informers = new Map<string, Informer>();
+  private readonly controllers: Controller[] = [];
+  private elector?: LeaderElector;
+  private state: 'new' | 'started' | 'stopped' = 'new';
+  private readonly stopController = new AbortController();
+
+  constructor(private readonly opts: ManagerOptions) {
+    this.client = opts.client;
+    this.log = opts.log ?? silentLogger;
+    this.metrics = opts.metrics ?? new RuntimeMetrics();
+    this.clock = opts.clock ?? systemClock;
+    const ev = opts.events;
+    this.events = !ev ? nullRecorder
+      : 'record' in ev ? ev
+      : new KubeEventRecorder({ client: opts.client, controller: ev.controller, instance: ev.instance, log: this.log, clock: this.clock });
+  }
+
+  /** Start declaring a controller: `mgr.controller('name').for(RES)....complete(reconciler)`. */
+  controller(name: string): ControllerBuilder {
+    if (this.controllers.some((c) => c.name === name)) throw new Error(`manager: controller "${name}" already registered`);
+    return new ControllerBuilder(this, name);
+  }
+
+  /** ControllerHost: called by ControllerBuilder.complete(). */
+  addController(spec: ControllerSpec): void {
+    if (this.state !== 'new') throw new Error('manager: controllers must be registered before start()');
+    const controller = new Controller(spec, {
+      client: this.client, informerFor: (r) => this.informer(r), cacheFor: (r) => this.cache(r),
+      events: this.events, log: this.log, metrics: this.metrics, clock: this.clock, rateLimiter: this.opts.rateLimiter?.(),
+    });
+    controller.wire();
+    this.controllers.push(controller);
+  }
+
+  /** The shared informer of a resource (created on first use; started by start()). */
+  informer<T extends KubeObject = KubeObject>(res: ResourceRef): Informer<T> {
+    const id = resourceId(res);
+    let inf = this.informers.get(id);
+    if (!inf) {
+      inf = new Informer(this.client, { ...this.opts.informer, resource: res, namespace: res.namespaced ? this.opts.namespace : undefined, clock: this.clock });
+      inf.onLifecycle((ev) => this.observeInformer(id, ev));
+      this.informers.set(id, inf);
+      if (this.state === 'started') inf.start();
+    }
+    return inf as unknown as Informer<T>;
+  }
+
+  /** The cache of a watched resource. Throws if nothing watches it (a wiring bug). */
+  cache<T extends KubeObject = KubeObject>(res: ResourceRef): Store<T> {
+    const inf = this.informers.get(resourceId(res));
+    if (!inf) throw new Error(`manager: no informer for ${resourceId(res)}; declare it with for/owns/watches`);
+    return inf.cache as unknown as Store<T>;
+  }
+
+  /** Add an index to a resource's cache (e.g. for a reconciler's byIndex lookups on a watched kind). */
+  addIndex<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, fn: IndexFn<T>): void {
+    this.informer<T>(res).cache.addIndex(name, fn);
+  }
+
+  /**
+   * Start informers, wait for their caches, then run workers (at once, or when elected). Resolves when
+   * caches are synced (or `stop()` was called first).
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error('manager: start() called twice');
+    this.state = 'started';
+    for (const inf of this.informers.values()) inf.start();
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(this.stopController.signal)));
+    if (this.stopController.signal.aborted) return;
+    this.log.info({ informers: this.informers.size }, 'caches synced');
+    const le = this.opts.leaderElection;
+    if (!le) {
+      for (const c of this.controllers) c.start();
+      return;
+    }
+    this.metrics.leaderStatus.set({ name: le.name }, 0);
+    this.elector = new LeaderElector({
+      ...le, client: this.client, clock: this.clock, log: this.log,
+      onStartedLeading: () => {
+        this.metrics.leaderStatus.set({ name: le.name }, 1);
+        for (const c of this.controllers) c.start();
+      },
+      onStoppedLeading: () => {
+        this.metrics.leaderStatus.set({ name: le.name }, 0);
+        // Lost (or released): reconciles see their signal abort now; nothing new is taken.
+        for (const c of this.controllers) void c.stop({ graceful: this.stopController.signal.aborted });
+      },
+      onNewLeader: (identity) => this.log.info({ leader: identity }, 'leader observed'),
+    });
+    this.elector.start();
+  }
+
+  /** Graceful shutdown: no new work, in-flight reconciles finish, lease released, informers stopped. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    this.stopController.abort();
+    await Promise.all(this.controllers.map((c) => c.shutdown()));
+    await this.elector?.stop();
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    if (this.events instanceof KubeEventRecorder) await this.events.flush();
+  }
+
+  status(): ManagerStatus {
+    const informers = [...this.informers.entries()].map(([resource, i]) => ({ resource, synced: i.synced, phase: i.phase }));
+    return {
+      synced: informers.every((i) => i.synced),
+      leader: !this.opts.leaderElection ? 'disabled' : this.elector?.isLeader ? 'leader' : 'standby',
+      informers,
+      controllers: this.controllers.map((c) => ({ name: c.name, running: c.running, queued: c.queue.length, inFlight: c.queue.inFlight })),
+    };
+  }
+
+  private observeInformer(resource: string, ev: InformerLifecycleEvent): void {
+    this.metrics.observeInformer(resource, ev);
+    switch (ev.type) {
+      case 'WATCH_ERROR':
+      case 'LIST_ERROR':
+        this.log.warn({ resource, event: ev.type, error: ev.error.toJSON() }, 'informer error, backing off');
+        return;
+      case 'RELIST_410':
+      case 'WATCHDOG_RESTART':
+      case 'HANDLER_ERROR':
+        this.log.info({ resource, event: ev }, 'informer restart');
+        return;
+      case 'BOOKMARK':
+      case 'CONNECT':
+      case 'WATCH_CLOSED':
+        return;
+      default:
+        this.log.debug({ resource, event: ev }, 'informer');
+    }
+  }
+}

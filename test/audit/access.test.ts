@@ -1,0 +1,147 @@
+// Effective access from manifest fixtures: who-can queries, per-subject grants, the matrix, findings,
+// the JSON schema, and the HTML page being self-contained.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { buildAccessModel, buildAccessReport, isBroadPattern, samplePath, subjectGrants, whoCan, ACCESS_SCHEMA_VERSION } from '../../audit/access.ts';
+import { desiredState, type KubeObj } from '../../audit/model.ts';
+import { loadManifests } from '../../audit/sources.ts';
+import { renderAccessHtml, renderAccessText } from '../../audit/render.ts';
+
+const EXAMPLE = fileURLToPath(new URL('../../examples/audit/manifests.yaml', import.meta.url));
+const state = desiredState(loadManifests([EXAMPLE]));
+const model = buildAccessModel(state);
+
+const vp = (ns: string, name: string, rules: Array<{ path: string; capabilities: string[] }>): KubeObj =>
+  ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: ns }, spec: { rules } });
+const vrb = (ns: string, name: string, serviceAccounts: string[], policies: string[]): KubeObj =>
+  ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name, namespace: ns }, spec: { serviceAccounts, policies } });
+
+void describe('queries', () => {
+  void test('who can read secret/data/payments/db: own-namespace SAs, and orders-api through its secret/data/+/db rule', () => {
+    const { allowed } = whoCan(model, 'secret/data/payments/db', 'read');
+    assert.deepEqual(allowed.map((e) => [e.subject, e.matchedPattern, e.policies.join()]), [
+      ['orders/orders-api', 'secret/data/+/db', 'orders/app'],
+      ['payments/api', 'secret/data/payments/db', 'payments/db-read'],
+      ['payments/worker', 'secret/data/payments/db', 'payments/db-read'],
+    ]);
+  });
+
+  void test('a deny in the raw-text policy keeps payments/batch out of payments/db', () => {
+    const { denied } = whoCan(model, 'secret/data/payments/db', 'read');
+    const batch = denied.find((e) => e.subject === 'payments/batch');
+    assert.ok(batch);
+    assert.match(batch.reason, /denied by policy "payments\/shared-config"/);
+  });
+
+  void test('nobody can write payments/db', () => {
+    assert.deepEqual(whoCan(model, 'secret/data/payments/db', 'update').allowed, []);
+  });
+
+  void test('access is per role: a deny in one role\'s policy does not hide another role\'s grant', () => {
+    const s = desiredState([
+      vp('t', 'grant', [{ path: 'secret/data/t/x', capabilities: ['read'] }]),
+      vp('t', 'block', [{ path: 'secret/data/t/x', capabilities: ['deny'] }]),
+      vrb('t', 'a', ['app'], ['grant']),
+      vrb('t', 'b', ['app'], ['block']),
+    ]);
+    const { allowed, denied } = whoCan(buildAccessModel(s), 'secret/data/t/x', 'read');
+    assert.deepEqual(allowed.map((e) => e.role), ['vaultgate.t.a']);
+    assert.deepEqual(denied.map((e) => e.role), ['vaultgate.t.b']);
+  });
+
+  void test('what can payments/api do: its patterns with the capabilities that hold there', () => {
+    const grants = subjectGrants(model, 'payments/api');
+    assert.deepEqual(grants?.map((g) => [g.pattern, g.capabilities.join(' '), g.role]), [
+      ['secret/data/payments/db', 'read', 'vaultgate.payments.api'],
+      ['secret/metadata/payments/*', 'list', 'vaultgate.payments.api'],
+    ]);
+    assert.equal(subjectGrants(model, 'payments/nobody'), undefined);
+  });
+
+  void test('the matrix: subjects × patterns, sudo shown where it holds', () => {
+    const r = buildAccessReport(state, { source: 'test', now: new Date(0) });
+    const i = r.matrix.subjects.indexOf('platform/vault-operator');
+    const j = r.matrix.patterns.indexOf('sys/mounts/*');
+    assert.deepEqual(r.matrix.cells[i]?.[j], ['read', 'list', 'sudo']);
+    const k = r.matrix.subjects.indexOf('payments/api');
+    assert.deepEqual(r.matrix.cells[k]?.[j], []);
+  });
+
+  void test('samplePath replaces wildcards with a placeholder no policy names', () => {
+    assert.equal(samplePath('secret/data/+/db'), 'secret/data/\u2026/db');
+    assert.equal(samplePath('secret/data/x/*'), 'secret/data/x/\u2026');
+  });
+});
+
+void describe('findings', () => {
+  const r = buildAccessReport(state, { source: 'test' });
+  const ids = (object: string) => r.findings.filter((f) => f.object === object).map((f) => f.id).sort();
+
+  void test('sudo and forbidden sys/* path (built-in guardrail for an unselected namespace)', () => {
+    assert.deepEqual(ids('VaultPolicy platform/operator'), ['access.broad-glob', 'access.broad-glob', 'access.sudo', 'guardrail.allowed-path', 'guardrail.allowed-path', 'guardrail.forbidden-capability', 'guardrail.forbidden-path']);
+    assert.equal(r.findings[0]?.severity, 'high', 'high findings first');
+  });
+
+  void test('a grant outside the namespace\'s guardrail templates, in warn mode', () => {
+    const f = r.findings.find((x) => x.object === 'VaultPolicy payments/shared-config' && x.id === 'guardrail.allowed-path');
+    assert.match(f?.message ?? '', /violates guardrail "prod-tenants": it reaches outside the allowed paths "secret\/data\/payments\/\*"/);
+    assert.equal(f?.path, 'secret/data/shared/*');
+  });
+
+  void test('a broad + glob reaching other namespaces', () => {
+    assert.ok(r.findings.some((x) => x.id === 'access.broad-glob' && x.path === 'secret/data/+/db'));
+    assert.equal(isBroadPattern('secret/data/team/*'), false);
+    assert.equal(isBroadPattern('secret/data/*'), true);
+    assert.equal(isBroadPattern('*'), true);
+    assert.equal(isBroadPattern('secret/data/team/app'), false);
+  });
+
+  void test('a binding to a missing policy', () => {
+    const f = r.findings.find((x) => x.id === 'binding.missing-policy');
+    assert.equal(f?.object, 'VaultRoleBinding payments/batch');
+    assert.match(f?.message ?? '', /"reporting"/);
+    assert.deepEqual(r.subjects.find((s) => s.subject === 'payments/batch')?.roles[0]?.missingPolicies, ['reporting']);
+  });
+
+  void test('unbound and unparsable policies', () => {
+    const s = desiredState([
+      vp('x', 'lonely', [{ path: 'secret/data/x/a', capabilities: ['read'] }]),
+      { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'broken', namespace: 'x' }, spec: { policy: 'path "a" { capabilities = ["read" }' } },
+    ]);
+    const rr = buildAccessReport(s, { source: 't' });
+    assert.deepEqual(rr.findings.map((f) => `${f.id} ${f.object}`).sort(), ['policy.unbound VaultPolicy x/broken', 'policy.unbound VaultPolicy x/lonely', 'policy.unparsable VaultPolicy x/broken']);
+  });
+});
+
+void describe('output', () => {
+  void test('JSON has a schemaVersion and the documented top-level keys', () => {
+    const r = buildAccessReport(state, { source: 'test', query: { path: 'secret/data/payments/db', capability: 'read' } });
+    const json = JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
+    assert.equal(json.schemaVersion, ACCESS_SCHEMA_VERSION);
+    assert.deepEqual(Object.keys(json).sort(), ['findings', 'generatedAt', 'matrix', 'prefix', 'query', 'schemaVersion', 'source', 'subjects', 'summary']);
+    assert.equal((json.query as { type: string }).type, 'who-can');
+  });
+
+  void test('the HTML page is self-contained: no http(s) URL in any src or href, no script', () => {
+    const html = renderAccessHtml(buildAccessReport(state, { source: 'test', query: { subject: 'payments/api' } }));
+    assert.doesNotMatch(html, /(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
+    assert.doesNotMatch(html, /<script|<link|@import|url\(/i);
+    assert.match(html, /<table>/);
+    assert.match(html, /platform\/vault-operator/);
+    assert.match(html, /class="cap s">sudo</);
+  });
+
+  void test('HTML escapes names and messages', () => {
+    const s = desiredState([vp('x', 'p', [{ path: 'secret/data/x/<img src=x>', capabilities: ['read'] }]), vrb('x', 'b', ['sa'], ['p'])]);
+    const html = renderAccessHtml(buildAccessReport(s, { source: '<b>src</b>' }));
+    assert.doesNotMatch(html, /<img|<b>src/);
+    assert.match(html, /&lt;img src=x&gt;/);
+  });
+
+  void test('the text table lists every finding and the access rows', () => {
+    const text = renderAccessText(buildAccessReport(state, { source: 'test' }));
+    assert.match(text, /platform\/vault-operator\s+sys\/mounts\/\*\s+read list sudo/);
+    assert.match(text, /HIGH\s+access\.sudo/);
+  });
+});

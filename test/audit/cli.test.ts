@@ -1,0 +1,104 @@
+// End to end through the real CLI: keygen → a trail written with that key → verify (intact, then
+// tampered) → access report (json/html) → plan; exit codes as documented.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AuditTrail } from '../../audit/trail.ts';
+import { fileSink } from '../../audit/sinks.ts';
+import { auditKeyFromPem, createSigner } from '../../audit/keys.ts';
+import { auditAdmission } from '../../audit/events.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const EXAMPLE = join(ROOT, 'examples/audit/manifests.yaml');
+let dir: string;
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+before(() => { dir = mkdtempSync(join(tmpdir(), 'vaultgate-cli-')); });
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+void test('keygen → trail → verify OK, then a dropped record is reported with file:line and exit 1', async () => {
+  const kg = await cli('audit', 'keygen', '--out', dir);
+  assert.equal(kg.code, 0, kg.stderr);
+  const keyFile = join(dir, 'audit-signing-key.pem');
+  assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+  assert.doesNotMatch(kg.stdout, /PRIVATE KEY/, 'the private key is never printed');
+
+  const key = await auditKeyFromPem(readFileSync(keyFile, 'utf8'));
+  const log = join(dir, 'audit.log');
+  const trail = await AuditTrail.open({ replica: 'webhook-0', signer: createSigner(key), sink: fileSink({ path: log }) });
+  for (let i = 0; i < 5; i++) {
+    await trail.append(auditAdmission({ response: { uid: `u${i}`, allowed: i !== 2 }, rules: i === 2 ? ['guardrail.forbidden-path'] : [], patchOps: [] }, {
+      uid: `u${i}`, kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' }, resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
+      namespace: 'pay', name: `p${i}`, operation: 'CREATE', userInfo: { username: 'alice' },
+    }));
+  }
+  await trail.close();
+
+  const ok = await cli('audit', 'verify', log, '--jwks', join(dir, 'audit-jwks.json'));
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stdout, /OK: 6 records in 1 file\(s\), 1 chain\(s\), 0 error\(s\)/);
+
+  const lines = readFileSync(log, 'utf8').split('\n');
+  const tampered = join(dir, 'tampered.log');
+  writeFileSync(tampered, lines.filter((_, i) => i !== 3).join('\n'));
+  const bad = await cli('audit', 'verify', tampered, '--jwks', join(dir, 'audit-jwks.json'));
+  assert.equal(bad.code, 1);
+  assert.match(bad.stdout, /ERROR  missing: .*tampered\.log:4 \(replica webhook-0, seq 4\): expected seq 3 after .*tampered\.log:3, found seq 4: record seq 3 is missing/);
+  assert.match(bad.stdout, /FAILED/);
+});
+
+void test('verify usage errors exit 2 and say what is missing', async () => {
+  const r = await cli('audit', 'verify', 'x.log');
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--jwks <file\|url> is required/);
+});
+
+void test('access --path/--capability -o json: the documented schema, exit 1 because of high findings', async () => {
+  const r = await cli('audit', 'access', '-f', EXAMPLE, '--path', 'secret/data/payments/db', '--capability', 'read', '-o', 'json');
+  assert.equal(r.code, 1, r.stderr);
+  const report = JSON.parse(r.stdout) as { schemaVersion: string; query: { allowed: Array<{ subject: string }> } };
+  assert.equal(report.schemaVersion, 'vaultgate.io/access-report/v1');
+  assert.deepEqual(report.query.allowed.map((a) => a.subject), ['orders/orders-api', 'payments/api', 'payments/worker']);
+});
+
+void test('access -o html --out writes one self-contained page', async () => {
+  const out = join(dir, 'access.html');
+  const r = await cli('audit', 'access', '-f', EXAMPLE, '--subject', 'payments/api', '-o', 'html', '--out', out);
+  assert.equal(r.stdout, '');
+  const html = readFileSync(out, 'utf8');
+  assert.match(html, /^<!doctype html>/);
+  assert.doesNotMatch(html, /(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
+});
+
+void test('access rejects an unknown capability with exit 2', async () => {
+  const r = await cli('audit', 'access', '-f', EXAMPLE, '--path', 'x', '--capability', 'write');
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--capability must be one of/);
+});
+
+void test('plan -f prints unified diffs and exits 1 when changes are planned', async () => {
+  const r = await cli('plan', '-f', EXAMPLE);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stdout, /\+ create policy sys\/policies\/acl\/vaultgate\.payments\.db-read/);
+  assert.match(r.stdout, /--- \/dev\/null\n\+\+\+ desired\/auth\/kubernetes\/role\/vaultgate\.orders\.app/);
+  assert.match(r.stdout, /Plan: 8 to create, 0 to update, 0 to delete, 0 unchanged\./);
+});
+
+void test('--help teaches each command', async () => {
+  const [a, v, p] = await Promise.all([cli('audit', '--help'), cli('audit', 'access', '--help'), cli('plan', '--help')]);
+  assert.equal(a.code, 0);
+  assert.match(a.stdout, /verify <file\.\.\.> --jwks/);
+  assert.match(v.stdout, /--path <path> --capability <cap>/);
+  assert.match(p.stdout, /unified diff for pull-request review/);
+});

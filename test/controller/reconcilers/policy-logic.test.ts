@@ -1,0 +1,74 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { renderPolicy, type PolicyRule } from '../../../policy/render.ts';
+import { ownershipOf, policiesEquivalent, readOwnership } from '../../../policy/ownership.ts';
+import { desiredRole, roleMatches, roleDifferences } from '../../../controller/reconcilers/logic/role.ts';
+
+const owner = { namespace: 'team-a', name: 'reader', uid: 'uid-1' };
+const rules: PolicyRule[] = [
+  { path: 'secret/data/team-a/*', capabilities: ['read', 'list'] },
+  { path: 'secret/data/team-a/app', capabilities: ['create', 'update'], allowedParameters: { ttl: ['1h', 2, true], '*': [] }, requiredParameters: ['ttl'], maxWrappingTTL: '1h' },
+];
+
+void describe('policy rendering and ownership', () => {
+  void test('renders HCL Vault reads back, with the ownership header first', () => {
+    const text = renderPolicy(rules, owner);
+    assert.match(text, /^# managed-by: vaultgate\n# namespace: team-a\n# name: reader\n# uid: uid-1\n/);
+    assert.match(text, /path "secret\/data\/team-a\/\*" \{\n {2}capabilities = \["read", "list"\]\n\}/);
+    assert.match(text, /allowed_parameters = \{\n {4}"\*" = \[\]\n {4}"ttl" = \["1h", 2, true\]\n {2}\}/);
+    assert.match(text, /required_parameters = \["ttl"\]/);
+    assert.match(text, /max_wrapping_ttl = "1h"/);
+    assert.deepEqual(readOwnership(text), { managedBy: 'vaultgate', namespace: 'team-a', name: 'reader', uid: 'uid-1' });
+  });
+
+  void test('strings cannot break out of their quotes', () => {
+    const text = renderPolicy([{ path: 'a"}\npath "sys/*" {', capabilities: ['read'] }], owner);
+    assert.equal(text.split('\n').filter((l) => l.startsWith('path ')).length, 1);
+  });
+
+  void test('ownership verdicts: this object, an earlier one with the same name, someone else', () => {
+    const text = renderPolicy(rules, owner);
+    assert.equal(ownershipOf(text, owner), 'owned');
+    assert.equal(ownershipOf(text, { ...owner, uid: 'uid-2' }), 'owned-previous');
+    assert.equal(ownershipOf(text, { ...owner, name: 'other' }), 'foreign');
+    assert.equal(ownershipOf('path "secret/*" { capabilities = ["read"] }', owner), 'foreign');
+    assert.equal(ownershipOf('# managed-by: someone-else\n# namespace: team-a\n# name: reader\npath "x" {}', owner), 'foreign');
+  });
+
+  void test('equivalence ignores layout and comments but not meaning', () => {
+    const text = renderPolicy(rules, owner);
+    const reformatted = text.replace(/\n {2}/g, '\n\t').replace(/ = /g, '=').replace(/\n\n/g, '\n# a comment\n');
+    assert.equal(policiesEquivalent(text, reformatted), true);
+    assert.equal(policiesEquivalent(text, text.replace('"list"', '"delete"')), false);
+    assert.equal(policiesEquivalent(text, text.replace('team-a/*', 'team-a/+')), false);
+    assert.equal(policiesEquivalent(text, `${text}\npath "sys/*" { capabilities = ["sudo"] }`), false);
+    assert.equal(policiesEquivalent(text, renderPolicy(rules, { ...owner, uid: 'uid-2' })), false);
+  });
+});
+
+void describe('kubernetes-auth role desired state', () => {
+  const spec = { serviceAccounts: ['app', 'app', 'worker'], policies: ['reader'], tokenTTL: '1h30m', audience: 'vault' };
+  void test('derives the body from the spec with TTLs in seconds', () => {
+    const r = desiredRole('team-a', spec, ['vaultgate.team-a.reader']);
+    assert.equal(r.mount, 'kubernetes');
+    assert.deepEqual(r.body, {
+      bound_service_account_names: ['app', 'worker'], bound_service_account_namespaces: ['team-a'],
+      token_policies: ['vaultgate.team-a.reader'], token_ttl: 5400, token_max_ttl: 86400, audience: 'vault',
+    });
+    assert.equal(desiredRole('team-a', { ...spec, authMount: '/auth/k8s-east/' }, []).mount, 'k8s-east');
+  });
+
+  void test('compares only the fields we set, as Vault returns them', () => {
+    const r = desiredRole('team-a', spec, ['vaultgate.team-a.reader']);
+    const fromVault = {
+      bound_service_account_names: ['worker', 'app'], bound_service_account_namespaces: ['team-a'], token_policies: ['vaultgate.team-a.reader'],
+      policies: ['vaultgate.team-a.reader'], token_ttl: 5400, token_max_ttl: 86400, audience: 'vault', alias_name_source: 'serviceaccount_uid', token_bound_cidrs: [],
+    };
+    assert.equal(roleMatches(r.body, fromVault), true);
+    assert.equal(roleMatches(r.body, { ...fromVault, token_ttl: 60 }), false);
+    assert.deepEqual(roleDifferences(r.body, { ...fromVault, token_ttl: 60, bound_service_account_namespaces: ['*'] }), ['bound_service_account_namespaces', 'token_ttl']);
+    const noAudience = desiredRole('team-a', { ...spec, audience: undefined }, ['vaultgate.team-a.reader']);
+    assert.equal(roleMatches(noAudience.body, { ...fromVault, audience: '' }), true);
+    assert.equal(roleMatches(noAudience.body, fromVault), false);
+  });
+});

@@ -1,0 +1,72 @@
+// Keeps the admission context current from informer caches (guardrails, namespaces, policies, stores),
+// so every review is a cache read, never an API call on the admission hot path.
+import {
+  CLUSTER_SECRET_STORES, Informer, NAMESPACES, SECRET_STORES, VAULT_GUARDRAILS, VAULT_POLICIES,
+  type KubeClient, type KubeObject,
+} from '../controller/runtime/index.ts';
+import type { Logger } from '../observability/log.ts';
+import type { AdmissionContext, GuardrailObject } from './admission/context.ts';
+import type { EsoAdmissionContext, StoreReference } from './rules/eso/index.ts';
+
+export interface ContextSource {
+  /** The context for one review: a consistent snapshot of the caches. */
+  context(): EsoAdmissionContext;
+  /** True once every informer has listed once (readiness gate: before that, guardrails are unknown). */
+  synced(): boolean;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface ContextSourceOptions {
+  client: Pick<KubeClient, 'list' | 'watch'>;
+  namePrefix: string;
+  controllerClass: string;
+  logger: Logger;
+}
+
+const key = (ns: string | undefined, name: string): string => (ns ? `${ns}/${name}` : name);
+
+export function createContextSource(opts: ContextSourceOptions): ContextSource {
+  const make = (resource: typeof VAULT_GUARDRAILS): Informer<KubeObject> => {
+    const informer = new Informer<KubeObject>(opts.client, { resource, resyncMs: 0 });
+    informer.onLifecycle((ev) => {
+      if (ev.type === 'LIST_ERROR' || ev.type === 'WATCH_ERROR') {
+        opts.logger.warn({ resource: resource.plural, code: ev.error.code, reason: ev.error.reason }, 'admission cache: list/watch failed, retrying');
+      }
+    });
+    return informer;
+  };
+  const guardrails = make(VAULT_GUARDRAILS);
+  const namespaces = make(NAMESPACES);
+  const policies = make(VAULT_POLICIES);
+  const stores = make(SECRET_STORES);
+  const clusterStores = make(CLUSTER_SECRET_STORES);
+  const all = [guardrails, namespaces, policies, stores, clusterStores];
+
+  return {
+    context(): EsoAdmissionContext {
+      const ctx: AdmissionContext & { storeControllerClass(ref: StoreReference): string | undefined } = {
+        guardrails: guardrails.cache.list() as GuardrailObject[],
+        namespaceLabels: (ns) => {
+          if (!namespaces.synced) return undefined;
+          const found = namespaces.cache.get(ns);
+          return found ? { ...(found.metadata.labels ?? {}), 'kubernetes.io/metadata.name': ns } : undefined;
+        },
+        policyExists: (ns, name) => (policies.synced ? policies.cache.get(key(ns, name)) !== undefined : undefined),
+        namePrefix: opts.namePrefix,
+        controllerClass: opts.controllerClass,
+        storeControllerClass: (ref) => {
+          const informer = ref.kind === 'ClusterSecretStore' ? clusterStores : stores;
+          if (!informer.synced) return undefined;
+          const store = informer.cache.get(key(ref.kind === 'ClusterSecretStore' ? undefined : ref.namespace, ref.name));
+          const spec = (store as { spec?: { controller?: unknown } } | undefined)?.spec;
+          return store ? (typeof spec?.controller === 'string' ? spec.controller : '') : undefined;
+        },
+      };
+      return ctx;
+    },
+    synced: () => all.every((i) => i.synced),
+    start: () => { for (const i of all) i.start(); },
+    stop: async () => { await Promise.all(all.map((i) => i.stop())); },
+  };
+}

@@ -1,0 +1,204 @@
+// Admission rules for ExternalSecret: ESO's own (apis/externalsecrets/v1/externalsecret_validator.go,
+// with ESO's error strings) plus vaultgate's: every ESO feature the controller does not implement is
+// refused by name instead of being silently dropped, templates must stay within the supported subset,
+// regular expressions must compile as Go's RE2 would. Pure: the controller re-runs it as defence in depth.
+import type { Finding } from '../../admission/kinds.ts';
+import { type Obj, child, deny, has, list, obj, str, warn } from './access.ts';
+import { compileGoRegexp } from './go-regexp.ts';
+import { parseGoDuration } from './go-duration.ts';
+import { checkTemplate } from './template-check.ts';
+
+/** ESO ExternalSecret features vaultgate refuses at admission (each named in its finding). */
+export const EXTERNALSECRET_FEATURES_NOT_SUPPORTED: readonly string[] = [
+  'spec.syncWindows',
+  'spec.target.manifest (generic targets)',
+  'spec.target.creationPolicy: CreateOrMerge',
+  'spec.target.template.metadata.finalizers',
+  'spec.target.template.templateFrom[].configMap / .secret',
+  'spec.data[].sourceRef, spec.dataFrom[].sourceRef (store overrides and generators)',
+  'remoteRef.version / extract.version',
+  'metadataPolicy: Fetch',
+  'nullBytePolicy: Fail',
+  'spec.dataFrom[].rewrite[].merge',
+  'template functions and actions outside template-subset.ts',
+];
+
+const TEMPLATE_TARGETS = ['Data', 'Annotations', 'Labels'];
+const SA_TOKEN_TYPE = 'kubernetes.io/service-account-token';
+const SA_NAME_ANNOTATION = 'kubernetes.io/service-account.name';
+const BOOTSTRAP_TOKEN_TYPE = 'bootstrap.kubernetes.io/token';
+
+const unsupported = (field: string, what: string, hint = ''): Finding =>
+  deny(field, 'eso.es.unsupported', `${what} is not supported by vaultgate${hint ? `; ${hint}` : ''}.`);
+
+export function validateExternalSecret(es: Obj): Finding[] {
+  const spec = obj(es.spec);
+  if (!spec) return [];
+  const target = obj(spec.target);
+  const template = obj(target?.template);
+  // CRD defaults (target: {creationPolicy: Owner, deletionPolicy: Retain}) may not be applied yet offline.
+  const creationPolicy = str(target?.creationPolicy) ?? 'Owner';
+  const deletionPolicy = str(target?.deletionPolicy) ?? 'Retain';
+  return [
+    ...checkPolicies(creationPolicy, deletionPolicy),
+    ...checkStoreRef(spec),
+    ...checkRefreshInterval(spec.refreshInterval),
+    ...checkData(spec, deletionPolicy),
+    ...checkDataFrom(spec),
+    ...checkTarget(spec, target, template),
+  ];
+}
+
+function checkPolicies(creation: string, deletion: string): Finding[] {
+  const findings: Finding[] = [];
+  if (deletion === 'Delete' && ['Merge', 'None', 'CreateOrMerge'].includes(creation)) {
+    findings.push(deny('spec.target.deletionPolicy', 'eso.es.deletion-policy', "deletionPolicy=Delete must not be used when the controller doesn't own the secret. Please set creationPolicy=Owner."));
+  }
+  if (deletion === 'Merge' && creation === 'None') {
+    findings.push(deny('spec.target.deletionPolicy', 'eso.es.deletion-policy', 'deletionPolicy=Merge must not be used with creationPolicy=None. There is no Secret to merge with.'));
+  }
+  if (creation === 'CreateOrMerge') findings.push(unsupported('spec.target.creationPolicy', 'creationPolicy=CreateOrMerge', 'use Owner, Orphan, Merge or None'));
+  return findings;
+}
+
+function checkStoreRef(spec: Obj): Finding[] {
+  // ESO allows omitting it when every entry names its own store via sourceRef; vaultgate refuses sourceRef.
+  if (str(obj(spec.secretStoreRef)?.name)) return [];
+  return [deny('spec.secretStoreRef.name', 'eso.es.store-required', 'secretStoreRef.name is required: vaultgate reads every entry through the store named there.')];
+}
+
+function checkRefreshInterval(value: unknown): Finding[] {
+  if (typeof value !== 'string') return [];
+  const parsed = parseGoDuration(value);
+  if (!parsed.ok) return [deny('spec.refreshInterval', 'eso.es.refresh-interval', `refreshInterval is not a duration: ${parsed.error}.`)];
+  if (parsed.ms < 0) return [deny('spec.refreshInterval', 'eso.es.refresh-interval', `refreshInterval must not be negative (got ${JSON.stringify(value)}); use "0" to fetch once.`)];
+  return [];
+}
+
+function checkRemoteRef(ref: Obj | undefined, field: string): Finding[] {
+  if (!ref) return [];
+  const findings: Finding[] = [];
+  if (has(ref, 'version') && ref.version !== '') findings.push(unsupported(`${field}.version`, 'reading a specific secret version', 'vaultgate always reads the current version'));
+  if (ref.metadataPolicy === 'Fetch') findings.push(unsupported(`${field}.metadataPolicy`, 'metadataPolicy=Fetch'));
+  if (ref.nullBytePolicy === 'Fail') findings.push(unsupported(`${field}.nullBytePolicy`, 'nullBytePolicy=Fail'));
+  return findings;
+}
+
+function checkSourceRef(sourceRef: Obj | undefined, field: string): Finding[] {
+  if (!sourceRef) return [];
+  const findings: Finding[] = [];
+  if (has(sourceRef, 'generatorRef')) findings.push(unsupported(`${field}.generatorRef`, 'generatorRef (generators)'));
+  if (has(sourceRef, 'storeRef')) findings.push(unsupported(`${field}.storeRef`, 'a per-entry store override (sourceRef.storeRef)', 'use spec.secretStoreRef, one store per ExternalSecret'));
+  return findings;
+}
+
+function checkData(spec: Obj, deletionPolicy: string): Finding[] {
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  list(spec.data).forEach((entry, i) => {
+    const e = obj(entry);
+    const field = `spec.data[${i}]`;
+    findings.push(...checkRemoteRef(obj(e?.remoteRef), `${field}.remoteRef`), ...checkSourceRef(obj(e?.sourceRef), `${field}.sourceRef`));
+    const key = str(e?.secretKey);
+    if (key === undefined) return;
+    if (seen.has(key)) {
+      // ESO refuses duplicates only with deletionPolicy=Retain; otherwise the later entry wins.
+      findings.push(deletionPolicy === 'Retain'
+        ? deny(`${field}.secretKey`, 'eso.es.duplicate-key', `duplicate secretKey found: ${key}.`)
+        : warn(`${field}.secretKey`, 'eso.es.duplicate-key', `duplicate secretKey ${key}: the later entry overwrites the earlier one.`));
+    }
+    seen.add(key);
+  });
+  return findings;
+}
+
+function checkDataFrom(spec: Obj): Finding[] {
+  const findings: Finding[] = [];
+  const dataFrom = list(spec.dataFrom);
+  if (list(spec.data).length === 0 && dataFrom.length === 0) {
+    findings.push(deny('spec', 'eso.es.data-required', 'either data or dataFrom should be specified.'));
+  }
+  dataFrom.forEach((entry, i) => {
+    const e = obj(entry) ?? {};
+    const field = `spec.dataFrom[${i}]`;
+    const sourceRef = obj(e.sourceRef);
+    const sources = [has(e, 'extract'), has(e, 'find'), has(sourceRef, 'generatorRef')].filter(Boolean).length;
+    if (sources > 1) findings.push(deny(field, 'eso.es.datafrom-exclusive', 'extract, find, or generatorRef cannot be set at the same time.'));
+    if (!has(e, 'extract') && !has(e, 'find') && !sourceRef) {
+      findings.push(deny(field, 'eso.es.datafrom-empty', 'either extract, find, or sourceRef must be set to dataFrom.'));
+    }
+    if (sourceRef && !has(sourceRef, 'generatorRef') && !has(sourceRef, 'storeRef')) {
+      findings.push(deny(`${field}.sourceRef`, 'eso.es.sourceref', 'generatorRef or storeRef must be set when using sourceRef in dataFrom.'));
+    }
+    findings.push(...checkSourceRef(sourceRef, `${field}.sourceRef`), ...checkRemoteRef(obj(e.extract), `${field}.extract`));
+
+    const find = obj(e.find);
+    if (find?.nullBytePolicy === 'Fail') findings.push(unsupported(`${field}.find.nullBytePolicy`, 'nullBytePolicy=Fail'));
+    const nameRe = str(obj(find?.name)?.regexp);
+    if (nameRe !== undefined) findings.push(...checkRegexp(nameRe, `${field}.find.name.regexp`));
+
+    list(e.rewrite).forEach((rw, j) => {
+      const r = obj(rw);
+      const rField = `${field}.rewrite[${j}]`;
+      if (has(r, 'merge')) findings.push(unsupported(`${rField}.merge`, 'rewrite.merge'));
+      const source = str(obj(r?.regexp)?.source);
+      if (source !== undefined) findings.push(...checkRegexp(source, `${rField}.regexp.source`));
+      const tpl = str(obj(r?.transform)?.template);
+      if (tpl !== undefined) findings.push(...checkTemplateText(tpl, `${rField}.transform.template`));
+    });
+  });
+  return findings;
+}
+
+function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefined): Finding[] {
+  const findings: Finding[] = [];
+  if (has(spec, 'syncWindows')) findings.push(unsupported('spec.syncWindows', 'syncWindows', 'vaultgate refreshes on refreshInterval at any time'));
+  if (has(target, 'manifest')) findings.push(unsupported('spec.target.manifest', 'a generic (non-Secret) target', 'vaultgate only writes Secrets'));
+  if (!template) return findings;
+
+  const metadata = obj(template.metadata);
+  if (list(metadata?.finalizers).length > 0) findings.push(unsupported('spec.target.template.metadata.finalizers', 'adding finalizers to the Secret'));
+
+  // Privileged Secret types (ESO validatePrivilegedTemplate): no long-lived tokens beyond the RBAC in place.
+  const type = str(template.type);
+  const templateFrom = list(template.templateFrom).map((t) => obj(t) ?? {});
+  if (type === SA_TOKEN_TYPE) {
+    if (has(obj(metadata?.annotations), SA_NAME_ANNOTATION)) {
+      findings.push(deny('spec.target.template.type', 'eso.es.privileged-template', `template.type="${SA_TOKEN_TYPE}" with annotation "${SA_NAME_ANNOTATION}" is not allowed.`));
+    } else if (templateFrom.some((tf) => str(tf.target)?.toLowerCase() === 'annotations')) {
+      findings.push(deny('spec.target.template.type', 'eso.es.privileged-template', `template.type="${SA_TOKEN_TYPE}" with templateFrom target="Annotations" is not allowed.`));
+    }
+  }
+  if (type === BOOTSTRAP_TOKEN_TYPE) {
+    findings.push(deny('spec.target.template.type', 'eso.es.privileged-template', `template.type="${BOOTSTRAP_TOKEN_TYPE}" is not allowed.`));
+  }
+
+  for (const [key, value] of Object.entries(obj(template.data) ?? {})) {
+    if (typeof value === 'string') findings.push(...checkTemplateText(value, child('spec.target.template.data', key)));
+  }
+  templateFrom.forEach((tf, i) => {
+    const field = `spec.target.template.templateFrom[${i}]`;
+    const targetName = str(tf.target) ?? '';
+    // ESO ValidateSecretTemplateFromTargets: other targets are dotted paths into the object and could
+    // write type, immutable or ownerReferences, sidestepping the privileged-type check.
+    if (targetName !== '' && !TEMPLATE_TARGETS.some((t) => t.toLowerCase() === targetName.toLowerCase())) {
+      findings.push(deny(`${field}.target`, 'eso.es.template-target', `templateFrom target=${JSON.stringify(targetName)} is not allowed when targeting a Secret, must be one of "Data", "Annotations" or "Labels".`));
+    }
+    for (const source of ['configMap', 'secret'] as const) {
+      if (has(tf, source)) findings.push(unsupported(`${field}.${source}`, `templateFrom.${source}`, 'put the template in spec.target.template.data or templateFrom[].literal'));
+    }
+    const literal = str(tf.literal);
+    if (literal !== undefined) findings.push(...checkTemplateText(literal, `${field}.literal`));
+  });
+  return findings;
+}
+
+function checkTemplateText(text: string, field: string): Finding[] {
+  return checkTemplate(text).map((issue) =>
+    deny(field, issue.kind === 'syntax' ? 'eso.es.template-syntax' : 'eso.es.template-unsupported', issue.message));
+}
+
+function checkRegexp(source: string, field: string): Finding[] {
+  const compiled = compileGoRegexp(source);
+  return compiled.ok ? [] : [deny(field, 'eso.es.regexp', `${compiled.error}.`)];
+}

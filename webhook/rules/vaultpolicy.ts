@@ -1,0 +1,149 @@
+// Rules "vaultpolicy.*" and the guardrail checks of a VaultPolicy, plus its mutation (defaults and
+// normalisation). The raw `spec.policy` text is never rewritten; it is parsed into the same rule
+// model and checked like `spec.rules`.
+import type { AdmissionContext } from '../admission/context.ts';
+import type { KindHandler } from '../admission/kinds.ts';
+import type { AdmissionRequest } from '../admission/types.ts';
+import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
+import { DURATION_PATTERN, parseDuration } from '../../schemas/duration.ts';
+import { CAPABILITIES, isCapability, normalizeCapabilities, parameterConstraintProblems } from '../../policy/capabilities.ts';
+import { parsePolicyText } from '../../policy/parse.ts';
+import { expandNamespace, pathProblems } from '../../policy/paths.ts';
+import { deny, isRecord, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
+import { defaultVaultName, mutateOwnership, namespaceOf, vaultNameFindings } from './common.ts';
+import { guardrailsFor, policyRuleGuardrailFindings } from './guardrails.ts';
+import { schemaFindings } from './schema.ts';
+
+/** One rule to check, wherever it came from, and how to name its fields in messages. */
+interface RuleUnderCheck {
+  rule: Record<string, unknown>;
+  /** Field path for a key of the rule, e.g. `spec.rules[0].path`, or `spec.policy` for raw text. */
+  field: (sub: string) => string;
+  /** Prefix for messages about raw text: `line 3, column 6: `. */
+  where: string;
+}
+
+/** Rule "vaultpolicy.rules-xor-policy": exactly one of the two forms. */
+export function rulesXorPolicy(spec: Record<string, unknown>): Finding[] {
+  const hasRules = spec.rules !== undefined;
+  const hasPolicy = spec.policy !== undefined;
+  if (hasRules === hasPolicy) {
+    return [deny(hasRules ? 'spec.policy' : 'spec', 'vaultpolicy.rules-xor-policy',
+      hasRules ? 'set either spec.rules or spec.policy, not both' : 'set exactly one of spec.rules (structured rules) or spec.policy (raw HCL or JSON text)')];
+  }
+  return [];
+}
+
+/** The rules to check: `spec.rules` as written, or `spec.policy` parsed (parse errors are findings). */
+function rulesOf(spec: Record<string, unknown>): { rules: RuleUnderCheck[]; findings: Finding[] } {
+  if (Array.isArray(spec.rules)) {
+    return {
+      rules: spec.rules.filter(isRecord).map((rule, i) => ({ rule, field: (sub: string) => `spec.rules[${i}]${sub ? `.${sub}` : ''}`, where: '' })),
+      findings: [],
+    };
+  }
+  if (typeof spec.policy === 'string') {
+    const parsed = parsePolicyText(spec.policy);
+    if (!parsed.ok) {
+      return { rules: [], findings: parsed.errors.map((e) => deny('spec.policy', 'vaultpolicy.policy-parse', `line ${e.line}, column ${e.column}: ${e.message}`)) };
+    }
+    return {
+      rules: parsed.rules.map((p) => ({ rule: p.rule as unknown as Record<string, unknown>, field: () => 'spec.policy', where: `line ${p.line}, column ${p.column}: path "${p.rule.path}": ` })),
+      findings: [],
+    };
+  }
+  return { rules: [], findings: [] };
+}
+
+function capabilityFindings(r: RuleUnderCheck): Finding[] {
+  const caps = Array.isArray(r.rule.capabilities) ? r.rule.capabilities : [];
+  const out: Finding[] = [];
+  caps.forEach((c, i) => {
+    if (typeof c !== 'string') return;
+    const lower = c.trim().toLowerCase();
+    if (!isCapability(lower)) {
+      out.push(deny(r.field(`capabilities[${i}]`), 'vaultpolicy.capability', `${r.where}"${c}" is not a Vault capability (one of ${CAPABILITIES.join(', ')})`));
+    }
+  });
+  const names = caps.filter((c): c is string => typeof c === 'string');
+  const normal = normalizeCapabilities(names);
+  if (normal.length < names.length && r.where) {
+    out.push(warn(r.field('capabilities'), 'vaultpolicy.capability', `${r.where}capabilities are listed more than once`));
+  }
+  if (normal.includes('deny') && normal.length > 1) {
+    out.push(warn(r.field('capabilities'), 'vaultpolicy.deny-not-alone', `${r.where}"deny" overrides every other capability, so ${normal.filter((c) => c !== 'deny').map((c) => `"${c}"`).join(', ')} ha${normal.length > 2 ? 've' : 's'} no effect`));
+  }
+  return out;
+}
+
+function wrappingTtlFindings(r: RuleUnderCheck): Finding[] {
+  const min = typeof r.rule.minWrappingTTL === 'string' ? r.rule.minWrappingTTL : undefined;
+  const max = typeof r.rule.maxWrappingTTL === 'string' ? r.rule.maxWrappingTTL : undefined;
+  const minMs = min !== undefined && DURATION_PATTERN.test(min) ? parseDuration(min) : undefined;
+  const maxMs = max !== undefined && DURATION_PATTERN.test(max) ? parseDuration(max) : undefined;
+  if (minMs !== undefined && maxMs !== undefined && maxMs !== 0 && maxMs < minMs) {
+    return [deny(r.field('maxWrappingTTL'), 'vaultpolicy.wrapping-ttl', `${r.where}maxWrappingTTL "${max}" is less than minWrappingTTL "${min}" (Vault refuses the policy)`)];
+  }
+  return [];
+}
+
+export function validateVaultPolicy(obj: KubeObject, _old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
+  const schema = schemaFindings(obj);
+  const spec = isRecord(obj.spec) ? obj.spec : undefined;
+  if (!spec) return schema;
+  const namespace = namespaceOf(obj, req);
+  const out: Finding[] = [...rulesXorPolicy(spec), ...vaultNameFindings(obj, req, ctx, 'vaultpolicy.vault-name')];
+  const { rules, findings } = rulesOf(spec);
+  out.push(...findings);
+  const guardrails = guardrailsFor(namespace, ctx);
+  const firstIndexOfPath = new Map<string, string>();
+  for (const r of rules) {
+    const rawPath = typeof r.rule.path === 'string' ? r.rule.path : undefined;
+    out.push(...capabilityFindings(r), ...wrappingTtlFindings(r));
+    if (rawPath === undefined) continue;
+    const problems = pathProblems(rawPath, { allowNamespaceTemplate: true });
+    for (const p of problems) out.push(deny(r.field('path'), 'vaultpolicy.path-syntax', `${r.where}${p.message}`));
+    const path = expandNamespace(rawPath, namespace);
+    const caps = (Array.isArray(r.rule.capabilities) ? r.rule.capabilities : []).filter((c): c is string => typeof c === 'string');
+    for (const p of parameterConstraintProblems({ ...(r.rule as object), path, capabilities: caps })) {
+      out.push({ field: r.where ? r.field('') : r.field(p.field), rule: p.rule, message: `${r.where}${r.where ? `${p.field}: ` : ''}${p.message}`, severity: p.severity });
+    }
+    const earlier = firstIndexOfPath.get(path);
+    if (earlier !== undefined) {
+      out.push(deny(r.field('path'), 'vaultpolicy.duplicate-path', `${r.where}"${path}" is already the path of ${earlier}; Vault would merge the two, so write one rule`));
+    } else {
+      firstIndexOfPath.set(path, r.where ? `the rule at ${r.where.replace(/: path .*$/, '')}` : r.field(''));
+    }
+    if (problems.length === 0) {
+      const guard = policyRuleGuardrailFindings(
+        { path, capabilities: caps },
+        { path: r.field('path'), capabilities: r.field('capabilities'), capability: (i) => r.field(r.where ? '' : `capabilities[${i}]`) },
+        namespace, guardrails,
+      );
+      out.push(...guard.map((f) => ({ ...f, message: `${r.where}${f.message}` })));
+    }
+  }
+  return withoutShadowedSchemaFindings(schema, out);
+}
+
+/** Defaults and normalisation: vaultName, capabilities in Vault's order, `{{namespace}}` expanded in structured rules. */
+export function mutateVaultPolicy(obj: KubeObject, ctx: AdmissionContext, req: AdmissionRequest): void {
+  mutateOwnership(obj, req);
+  defaultVaultName(obj, req, ctx);
+  const spec = obj.spec;
+  if (!isRecord(spec) || !Array.isArray(spec.rules)) return;
+  const namespace = namespaceOf(obj, req);
+  for (const rule of spec.rules) {
+    if (!isRecord(rule)) continue;
+    if (Array.isArray(rule.capabilities) && rule.capabilities.every((c) => typeof c === 'string')) {
+      rule.capabilities = normalizeCapabilities(rule.capabilities);
+    }
+    if (typeof rule.path === 'string' && namespace) rule.path = expandNamespace(rule.path, namespace);
+  }
+}
+
+export const vaultPolicyHandler: KindHandler = {
+  group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultPolicy',
+  validate: validateVaultPolicy,
+  mutate: mutateVaultPolicy,
+};
