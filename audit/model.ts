@@ -1,8 +1,7 @@
 // The desired state vaultgate's objects describe, as Vault will see it: each VaultPolicy as a Vault
 // policy (rules with {{namespace}} expanded, raw `spec.policy` text parsed by policy/parse.ts), each
 // VaultRoleBinding as a kubernetes-auth role bound to ServiceAccounts of its namespace. Pure.
-import { parsePolicyText } from '../policy/parse.ts';
-import { expandNamespace } from '../policy/paths.ts';
+import { specRules } from '../policy/spec-rules.ts';
 import type { AclRule, PolicyRules } from '../policy/acl.ts';
 import { DEFAULT_PREFIX, vaultName } from '../schemas/vault-names.ts';
 import { durationSeconds } from '../schemas/duration.ts';
@@ -54,16 +53,7 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is
 
 /** The rules of a VaultPolicy (rules[] or parsed `policy` text), `{{namespace}}` expanded. */
 export function policyRules(obj: KubeObj): { rules: AclRule[]; errors?: string[] } {
-  const ns = obj.metadata.namespace ?? 'default';
-  const spec = obj.spec ?? {};
-  let raw: AclRule[] = [];
-  if (Array.isArray(spec.rules)) raw = spec.rules as AclRule[];
-  else if (typeof spec.policy === 'string') {
-    const parsed = parsePolicyText(spec.policy);
-    if (!parsed.ok) return { rules: [], errors: parsed.errors.map((e) => `${e.line}:${e.column}: ${e.message}`) };
-    raw = parsed.rules.map((r) => r.rule as AclRule);
-  }
-  return { rules: raw.map((r) => ({ ...r, path: expandNamespace(r.path, ns) })) };
+  return specRules(obj.spec, obj.metadata.namespace ?? 'default');
 }
 
 /** The role a VaultRoleBinding becomes (defaults from the project API: mount kubernetes, TTL 1h, max 24h). */

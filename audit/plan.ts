@@ -5,7 +5,8 @@ import { createTwoFilesPatch } from 'diff';
 import { renderPolicy } from '../policy/render.ts';
 import { policiesEquivalent, readOwnership } from '../policy/ownership.ts';
 import { pathWithin } from '../policy/paths.ts';
-import { CAPABILITIES, type AclRule } from '../policy/acl.ts';
+import type { AclRule } from '../policy/acl.ts';
+import { summariseRuleWidening } from '../policy/widening.ts';
 import { parseVaultName } from '../schemas/vault-names.ts';
 import { policyRules, type DesiredPolicy, type DesiredState, type KubeObj } from './model.ts';
 import type { AccessFinding } from './access.ts';
@@ -178,31 +179,9 @@ function rulesOf(p: PolicyLike, namespace?: string): AclRule[] {
   return policyRules({ ...obj, metadata: { ...obj.metadata, namespace: namespace ?? obj.metadata.namespace } }).rules;
 }
 
-/**
- * What `next` allows that `prev` did not, as one admission warning, or undefined when nothing widens:
- * a capability on a path no earlier rule with that capability covered, or a deny that went away.
- * Conservative: priority between different patterns is not modelled, so a grant moved under a broader
- * pattern that already had it is not reported. Accepts rule lists or VaultPolicy objects.
- */
+/** `summariseWidening` over rule lists or VaultPolicy objects (the rule-level logic is policy/widening.ts). */
 export function summariseWidening(prev: PolicyLike, next: PolicyLike, namespace?: string): string | undefined {
-  const before = rulesOf(prev, namespace);
-  const after = rulesOf(next, namespace);
-  const caps = (r: AclRule) => r.capabilities.map((c) => c.toLowerCase());
-  const grants = (rs: AclRule[]) => rs.filter((r) => !caps(r).includes('deny'));
-  const denies = (rs: AclRule[]) => rs.filter((r) => caps(r).includes('deny'));
-  const added = new Map<string, string[]>();
-  for (const r of grants(after)) {
-    for (const c of caps(r)) {
-      if (!(CAPABILITIES as readonly string[]).includes(c)) continue;
-      const covered = grants(before).some((o) => caps(o).includes(c) && pathWithin(r.path, o.path));
-      if (!covered) added.set(r.path, [...(added.get(r.path) ?? []), c]);
-    }
-  }
-  const parts = [...added].map(([path, cs]) => `${cs.map((c) => `+${c}`).join(' ')} on ${path}`);
-  for (const d of denies(before)) {
-    if (!denies(after).some((n) => pathWithin(d.path, n.path))) parts.push(`-deny on ${d.path}`);
-  }
-  return parts.length ? `widens access: ${parts.join('; ')}` : undefined;
+  return summariseRuleWidening(rulesOf(prev, namespace), rulesOf(next, namespace));
 }
 
 // ---- text output ------------------------------------------------------------------------------

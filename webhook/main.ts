@@ -51,7 +51,7 @@ async function openAuditTrail(opts: WebhookProcessOptions): Promise<AuditTrail |
   let key: AuditKey;
   if (a.keyFile) key = await auditKeyFromPem(readFileSync(a.keyFile, 'utf8'));
   else if (opts.client && a.namespace) {
-    const store = keyStoreFromKubeClient(opts.client as unknown as Parameters<typeof keyStoreFromKubeClient>[0], { secrets: SECRETS, configMaps: CONFIGMAPS });
+    const store = keyStoreFromKubeClient(opts.client, { secrets: SECRETS, configMaps: CONFIGMAPS });
     ({ key } = await loadOrCreateAuditKey(store, { namespace: a.namespace }));
     await publishJwks(store, { namespace: a.namespace }, key);
   } else {

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
+import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { errorFromResponse, KubeApiError, toKubeError } from './errors.ts';
 
@@ -129,7 +130,9 @@ export class KubeTransport {
 
   /** One keep-alive agent, rebuilt only when the TLS material changes (e.g. a rotated client cert). */
   private pooledAgent(isHttps: boolean, o: https.RequestOptions): http.Agent {
-    const key = JSON.stringify([isHttps, String(o.ca ?? ''), String(o.cert ?? ''), String(o.key ?? '').length, o.rejectUnauthorized, o.servername]);
+    const pem = (v: unknown): string => (Buffer.isBuffer(v) ? v.toString('base64') : typeof v === 'string' ? v : JSON.stringify(v ?? ''));
+    // the key material itself is hashed into the cache key, never kept in clear beside the agent
+    const key = createHash('sha256').update(JSON.stringify([isHttps, pem(o.ca), pem(o.cert), pem(o.key), o.rejectUnauthorized, o.servername])).digest('hex');
     if (this.agent?.key === key) return this.agent.agent;
     this.agent?.agent.destroy();
     const agent = isHttps

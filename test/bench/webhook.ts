@@ -16,8 +16,10 @@ const root = new URL('../..', import.meta.url).pathname;
 
 async function startTarget(mode: 'bare' | 'vaultgate', certFile: string, keyFile: string): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/webhook-target.ts', mode, certFile, keyFile], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = await once(child.stdout!, 'data') as [Buffer];
-  return { child, port: Number(line.toString().trim()) };
+  const stdout = child.stdout;
+  if (!stdout) throw new Error('benchmark target has no stdout');
+  const first: unknown[] = await once(stdout, 'data');
+  return { child, port: Number(String(first[0]).trim()) };
 }
 
 async function load(port: number, seconds: number): Promise<autocannon.Result> {

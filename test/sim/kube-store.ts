@@ -320,7 +320,7 @@ export class KubeStore {
     if (body.apiVersion !== apiVersionOf(r) || body.kind !== r.kind) {
       throw statusError(400, 'BadRequest', `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersionOf(r)}) or kind ${String(body.kind)} is not ${r.kind}`);
     }
-    if (meta.name !== undefined && meta.name !== name) throw statusError(400, 'BadRequest', `the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+    if (meta.name !== undefined && meta.name !== name) throw statusError(400, 'BadRequest', `the name of the object (${JSON.stringify(meta.name)}) does not match the name on the URL (${name})`);
     const existing = this.table(r).get(this.key(r, namespace, name));
     const ssaCtx = this.ssaCtx(r, ctx.subresource);
     try {
@@ -334,7 +334,7 @@ export class KubeStore {
         return this.commit(r, 'ADDED', obj);
       }
       if (typeof meta.resourceVersion === 'string' && meta.resourceVersion !== existing.metadata.resourceVersion) throw conflict(r, name);
-      const merged = ssaApply(structuredClone(existing) as Obj, body, ctx.fieldManager, ctx.force ?? false, ssaCtx) as KubeObject;
+      const merged = ssaApply(structuredClone(existing), body, ctx.fieldManager, ctx.force ?? false, ssaCtx) as KubeObject;
       return this.writeUpdate(r, structuredClone(existing), merged, { ...ctx, tracked: true });
     } catch (err) {
       if (err instanceof ApplyConflictError) {
@@ -387,7 +387,7 @@ export class KubeStore {
         if (added.length) throw invalid(r, name, 'metadata.finalizers', `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`);
       }
     }
-    if (!ctx.tracked) trackUpdate(current as Obj, next as Obj, ctx.fieldManager ?? 'unknown', this.ssaCtx(r, ctx.subresource));
+    if (!ctx.tracked) trackUpdate(current, next, ctx.fieldManager ?? 'unknown', this.ssaCtx(r, ctx.subresource));
     if (isDeepStrictEqual(next, current)) return current; // a no-op write changes nothing, not even the resourceVersion
     if (r.custom && !isDeepStrictEqual(specOf(next, r), specOf(current, r))) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     if (ctx.dryRun) return next;
@@ -568,7 +568,7 @@ export class KubeStore {
         const alive = refs.some((ref) => ref.uid !== uid && this.ownerExists(ref.uid));
         if (alive) continue;
         try {
-          this.delete(r as RegisteredResource, dep.metadata.namespace, dep.metadata.name);
+          this.delete(r, dep.metadata.namespace, dep.metadata.name);
         } catch {
           // already removed by an earlier cascade
         }

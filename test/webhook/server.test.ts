@@ -8,13 +8,19 @@ import { defaultContext } from '../../webhook/admission/context.ts';
 import { silentLogger } from '../../observability/log.ts';
 import { selfSignedTls, type TestTls } from '../support/tls.ts';
 
-function post(url: string, ca: string, body: string, path = '/validate'): Promise<{ status: number; json: any; headers: Record<string, unknown> }> {
+interface Reply {
+  status: number;
+  headers: Record<string, unknown>;
+  json: { error: string; apiVersion: string; kind: string; response: { uid: string; allowed: boolean; status: { message: string } } };
+}
+
+function post(url: string, ca: string, body: string, path = '/validate'): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = https.request(url + path, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
       let data = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => { data += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: data ? JSON.parse(data) : undefined, headers: res.headers }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: (data ? JSON.parse(data) : {}) as Reply['json'], headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
@@ -73,7 +79,7 @@ describe('webhook HTTPS server', () => {
   });
 
   test('an AdmissionReview of another version is denied with a message that says so', async () => {
-    const body = JSON.parse(review('uid-v1beta1'));
+    const body = JSON.parse(review('uid-v1beta1')) as { apiVersion: string };
     body.apiVersion = 'admission.k8s.io/v1beta1';
     const r = await post(srv.url, tls.ca, JSON.stringify(body));
     assert.equal(r.status, 200);

@@ -1,6 +1,8 @@
 // Rules "vaultpolicy.*" and the guardrail checks of a VaultPolicy, plus its mutation (defaults and
 // normalisation). The raw `spec.policy` text is never rewritten; it is parsed into the same rule
 // model and checked like `spec.rules`.
+import { specRules } from '../../policy/spec-rules.ts';
+import { summariseRuleWidening } from '../../policy/widening.ts';
 import type { AdmissionContext } from '../admission/context.ts';
 import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
@@ -87,7 +89,17 @@ function wrappingTtlFindings(r: RuleUnderCheck): Finding[] {
   return [];
 }
 
-export function validateVaultPolicy(obj: KubeObject, _old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
+/** On UPDATE: say in a warning what the change grants that the stored policy did not (reviewers see it in kubectl). */
+function wideningFindings(obj: KubeObject, old: KubeObject | undefined, namespace: string | undefined): Finding[] {
+  if (!old || !namespace || !isRecord(old.spec) || !isRecord(obj.spec)) return [];
+  const before = specRules(old.spec, namespace);
+  const after = specRules(obj.spec, namespace);
+  if (before.errors || after.errors) return [];
+  const summary = summariseRuleWidening(before.rules, after.rules);
+  return summary ? [{ field: 'spec', rule: 'vaultpolicy.widens-access', message: `this update ${summary}`, severity: 'warn' }] : [];
+}
+
+export function validateVaultPolicy(obj: KubeObject, old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
   const schema = schemaFindings(obj);
   const spec = isRecord(obj.spec) ? obj.spec : undefined;
   if (!spec) return schema;
@@ -123,6 +135,7 @@ export function validateVaultPolicy(obj: KubeObject, _old: KubeObject | undefine
       out.push(...guard.map((f) => ({ ...f, message: `${r.where}${f.message}` })));
     }
   }
+  out.push(...wideningFindings(obj, old, namespace));
   return withoutShadowedSchemaFindings(schema, out);
 }
 

@@ -51,8 +51,8 @@ describe('finalizer helper', () => {
     const obj = await kube.create(VAULT_POLICIES, policy('a'));
     let applied: KubeObject | undefined;
     const res = await withFinalizer(kube, VAULT_POLICIES, obj, {
-      apply: async (o) => { applied = o; return { requeueAfterMs: 5 }; },
-      cleanup: async () => assert.fail('no cleanup while alive'),
+      apply: (o) => { applied = o; return Promise.resolve({ requeueAfterMs: 5 }); },
+      cleanup: () => assert.fail('no cleanup while alive'),
     });
     assert.deepEqual(res, { requeueAfterMs: 5 });
     assert.deepEqual(applied?.metadata.finalizers, [FINALIZER], 'apply sees the object with the finalizer on');
@@ -65,7 +65,7 @@ describe('finalizer helper', () => {
     await kube.delete(VAULT_POLICIES, 'b', 'default');
     const deleting = (await kube.get(VAULT_POLICIES, 'b', 'default'))!;
     let cleaned = 0;
-    await withFinalizer(kube, VAULT_POLICIES, deleting, { apply: async () => assert.fail('no apply when deleting'), cleanup: async () => { cleaned++; } });
+    await withFinalizer(kube, VAULT_POLICIES, deleting, { apply: () => assert.fail('no apply when deleting'), cleanup: () => { cleaned++; return Promise.resolve(); } });
     assert.equal(cleaned, 1);
     assert.deepEqual((await kube.get(VAULT_POLICIES, 'b', 'default'))?.metadata.finalizers, ['other.io/keep']);
   });
@@ -75,7 +75,7 @@ describe('finalizer helper', () => {
     await kube.create(VAULT_POLICIES, policy('c', { finalizers: [FINALIZER] }));
     await kube.delete(VAULT_POLICIES, 'c', 'default');
     const deleting = (await kube.get(VAULT_POLICIES, 'c', 'default'))!;
-    await assert.rejects(withFinalizer(kube, VAULT_POLICIES, deleting, { apply: async () => ({}), cleanup: async () => { throw new Error('vault down'); } }), /vault down/);
+    await assert.rejects(withFinalizer(kube, VAULT_POLICIES, deleting, { apply: () => Promise.resolve({}), cleanup: () => Promise.reject(new Error('vault down')) }), /vault down/);
     assert.deepEqual((await kube.get(VAULT_POLICIES, 'c', 'default'))?.metadata.finalizers, [FINALIZER]);
   });
 
@@ -83,12 +83,12 @@ describe('finalizer helper', () => {
     const kube = new FakeKubeClient();
     const stale = await kube.create(VAULT_POLICIES, policy('d'));
     await kube.patch(VAULT_POLICIES, 'd', 'default', { metadata: { labels: { moved: 'on' } } }, 'merge');
-    const res = await withFinalizer(kube, VAULT_POLICIES, stale, { apply: async () => assert.fail('not with a stale object'), cleanup: async () => undefined });
+    const res = await withFinalizer(kube, VAULT_POLICIES, stale, { apply: () => assert.fail('not with a stale object'), cleanup: () => Promise.resolve() });
     assert.ok(res.requeueAfterMs !== undefined, 'requeued');
     assert.equal((await kube.get(VAULT_POLICIES, 'd', 'default'))?.metadata.finalizers, undefined, 'nothing clobbered');
     const gone = await kube.create(VAULT_POLICIES, policy('e'));
     await kube.delete(VAULT_POLICIES, 'e', 'default');
-    assert.deepEqual(await withFinalizer(kube, VAULT_POLICIES, gone, { apply: async () => ({}), cleanup: async () => undefined }), {});
+    assert.deepEqual(await withFinalizer(kube, VAULT_POLICIES, gone, { apply: () => Promise.resolve({}), cleanup: () => Promise.resolve() }), {});
   });
 });
 

@@ -76,8 +76,11 @@ describe('informer against the simulator', () => {
     await client.delete(CONFIGMAPS, 'a', ns);
     await until(() => events.some((e) => e.type === 'delete'));
     assert.deepEqual(events.map((e) => e.type), ['add', 'update', 'delete']);
+    events.length = 0;
     assert.equal(inf.cache.get(`${ns}/a`), undefined);
-    assert.throws(() => { (inf.cache.list()[0] ?? Object.freeze({})).x = 1; }, TypeError, 'cached objects are frozen');
+    await client.create(CONFIGMAPS, cm(ns, 'frozen'));
+    await until(() => inf.cache.size === 1);
+    assert.throws(() => { (inf.cache.get(`${ns}/frozen`)!.data as Record<string, string>).v = 'mutated'; }, TypeError, 'cached objects are frozen');
     await inf.stop();
   });
 

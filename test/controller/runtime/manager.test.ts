@@ -55,7 +55,7 @@ describe('manager + controller', () => {
               await applyStatus(ctx.client, VAULT_POLICIES, o, { observedGeneration: o.metadata.generation, conditions });
               return DONE;
             },
-            cleanup: async (o) => { runs.push(`cleanup:${objectKey(o)}`); },
+            cleanup: (o) => { runs.push(`cleanup:${objectKey(o)}`); return Promise.resolve(); },
           });
         } finally {
           concurrent--;
@@ -98,18 +98,18 @@ describe('manager + controller', () => {
     const w = waiter();
     const attempts = new Map<string, number>();
     const seenRetries: number[] = [];
-    mgr.controller('flaky').for(VAULT_POLICIES).complete(async (key, ctx) => {
+    mgr.controller('flaky').for(VAULT_POLICIES).complete((key, ctx) => {
       const n = (attempts.get(key) ?? 0) + 1;
       attempts.set(key, n);
       w.poke();
       const { name } = splitKey(key);
       if (name === 'retry') {
         seenRetries.push(ctx.retries);
-        if (n <= 2) throw new KubeApiError(503, 'ServiceUnavailable', 'try later');
+        if (n <= 2) return Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'try later'));
       }
-      if (name === 'terminal') throw new TerminalError('PolicyInvalid', 'path sys/* is forbidden');
-      if (name === 'conflict' && n === 1) throw new KubeApiError(409, 'Conflict', 'the object has been modified');
-      return DONE;
+      if (name === 'terminal') return Promise.reject(new TerminalError('PolicyInvalid', 'path sys/* is forbidden'));
+      if (name === 'conflict' && n === 1) return Promise.reject(new KubeApiError(409, 'Conflict', 'the object has been modified'));
+      return Promise.resolve(DONE);
     });
     await mgr.start();
     for (const n of ['retry', 'terminal', 'conflict']) await kube.create(VAULT_POLICIES, vp(n));
@@ -161,7 +161,7 @@ describe('manager + controller', () => {
     const runsBy: Record<string, string[]> = { a: [], b: [] };
     const make = (id: 'a' | 'b'): Manager => {
       const m = new Manager({ client: kube, informer: { resyncMs: 0 }, leaderElection: { ...le, identity: id } });
-      m.controller('c').for(VAULT_POLICIES).complete(async (key) => { runsBy[id]!.push(key); w.poke(); return DONE; });
+      m.controller('c').for(VAULT_POLICIES).complete((key) => { runsBy[id]!.push(key); w.poke(); return Promise.resolve(DONE); });
       return m;
     };
     await kube.create(VAULT_POLICIES, vp('x'));
@@ -185,7 +185,7 @@ describe('manager + controller', () => {
   test('health server: /healthz, /readyz after sync, /metrics in Prometheus format', async () => {
     const kube = new FakeKubeClient();
     const mgr = new Manager({ client: kube, informer: { resyncMs: 0 } });
-    mgr.controller('c').for(VAULT_POLICIES).complete(async () => DONE);
+    mgr.controller('c').for(VAULT_POLICIES).complete(() => Promise.resolve(DONE));
     const health = await startHealthServer({ registry: mgr.metrics.registry, status: () => mgr.status() });
     try {
       const get = (p: string) => fetch(`http://127.0.0.1:${health.port}${p}`);

@@ -1,0 +1,141 @@
+// One end-to-end stack per test file: real control plane (+ kube-controller-manager), vaultgate's CRDs,
+// the simulated Vault with TokenReview-backed kubernetes auth, `vaultgate webhook` registered with the
+// apiserver, and `vaultgate controller` processes. Start-up and teardown times are printed.
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { type ControlPlane, startControlPlane } from './control-plane.ts';
+import { type ControllerHandle, type ControllerOptions, REPO_ROOT, VaultgateProcesses, type WebhookHandle } from './e2e-processes.ts';
+import { SIMULATED_VAULT_BANNER, type SimulatedVault, startSimulatedVault, vaultCall } from './e2e-vault.ts';
+import { waitFor } from './wait.ts';
+
+export const CRD_DIR = process.env.VAULTGATE_CRD_DIR ?? join(REPO_ROOT, 'charts/vaultgate/crds');
+
+export interface E2EOptions {
+  controllerManager?: boolean;
+  /** Start the webhook and register it (default true). */
+  webhook?: boolean;
+  /** Start one controller (default true) with these options. */
+  controller?: false | Omit<ControllerOptions, 'vaultAddr' | 'vaultToken'>;
+}
+
+export interface E2EStack {
+  cp: ControlPlane;
+  vault: SimulatedVault;
+  procs: VaultgateProcesses;
+  webhook: WebhookHandle | undefined;
+  controller: ControllerHandle | undefined;
+  startController(opts?: Omit<ControllerOptions, 'vaultAddr' | 'vaultToken'>): Promise<ControllerHandle>;
+  /** Root-token Vault call against the simulator (tests read back what the controller wrote). */
+  vaultRoot(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  /** kubectl apply of objects/YAML as a user would (client-side apply, the webhook sees it). */
+  kubectlApply(manifests: string | object | object[]): Promise<string>;
+  /** `kubectl get <kind> <name> -n <ns> -o json`, or undefined when NotFound. */
+  getJson<T = Record<string, unknown>>(kind: string, name: string, namespace?: string): Promise<T | undefined>;
+  /** Log tails of every vaultgate process, for failure messages. */
+  diagnostics(): string;
+  stop(): Promise<void>;
+}
+
+const log = (line: string): void => { process.stderr.write(`${line}\n`); };
+const seconds = (t: number): string => ((performance.now() - t) / 1000).toFixed(2);
+
+/** API paths of the kinds the scenarios read (polling through the API is cheaper than a kubectl per poll). */
+const RESOURCES: Record<string, { prefix: string; plural: string; namespaced: boolean }> = {
+  vaultpolicy: { prefix: '/apis/vaultgate.io/v1alpha1', plural: 'vaultpolicies', namespaced: true },
+  vaultrolebinding: { prefix: '/apis/vaultgate.io/v1alpha1', plural: 'vaultrolebindings', namespaced: true },
+  vaultguardrail: { prefix: '/apis/vaultgate.io/v1alpha1', plural: 'vaultguardrails', namespaced: false },
+  secretstore: { prefix: '/apis/external-secrets.io/v1', plural: 'secretstores', namespaced: true },
+  clustersecretstore: { prefix: '/apis/external-secrets.io/v1', plural: 'clustersecretstores', namespaced: false },
+  externalsecret: { prefix: '/apis/external-secrets.io/v1', plural: 'externalsecrets', namespaced: true },
+  secret: { prefix: '/api/v1', plural: 'secrets', namespaced: true },
+  serviceaccount: { prefix: '/api/v1', plural: 'serviceaccounts', namespaced: true },
+  lease: { prefix: '/apis/coordination.k8s.io/v1', plural: 'leases', namespaced: true },
+  event: { prefix: '/api/v1', plural: 'events', namespaced: true },
+};
+
+export function apiPath(kind: string, name: string | undefined, namespace?: string): string {
+  const r = RESOURCES[kind.toLowerCase()];
+  if (!r) throw new Error(`apiPath: unknown kind ${kind}`);
+  const ns = r.namespaced ? `/namespaces/${encodeURIComponent(namespace ?? 'default')}` : '';
+  return `${r.prefix}${ns}/${r.plural}${name ? `/${encodeURIComponent(name)}` : ''}`;
+}
+
+export function toYaml(manifests: string | object | object[]): string {
+  return typeof manifests === 'string' ? manifests : (Array.isArray(manifests) ? manifests : [manifests]).map((o) => stringify(o)).join('---\n');
+}
+
+export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
+  const t = performance.now();
+  log(`[e2e] ${SIMULATED_VAULT_BANNER}`);
+  const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log });
+  let procs: VaultgateProcesses | undefined;
+  let vault: SimulatedVault | undefined;
+  try {
+    await cp.installCRDs(CRD_DIR);
+    await cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'vaultgate-system' } });
+    vault = await startSimulatedVault(cp, { log });
+    procs = new VaultgateProcesses(cp, { log });
+    let webhook: WebhookHandle | undefined;
+    if (opts.webhook !== false) {
+      webhook = await procs.startWebhook();
+      await cp.registerWebhooks({ url: webhook.url, caBundlePem: webhook.caPem });
+    }
+    const v = vault;
+    const p = procs;
+    const startController = (o: Omit<ControllerOptions, 'vaultAddr' | 'vaultToken'> = {}): Promise<ControllerHandle> =>
+      p.startController({ ...o, vaultAddr: v.addr, vaultToken: v.rootToken });
+    const controller = opts.controller === false ? undefined : await startController(opts.controller ?? {});
+    log(`[e2e] stack up in ${seconds(t)}s (control plane ${cp.timings.total}s)`);
+    let stopped = false;
+    const stack: E2EStack = {
+      cp, vault: v, procs: p, webhook, controller, startController,
+      vaultRoot: (method, path, body) => vaultCall(v.addr, v.rootToken, method, path, body),
+      kubectlApply: (manifests) => cp.kubectl(['apply', '-f', '-'], { stdin: toYaml(manifests) }),
+      async getJson<T>(kind: string, name: string, namespace?: string): Promise<T | undefined> {
+        const res = await cp.request('GET', apiPath(kind, name, namespace));
+        if (res.status === 404) return undefined;
+        if (res.status !== 200) throw new Error(`GET ${kind} ${namespace ?? ''}/${name}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+        return res.body as T;
+      },
+      diagnostics: () => ['webhook', 'controller', 'controller-a', 'controller-b']
+        .map((n) => [n, p.logTail(n, 25)] as const).filter(([, l]) => l).map(([n, l]) => `--- ${n} log (tail)\n${l}`).join('\n'),
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        const s = performance.now();
+        await p.stopAll();
+        await v.stop();
+        await cp.stop();
+        log(`[e2e] stack torn down in ${seconds(s)}s`);
+      },
+    };
+    return stack;
+  } catch (err) {
+    if (procs) process.stderr.write(`${['webhook', 'controller'].map((n) => procs?.logTail(n, 40)).join('\n')}\n`);
+    await procs?.stopAll();
+    await vault?.stop();
+    await cp.stop();
+    throw err;
+  }
+}
+
+/** Waits for a condition on an object read with kubectl; returns the object. */
+export async function waitForObject<T extends Record<string, unknown>>(
+  stack: E2EStack, kind: string, name: string, namespace: string | undefined, check: (obj: T | undefined) => boolean, what: string, timeoutMs = 60_000,
+): Promise<T | undefined> {
+  let last: T | undefined;
+  try {
+    return await waitFor(async () => {
+      last = await stack.getJson<T>(kind, name, namespace);
+      return check(last) ? { value: last } : undefined;
+    }, { what, timeoutMs, intervalMs: 250 }).then((r) => r.value);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\nlast seen: ${JSON.stringify(last?.status ?? last ?? null)}\n${stack.diagnostics()}`);
+  }
+}
+
+export interface Condition { type: string; status: string; reason?: string; message?: string; observedGeneration?: number }
+
+export function condition(obj: Record<string, unknown> | undefined, type = 'Ready'): Condition | undefined {
+  return ((obj?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).find((c) => c.type === type);
+}
