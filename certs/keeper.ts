@@ -81,6 +81,7 @@ export class CertKeeper {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly metrics?: KeeperMetrics;
+  private lastConfigCount = -1;
 
   constructor(private readonly opts: CertKeeperOptions) {
     const { dnsNames, ipAddresses } = splitSans([...serviceDnsNames(opts), ...(opts.extraSans ?? [])]);
@@ -97,6 +98,10 @@ export class CertKeeper {
       client.getSecret(namespace, secretName),
       client.listWebhookConfigurations(this.opts.webhookSelector ?? INJECT_SELECTOR),
     ]);
+    if (configs.length === 0 && this.lastConfigCount !== 0) {
+      this.log.warn({ selector: this.opts.webhookSelector ?? INJECT_SELECTOR }, 'no webhook configuration matches the selector: caBundle is injected nowhere');
+    }
+    this.lastConfigCount = configs.length;
     const stored = readStoredPki(secret);
     const now = this.clock.now();
     const p = plan(stored, webhookTargets(configs), this.policy, now);

@@ -146,7 +146,7 @@ async function run(): Promise<Record<string, number | string>> {
 }
 
 /** RSS and heap growth with `n` ExternalSecrets and `n` Secrets held by informer caches. */
-async function cacheMemory(n: number): Promise<Record<string, number>> {
+export async function cacheMemory(n: number): Promise<Record<string, number>> {
   const store = new KubeStore({ historyLimit: 10 });
   const kube = new FakeKubeClient({ store });
   await kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'mem' } });

@@ -3,7 +3,7 @@
 // process group with its log in a file (harness ProcessGroup: killed on stop, on exit, and by a reaper
 // if the test process dies). Readiness is the process's own /readyz, not a sleep.
 import { request as httpsRequest } from 'node:https';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,7 +107,10 @@ export class VaultgateProcesses {
     writeFileSync(keyFile, cert.keyPem, { mode: 0o600 });
     const auditDir = join(this.dir, `${name}-audit`);
     const audit = opts.audit ?? true;
-    if (audit) await runVaultgate(['audit', 'keygen', '--out', auditDir]);
+    if (audit) {
+      mkdirSync(auditDir, { recursive: true });
+      await runVaultgate(['audit', 'keygen', '--out', auditDir]);
+    }
     const port = await freePort();
     const proc = this.group.spawn(name, process.execPath, vaultgateArgv([
       'webhook', '--host', '127.0.0.1', '--port', String(port), '--tls-cert-file', certFile, '--tls-key-file', keyFile,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { type ControlPlane, startControlPlane } from './control-plane.ts';
 import { type ControllerHandle, type ControllerOptions, REPO_ROOT, VaultgateProcesses, type WebhookHandle } from './e2e-processes.ts';
-import { SIMULATED_VAULT_BANNER, type SimulatedVault, startSimulatedVault, vaultCall } from './e2e-vault.ts';
+import { type SimulatedVault, startSimulatedVault, vaultCall } from './e2e-vault.ts';
 import { waitFor } from './wait.ts';
 
 export const CRD_DIR = process.env.VAULTGATE_CRD_DIR ?? join(REPO_ROOT, 'charts/vaultgate/crds');
@@ -66,7 +66,6 @@ export function toYaml(manifests: string | object | object[]): string {
 
 export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
   const t = performance.now();
-  log(`[e2e] ${SIMULATED_VAULT_BANNER}`);
   const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log });
   let procs: VaultgateProcesses | undefined;
   let vault: SimulatedVault | undefined;

@@ -1,0 +1,121 @@
+// Scenario 3 (real tier): a SecretStore logging in with kubernetes auth as the tenant's own
+// ServiceAccount (TokenRequest → simulated Vault → real TokenReview) and an ExternalSecret produce a
+// Secret with the right data, owned by the ExternalSecret; a change in Vault reaches the Secret on the
+// next refresh; deleting the ExternalSecret lets the real kube-controller-manager's garbage collector
+// delete an Owner Secret and keep an Orphan one.
+// Vault is SIMULATED (OpenBao cannot be built here): see test/harness/e2e-vault.ts.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { condition, type E2EStack, startE2E, waitForObject } from '../harness/e2e-stack.ts';
+import { realTier } from '../harness/real-tier.ts';
+
+const tier = await realTier();
+const NS = 'team-a';
+
+type Obj = Record<string, unknown> & { metadata: { uid: string; ownerReferences?: Array<{ kind: string; name: string; uid: string; controller?: boolean }> } };
+interface SecretObj extends Obj { data?: Record<string, string>; type?: string }
+
+const decode = (s: SecretObj | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(s?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+
+function externalSecret(name: string, creationPolicy: 'Owner' | 'Orphan'): object {
+  return {
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'ExternalSecret',
+    metadata: { name, namespace: NS },
+    spec: {
+      refreshInterval: '2s',
+      secretStoreRef: { name: 'vault-backend', kind: 'SecretStore' },
+      target: { name, creationPolicy },
+      data: [
+        { secretKey: 'username', remoteRef: { key: 'team-a/app/db', property: 'username' } },
+        { secretKey: 'password', remoteRef: { key: 'team-a/app/db', property: 'password' } },
+      ],
+    },
+  };
+}
+
+void describe('e2e 3: SecretStore (kubernetes auth as the tenant) + ExternalSecret → Secret, refresh, garbage collection', { skip: tier.skip }, () => {
+  let stack: E2EStack;
+
+  before(async () => {
+    stack = await startE2E({ controllerManager: true });
+    await stack.cp.apply([
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app-reader', namespace: NS } },
+    ]);
+    await stack.vaultRoot('POST', 'secret/data/team-a/app/db', { data: { username: 'app', password: 'first-password' } });
+    await stack.kubectlApply([
+      {
+        apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app-read', namespace: NS },
+        spec: { rules: [{ path: 'secret/data/{{namespace}}/app/*', capabilities: ['read'] }] },
+      },
+      {
+        apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'app-reader', namespace: NS },
+        spec: { serviceAccounts: ['app-reader'], policies: ['app-read'], audience: 'vault' },
+      },
+      {
+        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault-backend', namespace: NS },
+        spec: {
+          provider: {
+            vault: {
+              server: stack.vault.addr, path: 'secret', version: 'v2',
+              auth: { kubernetes: { mountPath: 'kubernetes', role: 'vaultgate.team-a.app-reader', serviceAccountRef: { name: 'app-reader', audiences: ['vault'] } } },
+            },
+          },
+        },
+      },
+    ]);
+    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=60s', '-n', NS, 'vrb/app-reader']);
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  void test('the SecretStore becomes Ready by logging in as team-a/app-reader (verified by TokenReview)', async () => {
+    const store = await waitForObject<Obj>(stack, 'secretstore', 'vault-backend', NS, (o) => condition(o)?.status === 'True', 'SecretStore Ready');
+    assert.equal(condition(store)?.status, 'True');
+    const ok = stack.vault.reviews.filter((r) => r.ok && r.identity.namespace === NS && r.identity.name === 'app-reader');
+    assert.ok(ok.length > 0, 'the store logged in with a TokenRequest token of its own ServiceAccount');
+  });
+
+  void test('an ExternalSecret produces a Secret with the Vault data, owned by the ExternalSecret', async () => {
+    await stack.kubectlApply(externalSecret('app-db', 'Owner'));
+    const secret = await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s).password === 'first-password', 'Secret app-db with the Vault data');
+    assert.deepEqual(decode(secret), { username: 'app', password: 'first-password' });
+    const es = await stack.getJson<Obj>('externalsecret', 'app-db', NS);
+    const owner = secret?.metadata.ownerReferences?.find((r) => r.kind === 'ExternalSecret');
+    assert.equal(owner?.name, 'app-db');
+    assert.equal(owner?.uid, es?.metadata.uid);
+    assert.equal(owner?.controller, true);
+    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=30s', '-n', NS, 'externalsecret/app-db']);
+  });
+
+  void test('a new value in Vault reaches the Secret on the next refresh (refreshInterval 2s)', async () => {
+    await stack.vaultRoot('POST', 'secret/data/team-a/app/db', { data: { username: 'app', password: 'second-password' } });
+    const secret = await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s).password === 'second-password', 'the Secret to carry the new password', 30_000);
+    assert.deepEqual(decode(secret), { username: 'app', password: 'second-password' });
+  });
+
+  void test('no secret value appears in the ExternalSecret status, events or the controller log', async () => {
+    const es = await stack.getJson<Obj>('externalsecret', 'app-db', NS);
+    assert.doesNotMatch(JSON.stringify(es), /first-password|second-password/);
+    const events = await stack.cp.request('GET', `/api/v1/namespaces/${NS}/events`);
+    assert.doesNotMatch(events.text, /first-password|second-password/);
+    assert.doesNotMatch(stack.procs.log('controller'), /first-password|second-password|eyJhbGciOi/);
+  });
+
+  void test('deleting the ExternalSecrets: the garbage collector deletes the Owner Secret and keeps the Orphan one', async () => {
+    await stack.kubectlApply(externalSecret('kept', 'Orphan'));
+    const kept = await waitForObject<SecretObj>(stack, 'secret', 'kept', NS, (s) => decode(s).password === 'second-password', 'Secret kept');
+    assert.equal((kept?.metadata.ownerReferences ?? []).filter((r) => r.kind === 'ExternalSecret').length, 0, 'an Orphan Secret has no owner');
+
+    await stack.cp.kubectl(['delete', '-n', NS, 'externalsecret/app-db', 'externalsecret/kept', '--wait=true', '--timeout=60s']);
+    // The Owner Secret's deletion by the real garbage collector is also the point by which it has
+    // processed both deletions: only then is "the Orphan Secret is still there" meaningful.
+    await waitForObject(stack, 'secret', 'app-db', NS, (s) => s === undefined, 'the garbage collector to delete Secret app-db');
+    const still = await stack.getJson<SecretObj>('secret', 'kept', NS);
+    assert.ok(still, 'the Orphan Secret is kept');
+    assert.deepEqual(decode(still), { username: 'app', password: 'second-password' });
+  });
+});
