@@ -84,8 +84,10 @@ void test('CA rotation under continuous load: zero failed requests', async () =>
   const keeper = new CertKeeper({
     client: cluster, namespace: NS, secretName: SECRET, service: SERVICE, extraSans: ['127.0.0.1'],
     intervalMs: 100, settleMs: 20,
-    // grace periods scaled down from minutes to fractions of a second, kept above the simulated lags
-    policy: { publishGraceMs: 4 * INFORMER_LAG_MS, retireGraceMs: 3 * Math.max(...KUBELET_DELAYS_MS) },
+    // Grace periods scaled down from minutes to seconds, kept far above the simulated lags: on a loaded
+    // CI machine timers slip by hundreds of milliseconds, and a grace that only just covers a lag would
+    // make this test measure the scheduler instead of the rotation sequence.
+    policy: { publishGraceMs: 2_000 + 4 * INFORMER_LAG_MS, retireGraceMs: 2_000 + 3 * Math.max(...KUBELET_DELAYS_MS) },
   });
   const stopKeeper = new AbortController();
   const keeperDone = keeper.run(stopKeeper.signal);
