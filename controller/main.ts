@@ -126,7 +126,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
   });
   const connector = new StoreConnector({ client: opts.client, tokens, timeoutMs: opts.vault.timeoutMs ?? 10_000, clientDefaults: { logger: log, ...opts.vault.clientDefaults } });
-  const reader = new CoalescingKvReader();
+  const reader = new CoalescingKvReader(opts.now ? { now: () => opts.now!().getTime() } : {});
 
   // Caches the reconcilers read besides their primaries: guardrails and namespaces (admission re-check,
   // ClusterSecretStore namespaceSelector).

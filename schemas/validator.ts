@@ -119,20 +119,32 @@ function describe(err: ErrorObject, root: unknown): SchemaProblem {
   return { field, message, rule: `schema.${err.keyword}`, severity: 'deny' };
 }
 
-/** Fields the schema does not declare: the apiserver silently prunes them, so say so before it does. */
-function unknownFields(schema: Record<string, unknown>, value: unknown, at: string[]): SchemaProblem[] {
-  if (schema['x-kubernetes-preserve-unknown-fields'] === true) return [];
-  const out: SchemaProblem[] = [];
-  if (Array.isArray(value) && isRecord(schema.items)) {
-    value.forEach((v, i) => out.push(...unknownFields(schema.items as Record<string, unknown>, v, [...at, String(i)])));
+/**
+ * Fields the schema does not declare: the apiserver silently prunes them, so say so before it does.
+ * Runs on every admission review, so the walk keeps one path stack (`at`, pushed and popped) and one
+ * output array, and builds a field path only for an unknown field it reports.
+ */
+function unknownFields(schema: Record<string, unknown>, value: unknown, at: string[], out: SchemaProblem[] = []): SchemaProblem[] {
+  if (schema['x-kubernetes-preserve-unknown-fields'] === true) return out;
+  if (Array.isArray(value)) {
+    const items = schema.items;
+    if (!isRecord(items)) return out;
+    for (let i = 0; i < value.length; i++) {
+      at.push(String(i));
+      unknownFields(items, value[i], at, out);
+      at.pop();
+    }
   } else if (isRecord(value)) {
     const props = isRecord(schema.properties) ? schema.properties : undefined;
     const extra = schema.additionalProperties;
-    for (const [k, v] of Object.entries(value)) {
+    for (const k of Object.keys(value)) {
       const sub = props?.[k];
-      if (isRecord(sub)) out.push(...unknownFields(sub, v, [...at, k]));
-      else if (isRecord(extra)) out.push(...unknownFields(extra, v, [...at, k]));
-      else if (props && extra === undefined && !(at.length === 0 && k === 'status')) {
+      const subSchema = isRecord(sub) ? sub : isRecord(extra) ? extra : undefined;
+      if (subSchema) {
+        at.push(k);
+        unknownFields(subSchema, value[k], at, out);
+        at.pop();
+      } else if (props && extra === undefined && !(at.length === 0 && k === 'status')) {
         const hint = closest(k, Object.keys(props));
         out.push({
           field: fieldPath(undefined, [...at, k]),

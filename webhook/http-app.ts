@@ -6,12 +6,16 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import helmet from 'helmet';
 import type { Logger } from '../observability/log.ts';
 import type { AdmissionContext } from './admission/context.ts';
-import { reviewMutation, reviewValidation } from './admission/review.ts';
+import { mutate, validate } from './admission/review.ts';
 import type { AdmissionDecision, AdmissionRequest, AdmissionReview } from './admission/types.ts';
+import { jsonBody } from './json-body.ts';
 import type { WebhookMetrics } from './metrics.ts';
+import { precomputedHeaders } from './security-headers.ts';
 
 /** controller-runtime's limit: old and new object up to 3 MiB each plus envelope (pkg/webhook/admission/http.go). */
 export const BODY_LIMIT = '7mb';
+/** BODY_LIMIT in bytes, as body-parser's `bytes` reads '7mb'. */
+export const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
 
 export type WebhookKind = 'mutate' | 'validate';
 
@@ -26,7 +30,9 @@ export interface WebhookAppOptions {
   onDecision?: (webhook: WebhookKind, request: AdmissionRequest, decision: AdmissionDecision) => void;
 }
 
-const reviewers: Record<WebhookKind, typeof reviewMutation> = { mutate: reviewMutation, validate: reviewValidation };
+// The synchronous core, called directly: the promise-returning reviewMutation/reviewValidation would
+// cost a microtask hop and make express 5 attach a rejection handler to every request.
+const reviewers: Record<WebhookKind, typeof mutate> = { mutate, validate };
 
 /** Why a body cannot be answered with an AdmissionReview (no uid to echo), or undefined if it can. */
 function malformedReason(body: unknown): string | undefined {
@@ -62,7 +68,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(helmet());
+  app.use(precomputedHeaders(helmet()));
 
   app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok'); });
   app.get('/readyz', (_req, res) => {
@@ -73,15 +79,16 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
     res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
   });
 
-  const json = express.json({ limit: BODY_LIMIT, type: () => true });
+  const json = jsonBody({ limit: BODY_LIMIT, limitBytes: BODY_LIMIT_BYTES });
   for (const webhook of ['mutate', 'validate'] as const) {
-    app.post(`/${webhook}`, json, async (req: Request, res: Response) => {
-      const stop = opts.metrics.latency.startTimer({ webhook });
+    const latencyLabels = { webhook };
+    app.post(`/${webhook}`, json, (req: Request, res: Response) => {
+      const started = performance.now();
       const body: unknown = req.body;
       const malformed = malformedReason(body);
       if (malformed) {
         opts.metrics.requests.inc({ webhook, kind: 'unknown', operation: 'unknown', decision: 'bad_request' });
-        stop();
+        opts.metrics.latency.observe(latencyLabels, (performance.now() - started) / 1000);
         res.status(400).json({ error: malformed });
         return;
       }
@@ -95,7 +102,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
         decision = { response: { uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: problem } }, rules: ['envelope'], patchOps: [] };
       } else {
         try {
-          decision = await reviewers[webhook](request, opts.context());
+          decision = reviewers[webhook](request, opts.context());
         } catch (err) {
           // A bug in a rule must not become a 5xx (the apiserver would apply failurePolicy blindly):
           // deny with a message that says it is ours, and log the detail (no object content).
@@ -107,7 +114,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
       const outcome = !decision.response.allowed ? 'denied' : decision.patchOps.length > 0 ? 'mutated' : 'allowed';
       opts.metrics.requests.inc({ webhook, kind, operation, decision: outcome });
       if (!decision.response.allowed) for (const rule of decision.rules) opts.metrics.denials.inc({ webhook, rule });
-      stop();
+      opts.metrics.latency.observe(latencyLabels, (performance.now() - started) / 1000);
       try {
         opts.onDecision?.(webhook, request, decision);
       } catch (err) {

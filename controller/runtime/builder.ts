@@ -4,13 +4,13 @@
 //     .for(VAULT_ROLE_BINDINGS)
 //     .withIndex('policy', (vrb) => vrb.spec.policies.map((p) => `${vrb.metadata.namespace}/${p}`))
 //     .watches(VAULT_POLICIES, { index: 'policy', values: (vp) => [objectKey(vp)] })
-//     .owns(SECRETS)
+//     .owns(SECRETS, { labelSelector: 'app.kubernetes.io/managed-by=vaultgate' })
 //     .workers(2)
 //     .complete(reconcileRoleBinding);
 //
 // "this changed → reconcile that" is declared here, never coded inside the reconciler.
 import type { IndexFn } from './cache.ts';
-import type { ObjectEvent } from './informer.ts';
+import type { ObjectEvent, WatchSelectors } from './informer.ts';
 import type { KubeObject } from './objects.ts';
 import type { Reconciler } from './reconciler.ts';
 import type { ResourceRef } from './resources.ts';
@@ -34,17 +34,28 @@ export const generationChanged: Predicate = (ev) =>
   ev.old.metadata.deletionTimestamp !== ev.obj.metadata.deletionTimestamp ||
   ev.old.metadata.generation === undefined;
 
+/**
+ * Options of for/owns/watches. `labelSelector`/`fieldSelector` filter the resource's shared informer on
+ * the server (its cache then holds only matching objects, and an object that stops matching arrives as
+ * a delete); every declaration of the same resource must use the same selectors.
+ */
+export interface SourceOptions extends WatchSelectors {
+  predicate?: Predicate;
+}
+
 export interface WatchSpec {
   resource: ResourceRef;
   map: MapFn | IndexMapping;
   predicate?: Predicate;
+  selectors: WatchSelectors;
 }
 
 export interface ControllerSpec {
   name: string;
   primary: ResourceRef;
   primaryPredicate?: Predicate;
-  owns: { resource: ResourceRef; predicate?: Predicate }[];
+  primarySelectors: WatchSelectors;
+  owns: { resource: ResourceRef; predicate?: Predicate; selectors: WatchSelectors }[];
   watches: WatchSpec[];
   indexes: { name: string; fn: IndexFn }[];
   workers: number;
@@ -59,6 +70,7 @@ export interface ControllerHost {
 export class ControllerBuilder {
   private primary?: ResourceRef;
   private primaryPredicate?: Predicate;
+  private primarySelectors: WatchSelectors = {};
   private readonly ownsList: ControllerSpec['owns'] = [];
   private readonly watchList: WatchSpec[] = [];
   private readonly indexList: ControllerSpec['indexes'] = [];
@@ -67,10 +79,11 @@ export class ControllerBuilder {
   constructor(private readonly host: ControllerHost, private readonly name: string) {}
 
   /** The primary resource: its keys are what the reconciler receives. Exactly one per controller. */
-  for(resource: ResourceRef, opts: { predicate?: Predicate } = {}): this {
+  for(resource: ResourceRef, opts: SourceOptions = {}): this {
     if (this.primary) throw new Error(`controller ${this.name}: for() called twice`);
     this.primary = resource;
     this.primaryPredicate = opts.predicate;
+    this.primarySelectors = selectorsOf(opts);
     return this;
   }
 
@@ -78,14 +91,14 @@ export class ControllerBuilder {
    * Objects this controller creates: a change to one enqueues its controlling owner (the ownerReference
    * with `controller: true` whose kind/apiVersion is the primary's), as EnqueueRequestForOwner.
    */
-  owns(resource: ResourceRef, opts: { predicate?: Predicate } = {}): this {
-    this.ownsList.push({ resource, predicate: opts.predicate });
+  owns(resource: ResourceRef, opts: SourceOptions = {}): this {
+    this.ownsList.push({ resource, predicate: opts.predicate, selectors: selectorsOf(opts) });
     return this;
   }
 
   /** Any other resource whose changes affect primaries: map a changed object to primary keys. */
-  watches(resource: ResourceRef, map: MapFn | IndexMapping, opts: { predicate?: Predicate } = {}): this {
-    this.watchList.push({ resource, map, predicate: opts.predicate });
+  watches(resource: ResourceRef, map: MapFn | IndexMapping, opts: SourceOptions = {}): this {
+    this.watchList.push({ resource, map, predicate: opts.predicate, selectors: selectorsOf(opts) });
     return this;
   }
 
@@ -105,8 +118,15 @@ export class ControllerBuilder {
   complete(reconciler: Reconciler): void {
     if (!this.primary) throw new Error(`controller ${this.name}: for() is required`);
     this.host.addController({
-      name: this.name, primary: this.primary, primaryPredicate: this.primaryPredicate, owns: this.ownsList,
+      name: this.name, primary: this.primary, primaryPredicate: this.primaryPredicate, primarySelectors: this.primarySelectors, owns: this.ownsList,
       watches: this.watchList, indexes: this.indexList, workers: this.workerCount, reconciler,
     });
   }
+}
+
+function selectorsOf(opts: WatchSelectors): WatchSelectors {
+  return {
+    ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+    ...(opts.fieldSelector ? { fieldSelector: opts.fieldSelector } : {}),
+  };
 }

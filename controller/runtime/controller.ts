@@ -7,7 +7,7 @@ import type { Store } from './cache.ts';
 import type { Clock } from './clock.ts';
 import { isConflict, KubeApiError } from './errors.ts';
 import type { EventRecorder } from './events.ts';
-import type { Informer, ObjectEvent } from './informer.ts';
+import type { Informer, ObjectEvent, WatchSelectors } from './informer.ts';
 import type { KubeClient } from './kube-client.ts';
 import type { RuntimeMetrics, ReconcileOutcome } from './metrics.ts';
 import { objectKey, type KubeObject } from './objects.ts';
@@ -19,7 +19,8 @@ import { WorkQueue } from './workqueue.ts';
 
 export interface ControllerDeps {
   client: KubeClient;
-  informerFor: (res: ResourceRef) => Informer;
+  /** The shared informer of `res`; `selectors` must match what the resource is already watched with. */
+  informerFor: (res: ResourceRef, selectors?: WatchSelectors) => Informer;
   cacheFor: (res: ResourceRef) => Store;
   events: EventRecorder;
   log: Logger;
@@ -56,11 +57,11 @@ export class Controller {
   /** Register indexes and event handlers on the (shared) informers. Call before the informers start. */
   wire(): void {
     const { spec, deps } = this;
-    const primary = deps.informerFor(spec.primary);
+    const primary = deps.informerFor(spec.primary, spec.primarySelectors);
     for (const idx of spec.indexes) primary.cache.addIndex(idx.name, idx.fn);
     primary.addHandler(this.handler(spec.primaryPredicate, (obj) => [objectKey(obj)]));
-    for (const o of spec.owns) deps.informerFor(o.resource).addHandler(this.handler(o.predicate, (obj) => ownerKeys(spec.primary, obj)));
-    for (const w of spec.watches) deps.informerFor(w.resource).addHandler(this.handler(w.predicate, this.mapper(w.map)));
+    for (const o of spec.owns) deps.informerFor(o.resource, o.selectors).addHandler(this.handler(o.predicate, (obj) => ownerKeys(spec.primary, obj)));
+    for (const w of spec.watches) deps.informerFor(w.resource, w.selectors).addHandler(this.handler(w.predicate, this.mapper(w.map)));
   }
 
   /** Start the workers (on becoming leader). */

@@ -49,11 +49,15 @@ export type InformerState =
   | { phase: 'Backoff'; delayMs: number; then: InformerState }
   | { phase: 'Stopped' };
 
-export interface InformerOptions {
-  resource: ResourceRef;
-  namespace?: string;
+/** Server-side filters of what an informer lists and watches. */
+export interface WatchSelectors {
   labelSelector?: string;
   fieldSelector?: string;
+}
+
+export interface InformerOptions extends WatchSelectors {
+  resource: ResourceRef;
+  namespace?: string;
   /** LIST page size (`limit`). Default 500, as client-go's pager. */
   pageSize?: number;
   /** Re-deliver every key this often; 0 = never. Default 10 min. */

@@ -12,7 +12,7 @@ import type { IndexFn, Store } from './cache.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { Controller } from './controller.ts';
 import { KubeEventRecorder, nullRecorder, type EventRecorder } from './events.ts';
-import { Informer, type InformerLifecycleEvent, type InformerOptions } from './informer.ts';
+import { Informer, type InformerLifecycleEvent, type InformerOptions, type WatchSelectors } from './informer.ts';
 import type { KubeClient } from './kube-client.ts';
 import { LeaderElector, type LeaderElectionConfig } from './leader.ts';
 import { RuntimeMetrics } from './metrics.ts';
@@ -43,7 +43,7 @@ export interface ManagerStatus {
   /** Every informer has listed its resource at least once. */
   synced: boolean;
   leader: LeaderState;
-  informers: { resource: string; synced: boolean; phase: string }[];
+  informers: { resource: string; labelSelector?: string; synced: boolean; phase: string }[];
   controllers: { name: string; running: boolean; queued: number; inFlight: number }[];
 }
 
@@ -80,19 +80,31 @@ export class Manager implements ControllerHost {
   addController(spec: ControllerSpec): void {
     if (this.state !== 'new') throw new Error('manager: controllers must be registered before start()');
     const controller = new Controller(spec, {
-      client: this.client, informerFor: (r) => this.informer(r), cacheFor: (r) => this.cache(r),
+      client: this.client, informerFor: (r, sel) => this.informer(r, sel ?? {}), cacheFor: (r) => this.cache(r),
       events: this.events, log: this.log, metrics: this.metrics, clock: this.clock, rateLimiter: this.opts.rateLimiter?.(),
     });
     controller.wire();
     this.controllers.push(controller);
   }
 
-  /** The shared informer of a resource (created on first use; started by start()). */
-  informer<T extends KubeObject = KubeObject>(res: ResourceRef): Informer<T> {
+  /**
+   * The shared informer of a resource (created on first use; started by start()). `selectors` restrict
+   * what it lists and watches (e.g. only Secrets labelled as managed): there is one informer per
+   * resource, so every declaration of a resource must agree on them. Without `selectors` an existing
+   * informer is returned whatever it selects (lookups); a new one selects everything.
+   */
+  informer<T extends KubeObject = KubeObject>(res: ResourceRef, selectors?: WatchSelectors): Informer<T> {
     const id = resourceId(res);
     let inf = this.informers.get(id);
+    if (inf && selectors && selectorsKey(selectors) !== selectorsKey(inf.opts)) {
+      throw new Error(`manager: ${id} is already watched with ${describeSelectors(inf.opts)}; cannot also watch it with ${describeSelectors(selectors)}`);
+    }
     if (!inf) {
-      inf = new Informer(this.client, { ...this.opts.informer, resource: res, namespace: res.namespaced ? this.opts.namespace : undefined, clock: this.clock });
+      inf = new Informer(this.client, {
+        ...this.opts.informer, resource: res, namespace: res.namespaced ? this.opts.namespace : undefined, clock: this.clock,
+        ...(selectors?.labelSelector ? { labelSelector: selectors.labelSelector } : {}),
+        ...(selectors?.fieldSelector ? { fieldSelector: selectors.fieldSelector } : {}),
+      });
       inf.onLifecycle((ev) => this.observeInformer(id, ev));
       this.informers.set(id, inf);
       if (this.state === 'started') inf.start();
@@ -157,7 +169,9 @@ export class Manager implements ControllerHost {
   }
 
   status(): ManagerStatus {
-    const informers = [...this.informers.entries()].map(([resource, i]) => ({ resource, synced: i.synced, phase: i.phase }));
+    const informers = [...this.informers.entries()].map(([resource, i]) => ({
+      resource, ...(i.opts.labelSelector ? { labelSelector: i.opts.labelSelector } : {}), synced: i.synced, phase: i.phase,
+    }));
     return {
       synced: informers.every((i) => i.synced),
       leader: !this.opts.leaderElection ? 'disabled' : this.elector?.isLeader ? 'leader' : 'standby',
@@ -186,4 +200,13 @@ export class Manager implements ControllerHost {
         this.log.debug({ resource, event: ev }, 'informer');
     }
   }
+}
+
+function selectorsKey(s: WatchSelectors): string {
+  return `${s.labelSelector ?? ''}\n${s.fieldSelector ?? ''}`;
+}
+
+function describeSelectors(s: WatchSelectors): string {
+  const parts = [s.labelSelector ? `labelSelector "${s.labelSelector}"` : '', s.fieldSelector ? `fieldSelector "${s.fieldSelector}"` : ''].filter(Boolean);
+  return parts.length ? parts.join(' and ') : 'no selector';
 }

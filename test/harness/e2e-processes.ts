@@ -7,11 +7,11 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ControlPlane } from './control-plane.ts';
 import { freePort } from './ports.ts';
 import { type ManagedProcess, ProcessGroup } from './processes.ts';
 import { runTool } from './tools.ts';
 import { waitFor } from './wait.ts';
+import { stringify } from 'yaml';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(REPO_ROOT, 'cli/main.ts');
@@ -46,17 +46,42 @@ export interface ControllerHandle {
   logPath: string;
 }
 
+export interface WebhookOptions {
+  /** Process name (default `webhook`). */
+  name?: string;
+  /** Listen port (default a free one): a restarted webhook can take its predecessor's port. */
+  port?: number;
+  /** Default: the target's admin kubeconfig. */
+  kubeconfigPath?: string;
+  /** Audit trail key: a local file from `vaultgate audit keygen` (default), the in-cluster Secret of a namespace, or off. */
+  audit?: 'key-file' | { namespace: string } | false;
+  /** Wait for /readyz (default) or only for /healthz (serving: e.g. before its CRDs exist). */
+  waitReady?: boolean;
+  extraArgs?: string[];
+}
+
 export interface ControllerOptions {
   /** Process name, also the replica's identity prefix in logs (default `controller`). */
   name?: string;
   vaultAddr: string;
-  /** The controller's own Vault identity (VAULT_TOKEN, passed in the environment, never argv). */
-  vaultToken: string;
+  /** The controller's own Vault identity as a token (VAULT_TOKEN, in the environment, never argv); or use extraArgs --vault-role. */
+  vaultToken?: string;
+  /** Default: the target's admin kubeconfig. */
+  kubeconfigPath?: string;
+  /** Default vaultgate-system. */
+  leaderElectionNamespace?: string;
   driftCheckMs?: number;
   leaderElect?: boolean;
   extraArgs?: string[];
   /** Wait for /readyz (default true). */
   waitReady?: boolean;
+}
+
+/** Where the processes run against: the test control plane, or a user's cluster (`vaultgate dev --kubeconfig`). */
+export interface ClusterTarget {
+  kubeconfigPath: string;
+  /** A serving certificate for 127.0.0.1/localhost and the CA that signed it (the webhook's caBundle). */
+  issueServingCert(hosts: string[]): Promise<{ certPem: string; keyPem: string; caPem: string }>;
 }
 
 const seconds = (t: number): string => ((performance.now() - t) / 1000).toFixed(2);
@@ -76,11 +101,11 @@ function httpsStatus(url: string, caPem: string): Promise<number> {
 
 export class VaultgateProcesses {
   readonly group: ProcessGroup;
-  readonly #cp: ControlPlane;
+  readonly #cp: ClusterTarget;
   readonly #log: (line: string) => void;
   readonly #controllers = new Map<string, ControllerHandle>();
 
-  constructor(cp: ControlPlane, opts: { log?: (line: string) => void } = {}) {
+  constructor(cp: ClusterTarget, opts: { log?: (line: string) => void } = {}) {
     this.#cp = cp;
     this.#log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
     // Own temp dir: the control plane's stop() removes its dir, which would stop this group's reaper.
@@ -97,7 +122,7 @@ export class VaultgateProcesses {
   }
 
   /** Serving cert from the control plane's webhook CA, audit key from `vaultgate audit keygen`, then the webhook. */
-  async startWebhook(opts: { name?: string; extraArgs?: string[]; audit?: boolean } = {}): Promise<WebhookHandle> {
+  async startWebhook(opts: WebhookOptions = {}): Promise<WebhookHandle> {
     const t = performance.now();
     const name = opts.name ?? 'webhook';
     const cert = await this.#cp.issueServingCert(['127.0.0.1', 'localhost']);
@@ -106,24 +131,28 @@ export class VaultgateProcesses {
     writeFileSync(certFile, cert.certPem);
     writeFileSync(keyFile, cert.keyPem, { mode: 0o600 });
     const auditDir = join(this.dir, `${name}-audit`);
-    const audit = opts.audit ?? true;
-    if (audit) {
+    const audit = opts.audit ?? 'key-file';
+    let auditArgs = ['--no-audit'];
+    if (audit === 'key-file') {
       mkdirSync(auditDir, { recursive: true });
       await runVaultgate(['audit', 'keygen', '--out', auditDir]);
+      auditArgs = ['--audit-key-file', join(auditDir, 'audit-signing-key.pem')];
+    } else if (typeof audit === 'object') {
+      auditArgs = ['--audit-namespace', audit.namespace];
     }
-    const port = await freePort();
+    const port = opts.port ?? await freePort();
     const proc = this.group.spawn(name, process.execPath, vaultgateArgv([
       'webhook', '--host', '127.0.0.1', '--port', String(port), '--tls-cert-file', certFile, '--tls-key-file', keyFile,
-      '--kubeconfig', this.#cp.kubeconfigPath, '--drain-seconds', '0', '--replica', name,
-      ...(audit ? ['--audit-key-file', join(auditDir, 'audit-signing-key.pem')] : ['--no-audit']),
-      ...(opts.extraArgs ?? []),
+      '--kubeconfig', opts.kubeconfigPath ?? this.#cp.kubeconfigPath, '--drain-seconds', '0', '--replica', name,
+      ...auditArgs, ...(opts.extraArgs ?? []),
     ]), this.#env());
     const url = `https://127.0.0.1:${port}`;
-    await waitFor(async () => ((await httpsStatus(`${url}/readyz`, cert.caPem)) === 200 ? true : undefined), {
-      what: `vaultgate webhook /readyz\n${this.group.logTail(name)}`, timeoutMs: 60_000, intervalMs: 150,
+    const probe = opts.waitReady === false ? 'healthz' : 'readyz';
+    await waitFor(async () => ((await httpsStatus(`${url}/${probe}`, cert.caPem)) === 200 ? true : undefined), {
+      what: `vaultgate webhook /${probe}`, timeoutMs: 60_000, intervalMs: 150,
       abort: proc.exited.then((why) => `webhook exited (${why}):\n${this.group.logTail(name)}`),
-    });
-    this.#log(`[e2e] vaultgate webhook ready at ${url} in ${seconds(t)}s`);
+    }).catch((err: unknown) => { throw new Error(`${(err as Error).message}\n${this.group.logTail(name)}`); });
+    this.#log(`[e2e] vaultgate webhook ${probe === 'readyz' ? 'ready' : 'serving'} at ${url} in ${seconds(t)}s`);
     return { proc, url, caPem: cert.caPem, jwksPath: join(auditDir, 'audit-jwks.json'), logPath: proc.logPath };
   }
 
@@ -132,30 +161,49 @@ export class VaultgateProcesses {
     const name = opts.name ?? 'controller';
     const port = await freePort();
     const proc = this.group.spawn(name, process.execPath, vaultgateArgv([
-      'controller', '--kubeconfig', this.#cp.kubeconfigPath, '--vault-addr', opts.vaultAddr, '--metrics-port', String(port),
-      '--leader-election-namespace', 'vaultgate-system',
+      'controller', '--kubeconfig', opts.kubeconfigPath ?? this.#cp.kubeconfigPath, '--vault-addr', opts.vaultAddr, '--metrics-port', String(port),
+      '--leader-election-namespace', opts.leaderElectionNamespace ?? 'vaultgate-system',
       ...(opts.leaderElect === false ? ['--no-leader-elect'] : []),
       ...(opts.driftCheckMs ? ['--drift-check', String(opts.driftCheckMs)] : []),
       ...(opts.extraArgs ?? []),
-    ]), this.#env({ VAULT_TOKEN: opts.vaultToken, POD_NAME: name }));
+    ]), this.#env({ ...(opts.vaultToken ? { VAULT_TOKEN: opts.vaultToken } : {}), POD_NAME: name }));
     const handle: ControllerHandle = { name, proc, metricsUrl: `http://127.0.0.1:${port}`, logPath: proc.logPath };
     this.#controllers.set(name, handle);
     if (opts.waitReady !== false) {
       await waitFor(async () => ((await fetch(`${handle.metricsUrl}/readyz`)).status === 200 ? true : undefined), {
         what: `vaultgate controller ${name} /readyz`, timeoutMs: 60_000, intervalMs: 150,
         abort: proc.exited.then((why) => `controller ${name} exited (${why}):\n${this.group.logTail(name)}`),
-      });
+      }).catch((err: unknown) => { throw new Error(`${(err as Error).message}\n${this.group.logTail(name)}`); });
       this.#log(`[e2e] vaultgate controller ${name} ready in ${seconds(t)}s`);
     }
     return handle;
   }
 
-  /** /readyz body of a controller: `{ ready, leader, ... }`. */
-  async controllerStatus(name = 'controller'): Promise<{ ready: boolean; leader: boolean } | undefined> {
+  /** A kubeconfig authenticating with a bearer token (a ServiceAccount's TokenRequest token), mode 0600 in this dir. */
+  writeTokenKubeconfig(fileName: string, server: string, caPem: string, token: string): string {
+    const path = join(this.dir, fileName);
+    writeFileSync(path, stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'sa',
+      clusters: [{ name: 'cluster', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+      users: [{ name: 'sa', user: { token } }],
+      contexts: [{ name: 'sa', context: { cluster: 'cluster', user: 'sa' } }],
+    }), { mode: 0o600 });
+    return path;
+  }
+
+  /** A secret file (e.g. a ServiceAccount token for --vault-sa-token-file), mode 0600 in this dir. */
+  writeSecretFile(fileName: string, content: string): string {
+    const path = join(this.dir, fileName);
+    writeFileSync(path, content, { mode: 0o600 });
+    return path;
+  }
+
+  /** /readyz body of a controller: `{ ready, leader: 'leader'|'standby'|'disabled', ... }`. */
+  async controllerStatus(name = 'controller'): Promise<{ ready: boolean; leader: 'leader' | 'standby' | 'disabled' } | undefined> {
     const h = this.#controllers.get(name);
     if (!h?.proc.isRunning()) return undefined;
     try {
-      return (await (await fetch(`${h.metricsUrl}/readyz`)).json()) as { ready: boolean; leader: boolean };
+      return (await (await fetch(`${h.metricsUrl}/readyz`)).json()) as { ready: boolean; leader: 'leader' | 'standby' | 'disabled' };
     } catch {
       return undefined;
     }

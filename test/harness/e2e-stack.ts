@@ -1,6 +1,7 @@
 // One end-to-end stack per test file: real control plane (+ kube-controller-manager), vaultgate's CRDs,
 // the simulated Vault with TokenReview-backed kubernetes auth, `vaultgate webhook` registered with the
 // apiserver, and `vaultgate controller` processes. Start-up and teardown times are printed.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { type ControlPlane, startControlPlane } from './control-plane.ts';
@@ -9,9 +10,21 @@ import { type SimulatedVault, startSimulatedVault, vaultCall } from './e2e-vault
 import { waitFor } from './wait.ts';
 
 export const CRD_DIR = process.env.VAULTGATE_CRD_DIR ?? join(REPO_ROOT, 'charts/vaultgate/crds');
+/** The ESO-group CRDs the chart installs from a template (eso.installCRDs), not from crds/. */
+export const ESO_CRD_DIR = join(REPO_ROOT, 'charts/vaultgate/files/eso-crds');
+
+/** vaultgate's CRDs plus the ESO-group ones, wherever the chart keeps them. */
+export async function installAllCRDs(cp: ControlPlane): Promise<string[]> {
+  const names = await cp.installCRDs(CRD_DIR);
+  const eso = ['secretstores', 'clustersecretstores', 'externalsecrets'].map((p) => `${p}.external-secrets.io`);
+  if (eso.every((n) => names.includes(n)) || !existsSync(ESO_CRD_DIR)) return names;
+  return [...names, ...(await cp.installCRDs(ESO_CRD_DIR))];
+}
 
 export interface E2EOptions {
   controllerManager?: boolean;
+  /** Install vaultgate's and the ESO-group CRDs from the chart's files (default true; false when Helm installs them). */
+  crds?: boolean;
   /** Start the webhook and register it (default true). */
   webhook?: boolean;
   /** Start one controller (default true) with these options. */
@@ -64,13 +77,20 @@ export function toYaml(manifests: string | object | object[]): string {
   return typeof manifests === 'string' ? manifests : (Array.isArray(manifests) ? manifests : [manifests]).map((o) => stringify(o)).join('---\n');
 }
 
+/** Log tails of the vaultgate processes without the signed audit lines (long, and not what a failure needs). */
+function diagnostics(p: VaultgateProcesses): string {
+  return ['webhook', 'controller', 'controller-a', 'controller-b']
+    .map((n) => [n, p.log(n).split('\n').filter((l) => l && !l.startsWith('{"audit"')).slice(-20).join('\n')] as const)
+    .filter(([, l]) => l).map(([n, l]) => `--- ${n} log (tail)\n${l}`).join('\n');
+}
+
 export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
   const t = performance.now();
   const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log });
   let procs: VaultgateProcesses | undefined;
   let vault: SimulatedVault | undefined;
   try {
-    await cp.installCRDs(CRD_DIR);
+    if (opts.crds !== false) await installAllCRDs(cp);
     await cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'vaultgate-system' } });
     vault = await startSimulatedVault(cp, { log });
     procs = new VaultgateProcesses(cp, { log });
@@ -96,8 +116,7 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
         if (res.status !== 200) throw new Error(`GET ${kind} ${namespace ?? ''}/${name}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
         return res.body as T;
       },
-      diagnostics: () => ['webhook', 'controller', 'controller-a', 'controller-b']
-        .map((n) => [n, p.logTail(n, 25)] as const).filter(([, l]) => l).map(([n, l]) => `--- ${n} log (tail)\n${l}`).join('\n'),
+      diagnostics: () => diagnostics(p),
       async stop() {
         if (stopped) return;
         stopped = true;
@@ -110,7 +129,7 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
     };
     return stack;
   } catch (err) {
-    if (procs) process.stderr.write(`${['webhook', 'controller'].map((n) => procs?.logTail(n, 40)).join('\n')}\n`);
+    if (procs) process.stderr.write(`${diagnostics(procs)}\n`);
     await procs?.stopAll();
     await vault?.stop();
     await cp.stop();

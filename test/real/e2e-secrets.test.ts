@@ -54,6 +54,11 @@ void describe('e2e 3: SecretStore (kubernetes auth as the tenant) + ExternalSecr
         apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'app-reader', namespace: NS },
         spec: { serviceAccounts: ['app-reader'], policies: ['app-read'], audience: 'vault' },
       },
+    ]);
+    // The store is applied once its role exists: a store whose login fails ("invalid role name") is
+    // re-validated only after its recheck interval (5 min by default, as ESO's store requeue interval).
+    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=60s', '-n', NS, 'vrb/app-reader']);
+    await stack.kubectlApply([
       {
         apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault-backend', namespace: NS },
         spec: {
@@ -66,7 +71,6 @@ void describe('e2e 3: SecretStore (kubernetes auth as the tenant) + ExternalSecr
         },
       },
     ]);
-    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=60s', '-n', NS, 'vrb/app-reader']);
   });
   after(async () => {
     await stack?.stop();

@@ -4,8 +4,8 @@
 // matches, the built-in defaults apply in enforce mode, so a namespace is never unguarded.
 import type { AdmissionContext, GuardrailObject } from '../admission/context.ts';
 import type { GuardrailMode } from '../../schemas/types.ts';
-import { effectiveCapabilities } from '../../policy/capabilities.ts';
-import { expandNamespace, pathForbiddenBy, pathWithin } from '../../policy/paths.ts';
+import { isCapability } from '../../policy/capabilities.ts';
+import { expandNamespace, isPureWildcard, pathsOverlap, pathWithin } from '../../policy/paths.ts';
 import { parseDuration } from '../../schemas/duration.ts';
 import { isRecord, type Finding } from './finding.ts';
 import { selectorMatches } from './label-selector.ts';
@@ -78,33 +78,89 @@ function finding(g: EffectiveGuardrail, field: string, rule: string, message: st
   };
 }
 
+/**
+ * A guardrail's path templates expanded for one namespace, with each forbidden pattern's kind decided:
+ * computed once per request instead of once per rule (for a 20-rule policy that was 120 regex
+ * replacements per review).
+ */
+export interface PreparedGuardrail {
+  guardrail: EffectiveGuardrail;
+  /** Expanded forbidden patterns; `pureWildcard` as policy/paths.ts isPureWildcard decides it. */
+  forbiddenPaths: Array<{ pattern: string; pureWildcard: boolean }>;
+  allowedPaths: string[];
+  /** `"a", "b"`: the allowed paths as the allowed-path message lists them. */
+  allowedList: string;
+}
+
+export function prepareGuardrails(guardrails: EffectiveGuardrail[], namespace: string): PreparedGuardrail[] {
+  return guardrails.map((g) => {
+    const allowedPaths = g.allowedPaths.map((a) => expandNamespace(a, namespace));
+    return {
+      guardrail: g,
+      forbiddenPaths: g.forbiddenPaths.map((f) => {
+        const pattern = expandNamespace(f, namespace);
+        return { pattern, pureWildcard: isPureWildcard(pattern) };
+      }),
+      allowedPaths,
+      allowedList: allowedPaths.map((a) => `"${a}"`).join(', '),
+    };
+  });
+}
+
+/**
+ * `effectiveCapabilities(caps).some((c) => c !== 'deny')` without building the normalised list: some
+ * known capability is listed and "deny" (which overrides all of them) is not.
+ */
+function grantsAnything(caps: readonly string[]): boolean {
+  let grants = false;
+  for (const raw of caps) {
+    const c = raw.trim().toLowerCase();
+    if (c === 'deny') return false;
+    if (isCapability(c)) grants = true;
+  }
+  return grants;
+}
+
+/** Field names of one policy rule, for guardrail findings. */
+export interface RuleFieldNames { path: string; capabilities: string; capability: (i: number) => string }
+
 /** Guardrail checks of one policy rule whose path is already expanded for `namespace`. */
 export function policyRuleGuardrailFindings(
   rule: { path: string; capabilities: readonly string[] },
-  fields: { path: string; capabilities: string; capability: (i: number) => string },
+  fields: RuleFieldNames,
   namespace: string,
   guardrails: EffectiveGuardrail[],
+): Finding[] {
+  return preparedRuleGuardrailFindings(rule, fields, prepareGuardrails(guardrails, namespace));
+}
+
+/** policyRuleGuardrailFindings with the guardrails prepared once for the request's namespace. */
+export function preparedRuleGuardrailFindings(
+  rule: { path: string; capabilities: readonly string[] },
+  fields: RuleFieldNames,
+  guardrails: PreparedGuardrail[],
 ): Finding[] {
   const out: Finding[] = [];
   const caps = rule.capabilities.map((c) => c.toLowerCase());
   // A rule that only denies grants nothing: path limits are about what a namespace can reach.
-  const grants = effectiveCapabilities(caps).some((c) => c !== 'deny');
-  for (const g of guardrails) {
-    caps.forEach((c, i) => {
+  const grants = grantsAnything(caps);
+  for (const prepared of guardrails) {
+    const g = prepared.guardrail;
+    for (let i = 0; i < caps.length; i++) {
+      const c = caps[i] as string;
       if (g.forbiddenCapabilities.includes(c)) {
         out.push(finding(g, fields.capability(i), 'guardrail.forbidden-capability', phrase(g, `"${c}"`, '')));
       }
-    });
+    }
     if (!grants) continue;
-    for (const forbidden of g.forbiddenPaths) {
-      const f = expandNamespace(forbidden, namespace);
-      if (pathForbiddenBy(rule.path, f)) {
+    for (const { pattern: f, pureWildcard } of prepared.forbiddenPaths) {
+      // policy/paths.ts pathForbiddenBy, with isPureWildcard(f) decided once per request.
+      if (pureWildcard ? pathWithin(f, rule.path) : pathsOverlap(rule.path, f)) {
         out.push(finding(g, fields.path, 'guardrail.forbidden-path', phrase(g, `"${rule.path}"`, ` (forbidden path "${f}")`)));
       }
     }
-    const allowed = g.allowedPaths.map((a) => expandNamespace(a, namespace));
-    if (!allowed.some((a) => pathWithin(rule.path, a))) {
-      out.push(finding(g, fields.path, 'guardrail.allowed-path', phrase(g, `"${rule.path}"`, `: it reaches outside the allowed paths ${allowed.map((a) => `"${a}"`).join(', ')}`)));
+    if (!prepared.allowedPaths.some((a) => pathWithin(rule.path, a))) {
+      out.push(finding(g, fields.path, 'guardrail.allowed-path', phrase(g, `"${rule.path}"`, `: it reaches outside the allowed paths ${prepared.allowedList}`)));
     }
   }
   return out;

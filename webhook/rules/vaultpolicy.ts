@@ -13,16 +13,31 @@ import { parsePolicyText } from '../../policy/parse.ts';
 import { expandNamespace, pathProblems } from '../../policy/paths.ts';
 import { deny, isRecord, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
 import { defaultVaultName, mutateOwnership, namespaceOf, vaultNameFindings } from './common.ts';
-import { guardrailsFor, policyRuleGuardrailFindings } from './guardrails.ts';
+import { guardrailsFor, prepareGuardrails, preparedRuleGuardrailFindings } from './guardrails.ts';
 import { schemaFindings } from './schema.ts';
 
-/** One rule to check, wherever it came from, and how to name its fields in messages. */
-interface RuleUnderCheck {
-  rule: Record<string, unknown>;
+/**
+ * One rule to check, wherever it came from, and how to name its fields in messages. A class rather
+ * than an object with arrow-function members: the webhook runs under tsx, whose esbuild keepNames
+ * wraps every named closure in an Object.defineProperty call, and this object is made per rule per review.
+ */
+class RuleUnderCheck {
+  /**
+   * @param base `spec.rules[0]` for a structured rule, undefined for raw text (every field is `spec.policy`).
+   * @param where Prefix for messages about raw text: `line 3, column 6: `.
+   */
+  constructor(readonly rule: Record<string, unknown>, private readonly base: string | undefined, readonly where: string) {}
+
   /** Field path for a key of the rule, e.g. `spec.rules[0].path`, or `spec.policy` for raw text. */
-  field: (sub: string) => string;
-  /** Prefix for messages about raw text: `line 3, column 6: `. */
-  where: string;
+  field(sub: string): string {
+    if (this.base === undefined) return 'spec.policy';
+    return sub ? `${this.base}.${sub}` : this.base;
+  }
+
+  /** The names guardrail findings use (guardrails.ts RuleFieldNames). */
+  get path(): string { return this.field('path'); }
+  get capabilities(): string { return this.field('capabilities'); }
+  capability(i: number): string { return this.field(this.where ? '' : `capabilities[${i}]`); }
 }
 
 /** Rule "vaultpolicy.rules-xor-policy": exactly one of the two forms. */
@@ -40,7 +55,7 @@ export function rulesXorPolicy(spec: Record<string, unknown>): Finding[] {
 function rulesOf(spec: Record<string, unknown>): { rules: RuleUnderCheck[]; findings: Finding[] } {
   if (Array.isArray(spec.rules)) {
     return {
-      rules: spec.rules.filter(isRecord).map((rule, i) => ({ rule, field: (sub: string) => `spec.rules[${i}]${sub ? `.${sub}` : ''}`, where: '' })),
+      rules: spec.rules.filter(isRecord).map((rule, i) => new RuleUnderCheck(rule, `spec.rules[${i}]`, '')),
       findings: [],
     };
   }
@@ -50,23 +65,28 @@ function rulesOf(spec: Record<string, unknown>): { rules: RuleUnderCheck[]; find
       return { rules: [], findings: parsed.errors.map((e) => deny('spec.policy', 'vaultpolicy.policy-parse', `line ${e.line}, column ${e.column}: ${e.message}`)) };
     }
     return {
-      rules: parsed.rules.map((p) => ({ rule: p.rule as unknown as Record<string, unknown>, field: () => 'spec.policy', where: `line ${p.line}, column ${p.column}: path "${p.rule.path}": ` })),
+      rules: parsed.rules.map((p) => new RuleUnderCheck(p.rule as unknown as Record<string, unknown>, undefined, `line ${p.line}, column ${p.column}: path "${p.rule.path}": `)),
       findings: [],
     };
   }
   return { rules: [], findings: [] };
 }
 
-function capabilityFindings(r: RuleUnderCheck): Finding[] {
+function capabilityFindings(r: RuleUnderCheck, out: Finding[]): void {
   const caps = Array.isArray(r.rule.capabilities) ? r.rule.capabilities : [];
-  const out: Finding[] = [];
-  caps.forEach((c, i) => {
-    if (typeof c !== 'string') return;
+  let sawDeny = false;
+  for (let i = 0; i < caps.length; i++) {
+    const c: unknown = caps[i];
+    if (typeof c !== 'string') continue;
     const lower = c.trim().toLowerCase();
-    if (!isCapability(lower)) {
+    if (lower === 'deny') sawDeny = true;
+    else if (!isCapability(lower)) {
       out.push(deny(r.field(`capabilities[${i}]`), 'vaultpolicy.capability', `${r.where}"${c}" is not a Vault capability (one of ${CAPABILITIES.join(', ')})`));
     }
-  });
+  }
+  // The normalised list only feeds the two warnings below; neither can fire for a structured rule
+  // without "deny", the common case, so skip normalising it.
+  if (!sawDeny && !r.where) return;
   const names = caps.filter((c): c is string => typeof c === 'string');
   const normal = normalizeCapabilities(names);
   if (normal.length < names.length && r.where) {
@@ -75,7 +95,6 @@ function capabilityFindings(r: RuleUnderCheck): Finding[] {
   if (normal.includes('deny') && normal.length > 1) {
     out.push(warn(r.field('capabilities'), 'vaultpolicy.deny-not-alone', `${r.where}"deny" overrides every other capability, so ${normal.filter((c) => c !== 'deny').map((c) => `"${c}"`).join(', ')} ha${normal.length > 2 ? 've' : 's'} no effect`));
   }
-  return out;
 }
 
 function wrappingTtlFindings(r: RuleUnderCheck): Finding[] {
@@ -107,17 +126,20 @@ export function validateVaultPolicy(obj: KubeObject, old: KubeObject | undefined
   const out: Finding[] = [...rulesXorPolicy(spec), ...vaultNameFindings(obj, req, ctx, 'vaultpolicy.vault-name')];
   const { rules, findings } = rulesOf(spec);
   out.push(...findings);
-  const guardrails = guardrailsFor(namespace, ctx);
+  const guardrails = prepareGuardrails(guardrailsFor(namespace, ctx), namespace);
   const firstIndexOfPath = new Map<string, string>();
   for (const r of rules) {
     const rawPath = typeof r.rule.path === 'string' ? r.rule.path : undefined;
-    out.push(...capabilityFindings(r), ...wrappingTtlFindings(r));
+    capabilityFindings(r, out);
+    out.push(...wrappingTtlFindings(r));
     if (rawPath === undefined) continue;
     const problems = pathProblems(rawPath, { allowNamespaceTemplate: true });
     for (const p of problems) out.push(deny(r.field('path'), 'vaultpolicy.path-syntax', `${r.where}${p.message}`));
     const path = expandNamespace(rawPath, namespace);
     const caps = (Array.isArray(r.rule.capabilities) ? r.rule.capabilities : []).filter((c): c is string => typeof c === 'string');
-    for (const p of parameterConstraintProblems({ ...(r.rule as object), path, capabilities: caps })) {
+    // Without any of the three constraint fields parameterConstraintProblems has nothing to say: skip the copy.
+    const constrained = r.rule.allowedParameters !== undefined || r.rule.deniedParameters !== undefined || r.rule.requiredParameters !== undefined;
+    for (const p of constrained ? parameterConstraintProblems({ ...(r.rule as object), path, capabilities: caps }) : []) {
       out.push({ field: r.where ? r.field('') : r.field(p.field), rule: p.rule, message: `${r.where}${r.where ? `${p.field}: ` : ''}${p.message}`, severity: p.severity });
     }
     const earlier = firstIndexOfPath.get(path);
@@ -127,12 +149,9 @@ export function validateVaultPolicy(obj: KubeObject, old: KubeObject | undefined
       firstIndexOfPath.set(path, r.where ? `the rule at ${r.where.replace(/: path .*$/, '')}` : r.field(''));
     }
     if (problems.length === 0) {
-      const guard = policyRuleGuardrailFindings(
-        { path, capabilities: caps },
-        { path: r.field('path'), capabilities: r.field('capabilities'), capability: (i) => r.field(r.where ? '' : `capabilities[${i}]`) },
-        namespace, guardrails,
-      );
-      out.push(...guard.map((f) => ({ ...f, message: `${r.where}${f.message}` })));
+      for (const f of preparedRuleGuardrailFindings({ path, capabilities: caps }, r, guardrails)) {
+        out.push(r.where ? { ...f, message: `${r.where}${f.message}` } : f);
+      }
     }
   }
   out.push(...wideningFindings(obj, old, namespace));

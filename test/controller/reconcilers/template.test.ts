@@ -1,6 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderTemplate, templateProblems } from '../../../controller/reconcilers/logic/eso/template/index.ts';
+import { renderTemplate as renderDefault, templateProblems } from '../../../controller/reconcilers/logic/eso/template/index.ts';
+import { ALL_FUNCTIONS } from '../../../controller/reconcilers/logic/eso/template/functions.ts';
+import { SUPPORTED_TEMPLATE_FUNCTIONS } from '../../../webhook/rules/eso/template-subset.ts';
+
+// Engine semantics are tested with every implemented function; the default map is admission's subset.
+const renderTemplate = (src: string, data: unknown): string => renderDefault(src, data, ALL_FUNCTIONS);
 import { compileGoRegexp, replaceAllGo } from '../../../controller/reconcilers/logic/eso/go-regexp.ts';
 
 const data = { user: 'admin', password: 's3cr3t', 'db-host': 'db.local', json: '{"a":{"b":"deep"},"n":3}', empty: '' };
@@ -73,7 +78,13 @@ void describe('ESO template v2 engine (Go text/template subset)', () => {
     assert.throws(() => renderTemplate('{{ define "x" }}{{ end }}', data), /not supported/);
     assert.throws(() => renderTemplate('{{ .user "arg" }}', data), /can't give argument to non-function/);
     assert.deepEqual(templateProblems('{{ .x | env | upper }}'), ['function "env" is not supported by vaultgate']);
+    assert.throws(() => renderDefault('{{ dict "a" 1 }}', data), /function "dict" not defined or not supported/);
     assert.deepEqual(templateProblems('{{ .x | upper }}'), []);
+  });
+
+  void test('the default function map is exactly what admission allows, and every one of them is implemented', () => {
+    for (const f of SUPPORTED_TEMPLATE_FUNCTIONS) assert.ok(ALL_FUNCTIONS.has(f) || f === 'and' || f === 'or', `admission allows ${f} but the engine lacks it`);
+    assert.deepEqual(templateProblems(SUPPORTED_TEMPLATE_FUNCTIONS.filter((f) => f !== 'and' && f !== 'or').map((f) => `{{ if false }}{{ ${f} }}{{ end }}`).join('')), []);
   });
 
   void test('runaway output is capped', () => {

@@ -1,0 +1,76 @@
+// The controller app wired end to end (manager, informers, indexes, watches, four controllers) against
+// the in-process Kubernetes store and the Vault simulator.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildControllerApp } from '../../../controller/main.ts';
+import { nullRecorder } from '../../../controller/runtime/events.ts';
+import { EXTERNAL_SECRETS, SECRET_STORES, SECRETS, SERVICEACCOUNTS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../controller/runtime/resources.ts';
+import type { KubeObject } from '../../../controller/runtime/objects.ts';
+import { createVaultClient } from '../../../controller/vault/client.ts';
+import { createKvApi } from '../../../controller/vault/kv.ts';
+import { createSysApi } from '../../../controller/vault/sys.ts';
+import type { VaultRequest } from '../../../controller/vault/types.ts';
+import { FakeKubeClient } from '../../sim/kube-fake-client.ts';
+import { KubeStore } from '../../sim/kube-store.ts';
+import { VaultSim } from '../../sim/vault.ts';
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const ready = (o: KubeObject | undefined): boolean =>
+  Boolean((o?.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+
+void describe('controller app', () => {
+  void test('VaultPolicy → VaultRoleBinding → SecretStore → ExternalSecret converge through the informers', async () => {
+    const store = new KubeStore({ namespaces: ['default', 'team-a'] });
+    const kube = new FakeKubeClient({ store });
+    const sim = await VaultSim.start({
+      verifier: (jwt, auds) => {
+        const r = store.reviewToken(jwt, auds.length ? [...auds] : undefined);
+        const ref = r.claims?.['kubernetes.io'];
+        return Promise.resolve(r.authenticated && ref ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid } : undefined);
+      },
+    });
+    const root = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
+    const asRoot = { request: <T>(req: VaultRequest) => root.request<T>({ ...req, token: sim.rootToken }) };
+    const app = buildControllerApp({ client: kube, vault: { address: sim.addr, auth: { method: 'token', token: sim.rootToken }, timeoutMs: 2000 }, workers: 2, events: nullRecorder });
+    const keepAlive = setInterval(() => undefined, 1000);
+    try {
+      await createKvApi(asRoot, { mount: 'secret', version: 2 }).write('team-a/db', { password: 'pw-e2e' });
+      await kube.create(SERVICEACCOUNTS, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app', namespace: 'team-a' } });
+      // The binding first: it waits for its policy (PolicyNotFound) and converges when the policy is Ready.
+      await kube.create(VAULT_ROLE_BINDINGS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'app', namespace: 'team-a' }, spec: { serviceAccounts: ['app'], policies: ['reader'] } });
+      await app.start();
+      await kube.create(VAULT_POLICIES, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'reader', namespace: 'team-a' }, spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] } });
+      await until(async () => ready(await kube.get(VAULT_ROLE_BINDINGS, 'app', 'team-a')), 'VaultRoleBinding Ready');
+      const sys = createSysApi(asRoot);
+      assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.app'))?.token_policies, ['vaultgate.team-a.reader']);
+      await kube.create(SECRET_STORES, {
+        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: 'team-a' },
+        spec: { provider: { vault: { server: sim.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'vaultgate.team-a.app', serviceAccountRef: { name: 'app' } } } } } },
+      });
+      await kube.create(EXTERNAL_SECRETS, {
+        apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db', namespace: 'team-a' },
+        spec: { secretStoreRef: { name: 'vault', kind: 'SecretStore' }, data: [{ secretKey: 'password', remoteRef: { key: 'team-a/db', property: 'password' } }] },
+      });
+      await until(async () => Boolean(await kube.get(SECRETS, 'db', 'team-a')), 'the Secret');
+      const secret = await kube.get<KubeObject & { data?: Record<string, string> }>(SECRETS, 'db', 'team-a');
+      assert.equal(Buffer.from(secret?.data?.password ?? '', 'base64').toString(), 'pw-e2e');
+      await until(async () => ready(await kube.get(EXTERNAL_SECRETS, 'db', 'team-a')), 'ExternalSecret Ready');
+      // Deleting the policy: the finalizer removes it from Vault.
+      await kube.delete(VAULT_POLICIES, 'reader', 'team-a');
+      await until(async () => (await kube.get(VAULT_POLICIES, 'reader', 'team-a')) === undefined, 'VaultPolicy gone');
+      assert.equal(await sys.readPolicy('vaultgate.team-a.reader'), undefined);
+    } finally {
+      await Promise.race([app.stop(), new Promise((r) => setTimeout(r, 3000))]);
+      clearInterval(keepAlive);
+      root.close();
+      await sim.stop();
+    }
+  });
+});

@@ -1,0 +1,123 @@
+// `vaultgate dev` as a user runs it (`npm run dev` = node --import tsx cli/main.ts dev): waits for the
+// ready line, runs the three commands it prints (denial, mutation, synced Secret) with the kubectl and
+// kubeconfig it names, sends SIGINT (Ctrl-C), and checks that nothing it started is left running.
+// Vault is SIMULATED (OpenBao cannot be built here), as the command itself says.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { REPO_ROOT, vaultgateArgv } from '../harness/e2e-processes.ts';
+import { realTier } from '../harness/real-tier.ts';
+import { CommandError, runTool } from '../harness/tools.ts';
+import { waitFor } from '../harness/wait.ts';
+
+const tier = await realTier();
+
+/** Processes (other than us) whose command line mentions one of dirs. */
+function processesMentioning(dirs: string[]): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (dirs.some((d) => cmd.includes(d))) found.push(`${entry}: ${cmd.replaceAll('\0', ' ').slice(0, 160)}`);
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
+void describe('vaultgate dev (npm run dev): local cluster + Vault + vaultgate, examples applied, Ctrl-C cleans up', { skip: tier.skip }, () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'vaultgate-dev-test-'));
+  const kubeconfigOut = join(scratch, 'kubeconfig');
+  let child: ChildProcess | undefined;
+  let stdout = '';
+  let stderr = '';
+  let exited: Promise<number | null> = Promise.resolve(null);
+
+  after(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGINT');
+      await exited;
+    }
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  void test('prints the kubeconfig, Vault address and token, three commands that work, and leaves nothing behind on SIGINT', async () => {
+    const started = performance.now();
+    child = spawn(process.execPath, vaultgateArgv(['dev', '--write-kubeconfig', kubeconfigOut]), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = child;
+    exited = new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
+    proc.stdout?.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
+    proc.stderr?.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+    await waitFor(() => Promise.resolve(/vaultgate dev: ready in/.test(stdout) ? true : undefined), {
+      what: 'the "ready" line of vaultgate dev', timeoutMs: 240_000, intervalMs: 200,
+      abort: exited.then((code) => `vaultgate dev exited (${code}):\n${stderr.slice(-3000)}`),
+    });
+    process.stderr.write(`[dev.test] vaultgate dev ready in ${((performance.now() - started) / 1000).toFixed(1)}s\n`);
+
+    const field = (name: string): string => {
+      const m = new RegExp(`^\\s+${name}:\\s+(\\S+)`, 'm').exec(stdout);
+      assert.ok(m?.[1], `vaultgate dev prints ${name}:\n${stdout}`);
+      return m[1].replace(/\/$/, '');
+    };
+    assert.equal(field('kubeconfig'), kubeconfigOut);
+    assert.ok(existsSync(kubeconfigOut), 'the kubeconfig is written');
+    assert.match(field('VAULT_ADDR'), /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok(field('VAULT_TOKEN').length > 8);
+    assert.match(stdout, /SIMULATED Vault|real bao/, 'says which Vault it is');
+    const kubectl = field('kubectl');
+    assert.ok(existsSync(kubectl), 'the printed kubectl exists');
+    const dirs = [field('logs').replace(/\/logs$/, ''), field('cluster')];
+
+    // The three commands, exactly as printed.
+    const commands = [...stdout.matchAll(/^ {2}(\/\S+kubectl) (.+?)\s+#/gm)].map((m) => m[2]?.trim().split(/\s+/) ?? []);
+    assert.equal(commands.length, 3, `three commands to try:\n${stdout}`);
+    const env = { ...process.env, KUBECONFIG: kubeconfigOut, HOME: scratch };
+    const [deny, mutated, synced] = commands as [string[], string[], string[]];
+
+    const refused = await runTool(kubectl, deny, { env }).then(() => undefined, (e: unknown) => e);
+    assert.ok(refused instanceof CommandError, 'the bad policy is refused');
+    assert.match(refused.stderr, /denied the request: .*"sudo" is forbidden.*\(rule guardrail\.forbidden-capability\)/s);
+
+    const vps = parse(await runTool(kubectl, mutated, { env })) as { items: Array<{ metadata: { name: string; labels?: Record<string, string> }; spec: { vaultName?: string } }> };
+    const appRead = vps.items.find((i) => i.metadata.name === 'app-read');
+    assert.equal(appRead?.spec.vaultName, 'vaultgate.team-a.app-read');
+    assert.equal(appRead?.metadata.labels?.['app.kubernetes.io/managed-by'], 'vaultgate');
+
+    const secret = parse(await runTool(kubectl, synced, { env })) as { data: Record<string, string> };
+    const value = (k: string): string => Buffer.from(secret.data[k] ?? '', 'base64').toString('utf8');
+    assert.equal(value('username'), 'app');
+    assert.match(value('dsn'), /^postgres:\/\/app:.+@db\.team-a\.svc:5432\/app$/, 'the template example rendered');
+    assert.ok(value('LOG_LEVEL'), 'dataFrom extract of the app-config document');
+
+    const stopping = performance.now();
+    proc.kill('SIGINT');
+    assert.equal(await exited, 0, `exit code after SIGINT\n${stderr.slice(-2000)}`);
+    process.stderr.write(`[dev.test] torn down in ${((performance.now() - stopping) / 1000).toFixed(1)}s\n`);
+    assert.equal(existsSync(kubeconfigOut), false, 'the kubeconfig of the gone cluster is removed');
+    for (const d of dirs) assert.equal(existsSync(d), false, `${d} removed`);
+    // Clean-up watchers notice the removed dirs within a second and exit too.
+    await waitFor(() => Promise.resolve(processesMentioning(dirs).length === 0 ? true : undefined), {
+      what: `no process left from vaultgate dev: ${processesMentioning(dirs).join('\n')}`, timeoutMs: 10_000, intervalMs: 200,
+    });
+  });
+
+  void test('without the binaries and without Go it names each missing binary and how to get it, and exits 1', async () => {
+    const emptyCache = mkdtempSync(join(scratch, 'cache-'));
+    const res = await runTool(process.execPath, vaultgateArgv(['dev']), {
+      env: { ...process.env, XDG_CACHE_HOME: emptyCache, PATH: '/nonexistent', VAULTGATE_BAO_BIN: '' },
+    }).then(() => undefined, (e: unknown) => e);
+    assert.ok(res instanceof CommandError, 'vaultgate dev fails');
+    assert.equal(res.code, 1);
+    for (const bin of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl', 'helm']) {
+      assert.match(res.stderr, new RegExp(`^\\s+${bin}\\s+expected at ${emptyCache}/vaultgate/upstream/\\S+/bin/${bin}$`, 'm'));
+    }
+    assert.match(res.stderr, /Go is not installed/);
+    assert.match(res.stderr, /Install Go >= 1\.24/);
+  });
+});

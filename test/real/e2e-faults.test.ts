@@ -1,0 +1,161 @@
+// Scenario 5 (real tier): faults. Vault unreachable or sealed → Secrets keep their data, status says
+// why, recovery when Vault returns; the real kube-apiserver restarted during churn → everything
+// converges; the controller SIGKILLed mid-run → converges after restart with no duplicate or orphaned
+// Vault objects; two controller replicas → one Lease holder, failover when the leader is killed.
+// Vault is SIMULATED (OpenBao cannot be built here): "down" is a refused connection on the same address
+// with state kept (test/harness/e2e-vault.ts), "sealed" is Vault's 503.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { condition, type E2EStack, startE2E, waitForObject } from '../harness/e2e-stack.ts';
+import { realTier } from '../harness/real-tier.ts';
+import { waitFor } from '../harness/wait.ts';
+
+const tier = await realTier();
+const NS = 'team-a';
+const CHURN = 'churn';
+
+type Obj = Record<string, unknown> & { metadata: { name: string; uid: string; generation?: number } };
+interface SecretObj extends Obj { data?: Record<string, string> }
+interface Lease { spec?: { holderIdentity?: string; leaseTransitions?: number } }
+
+const decode = (s: SecretObj | undefined, key: string): string => Buffer.from(s?.data?.[key] ?? '', 'base64').toString('utf8');
+const policy = (name: string, namespace: string): object => ({
+  apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace },
+  spec: { rules: [{ path: `secret/data/{{namespace}}/${name}/*`, capabilities: ['read'] }] },
+});
+
+void describe('e2e 5: faults — Vault outage, apiserver restart, controller SIGKILL, leader failover', { skip: tier.skip }, () => {
+  let stack: E2EStack;
+
+  /** kubectl apply, retried while the apiserver is unavailable (what a CI pipeline's retry does). */
+  const applyRetrying = (manifests: object | object[], what: string): Promise<true> =>
+    waitFor(async () => { await stack.kubectlApply(manifests); return true as const; }, { what, timeoutMs: 60_000, intervalMs: 300 });
+
+  /** Vault policy names under `vaultgate.<ns>.` (what the controller owns for that namespace). */
+  const vaultPolicies = async (ns: string): Promise<string[]> => {
+    const r = await stack.vaultRoot('GET', 'sys/policies/acl?list=true');
+    return ((r.body as { data: { keys: string[] } }).data.keys).filter((k) => k.startsWith(`vaultgate.${ns}.`)).sort();
+  };
+  const policyNamesIn = async (ns: string): Promise<string[]> => {
+    const list = (await stack.cp.request('GET', `/apis/vaultgate.io/v1alpha1/namespaces/${ns}/vaultpolicies`)).body as { items: Obj[] };
+    return list.items.map((o) => o.metadata.name).sort();
+  };
+  /** Every VaultPolicy in ns Ready for its generation, and Vault holds exactly their policies. */
+  const converged = async (ns: string): Promise<boolean> => {
+    const list = (await stack.cp.request('GET', `/apis/vaultgate.io/v1alpha1/namespaces/${ns}/vaultpolicies`)).body as { items: Obj[] };
+    const allReady = list.items.every((o) => {
+      const c = condition(o);
+      return c?.status === 'True' && c.observedGeneration === o.metadata.generation && !(o.metadata as { deletionTimestamp?: string }).deletionTimestamp;
+    });
+    const want = list.items.map((o) => `vaultgate.${ns}.${o.metadata.name}`).sort();
+    return allReady && JSON.stringify(await vaultPolicies(ns)) === JSON.stringify(want);
+  };
+  const waitConverged = (ns: string, what: string): Promise<true> =>
+    waitFor(async () => ((await converged(ns)) ? true as const : undefined), { what, timeoutMs: 120_000, intervalMs: 500 }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${stack.diagnostics()}`);
+    });
+
+  before(async () => {
+    stack = await startE2E({ controllerManager: true, controller: { name: 'controller-a' } });
+    await stack.cp.apply([
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CHURN } },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app-reader', namespace: NS } },
+    ]);
+    await stack.vaultRoot('POST', 'secret/data/team-a/app/app/db', { data: { password: 'before-outage' } });
+    await stack.kubectlApply([
+      policy('app', NS),
+      { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'app-reader', namespace: NS }, spec: { serviceAccounts: ['app-reader'], policies: ['app'], audience: 'vault' } },
+    ]);
+    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=60s', '-n', NS, 'vrb/app-reader']);
+    await stack.kubectlApply([
+      {
+        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault-backend', namespace: NS },
+        spec: { provider: { vault: { server: stack.vault.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'vaultgate.team-a.app-reader', serviceAccountRef: { name: 'app-reader', audiences: ['vault'] } } } } } },
+      },
+      {
+        apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'app-db', namespace: NS },
+        spec: { refreshInterval: '2s', secretStoreRef: { name: 'vault-backend', kind: 'SecretStore' }, target: { name: 'app-db' }, data: [{ secretKey: 'password', remoteRef: { key: 'team-a/app/app/db', property: 'password' } }] },
+      },
+    ]);
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  void test('Vault unreachable, then sealed: the Secret keeps its data, the ExternalSecret says why, and recovers when Vault returns', async () => {
+    await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s, 'password') === 'before-outage', 'Secret app-db synced');
+
+    for (const [fault, start, end] of [
+      ['unreachable', () => stack.vault.down(), () => stack.vault.up()],
+      ['sealed', () => Promise.resolve(stack.vault.sim.seal()), () => Promise.resolve(stack.vault.sim.unseal())],
+    ] as const) {
+      await start();
+      const es = await waitForObject<Obj>(stack, 'externalsecret', 'app-db', NS, (o) => condition(o)?.status === 'False', `ExternalSecret Ready=False while Vault is ${fault}`, 60_000);
+      const c = condition(es);
+      assert.equal(c?.reason, 'SecretSyncedError', `${fault}: ${JSON.stringify(c)}`);
+      assert.ok(c?.message && c.message.length > 0, `${fault}: the condition says why`);
+      assert.doesNotMatch(c.message, /before-outage|eyJhbGciOi/, 'no secret value or token in the status');
+      const kept = await stack.getJson<SecretObj>('secret', 'app-db', NS);
+      assert.equal(decode(kept, 'password'), 'before-outage', `${fault}: the Secret keeps its last good data`);
+      await end();
+      await waitForObject<Obj>(stack, 'externalsecret', 'app-db', NS, (o) => condition(o)?.status === 'True', `ExternalSecret Ready again after Vault ${fault}`, 90_000);
+    }
+    // Vault changed while nobody could read it: the value arrives once it is back.
+    await stack.vaultRoot('POST', 'secret/data/team-a/app/app/db', { data: { password: 'after-outage' } });
+    await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s, 'password') === 'after-outage', 'the new value after recovery', 60_000);
+  });
+
+  void test('the kube-apiserver restarted during churn: every VaultPolicy converges, Vault holds exactly them', async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `p-${i}`);
+    let created = 0;
+    const churn = (async () => {
+      for (const n of names) {
+        await applyRetrying(policy(n, CHURN), `apply ${n} through the restart`);
+        created++;
+      }
+    })();
+    await waitFor(() => Promise.resolve(created >= 4 ? true : undefined), { what: 'churn under way', timeoutMs: 60_000, intervalMs: 50 });
+    await stack.cp.restartApiserver();
+    await churn;
+    assert.deepEqual(await policyNamesIn(CHURN), [...names].sort());
+    await waitConverged(CHURN, 'churn namespace converged after the apiserver restart');
+    await waitForObject<Obj>(stack, 'externalsecret', 'app-db', NS, (o) => condition(o)?.status === 'True', 'ExternalSecret still Ready after the restart');
+  });
+
+  void test('the controller SIGKILLed mid-run: after a restart every object converges, no duplicate or orphaned Vault policy', async () => {
+    const creates = Array.from({ length: 8 }, (_, i) => `k-${i}`);
+    const deletes = ['p-0', 'p-1', 'p-2', 'p-3', 'p-4', 'p-5'];
+    await stack.kubectlApply(creates.map((n) => policy(n, CHURN)));
+    await stack.cp.kubectl(['delete', '-n', CHURN, '--wait=false', ...deletes.map((n) => `vp/${n}`)]);
+    // Mid-run: at least one of the new policies is written to Vault, not all of the work is done.
+    await waitFor(async () => ((await vaultPolicies(CHURN)).some((p) => p.startsWith(`vaultgate.${CHURN}.k-`)) ? true : undefined), { what: 'the controller to be mid-run', timeoutMs: 30_000, intervalMs: 20 });
+    await stack.procs.stop('controller-a', { kill: true });
+    // The restarted replica has a new identity: it leads once the killed one's Lease expires (15 s).
+    await stack.startController({ name: 'controller-a' });
+    await waitConverged(CHURN, 'converged after the SIGKILL and restart');
+    const expected = [...creates, 'p-6', 'p-7', 'p-8', 'p-9', 'p-10', 'p-11'].map((n) => `vaultgate.${CHURN}.${n}`).sort();
+    assert.deepEqual(await vaultPolicies(CHURN), expected, 'exactly the live VaultPolicies exist in Vault');
+    assert.deepEqual(await policyNamesIn(CHURN), [...creates, 'p-6', 'p-7', 'p-8', 'p-9', 'p-10', 'p-11'].sort(), 'deleted VaultPolicies are gone (finalizers released)');
+  });
+
+  void test('two controller replicas: one Lease holder; SIGKILL the leader and the other takes over and reconciles', async () => {
+    await stack.startController({ name: 'controller-b' });
+    const lease = async (): Promise<Lease | undefined> => stack.getJson<Lease & Record<string, unknown>>('lease', 'vaultgate-controller', 'vaultgate-system');
+    const holder = await waitFor(async () => (await lease())?.spec?.holderIdentity, { what: 'a Lease holder', timeoutMs: 30_000 });
+    assert.match(holder, /^controller-a_/, 'the replica that was running first holds the Lease');
+    const [a, b] = [await stack.procs.controllerStatus('controller-a'), await stack.procs.controllerStatus('controller-b')];
+    assert.equal(a?.leader, 'leader');
+    assert.equal(b?.leader, 'standby', 'the second replica is a standby');
+    assert.equal(b?.ready, true, 'a standby is ready (warm caches)');
+
+    await stack.procs.stop('controller-a', { kill: true });
+    // No graceful release after SIGKILL: the standby takes over once the Lease expires (15 s).
+    await waitFor(async () => ((await stack.procs.controllerStatus('controller-b'))?.leader === 'leader' ? true : undefined), { what: 'controller-b to lead', timeoutMs: 60_000, intervalMs: 250 });
+    assert.match((await lease())?.spec?.holderIdentity ?? '', /^controller-b_/);
+
+    await stack.kubectlApply(policy('after-failover', CHURN));
+    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=60s', '-n', CHURN, 'vp/after-failover']);
+    assert.ok((await vaultPolicies(CHURN)).includes(`vaultgate.${CHURN}.after-failover`));
+  });
+});
