@@ -11,7 +11,11 @@ import type { EsoAdmissionContext, StoreReference } from './rules/eso/index.ts';
 export interface ContextSource {
   /** The context for one review: a consistent snapshot of the caches. */
   context(): EsoAdmissionContext;
-  /** True once every informer has listed once (readiness gate: before that, guardrails are unknown). */
+  /**
+   * True once guardrails, namespaces and policies have listed once (readiness gate: before that,
+   * guardrails are unknown). The ESO store caches are advisory: with no ESO CRDs installed they never
+   * list, and the webhook must still become ready.
+   */
   synced(): boolean;
   start(): void;
   stop(): Promise<void>;
@@ -42,6 +46,7 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
   const stores = make(SECRET_STORES);
   const clusterStores = make(CLUSTER_SECRET_STORES);
   const all = [guardrails, namespaces, policies, stores, clusterStores];
+  const required = [guardrails, namespaces, policies];
 
   return {
     context(): EsoAdmissionContext {
@@ -65,7 +70,7 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
       };
       return ctx;
     },
-    synced: () => all.every((i) => i.synced),
+    synced: () => required.every((i) => i.synced),
     start: () => { for (const i of all) i.start(); },
     stop: async () => { await Promise.all(all.map((i) => i.stop())); },
   };

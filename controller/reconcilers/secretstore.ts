@@ -10,7 +10,6 @@ import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result
 import { CLUSTER_SECRET_STORES, NAMESPACES, SECRET_STORES, type ResourceRef } from '../runtime/resources.ts';
 import { applyStatus } from '../runtime/status.ts';
 import { parseDuration } from '../../schemas/duration.ts';
-import { isVaultError } from '../vault/errors.ts';
 import { admissionContext } from './admission-context.ts';
 import { admissionDenials, describeFindings, jittered, safeMessage, SafeError } from './common.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
@@ -72,13 +71,16 @@ export function createSecretStoreReconciler(deps: SecretStoreDeps): Reconciler {
       const conn = await deps.connector.connect(deps.kind, store);
       await conn.session.token();
     } catch (err) {
+      // Failures go back to the work queue's per-key exponential backoff (5 ms → 1000 s), not to the
+      // periodic recheck: the usual cause is something applied in the same batch (the VaultRoleBinding
+      // whose role this store logs in with, a referenced Secret) that is moments away, and the store's
+      // ExternalSecrets wait on it. Both messages are safe (no tokens, no values).
       if (err instanceof SafeError) {
         await write('False', err.reason === 'MissingProviderSecret' ? 'ValidationFailed' : 'InvalidProviderConfig', err.message);
-        return requeueAfter(recheck);
+        throw err;
       }
       await write('False', 'ValidationFailed', `cannot authenticate to Vault: ${safeMessage(err)}`);
-      if (isVaultError(err) && err.retryable) throw err;
-      return requeueAfter(recheck);
+      throw err;
     }
     await write('True', 'Valid', 'store validated: authenticated to Vault');
     return requeueAfter(recheck);

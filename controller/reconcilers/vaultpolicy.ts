@@ -9,7 +9,8 @@ import { renderPolicy, type PolicyRule } from '../../policy/render.ts';
 import { vaultName } from '../../schemas/vault-names.ts';
 import type { VaultPolicySpec } from '../../schemas/types.ts';
 import { withFinalizer } from '../runtime/finalizer.ts';
-import type { KubeObject } from '../runtime/objects.ts';
+import { getCondition } from '../runtime/conditions.ts';
+import type { Condition, KubeObject } from '../runtime/objects.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../runtime/reconciler.ts';
 import { NAMESPACES, VAULT_GUARDRAILS, VAULT_POLICIES } from '../runtime/resources.ts';
 import { applyStatus } from '../runtime/status.ts';
@@ -42,6 +43,9 @@ export function rulesOf(spec: VaultPolicySpec): PolicyRule[] {
   }
   return parsed.rules.map((r) => r.rule as PolicyRule);
 }
+
+/** Status condition recording that vaultgate wrote the Vault policy (survives a stripped header). */
+export const OWNED_CONDITION = 'VaultPolicyOwned';
 
 export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
@@ -86,7 +90,10 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
           stored = await deps.sys.readPolicy(name);
           if (stored !== undefined) {
             const verdict = ownershipOf(stored, owner);
-            if (verdict === 'foreign' && !wantsAdoption(current)) {
+            // Our own record that we wrote this policy: a header stripped in Vault must not turn a policy
+            // we own (maybe now wider) into someone else's that we leave alone.
+            const claimed = getCondition((current.status as { conditions?: Condition[] } | undefined)?.conditions, OWNED_CONDITION)?.status === 'True';
+            if (verdict === 'foreign' && !wantsAdoption(current) && !claimed) {
               const message = `Vault policy "${name}" exists and was not written by vaultgate for this object; it is left untouched. To let vaultgate manage it, annotate the VaultPolicy with vaultgate.io/adopt: "true"`;
               await writeStatus({ ready: { status: 'False', reason: 'NotOwned', message } });
               ctx.events.record(current, { type: 'Warning', reason: 'NotOwned', note: message });
@@ -95,7 +102,8 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
             if (!policiesEquivalent(rendered, stored)) {
               await deps.sys.writePolicy(name, rendered);
               const syncedBefore = verdict === 'owned' && isSyncedFor(current);
-              const [reason, note] = verdict === 'foreign' ? ['Adopted', `adopted and rewrote Vault policy ${name}`]
+              const [reason, note] = verdict === 'foreign' && claimed ? ['DriftRepaired', `Vault policy ${name} was replaced outside vaultgate (ownership header removed); restored`]
+                : verdict === 'foreign' ? ['Adopted', `adopted and rewrote Vault policy ${name}`]
                 : syncedBefore ? ['DriftRepaired', `Vault policy ${name} was changed outside vaultgate; restored`]
                 : ['Updated', `updated Vault policy ${name}`];
               ctx.events.record(current, { type: reason === 'DriftRepaired' ? 'Warning' : 'Normal', reason, note });
@@ -108,7 +116,10 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
           await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'VaultError'), message: `cannot sync Vault policy ${name}: ${safeMessage(err)}` } });
           throw err;
         }
-        await writeStatus({ ready: { status: 'True', reason: 'Synced', message: `Vault policy ${name} matches the spec` } });
+        await writeStatus({
+          ready: { status: 'True', reason: 'Synced', message: `Vault policy ${name} matches the spec` },
+          conditions: [{ type: OWNED_CONDITION, status: 'True', reason: 'Written', message: `vaultgate wrote Vault policy ${name}: it repairs drift and deletes it with this object` }],
+        });
         return requeueAfter(jittered(driftMs, obj.metadata.uid));
       },
 

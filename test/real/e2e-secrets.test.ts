@@ -116,10 +116,31 @@ void describe('e2e 3: SecretStore (kubernetes auth as the tenant) + ExternalSecr
 
     await stack.cp.kubectl(['delete', '-n', NS, 'externalsecret/app-db', 'externalsecret/kept', '--wait=true', '--timeout=60s']);
     // The Owner Secret's deletion by the real garbage collector is also the point by which it has
-    // processed both deletions: only then is "the Orphan Secret is still there" meaningful.
+    // processed both deletions: only then is "the Orphan Secret is still there" meaningful. The garbage
+    // collector starts watching a CRD's kind at its next discovery resync (every 30 s), so this can take
+    // up to ~30 s after the CRDs were installed: real kube-controller-manager behaviour.
     await waitForObject(stack, 'secret', 'app-db', NS, (s) => s === undefined, 'the garbage collector to delete Secret app-db');
     const still = await stack.getJson<SecretObj>('secret', 'kept', NS);
     assert.ok(still, 'the Orphan Secret is kept');
     assert.deepEqual(decode(still), { username: 'app', password: 'second-password' });
+  });
+
+  void test('a SecretStore applied in one kubectl apply with the VaultPolicy and VaultRoleBinding behind its role becomes Ready promptly', async () => {
+    await stack.cp.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'together', namespace: NS } });
+    await stack.kubectlApply([
+      {
+        apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'together', namespace: NS },
+        spec: { rules: [{ path: 'secret/data/{{namespace}}/together/*', capabilities: ['read'] }] },
+      },
+      {
+        apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'together', namespace: NS },
+        spec: { serviceAccounts: ['together'], policies: ['together'], audience: 'vault' },
+      },
+      {
+        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'together', namespace: NS },
+        spec: { provider: { vault: { server: stack.vault.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'vaultgate.team-a.together', serviceAccountRef: { name: 'together', audiences: ['vault'] } } } } } },
+      },
+    ]);
+    await waitForObject<Obj>(stack, 'secretstore', 'together', NS, (o) => condition(o)?.status === 'True', 'SecretStore together Ready', 60_000);
   });
 });

@@ -103,6 +103,19 @@ void describe('VaultPolicy reconciler', () => {
     assert.ok(kube.events.some((e) => e.reason === 'DriftRepaired' && e.object === 'team-a/p4'));
   });
 
+  void test('a policy we wrote whose ownership header was stripped in Vault (and widened) is still repaired', async () => {
+    const r = reconcile();
+    kube.put(VAULT_POLICIES, policy('p6'));
+    await kube.reconcile(r, 'team-a/p6');
+    const original = (await sys.readPolicy('vaultgate.team-a.p6'))!;
+    const hijacked = 'path "secret/data/*" { capabilities = ["read", "list"] }\n';
+    await sys.writePolicy('vaultgate.team-a.p6', hijacked);
+    await kube.reconcile(r, 'team-a/p6');
+    assert.equal(await sys.readPolicy('vaultgate.team-a.p6'), original, 'restored, not left wider as "someone else\'s"');
+    assert.ok(kube.events.some((e) => e.reason === 'DriftRepaired' && e.object === 'team-a/p6'));
+    assert.equal(readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p6'))?.status, 'True');
+  });
+
   void test('an unmanaged policy with the same name is never overwritten or deleted; adoption is explicit', async () => {
     const r = reconcile();
     const foreign = 'path "secret/data/team-a/*" { capabilities = ["read", "list"] }\n';
