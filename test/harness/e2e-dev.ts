@@ -37,23 +37,10 @@ export interface DevEnvironment {
 }
 
 /**
- * Objects the examples assume but do not define: the namespace, the ServiceAccounts they name, and a
- * policy + binding that let `app-reader` (the ESO SecretStore's identity) read what the ExternalSecret
- * example fetches.
+ * Objects the examples assume but do not define. Empty: examples/00-namespace.yaml and
+ * examples/eso-vault-access.yaml define the namespace, ServiceAccounts, policy and binding themselves.
  */
-export const SUPPORTING_OBJECTS: Obj[] = [
-  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEV_NAMESPACE } },
-  { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app', namespace: DEV_NAMESPACE } },
-  { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app-reader', namespace: DEV_NAMESPACE } },
-  {
-    apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'eso-read', namespace: DEV_NAMESPACE },
-    spec: { rules: [{ path: 'secret/data/{{namespace}}/db', capabilities: ['read'] }, { path: 'secret/data/{{namespace}}/app-config', capabilities: ['read'] }] },
-  },
-  {
-    apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'app-reader', namespace: DEV_NAMESPACE },
-    spec: { serviceAccounts: ['app-reader'], policies: ['eso-read'], audience: 'vault' },
-  },
-];
+export const SUPPORTING_OBJECTS: Obj[] = [];
 
 /** The Vault data the ExternalSecret example reads (made-up development values). */
 export const EXAMPLE_VAULT_DATA: Record<string, Record<string, string>> = {
