@@ -1,10 +1,12 @@
 // The desired state vaultgate's objects describe, as Vault will see it: each VaultPolicy as a Vault
 // policy (rules with {{namespace}} expanded, raw `spec.policy` text parsed by policy/parse.ts), each
-// VaultRoleBinding as a kubernetes-auth role bound to ServiceAccounts of its namespace. Pure.
+// VaultRoleBinding as a kubernetes-auth role bound to ServiceAccounts of its namespace. Pure. The role
+// body comes from the controller's own function (controller/reconcilers/logic/role.ts), so `vaultgate
+// plan` shows exactly what the controller writes.
 import { specRules } from '../policy/spec-rules.ts';
 import type { AclRule, PolicyRules } from '../policy/acl.ts';
+import { DEFAULT_AUTH_MOUNT, desiredRole as controllerRole, normaliseMount, type DesiredRole as ControllerRole, type RoleBindingSpec } from '../controller/reconcilers/logic/role.ts';
 import { DEFAULT_PREFIX, vaultName } from '../schemas/vault-names.ts';
-import { durationSeconds } from '../schemas/duration.ts';
 
 export interface KubeMeta { name: string; namespace?: string; uid?: string; labels?: Record<string, string> }
 export interface KubeObj { apiVersion?: string; kind?: string; metadata: KubeMeta; spec?: Record<string, unknown> }
@@ -30,20 +32,23 @@ export interface DesiredRole {
   /** VaultPolicy names as written (same namespace). */
   policyNames: string[];
   /** The role body written to `auth/<mount>/role/<vaultName>`. */
-  body: {
-    bound_service_account_names: string[];
-    bound_service_account_namespaces: string[];
-    token_policies: string[];
-    token_ttl: number;
-    token_max_ttl: number;
-    audience?: string;
-  };
+  body: ControllerRole['body'];
+}
+
+/** A VaultRoleBinding the controller refuses to write (e.g. an unparsable TTL): Vault is left as it is. */
+export interface InvalidRole {
+  namespace: string;
+  name: string;
+  vaultName: string;
+  mount: string;
+  error: string;
 }
 
 export interface DesiredState {
   prefix: string;
   policies: DesiredPolicy[];
   roles: DesiredRole[];
+  invalidRoles: InvalidRole[];
   guardrails: KubeObj[];
   /** Namespace labels known from Namespace objects (for guardrail selectors). */
   namespaceLabels: Map<string, Record<string, string>>;
@@ -56,26 +61,28 @@ export function policyRules(obj: KubeObj): { rules: AclRule[]; errors?: string[]
   return specRules(obj.spec, obj.metadata.namespace ?? 'default');
 }
 
-/** The role a VaultRoleBinding becomes (defaults from the project API: mount kubernetes, TTL 1h, max 24h). */
+const optionalString = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function roleBindingSpec(spec: Record<string, unknown>): RoleBindingSpec {
+  return {
+    serviceAccounts: strings(spec.serviceAccounts), policies: strings(spec.policies),
+    authMount: optionalString(spec.authMount), tokenTTL: optionalString(spec.tokenTTL), tokenMaxTTL: optionalString(spec.tokenMaxTTL),
+    audience: optionalString(spec.audience),
+  };
+}
+
+/**
+ * The role a VaultRoleBinding becomes, bound to every policy it names (the controller binds each once its
+ * VaultPolicy is Ready). Throws, as the controller refuses, on a spec it cannot write (bad TTL).
+ */
 export function desiredRole(obj: KubeObj, prefix: string): DesiredRole {
   const ns = obj.metadata.namespace ?? 'default';
-  const spec = obj.spec ?? {};
-  const policyNames = strings(spec.policies);
-  const sas = strings(spec.serviceAccounts);
-  const ttl = durationSeconds(typeof spec.tokenTTL === 'string' ? spec.tokenTTL : '1h') ?? 3600;
-  const maxTtl = durationSeconds(typeof spec.tokenMaxTTL === 'string' ? spec.tokenMaxTTL : '24h') ?? 86400;
+  const spec = roleBindingSpec(obj.spec ?? {});
+  const role = controllerRole(ns, spec, spec.policies.map((p) => vaultName(prefix, ns, p)));
   return {
     namespace: ns, name: obj.metadata.name, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
     vaultName: vaultName(prefix, ns, obj.metadata.name),
-    mount: typeof spec.authMount === 'string' && spec.authMount ? spec.authMount.replace(/^\/+|\/+$/g, '') : 'kubernetes',
-    serviceAccounts: sas, policyNames,
-    body: {
-      bound_service_account_names: [...sas].sort(),
-      bound_service_account_namespaces: [ns],
-      token_policies: policyNames.map((p) => vaultName(prefix, ns, p)).sort(),
-      token_ttl: ttl, token_max_ttl: maxTtl,
-      ...(typeof spec.audience === 'string' && spec.audience ? { audience: spec.audience } : {}),
-    },
+    mount: role.mount, serviceAccounts: spec.serviceAccounts, policyNames: spec.policies, body: role.body,
   };
 }
 
@@ -89,6 +96,7 @@ function isKind(o: KubeObj, kind: string): boolean {
 export function desiredState(objects: readonly KubeObj[], prefix = DEFAULT_PREFIX): DesiredState {
   const policies: DesiredPolicy[] = [];
   const roles: DesiredRole[] = [];
+  const invalidRoles: InvalidRole[] = [];
   const guardrails: KubeObj[] = [];
   const namespaceLabels = new Map<string, Record<string, string>>();
   for (const o of objects) {
@@ -98,7 +106,13 @@ export function desiredState(objects: readonly KubeObj[], prefix = DEFAULT_PREFI
       const { rules, errors } = policyRules(o);
       policies.push({ namespace: ns, name: o.metadata.name, ...(o.metadata.uid ? { uid: o.metadata.uid } : {}), vaultName: vaultName(prefix, ns, o.metadata.name), rules, ...(errors ? { parseErrors: errors } : {}) });
     } else if (isKind(o, 'VaultRoleBinding')) {
-      roles.push(desiredRole(o, prefix));
+      try {
+        roles.push(desiredRole(o, prefix));
+      } catch (err) {
+        const ns = o.metadata.namespace ?? 'default';
+        const mount = normaliseMount(optionalString(o.spec?.authMount) ?? DEFAULT_AUTH_MOUNT);
+        invalidRoles.push({ namespace: ns, name: o.metadata.name, vaultName: vaultName(prefix, ns, o.metadata.name), mount, error: (err as Error).message });
+      }
     } else if (isKind(o, 'VaultGuardrail')) {
       guardrails.push(o);
     } else if (o.kind === 'Namespace' && (o.apiVersion ?? 'v1') === 'v1') {
@@ -106,7 +120,7 @@ export function desiredState(objects: readonly KubeObj[], prefix = DEFAULT_PREFI
     }
   }
   const byKey = (a: { namespace: string; name: string }, b: { namespace: string; name: string }) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
-  return { prefix, policies: policies.sort(byKey), roles: roles.sort(byKey), guardrails, namespaceLabels };
+  return { prefix, policies: policies.sort(byKey), roles: roles.sort(byKey), invalidRoles: invalidRoles.sort(byKey), guardrails, namespaceLabels };
 }
 
 /** The policies a role's tokens carry, as ACL input (name = `namespace/name` of the VaultPolicy). */

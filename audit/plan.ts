@@ -4,7 +4,6 @@
 import { createTwoFilesPatch } from 'diff';
 import { renderPolicy } from '../policy/render.ts';
 import { policiesEquivalent, readOwnership } from '../policy/ownership.ts';
-import { pathWithin } from '../policy/paths.ts';
 import type { AclRule } from '../policy/acl.ts';
 import { summariseRuleWidening } from '../policy/widening.ts';
 import { parseVaultName } from '../schemas/vault-names.ts';
@@ -122,6 +121,11 @@ export function computePlan(state: DesiredState, current?: VaultCurrent): Plan {
       if (before === after) items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'unchanged', owner, reason: 'Vault matches', diff: '' });
       else items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'update', owner, reason: 'Vault differs from the desired state', diff: patch(path, before, after) });
     }
+  }
+  for (const r of state.invalidRoles) {
+    // The controller refuses the spec and leaves Vault as it is: neither a write nor a delete.
+    wanted.add(`${r.mount}/${r.vaultName}`);
+    items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path: `auth/${r.mount}/role/${r.vaultName}`, action: 'skip', owner: `VaultRoleBinding ${r.namespace}/${r.name}`, reason: `the controller refuses this spec (${r.error}): Vault is left as it is`, diff: '' });
   }
   if (current) {
     for (const [name, text] of current.policies) {

@@ -1,17 +1,10 @@
 // The keeper's Kubernetes calls over controller/runtime's KubeClient (writes use field manager vaultgate).
 import type { KubeClient } from '../controller/runtime/kube-client.ts';
 import type { KubeObject } from '../controller/runtime/objects.ts';
-import { SECRETS, type ResourceRef } from '../controller/runtime/resources.ts';
+import { MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, type ResourceRef } from '../controller/runtime/resources.ts';
 import type { WebhookConfigClient, WebhookConfigObject } from './ca-injector.ts';
 import type { WebhookConfigKind } from './rotation.ts';
 import type { SecretClient, SecretObject } from './secret-store.ts';
-
-export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceRef = Object.freeze({
-  group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false,
-});
-export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = Object.freeze({
-  group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false,
-});
 
 const RESOURCES: Record<WebhookConfigKind, ResourceRef> = {
   MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS,

@@ -1,6 +1,6 @@
 // The controller process: one Manager running the four controllers over shared informers, the Vault
 // adapter (the controller's own identity for policies and roles; each store's identity for secrets),
-// leader election, /healthz /readyz /metrics, pino logs. `cli/commands/controller.ts` parses flags into
+// leader election, the webhook certificate keeper (leader only), /healthz /readyz /metrics, pino logs. `cli/commands/controller.ts` parses flags into
 // ControllerAppOptions; tests and benchmarks call buildControllerApp with a fake or simulated client.
 import { readFile } from 'node:fs/promises';
 import { Registry } from 'prom-client';
@@ -26,6 +26,8 @@ import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
 import { LABEL_MANAGED } from './reconcilers/logic/eso/target.ts';
 import { assertValidPrefix, DEFAULT_PREFIX } from '../schemas/vault-names.ts';
+import { CertKeeper } from '../certs/keeper.ts';
+import { certKubeClient } from '../certs/kube-adapter.ts';
 
 /** How the controller authenticates to Vault as itself (bootstrap policy: policies and roles under the prefix). */
 export type ControllerVaultAuth =
@@ -58,6 +60,24 @@ export interface ControllerAppOptions {
   events?: ManagerOptions['events'];
   /** Wall clock of the ExternalSecret refresh logic (benchmarks move it forward to force a refresh cycle). */
   now?: () => Date;
+  /** Keep the webhook's serving certificate (create, rotate, inject caBundle) while leading; off when omitted. */
+  webhookCerts?: WebhookCertOptions;
+}
+
+/** The cert keeper's settings (certs/keeper.ts): the chart's `--webhook-*` flags. */
+export interface WebhookCertOptions {
+  /** Namespace of the cert Secret and of the webhook Service. */
+  namespace: string;
+  secretName: string;
+  service: string;
+  /** Label selector of the webhook configurations to inject the CA bundle into (default vaultgate.io/inject-ca-bundle=true). */
+  configSelector?: string;
+  leafValidityDays?: number;
+  caValidityDays?: number;
+  /** Upper bound between keeper passes (default 60 s). */
+  intervalMs?: number;
+  /** Delay before the follow-up pass after one that acted (default 2 s). */
+  settleMs?: number;
 }
 
 export interface ControllerApp {
@@ -70,6 +90,9 @@ export interface ControllerApp {
   start(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** The Secrets the controller caches: those it manages. */
+export const MANAGED_SECRETS_SELECTOR = `${LABEL_MANAGED}=true`;
 
 /** Metadata edits that matter to a reconciler: spec (generation), deletion, labels/annotations (adopt, force-sync). */
 const specOrMetaChanged: Predicate = (ev) => {
@@ -156,29 +179,51 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
       .complete(createSecretStoreReconciler({ kind, connector, controllerClass, namePrefix: prefix }));
   }
 
-  // Managed Secrets carry reconcile.external-secrets.io/managed=true; the Secret informer should list only
-  // those (see the report: the Manager needs a per-resource label selector for it).
+  // The Secret informer lists and watches only Secrets labelled reconcile.external-secrets.io/managed=true
+  // (ESO's managed-secrets cache): a cluster's other Secrets are never held in memory. Every Secret the
+  // reconciler writes carries the label, Merge targets included; one it has not labelled yet (a Merge
+  // target before its first sync, or one whose label was removed by hand) it reads with a GET and labels
+  // on the next write. A Secret losing the label arrives as a delete, so its ExternalSecret re-syncs.
   const storeReadiness: Predicate = readinessChanged;
   manager.controller('externalsecret')
     .for(EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
     .withIndex(STORE_INDEX, storeIndex)
     .withIndex(TARGET_INDEX, targetIndex)
-    .watches(SECRETS, { index: TARGET_INDEX, values: (s) => (s.metadata.labels?.[LABEL_MANAGED] === 'true' ? [objectKey(s)] : []) })
+    .watches(SECRETS, { index: TARGET_INDEX, values: (s) => [objectKey(s)] }, { labelSelector: MANAGED_SECRETS_SELECTOR })
     .watches(SECRET_STORES, { index: STORE_INDEX, values: (s) => [`SecretStore/${s.metadata.namespace}/${s.metadata.name}`] }, { predicate: storeReadiness })
     .watches(CLUSTER_SECRET_STORES, { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] }, { predicate: storeReadiness })
     .workers(workers)
     .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ...(opts.now ? { now: opts.now } : {}) }));
 
+  const wc = opts.webhookCerts;
+  if (wc) {
+    // One keeper for the process (its metrics register once); each leadership term runs its loop.
+    const keeper = new CertKeeper({
+      client: certKubeClient(opts.client), namespace: wc.namespace, secretName: wc.secretName, service: wc.service,
+      ...(wc.configSelector ? { webhookSelector: wc.configSelector } : {}),
+      policy: { ...(wc.leafValidityDays ? { leafValidityDays: wc.leafValidityDays } : {}), ...(wc.caValidityDays ? { caValidityDays: wc.caValidityDays } : {}) },
+      ...(wc.intervalMs !== undefined ? { intervalMs: wc.intervalMs } : {}),
+      ...(wc.settleMs !== undefined ? { settleMs: wc.settleMs } : {}),
+      log: log.child({ component: 'cert-keeper' }), registry,
+    });
+    manager.addLeaderTask('webhook-cert-keeper', (signal) => keeper.run(signal));
+  }
+
+  let starting: Promise<void> | undefined;
   const app: ControllerApp = {
     manager, registry, tokens, reader, connector,
-    async start() {
-      if (opts.metricsPort !== undefined) {
-        app.health = await startHealthServer({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', registry, status: () => manager.status() });
-      }
-      await manager.start();
+    start() {
+      starting ??= (async () => {
+        if (opts.metricsPort !== undefined) {
+          app.health = await startHealthServer({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', registry, status: () => manager.status() });
+        }
+        await manager.start();
+      })();
+      return starting;
     },
     async stop() {
       await manager.stop();
+      await starting?.catch(() => undefined); // a stop during start (a signal before the caches synced)
       await app.health?.close();
       reader.clear();
       connector.close();

@@ -35,7 +35,13 @@ export const REQUEST_TIMEOUT_MS = 35_000;
  * finds the prototype already in place and does nothing. Same objects, same prototype chain as
  * before: express's request/response methods over Node's IncomingMessage/ServerResponse.
  */
-export function appMessageClasses(app: express.Express): { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse } {
+export function appMessageClasses(app: express.Express): { IncomingMessage?: typeof http.IncomingMessage; ServerResponse?: typeof http.ServerResponse } {
+  // Node's constructors are plain functions (IncomingMessage.call(this, socket) is how Node itself
+  // subclasses them). Were they ever classes, keep Node's own classes: express then re-parents as before.
+  // (Reflect.construct with a new.target would work for both but makes V8 build each object slowly:
+  // it cost more than the re-parenting it saves.)
+  const constructors = [http.IncomingMessage, http.ServerResponse];
+  if (constructors.some((c) => Function.prototype.toString.call(c).startsWith('class'))) return {};
   function AppRequest(this: http.IncomingMessage, socket: Socket): void {
     Reflect.apply(http.IncomingMessage, this, [socket]);
   }

@@ -1,24 +1,24 @@
 // `vaultgate controller`: run the reconcilers (VaultPolicy, VaultRoleBinding, SecretStore,
-// ClusterSecretStore, ExternalSecret) against Kubernetes and Vault, leader-elected.
+// ClusterSecretStore, ExternalSecret) against Kubernetes and Vault, leader-elected; the leader also keeps
+// the webhook's serving certificate when --webhook-cert-secret is given.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
-import { createLogger } from '../../observability/log.ts';
-import { buildControllerApp, type ControllerVaultAuth } from '../../controller/main.ts';
+import { INJECT_SELECTOR } from '../../certs/ca-injector.ts';
+import { DEFAULT_CA_VALIDITY_DAYS, DEFAULT_LEAF_VALIDITY_DAYS } from '../../certs/generate.ts';
+import { buildControllerApp, type ControllerAppOptions, type ControllerVaultAuth } from '../../controller/main.ts';
+import type { KubeClient } from '../../controller/runtime/kube-client.ts';
 import { HttpKubeClient } from '../../controller/runtime/http-kube-client.ts';
+import { createLogger, type Logger } from '../../observability/log.ts';
 import { prefixProblem } from '../../schemas/vault-names.ts';
+import { commandOptions, type FlagValues } from '../flags.ts';
+import { loadKubeConfig } from '../kubeconfig.ts';
+import { untilSignal } from './webhook.ts';
 
 export const summary = 'run the reconcilers (leader-elected) against Kubernetes and Vault';
 
-const HELP = `Usage: vaultgate controller [options]
-
-Runs the vaultgate reconcilers: VaultPolicy → Vault ACL policies, VaultRoleBinding → kubernetes-auth
-roles, SecretStore/ClusterSecretStore validation, ExternalSecret → Secret. Only the elected leader
-reconciles; standbys keep warm caches.
-
-Kubernetes:
+/** The controller's flag sections (without the usage line), shared with `vaultgate run`'s help. */
+export const CONTROLLER_FLAGS_HELP = `Kubernetes:
   --kubeconfig <path>            kubeconfig file (env KUBECONFIG; default: in-cluster, then ~/.kube/config)
   --namespace <ns>               watch only this namespace (default: all namespaces)
 
@@ -39,6 +39,17 @@ Behaviour:
   --workers <n>                  concurrent reconciles per controller (default 4)
   --drift-check <ms>             re-read Vault policies/roles this often (default 300000, ±10%)
 
+Webhook certificate (kept by the leader only; off unless --webhook-cert-secret is given):
+  --webhook-cert-secret <name>       Secret holding the CA and the serving certificate (created if missing)
+  --webhook-namespace <ns>           namespace of that Secret and of the Service
+                                     (env POD_NAMESPACE; default vaultgate-system)
+  --webhook-service <name>           the webhook Service: its DNS names go into the certificate
+                                     [required with --webhook-cert-secret]
+  --webhook-config-selector <sel>    webhook configurations whose caBundle is injected
+                                     (default ${INJECT_SELECTOR})
+  --webhook-cert-days <n>            serving certificate validity in days (default ${DEFAULT_LEAF_VALIDITY_DAYS})
+  --webhook-ca-days <n>              CA validity in days (default ${DEFAULT_CA_VALIDITY_DAYS})
+
 Operations:
   --leader-elect / --no-leader-elect   Lease-based leader election (default on)
   --leader-election-namespace <ns>     Lease namespace (env POD_NAMESPACE; default vaultgate-system)
@@ -48,98 +59,113 @@ Operations:
   -h, --help                           this help
 `;
 
-export async function run(argv: string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        kubeconfig: { type: 'string' }, namespace: { type: 'string' },
-        'vault-addr': { type: 'string' }, 'vault-ca-file': { type: 'string' }, 'vault-namespace': { type: 'string' },
-        'vault-timeout': { type: 'string' }, 'vault-role': { type: 'string' }, 'vault-auth-mount': { type: 'string' },
-        'vault-sa-token-file': { type: 'string' }, 'vault-token-file': { type: 'string' },
-        'name-prefix': { type: 'string' }, 'controller-class': { type: 'string' }, workers: { type: 'string' }, 'drift-check': { type: 'string' },
-        'leader-elect': { type: 'boolean' }, 'no-leader-elect': { type: 'boolean' },
-        'leader-election-namespace': { type: 'string' }, 'leader-election-name': { type: 'string' },
-        'metrics-port': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (err) {
-    process.stderr.write(`vaultgate controller: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k]) : undefined);
-  const int = (k: string, dflt: number): number => {
+export const CONTROLLER_HELP = `Usage: vaultgate controller [options]
+
+Runs the vaultgate reconcilers: VaultPolicy → Vault ACL policies, VaultRoleBinding → kubernetes-auth
+roles, SecretStore/ClusterSecretStore validation, ExternalSecret → Secret. Only the elected leader
+reconciles (and keeps the webhook certificate); standbys keep warm caches.
+
+${CONTROLLER_FLAGS_HELP}`;
+
+export const CONTROLLER_OPTIONS = {
+  kubeconfig: { type: 'string' }, namespace: { type: 'string' },
+  'vault-addr': { type: 'string' }, 'vault-ca-file': { type: 'string' }, 'vault-namespace': { type: 'string' },
+  'vault-timeout': { type: 'string' }, 'vault-role': { type: 'string' }, 'vault-auth-mount': { type: 'string' },
+  'vault-sa-token-file': { type: 'string' }, 'vault-token-file': { type: 'string' },
+  'name-prefix': { type: 'string' }, 'controller-class': { type: 'string' }, workers: { type: 'string' }, 'drift-check': { type: 'string' },
+  'webhook-cert-secret': { type: 'string' }, 'webhook-namespace': { type: 'string' }, 'webhook-service': { type: 'string' },
+  'webhook-config-selector': { type: 'string' }, 'webhook-cert-days': { type: 'string' }, 'webhook-ca-days': { type: 'string' },
+  'leader-elect': { type: 'boolean' }, 'no-leader-elect': { type: 'boolean' },
+  'leader-election-namespace': { type: 'string' }, 'leader-election-name': { type: 'string' },
+  'metrics-port': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+} as const;
+
+export interface ControllerFlagDeps {
+  /** Use this client instead of one built from --kubeconfig (tests, `vaultgate run` sharing one). */
+  client?: KubeClient;
+  log?: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Flags → app options; throws with a message naming the flag. */
+export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDeps = {}): ControllerAppOptions {
+  const env = deps.env ?? process.env;
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
+  const int = (k: string, dflt: number, min = 0): number => {
     const v = str(k);
     if (v === undefined) return dflt;
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`--${k} must be a non-negative integer`);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${k} must be a whole number of at least ${min}, got "${v}"`);
     return n;
   };
-  const usage = (msg: string): number => {
-    process.stderr.write(`vaultgate controller: ${msg}\n(see vaultgate controller --help)\n`);
-    return 2;
-  };
 
-  const address = str('vault-addr') ?? process.env.VAULT_ADDR;
-  if (!address) return usage('--vault-addr (or VAULT_ADDR) is required');
-  const prefix = str('name-prefix') ?? 'vaultgate';
-  const problem = prefixProblem(prefix);
-  if (problem) return usage(problem);
+  const address = str('vault-addr') ?? env.VAULT_ADDR;
+  if (!address) throw new Error('--vault-addr (or VAULT_ADDR) is required');
+  const namePrefix = str('name-prefix') ?? 'vaultgate';
+  const problem = prefixProblem(namePrefix);
+  if (problem) throw new Error(`--name-prefix: ${problem}`);
   let auth: ControllerVaultAuth;
   const role = str('vault-role');
   const tokenFile = str('vault-token-file');
-  if (role) auth = { method: 'kubernetes', role, mount: str('vault-auth-mount') ?? 'kubernetes', ...(str('vault-sa-token-file') ? { tokenFile: str('vault-sa-token-file') } : {}) };
+  const saTokenFile = str('vault-sa-token-file');
+  if (role) auth = { method: 'kubernetes', role, mount: str('vault-auth-mount') ?? 'kubernetes', ...(saTokenFile ? { tokenFile: saTokenFile } : {}) };
   else if (tokenFile) auth = { method: 'token', token: readFileSync(tokenFile, 'utf8').trim() };
-  else if (process.env.VAULT_TOKEN) auth = { method: 'token', token: process.env.VAULT_TOKEN };
-  else return usage('the controller needs a Vault identity: --vault-role (kubernetes auth) or --vault-token-file / VAULT_TOKEN');
+  else if (env.VAULT_TOKEN) auth = { method: 'token', token: env.VAULT_TOKEN };
+  else throw new Error('the controller needs a Vault identity: --vault-role (kubernetes auth) or --vault-token-file / VAULT_TOKEN');
 
-  let workers: number, timeoutMs: number, metricsPort: number, driftCheckMs: number;
-  try {
-    workers = Math.max(1, int('workers', 4));
-    timeoutMs = Math.max(1, int('vault-timeout', 10_000));
-    metricsPort = int('metrics-port', 8080);
-    driftCheckMs = Math.max(1000, int('drift-check', 300_000));
-  } catch (err) {
-    return usage((err as Error).message);
+  const workers = Math.max(1, int('workers', 4));
+  const timeoutMs = Math.max(1, int('vault-timeout', 10_000));
+  const metricsPort = int('metrics-port', 8080);
+  if (metricsPort > 65535) throw new Error(`--metrics-port must be a port number, got "${metricsPort}"`);
+  const driftCheckMs = Math.max(1000, int('drift-check', 300_000));
+
+  const certSecret = str('webhook-cert-secret');
+  const service = str('webhook-service');
+  if (certSecret && !service) throw new Error('--webhook-service is required with --webhook-cert-secret (its DNS names go into the certificate)');
+  if (!certSecret) {
+    const stray = ['webhook-service', 'webhook-namespace', 'webhook-config-selector', 'webhook-cert-days', 'webhook-ca-days'].find((k) => str(k) !== undefined);
+    if (stray) throw new Error(`--${stray} needs --webhook-cert-secret`);
   }
+  const leafDays = int('webhook-cert-days', DEFAULT_LEAF_VALIDITY_DAYS, 1);
+  const caDays = int('webhook-ca-days', DEFAULT_CA_VALIDITY_DAYS, 1);
+  if (certSecret && caDays <= leafDays) throw new Error(`--webhook-ca-days (${caDays}) must be longer than --webhook-cert-days (${leafDays})`);
 
-  const log = createLogger({ level: str('log-level'), name: 'controller' });
-  const kc = new KubeConfig();
-  const kubeconfig = str('kubeconfig') ?? process.env.KUBECONFIG;
-  if (kubeconfig) kc.loadFromFile(kubeconfig);
-  else kc.loadFromDefault();
-  const client = new HttpKubeClient(kc);
-  const caFile = str('vault-ca-file') ?? process.env.VAULT_CACERT;
-  const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
+  const log = deps.log ?? createLogger({ level: str('log-level'), name: 'controller' });
+  const client = deps.client ?? new HttpKubeClient(loadKubeConfig(str('kubeconfig')));
+  const caFile = str('vault-ca-file') ?? env.VAULT_CACERT;
+  const vaultNamespace = str('vault-namespace') ?? env.VAULT_NAMESPACE;
+  const identity = `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
   const leaderElect = values['no-leader-elect'] ? false : values['leader-elect'] ?? true;
-
-  const app = buildControllerApp({
+  const podNamespace = env.POD_NAMESPACE ?? 'vaultgate-system';
+  return {
     client,
-    vault: { address, timeoutMs, auth, ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}), ...((str('vault-namespace') ?? process.env.VAULT_NAMESPACE) ? { namespace: str('vault-namespace') ?? process.env.VAULT_NAMESPACE } : {}) },
-    namePrefix: prefix, controllerClass: str('controller-class') ?? '', workers, driftCheckMs,
+    vault: { address, timeoutMs, auth, ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}), ...(vaultNamespace ? { namespace: vaultNamespace } : {}) },
+    namePrefix, controllerClass: str('controller-class') ?? '', workers, driftCheckMs,
     ...(str('namespace') ? { namespace: str('namespace') } : {}),
-    ...(leaderElect ? { leaderElection: { namespace: str('leader-election-namespace') ?? process.env.POD_NAMESPACE ?? 'vaultgate-system', name: str('leader-election-name') ?? 'vaultgate-controller', identity } } : {}),
+    ...(leaderElect ? { leaderElection: { namespace: str('leader-election-namespace') ?? podNamespace, name: str('leader-election-name') ?? 'vaultgate-controller', identity } } : {}),
+    ...(certSecret && service ? {
+      webhookCerts: {
+        namespace: str('webhook-namespace') ?? podNamespace, secretName: certSecret, service,
+        configSelector: str('webhook-config-selector') ?? INJECT_SELECTOR, leafValidityDays: leafDays, caValidityDays: caDays,
+      },
+    } : {}),
     metricsPort, log, eventsInstance: identity,
-  });
+  };
+}
 
-  const stopped = new Promise<void>((resolve) => {
-    const onSignal = (sig: string): void => {
-      log.info({ signal: sig }, 'shutting down');
-      resolve();
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-  });
-  log.info({ vault: address, prefix, workers, leaderElect, metricsPort }, 'starting controller');
-  await app.start();
-  if (app.health) log.info({ port: app.health.port }, 'health and metrics listening');
-  await stopped;
-  await app.stop();
+export async function run(argv: string[]): Promise<number> {
+  const opts = commandOptions('controller', argv, CONTROLLER_OPTIONS, CONTROLLER_HELP, (values) => controllerOptionsFrom(values));
+  if (typeof opts === 'number') return opts;
+  const log = opts.log!;
+  const app = buildControllerApp(opts);
+  const signal = untilSignal();
+  log.info({ vault: opts.vault.address, prefix: opts.namePrefix, workers: opts.workers, leaderElect: Boolean(opts.leaderElection), metricsPort: opts.metricsPort, certKeeper: Boolean(opts.webhookCerts) }, 'starting controller');
+  try {
+    // A signal may arrive before the caches sync: stop() then also ends start().
+    await Promise.race([app.start().then(() => { if (app.health) log.info({ port: app.health.port }, 'health and metrics listening'); }), signal]);
+    log.info({ signal: await signal }, 'shutting down');
+  } finally {
+    await app.stop();
+  }
   return 0;
 }

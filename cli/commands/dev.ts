@@ -81,11 +81,53 @@ function readyBlock(env: DevEnvironment, startedMs: number): string {
   return lines.join('\n');
 }
 
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
+/** Resolves on Ctrl-C / SIGTERM. Holds the event loop open until then or release(): the children are
+ * unref'd and, against a user's cluster, nothing else in this process would keep it alive. */
+function untilSignal(): { signal: Promise<string>; release: () => void } {
+  const keepAlive = setInterval(() => undefined, 1 << 30);
+  const release = (): void => clearInterval(keepAlive);
+  const signal = new Promise<string>((resolve) => {
+    const on = (sig: string) => (): void => {
+      release();
+      resolve(sig);
+    };
+    process.once('SIGINT', on('SIGINT'));
+    process.once('SIGTERM', on('SIGTERM'));
   });
+  return { signal, release };
+}
+
+/** Starts the environment the flags ask for, or returns an exit code. */
+async function start(str: (k: string) => string | undefined): Promise<DevEnvironment | number> {
+  const kubeconfig = str('kubeconfig');
+  const vaultAddr = str('vault-addr');
+  if (kubeconfig || vaultAddr) {
+    if (!kubeconfig || !vaultAddr) {
+      err('vaultgate dev: --kubeconfig and --vault-addr go together (your cluster and your Vault)\n');
+      return 2;
+    }
+    const tokenFile = str('vault-token-file');
+    const vaultToken = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : process.env.VAULT_TOKEN;
+    if (!vaultToken) {
+      err('vaultgate dev: the controller needs a Vault token: set VAULT_TOKEN or --vault-token-file\n');
+      return 2;
+    }
+    log(`vaultgate dev: running the webhook and the controller against ${kubeconfig} and ${vaultAddr}`);
+    return startAgainstCluster({ log, kubeconfig, vaultAddr, vaultToken });
+  }
+  const missing = missingBinaries();
+  if (missing.length > 0) {
+    if (!goAvailable()) {
+      err(missingToolchainMessage(missing));
+      return 1;
+    }
+    log(`vaultgate dev: building ${missing.join(', ')} from Go modules. The FIRST run takes 10-15 minutes on 2 cores; later runs start in seconds.`);
+    await ensureUpstream({ log });
+  }
+  log(baoAvailable()
+    ? `vaultgate dev: Vault is a real bao/vault dev server (${binaryPath('bao')})`
+    : 'vaultgate dev: Vault is SIMULATED (vaultgate\'s Vault API simulator: OpenBao cannot be built here; set VAULTGATE_BAO_BIN for a real one). Kubernetes-auth logins are checked by a real TokenReview.');
+  return startLocalDev({ log, kubeconfigOut: str('write-kubeconfig') ?? defaultDevKubeconfig() });
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -110,7 +152,7 @@ export async function run(argv: string[]): Promise<number> {
   // A Ctrl-C during start-up exits at once; the process-group exit hooks (test/harness/processes.ts)
   // kill every child and remove the temp dirs.
   let ready = false;
-  const signal = untilSignal();
+  const { signal, release } = untilSignal();
   void signal.then((sig) => {
     if (ready) return;
     err(`\nvaultgate dev: ${sig} during start-up: cleaning up\n`);
@@ -118,37 +160,17 @@ export async function run(argv: string[]): Promise<number> {
   });
 
   let env: DevEnvironment;
-  const kubeconfig = str('kubeconfig');
-  const vaultAddr = str('vault-addr');
-  if (kubeconfig || vaultAddr) {
-    if (!kubeconfig || !vaultAddr) {
-      err('vaultgate dev: --kubeconfig and --vault-addr go together (your cluster and your Vault)\n');
-      return 2;
+  try {
+    const result = await start(str);
+    if (typeof result === 'number') {
+      release();
+      return result;
     }
-    const tokenFile = str('vault-token-file');
-    const vaultToken = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : process.env.VAULT_TOKEN;
-    if (!vaultToken) {
-      err('vaultgate dev: the controller needs a Vault token: set VAULT_TOKEN or --vault-token-file\n');
-      return 2;
-    }
-    log(`vaultgate dev: running the webhook and the controller against ${kubeconfig} and ${vaultAddr}`);
-    env = await startAgainstCluster({ log, kubeconfig, vaultAddr, vaultToken });
-  } else {
-    const missing = missingBinaries();
-    if (missing.length > 0) {
-      if (!goAvailable()) {
-        err(missingToolchainMessage(missing));
-        return 1;
-      }
-      log(`vaultgate dev: building ${missing.join(', ')} from Go modules. The FIRST run takes 10-15 minutes on 2 cores; later runs start in seconds.`);
-      await ensureUpstream({ log });
-    }
-    log(baoAvailable()
-      ? `vaultgate dev: Vault is a real bao/vault dev server (${binaryPath('bao')})`
-      : 'vaultgate dev: Vault is SIMULATED (vaultgate\'s Vault API simulator: OpenBao cannot be built here; set VAULTGATE_BAO_BIN for a real one). Kubernetes-auth logins are checked by a real TokenReview.');
-    env = await startLocalDev({ log, kubeconfigOut: str('write-kubeconfig') ?? defaultDevKubeconfig() });
+    env = result;
+  } catch (e) {
+    release(); // let the process exit with the error (the exit hooks clean up)
+    throw e;
   }
-
   ready = true;
   out(readyBlock(env, started));
   const sig = await signal;

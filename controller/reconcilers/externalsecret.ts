@@ -126,7 +126,8 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       return fail(new SafeError('InvalidSpec', (e as Error).message));
     }
 
-    // Current target Secret: the cache holds the Secrets we manage; a Secret we don't label (yet) needs a GET.
+    // Current target Secret: the cache holds only Secrets labelled as managed (main.ts); one we have not
+    // labelled (yet), or whose label was removed, needs a GET.
     let existing = ctx.cache<SecretObject>(SECRETS).get(`${ns}/${targetName}`);
     if (!existing && creationPolicy !== 'None') existing = await ctx.client.get<SecretObject>(SECRETS, targetName, ns);
 
@@ -135,7 +136,10 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       refreshInterval: spec.refreshInterval, refreshPolicy: spec.refreshPolicy, syncedResourceVersion: status.syncedResourceVersion, refreshTime: status.refreshTime,
     };
     const due = shouldRefresh(refreshIn, t.getTime());
-    const secretValid = creationPolicy === 'None' || (existing !== undefined && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] === dataHash(existing.data ?? {}));
+    // A target without the managed label is outside the Secret cache: hand edits to it would go unseen,
+    // so it is not "valid" until re-labelled (ESO patches the label back the same way).
+    const secretValid = creationPolicy === 'None' || (existing !== undefined && existing.metadata.labels?.[LABEL_MANAGED] === 'true'
+      && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] === dataHash(existing.data ?? {}));
     const readyNow = getCondition(status.conditions, 'Ready');
     if (!due && secretValid && readyNow?.status === 'True' && readyNow.observedGeneration === es.metadata.generation) {
       const next = nextRefreshInMs(refreshIn, t.getTime());

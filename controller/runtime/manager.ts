@@ -4,6 +4,8 @@
 // - leader election gates the workers only: informers and event handlers run on standbys too, so a new
 //   leader starts with a warm cache and a filled queue;
 // - losing the lease aborts in-flight reconciles and stops workers at once, then campaigns again;
+// - leader tasks (controller-runtime's leader-election runnables, e.g. the webhook cert keeper) run only
+//   while leading: started on election, their signal aborted on lost leadership or shutdown;
 // - graceful shutdown: stop taking work, finish in-flight reconciles, release the lease, stop informers.
 import type { Logger } from '../../observability/log.ts';
 import { silentLogger } from '../../observability/log.ts';
@@ -39,6 +41,9 @@ export interface ManagerOptions {
 
 export type LeaderState = 'disabled' | 'leader' | 'standby';
 
+/** Work that only the leader does; resolves once `signal` aborts (leadership lost or shutdown). */
+export type LeaderTask = (signal: AbortSignal) => Promise<void>;
+
 export interface ManagerStatus {
   /** Every informer has listed its resource at least once. */
   synced: boolean;
@@ -55,6 +60,10 @@ export class Manager implements ControllerHost {
   private readonly clock: Clock;
   private readonly informers = new Map<string, Informer>();
   private readonly controllers: Controller[] = [];
+  private readonly leaderTasks: { name: string; run: LeaderTask }[] = [];
+  private runningTasks: { abort: AbortController; done: Promise<void> }[] = [];
+  /** Settles when every leader task stopped so far has returned (stop() waits for it). */
+  private tasksSettled: Promise<void> = Promise.resolve();
   private elector?: LeaderElector;
   private state: 'new' | 'started' | 'stopped' = 'new';
   private readonly stopController = new AbortController();
@@ -112,6 +121,13 @@ export class Manager implements ControllerHost {
     return inf as unknown as Informer<T>;
   }
 
+  /** Run `task` only while this replica leads (always, without leader election). Register before start(). */
+  addLeaderTask(name: string, task: LeaderTask): void {
+    if (this.state !== 'new') throw new Error('manager: leader tasks must be registered before start()');
+    if (this.leaderTasks.some((t) => t.name === name)) throw new Error(`manager: leader task "${name}" already registered`);
+    this.leaderTasks.push({ name, run: task });
+  }
+
   /** The cache of a watched resource. Throws if nothing watches it (a wiring bug). */
   cache<T extends KubeObject = KubeObject>(res: ResourceRef): Store<T> {
     const inf = this.informers.get(resourceId(res));
@@ -129,6 +145,7 @@ export class Manager implements ControllerHost {
    * caches are synced (or `stop()` was called first).
    */
   async start(): Promise<void> {
+    if (this.state === 'stopped') return; // stopped before it started (shutdown during startup)
     if (this.state !== 'new') throw new Error('manager: start() called twice');
     this.state = 'started';
     for (const inf of this.informers.values()) inf.start();
@@ -138,6 +155,7 @@ export class Manager implements ControllerHost {
     const le = this.opts.leaderElection;
     if (!le) {
       for (const c of this.controllers) c.start();
+      this.startLeaderTasks();
       return;
     }
     this.metrics.leaderStatus.set({ name: le.name }, 0);
@@ -146,11 +164,13 @@ export class Manager implements ControllerHost {
       onStartedLeading: () => {
         this.metrics.leaderStatus.set({ name: le.name }, 1);
         for (const c of this.controllers) c.start();
+        this.startLeaderTasks();
       },
       onStoppedLeading: () => {
         this.metrics.leaderStatus.set({ name: le.name }, 0);
         // Lost (or released): reconciles see their signal abort now; nothing new is taken.
         for (const c of this.controllers) void c.stop({ graceful: this.stopController.signal.aborted });
+        void this.stopLeaderTasks();
       },
       onNewLeader: (identity) => this.log.info({ leader: identity }, 'leader observed'),
     });
@@ -163,6 +183,7 @@ export class Manager implements ControllerHost {
     this.state = 'stopped';
     this.stopController.abort();
     await Promise.all(this.controllers.map((c) => c.shutdown()));
+    await this.stopLeaderTasks(); // before the lease is released: a new leader's tasks never overlap ours
     await this.elector?.stop();
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
     if (this.events instanceof KubeEventRecorder) await this.events.flush();
@@ -178,6 +199,29 @@ export class Manager implements ControllerHost {
       informers,
       controllers: this.controllers.map((c) => ({ name: c.name, running: c.running, queued: c.queue.length, inFlight: c.queue.inFlight })),
     };
+  }
+
+  private startLeaderTasks(): void {
+    if (this.stopController.signal.aborted) return;
+    this.runningTasks = this.leaderTasks.map(({ name, run }) => {
+      const abort = new AbortController();
+      this.log.info({ task: name }, 'leader task starting');
+      const done = Promise.resolve()
+        .then(() => run(abort.signal))
+        .then(
+          () => { if (!abort.signal.aborted) this.log.warn({ task: name }, 'leader task ended before leadership did'); },
+          (err: unknown) => { this.log.error({ task: name, err: err instanceof Error ? err.message : String(err) }, 'leader task failed'); },
+        );
+      return { abort, done };
+    });
+  }
+
+  private stopLeaderTasks(): Promise<void> {
+    const running = this.runningTasks;
+    this.runningTasks = [];
+    for (const t of running) t.abort.abort();
+    this.tasksSettled = Promise.all([this.tasksSettled, ...running.map((t) => t.done)]).then(() => undefined);
+    return this.tasksSettled;
   }
 
   private observeInformer(resource: string, ev: InformerLifecycleEvent): void {

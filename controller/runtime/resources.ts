@@ -24,6 +24,8 @@ export const CORE_EVENTS = res('', 'v1', 'events', 'Event');
 export const EVENTS = res('events.k8s.io', 'v1', 'events', 'Event');
 export const LEASES = res('coordination.k8s.io', 'v1', 'leases', 'Lease');
 export const CRDS = res('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
+export const MUTATING_WEBHOOK_CONFIGURATIONS = res('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false);
+export const VALIDATING_WEBHOOK_CONFIGURATIONS = res('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false);
 
 export const VAULT_POLICIES = res('vaultgate.io', 'v1alpha1', 'vaultpolicies', 'VaultPolicy');
 export const VAULT_ROLE_BINDINGS = res('vaultgate.io', 'v1alpha1', 'vaultrolebindings', 'VaultRoleBinding');

@@ -8,7 +8,10 @@ import type { KvApi, KvMetadata, KvMountRef, KvSecret, KvVersion, KvVersionMetad
  * Split an ESO-style reference into mount + key, mirroring ESO's vault provider `buildPath`:
  * - with a store `path` (the mount): a key that already starts with `<mount>/` has it removed, and for
  *   v2 a following `data/` too (`secret/data/app/db` and `app/db` both mean key `app/db`);
- * - without a store path: the key's first segment is the mount (and for v2 a following `data/` is dropped).
+ * - without a store path, v2: a key that already contains `/data/` is a full API path and is used as it is
+ *   (ESO checks `strings.Contains(path, "/data/")`), so what precedes the first `/data/` is the mount,
+ *   one segment or several (`team/kv/data/app/db` reads `app/db` on mount `team/kv`);
+ * - otherwise the key's first segment is the mount (v2 inserts `data/` after it; v1 uses the key as is).
  * Known ESO quirk kept for compatibility: a secret whose own name begins with the mount name is cut too.
  */
 export function resolveKvPath(storePath: string | undefined, version: KvVersion, key: string): { ref: KvMountRef; key: string } {
@@ -20,11 +23,11 @@ export function resolveKvPath(storePath: string | undefined, version: KvVersion,
       if (version === 2 && k.startsWith('data/')) k = k.slice('data/'.length);
     }
   } else {
-    const slash = k.indexOf('/');
+    const data = version === 2 ? k.indexOf('/data/') : -1;
+    const slash = data > 0 ? data : k.indexOf('/');
     if (slash <= 0) throw new VaultError('invalid', `kv: key ${JSON.stringify(key)} names no mount and the store has no path`);
     mount = k.slice(0, slash);
-    k = k.slice(slash + 1);
-    if (version === 2 && k.startsWith('data/')) k = k.slice('data/'.length);
+    k = k.slice(slash + (data > 0 ? '/data/'.length : 1));
   }
   return { ref: { mount, version }, key: k };
 }

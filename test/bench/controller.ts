@@ -6,11 +6,11 @@
 // resync (goal 0); RSS and heap with 10k objects cached by informers.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildControllerApp } from '../../controller/main.ts';
-import { Cache } from '../../controller/runtime/cache.ts';
-import { listAll } from '../../controller/runtime/kube-client.ts';
+import { buildControllerApp, MANAGED_SECRETS_SELECTOR } from '../../controller/main.ts';
+import { Informer } from '../../controller/runtime/informer.ts';
 import { nullRecorder } from '../../controller/runtime/events.ts';
-import { EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS, SERVICEACCOUNTS } from '../../controller/runtime/resources.ts';
+import { EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS, SERVICEACCOUNTS, type ResourceRef } from '../../controller/runtime/resources.ts';
+import type { KubeObject } from '../../controller/runtime/objects.ts';
 import { createVaultClient } from '../../controller/vault/client.ts';
 import { createKvApi } from '../../controller/vault/kv.ts';
 import { createSysApi } from '../../controller/vault/sys.ts';
@@ -163,17 +163,13 @@ export async function cacheMemory(n: number): Promise<Record<string, number>> {
   }
   globalThis.gc?.();
   const base = process.memoryUsage();
-  // The informers' store, filled by the same paginated LIST they run (no watch: nothing to stop).
-  const caches = [];
-  for (const resource of [EXTERNAL_SECRETS, SECRETS]) {
-    const cache = new Cache();
-    const list = await listAll(kube, resource, { ...(resource === SECRETS ? { labelSelector: 'reconcile.external-secrets.io/managed=true' } : {}), limit: 500 });
-    cache.replaceAll(list.items);
-    caches.push(cache);
-  }
+  const informers = [EXTERNAL_SECRETS, SECRETS].map((resource: ResourceRef) => new Informer<KubeObject>(kube, { resource, resyncMs: 0, ...(resource === SECRETS ? { labelSelector: MANAGED_SECRETS_SELECTOR } : {}) }));
+  for (const i of informers) i.start();
+  await Promise.all(informers.map((i) => i.waitForSync()));
   globalThis.gc?.();
   const after = process.memoryUsage();
-  const cached = caches.reduce((s, c) => s + c.size, 0);
+  const cached = informers.reduce((s, i) => s + i.cache.size, 0);
+  await Promise.all(informers.map((i) => i.stop()));
   return {
     cache_objects: cached,
     cache_rss_mb: Math.round(after.rss / 1048576),

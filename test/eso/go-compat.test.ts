@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseGoDuration } from '../../webhook/rules/eso/go-duration.ts';
+import { parseGoDuration } from '../../schemas/duration.ts';
 import { compileGoRegexp } from '../../webhook/rules/eso/go-regexp.ts';
 
 void describe('parseGoDuration', () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { REPO_ROOT, vaultgateArgv } from '../harness/e2e-processes.ts';
+import { startE2E } from '../harness/e2e-stack.ts';
 import { realTier } from '../harness/real-tier.ts';
 import { CommandError, runTool } from '../harness/tools.ts';
 import { waitFor } from '../harness/wait.ts';
@@ -119,5 +120,49 @@ void describe('vaultgate dev (npm run dev): local cluster + Vault + vaultgate, e
     }
     assert.match(res.stderr, /Go is not installed/);
     assert.match(res.stderr, /Install Go >= 1\.24/);
+  });
+
+  void test('with --kubeconfig and --vault-addr it runs the webhook and the controller against that cluster and Vault, and stops them on SIGINT', async () => {
+    // "Your cluster": a control plane with the CRDs and a (simulated) Vault, nothing of vaultgate running.
+    const stack = await startE2E({ webhook: false, controller: false });
+    let proc: ChildProcess | undefined;
+    let procExited: Promise<number | null> = Promise.resolve(null);
+    let out = '';
+    let errOut = '';
+    try {
+      proc = spawn(process.execPath, vaultgateArgv(['dev', '--kubeconfig', stack.cp.kubeconfigPath, '--vault-addr', stack.vault.addr]), {
+        cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, VAULT_TOKEN: stack.vault.rootToken },
+      });
+      const p = proc;
+      procExited = new Promise((resolve) => p.once('exit', (code) => resolve(code)));
+      p.stdout?.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+      p.stderr?.on('data', (c: Buffer) => { errOut += c.toString('utf8'); });
+      await waitFor(() => Promise.resolve(/vaultgate dev: ready in/.test(out) ? true : undefined), {
+        what: 'the "ready" line', timeoutMs: 120_000, intervalMs: 200, abort: procExited.then((code) => `vaultgate dev exited (${code}):\n${errOut.slice(-3000)}`),
+      });
+      assert.match(out, new RegExp(`VAULT_ADDR:\\s+${stack.vault.addr.replace(/[.]/g, '\\.')}\\s+\\(your Vault\\)`));
+      assert.doesNotMatch(out, /VAULT_TOKEN:/, 'your token is not printed');
+      assert.doesNotMatch(out + errOut, new RegExp(stack.vault.rootToken), 'nor logged');
+      const logs = /^\s+logs:\s+(\S+?)\/?\s/m.exec(out)?.[1];
+      assert.ok(logs);
+      const dir = logs.replace(/\/logs$/, '');
+      // The controller really works against that cluster: a VaultPolicy gets written to that Vault.
+      await stack.cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
+      await stack.cp.kubectl(['apply', '-f', join(REPO_ROOT, 'examples/vaultpolicy.yaml')]);
+      await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=60s', '-n', 'team-a', 'vp/app-read']);
+      assert.equal((await stack.vaultRoot('GET', 'sys/policies/acl/vaultgate.team-a.app-read')).status, 200);
+
+      p.kill('SIGINT');
+      assert.equal(await procExited, 0);
+      await waitFor(() => Promise.resolve(processesMentioning([dir]).length === 0 && !existsSync(dir) ? true : undefined), {
+        what: `no process left from vaultgate dev: ${processesMentioning([dir]).join('\n')}`, timeoutMs: 10_000, intervalMs: 200,
+      });
+    } finally {
+      if (proc && proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGINT');
+        await procExited;
+      }
+      await stack.stop();
+    }
   });
 });

@@ -108,6 +108,8 @@ export class FakeKubeClient implements KubeClient {
       wake?.();
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    // The signal may have aborted during the await above, before the listener existed: 'abort' fires once.
+    if (opts.signal?.aborted) ended = true;
     try {
       if (handle.ended) {
         yield* buffer;

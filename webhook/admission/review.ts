@@ -1,10 +1,12 @@
 // The pure admission core: AdmissionRequest + AdmissionContext → AdmissionDecision. No I/O.
 // Mutation changes a deep copy and diffs it into a JSON Patch (as controller-runtime's
-// PatchResponseFromRaw), so a patch never adds under a missing parent and keys are escaped (`~1`).
+// PatchResponseFromRaw), so a patch never adds under a missing parent and keys are escaped (`~1`)
+// (json-patch.ts).
 // Validation runs every rule and reports every finding, not just the first.
 import { applyPatch } from 'rfc6902';
 import type { AdmissionContext } from './context.ts';
 import type { AdmissionDecision, AdmissionRequest, AdmissionResponse } from './types.ts';
+import { cloneJson, jsonPatch } from './json-patch.ts';
 import { KindRegistry, type Finding, type KindHandler, type KubeObject } from './kinds.ts';
 import { vaultgateHandlers } from '../rules/index.ts';
 import * as esoRules from '../rules/eso/index.ts';
@@ -51,79 +53,6 @@ function unservedVersion(req: AdmissionRequest, reg: KindRegistry): AdmissionDec
   };
 }
 
-/** A JSON Patch operation as the core emits it (key order op, path, value: what the patch bytes show). */
-type PatchOp = AdmissionDecision['patchOps'][number];
-
-const hasOwn = Object.prototype.hasOwnProperty;
-
-/** rfc6902's escapeToken (RFC 6901: `~` → `~0`, `/` → `~1`), skipping the two regex passes when neither occurs. */
-function escapeToken(token: string): string {
-  return token.includes('~') || token.includes('/') ? token.replace(/~/g, '~0').replace(/\//g, '~1') : token;
-}
-
-/** rfc6902's objectType: 'array', 'null', 'undefined', else typeof. */
-function objectType(v: unknown): string {
-  if (v === undefined) return 'undefined';
-  if (v === null) return 'null';
-  return Array.isArray(v) ? 'array' : typeof v;
-}
-
-/** A key that counts for rfc6902's subtract/intersection: own, and not undefined (JSON drops those). */
-function present(obj: Record<string, unknown>, key: string): boolean {
-  return hasOwn.call(obj, key) && obj[key] !== undefined;
-}
-
-/**
- * The JSON Patch from `input` to `output`: the result of rfc6902 5.4's createPatch (diffAny /
- * diffObjects: removes, then adds, then shared keys in input order) except for arrays. rfc6902 diffs
- * arrays by edit distance with deep comparisons, costly (milliseconds for a policy with ten rules) and
- * not needed here, since mutation never inserts or removes rules: equal-length arrays are diffed index
- * by index and a list that changes length (de-duplicated capabilities) is replaced whole. Written out
- * rather than through createPatch's custom-diff hook because the hook builds a Pointer (an array copy)
- * for every key it visits: 43 µs of the 55 µs a 20-rule VaultPolicy mutation took (test/bench/webhook.ts).
- */
-function diffInto(input: unknown, output: unknown, path: string, ops: PatchOp[]): void {
-  if (Array.isArray(input) && Array.isArray(output)) {
-    if (input.length !== output.length) { ops.push({ op: 'replace', path, value: output }); return; }
-    for (let i = 0; i < input.length; i++) if (input[i] !== output[i]) diffInto(input[i], output[i], `${path}/${i}`, ops);
-    return;
-  }
-  if (input === output) return;
-  if (objectType(input) !== 'object' || objectType(output) !== 'object') { ops.push({ op: 'replace', path, value: output }); return; }
-  const a = input as Record<string, unknown>;
-  const b = output as Record<string, unknown>;
-  for (const key in a) if (present(a, key) && !present(b, key)) ops.push({ op: 'remove', path: `${path}/${escapeToken(key)}` });
-  for (const key in b) if (present(b, key) && !present(a, key)) ops.push({ op: 'add', path: `${path}/${escapeToken(key)}`, value: b[key] });
-  for (const key in a) {
-    // Identical values yield no operation whatever their type: skip before building the key's path.
-    if (present(a, key) && present(b, key) && a[key] !== b[key]) diffInto(a[key], b[key], `${path}/${escapeToken(key)}`, ops);
-  }
-}
-
-/**
- * A deep copy of a JSON document (what the apiserver sends, or parsed YAML): plain objects, arrays and
- * primitives are copied directly, anything else goes through structuredClone. 3× cheaper than
- * structuredClone for a 20-rule VaultPolicy. `__proto__` keys (JSON.parse makes them own data
- * properties) are defined, not assigned, so they stay data.
- */
-function cloneJson<T>(value: T): T {
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    const out: unknown[] = new Array<unknown>(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = cloneJson(value[i] as unknown);
-    return out as T;
-  }
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
-  const src = value as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(src)) {
-    if (key === '__proto__') Object.defineProperty(out, key, { value: cloneJson(src[key]), enumerable: true, writable: true, configurable: true });
-    else out[key] = cloneJson(src[key]);
-  }
-  return out as T;
-}
-
 /** Mutating webhook: defaults and normalisation as a JSON Patch. */
 export function mutate(req: AdmissionRequest, ctx: AdmissionContext, reg: KindRegistry = defaultRegistry()): AdmissionDecision {
   if (passesThrough(req)) return allow(req);
@@ -131,8 +60,7 @@ export function mutate(req: AdmissionRequest, ctx: AdmissionContext, reg: KindRe
   if (!handler?.mutate || !isObject(req.object)) return allow(req);
   const mutated = cloneJson(req.object);
   handler.mutate(mutated, ctx, req);
-  const patchOps: PatchOp[] = [];
-  diffInto(req.object, mutated, '', patchOps);
+  const patchOps = jsonPatch(req.object, mutated);
   const response: AdmissionResponse = { uid: req.uid, allowed: true };
   if (patchOps.length) {
     response.patchType = 'JSONPatch';

@@ -3,21 +3,15 @@
 // (alias_name_source, token_bound_cidrs, legacy `policies`, ...): only the fields we write are compared,
 // as VCO's IsEquivalentToDesiredState does (DeepEqual on desired keys only).
 import { durationSeconds } from '../../../schemas/duration.ts';
+import type { VaultRoleBindingSpec } from '../../../schemas/types.ts';
 import type { KubernetesAuthRole } from '../../vault/types.ts';
 
 export const DEFAULT_AUTH_MOUNT = 'kubernetes';
 export const DEFAULT_TOKEN_TTL = '1h';
 export const DEFAULT_TOKEN_MAX_TTL = '24h';
 
-export interface RoleBindingSpec {
-  serviceAccounts: string[];
-  policies: string[];
-  authMount?: string;
-  tokenTTL?: string;
-  tokenMaxTTL?: string;
-  audience?: string;
-  vaultName?: string;
-}
+/** VaultRoleBinding.spec, as the CRD schema generates it. */
+export type RoleBindingSpec = VaultRoleBindingSpec;
 
 export interface DesiredRole {
   mount: string;

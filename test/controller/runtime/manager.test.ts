@@ -182,6 +182,64 @@ describe('manager + controller', () => {
     await b.stop();
   });
 
+  test('a label selector on owns(): only matching objects are cached; one that stops matching leaves the cache and enqueues its owner', async () => {
+    const kube = new FakeKubeClient();
+    const mgr = new Manager({ client: kube, informer: { resyncMs: 0 } });
+    const w = waiter();
+    const runs: string[] = [];
+    mgr.controller('selected')
+      .for(VAULT_POLICIES)
+      .owns(CONFIGMAPS, { labelSelector: 'app.kubernetes.io/managed-by=vaultgate' })
+      .complete((key) => { runs.push(key); w.poke(); return Promise.resolve(DONE); });
+    await kube.create(VAULT_POLICIES, vp('owner'));
+    const owner = (await kube.get(VAULT_POLICIES, 'owner', 'default'))!;
+    const ownerRef = [{ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', name: 'owner', uid: owner.metadata.uid!, controller: true }];
+    const cm = (name: string, labels: Record<string, string>): KubeObject =>
+      ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', labels, ownerReferences: ownerRef }, data: {} });
+    await kube.create(CONFIGMAPS, cm('ours', { 'app.kubernetes.io/managed-by': 'vaultgate' }));
+    await kube.create(CONFIGMAPS, cm('theirs', { 'app.kubernetes.io/managed-by': 'helm' }));
+    await mgr.start();
+    assert.deepEqual(mgr.cache(CONFIGMAPS).keys(), ['default/ours'], 'the unlabelled ConfigMap is never listed');
+    assert.equal(mgr.status().informers.find((i) => i.resource === 'core/v1/configmaps')?.labelSelector, 'app.kubernetes.io/managed-by=vaultgate');
+    await w.until(() => runs.length >= 1);
+
+    // Removing the label: the watch reports a delete, the cache drops it, the owner is reconciled.
+    const before = runs.length;
+    await kube.patch(CONFIGMAPS, 'ours', 'default', { metadata: { labels: { 'app.kubernetes.io/managed-by': null } } }, 'merge');
+    await w.until(() => runs.length > before && mgr.cache(CONFIGMAPS).size === 0);
+    assert.equal(runs.at(-1), 'default/owner');
+    // Labelling one: it enters the cache.
+    await kube.patch(CONFIGMAPS, 'theirs', 'default', { metadata: { labels: { 'app.kubernetes.io/managed-by': 'vaultgate' } } }, 'merge');
+    await w.until(() => mgr.cache(CONFIGMAPS).get('default/theirs') !== undefined);
+    await mgr.stop();
+  });
+
+  test('one informer per resource: declaring it again with other selectors is a wiring error', () => {
+    const mgr = new Manager({ client: new FakeKubeClient() });
+    mgr.controller('a').for(VAULT_POLICIES).owns(CONFIGMAPS, { labelSelector: 'x=1' }).complete(() => Promise.resolve(DONE));
+    assert.throws(() => mgr.controller('b').for(VAULT_ROLE_BINDINGS).owns(CONFIGMAPS).complete(() => Promise.resolve(DONE)), /already watched with labelSelector "x=1"; cannot also watch it with no selector/);
+    assert.throws(() => mgr.informer(CONFIGMAPS, { labelSelector: 'x=2' }), /cannot also watch it with labelSelector "x=2"/);
+    assert.equal(mgr.informer(CONFIGMAPS).opts.labelSelector, 'x=1', 'a lookup without selectors returns the shared informer');
+  });
+
+  test('leader tasks run while leading: the signal aborts on stop, and stop waits for them to return', async () => {
+    const mgr = new Manager({ client: new FakeKubeClient(), informer: { resyncMs: 0 } });
+    const log: string[] = [];
+    mgr.controller('c').for(VAULT_POLICIES).complete(() => Promise.resolve(DONE));
+    mgr.addLeaderTask('keeper', async (signal) => {
+      log.push('started');
+      await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+      await Promise.resolve();
+      log.push('returned');
+    });
+    assert.throws(() => mgr.addLeaderTask('keeper', () => Promise.resolve()), /already registered/);
+    await mgr.start();
+    assert.deepEqual(log, ['started'], 'without leader election the task starts with the workers');
+    assert.throws(() => mgr.addLeaderTask('late', () => Promise.resolve()), /before start/);
+    await mgr.stop();
+    assert.deepEqual(log, ['started', 'returned']);
+  });
+
   test('health server: /healthz, /readyz after sync, /metrics in Prometheus format', async () => {
     const kube = new FakeKubeClient();
     const mgr = new Manager({ client: kube, informer: { resyncMs: 0 } });

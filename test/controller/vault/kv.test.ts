@@ -16,8 +16,22 @@ void describe('resolveKvPath (ESO buildPath semantics)', () => {
 
   void test('without a store path the first segment is the mount', () => {
     assert.deepEqual(resolveKvPath(undefined, 2, 'secret/data/team/db'), { ref: { mount: 'secret', version: 2 }, key: 'team/db' });
+    assert.deepEqual(resolveKvPath(undefined, 2, 'secret/team/db'), { ref: { mount: 'secret', version: 2 }, key: 'team/db' });
     assert.deepEqual(resolveKvPath(undefined, 1, 'kv/team/db'), { ref: { mount: 'kv', version: 1 }, key: 'team/db' });
     assert.throws(() => resolveKvPath(undefined, 2, 'lonely'), (e: unknown) => (e as VaultError).kind === 'invalid');
+  });
+
+  void test('without a store path a v2 key containing /data/ is the API path as written (ESO buildPath)', () => {
+    // The mount is everything before the first /data/, so a nested mount works as in ESO...
+    assert.deepEqual(resolveKvPath(undefined, 2, 'team/kv/data/app/db'), { ref: { mount: 'team/kv', version: 2 }, key: 'app/db' });
+    // ...and the read goes to exactly the path written, even where that is not the secret one meant
+    // (ESO reads `kv/team/data/x` as it is too: anchors §5 #14).
+    for (const key of ['team/kv/data/app/db', 'kv/team/data/x', 'secret/data/a/data/b']) {
+      const { ref, key: k } = resolveKvPath(undefined, 2, key);
+      assert.equal(`${ref.mount}/data/${k}`, key, key);
+    }
+    // v1 has no data/ segment: the first segment stays the mount.
+    assert.deepEqual(resolveKvPath(undefined, 1, 'kv/team/data/x'), { ref: { mount: 'kv', version: 1 }, key: 'team/data/x' });
   });
 
   void test('path segments are percent-encoded, separators kept', () => {
@@ -39,6 +53,18 @@ void describe('KvApi against the simulator', () => {
       assert.deepEqual(await kv.list(''), ['app/']);
       await kv.deleteAll('app/db password');
       assert.equal(await kv.readMetadata('app/db password'), undefined);
+    } finally {
+      await h.close();
+    }
+  });
+
+  void test('a store without a path reads a nested mount named by a key with /data/ in it', async () => {
+    const h = await startHarness();
+    try {
+      await h.root.request({ operation: 't', method: 'POST', path: 'sys/mounts/team/kv', body: { type: 'kv-v2' } });
+      await createKvApi(h.root, { mount: 'team/kv', version: 2 }).write('app/db', { pw: 'nested' });
+      const { ref, key } = resolveKvPath(undefined, 2, 'team/kv/data/app/db');
+      assert.deepEqual((await createKvApi(h.root, ref).read(key))?.data, { pw: 'nested' });
     } finally {
       await h.close();
     }

@@ -27,7 +27,7 @@ export { validateStore, STORE_FEATURES_NOT_SUPPORTED, SUPPORTED_AUTH_METHODS, ES
 export { SUPPORTED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_KEYWORDS } from './template-subset.ts';
 export { checkTemplate, lexTemplate } from './template-check.ts';
 export { compileGoRegexp } from './go-regexp.ts';
-export { parseGoDuration } from './go-duration.ts';
+export { parseGoDuration } from '../../../schemas/duration.ts';
 
 export interface StoreReference {
   kind: StoreKind;

@@ -5,7 +5,7 @@
 import type { Finding } from '../../admission/kinds.ts';
 import { type Obj, child, deny, has, isObj, list, obj, str, warn } from './access.ts';
 import { compileGoRegexp } from './go-regexp.ts';
-import { parseGoDuration } from './go-duration.ts';
+import { parseGoDuration } from '../../../schemas/duration.ts';
 
 export type StoreKind = 'SecretStore' | 'ClusterSecretStore';
 
