@@ -39,7 +39,7 @@ export function apiVersionOf(r: ResourceRef): string {
   return r.group === '' ? r.version : `${r.group}/${r.version}`;
 }
 
-/** A stable id for a resource (and optional namespace/selector), used to share informers. */
+/** A stable id for a resource: one shared informer per id (its selectors are fixed by the first declaration). */
 export function resourceId(r: ResourceRef): string {
   return `${r.group || 'core'}/${r.version}/${r.plural}`;
 }
