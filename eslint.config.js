@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'charts/**', 'bin/**', 'test/run-tests.mjs'] },
+  { ignores: ['node_modules/**', 'dist/**', 'charts/**', 'bin/**', 'test/run-tests.mjs', 'eslint.config.js'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
