@@ -10,7 +10,7 @@ import { mutate, validate } from './admission/review.ts';
 import type { AdmissionDecision, AdmissionRequest, AdmissionReview } from './admission/types.ts';
 import { jsonBody } from './json-body.ts';
 import type { WebhookMetrics } from './metrics.ts';
-import { precomputedHeaders } from './security-headers.ts';
+import { securityHeaders, type SecurityHeaders } from './security-headers.ts';
 
 /** controller-runtime's limit: old and new object up to 3 MiB each plus envelope (pkg/webhook/admission/http.go). */
 export const BODY_LIMIT = '7mb';
@@ -56,31 +56,36 @@ function envelopeProblem(review: Partial<AdmissionReview> & { apiVersion?: unkno
   return undefined;
 }
 
-function reply(res: Response, response: AdmissionDecision['response']): void {
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The AdmissionReview answer. res.json() would also compute an ETag (a hash of every body) that no
+ * apiserver uses: write directly, with helmet's headers (security.raw) and the content type and length
+ * in one writeHead list when they are precomputed.
+ */
+function reply(req: Request, res: Response, security: SecurityHeaders, response: AdmissionDecision['response']): void {
   const review: AdmissionReview = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
-  // res.json() would also compute an ETag (a hash of every body) that no apiserver uses: write directly.
-  res.statusCode = 200;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(review));
+  const body = JSON.stringify(review);
+  if (security.raw && !res.headersSent && res.getHeaderNames().length === 0) {
+    res.writeHead(200, [...security.raw, 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body))]);
+  } else {
+    security.apply(req, res);
+    res.statusCode = 200;
+    res.setHeader('content-type', JSON_TYPE);
+  }
+  res.end(body);
 }
 
 export function createWebhookApp(opts: WebhookAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(precomputedHeaders(helmet()));
+  const security = securityHeaders(helmet());
 
-  app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok'); });
-  app.get('/readyz', (_req, res) => {
-    const ok = opts.ready();
-    res.status(ok ? 200 : 503).type('text/plain').send(ok ? 'ok' : 'not ready');
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
-  });
-
+  // The admission routes come first and set helmet's headers themselves (with the answer, or before
+  // any other response); every other route gets them from security.middleware, registered after.
   const json = jsonBody({ limit: BODY_LIMIT, limitBytes: BODY_LIMIT_BYTES });
-  for (const webhook of ['mutate', 'validate'] as const) {
+  for (const webhook of ['validate', 'mutate'] as const) {
     const latencyLabels = { webhook };
     app.post(`/${webhook}`, json, (req: Request, res: Response) => {
       const started = performance.now();
@@ -89,6 +94,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
       if (malformed) {
         opts.metrics.requests.inc({ webhook, kind: 'unknown', operation: 'unknown', decision: 'bad_request' });
         opts.metrics.latency.observe(latencyLabels, (performance.now() - started) / 1000);
+        security.apply(req, res);
         res.status(400).json({ error: malformed });
         return;
       }
@@ -120,13 +126,24 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
       } catch (err) {
         opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'decision observer failed');
       }
-      reply(res, decision.response);
+      reply(req, res, security, decision.response);
     });
   }
 
+  app.use(security.middleware);
+  app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok'); });
+  app.get('/readyz', (_req, res) => {
+    const ok = opts.ready();
+    res.status(ok ? 200 : 503).type('text/plain').send(ok ? 'ok' : 'not ready');
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
+  });
+
   // Body parser errors: bad JSON → 400, oversize → 413. Anything else → 400 with a generic message:
   // the input is the caller's, so the answer is a client error, not a 5xx.
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (!res.headersSent) security.apply(req, res); // admission-route errors arrive before security.middleware ran
     const e = err as { type?: string; status?: number };
     if (e.type === 'entity.too.large') { res.status(413).json({ error: `AdmissionReview larger than ${BODY_LIMIT}` }); return; }
     if (e.type === 'entity.parse.failed') { res.status(400).json({ error: 'body is not valid JSON' }); return; }

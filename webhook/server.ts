@@ -28,12 +28,12 @@ export const REQUEST_TIMEOUT_MS = 35_000;
 /**
  * Request and response classes whose instances are born with the app's prototypes. Express's
  * app.handle re-parents every request and response (`Object.setPrototypeOf(req, app.request)`, same
- * for res); done on a live object that turns V8's property accesses on both megamorphic for the rest of
- * the request: ~100 µs per request on the benchmark machine, twice what Node's whole HTTPS + JSON
- * path costs (test/bench/webhook.ts). Node lets a server choose the classes it instantiates
- * (http.createServer's IncomingMessage/ServerResponse options); with these, express's setPrototypeOf
- * finds the prototype already in place and does nothing. Same objects, same prototype chain as
- * before: express's request/response methods over Node's IncomingMessage/ServerResponse.
+ * for res); done on a live object that turns V8's property accesses on both megamorphic for the rest
+ * of the request: 70–100 µs of CPU per request on the benchmark machine, more than Node's whole
+ * HTTPS + JSON path (test/bench/webhook.ts: 380 → 290 µs per review). Node lets a server choose the
+ * classes it instantiates (http.createServer's IncomingMessage/ServerResponse options); with these,
+ * express's setPrototypeOf finds the prototype already in place and does nothing. Same objects, same
+ * prototype chain as before: express's request/response methods over Node's IncomingMessage/ServerResponse.
  */
 export function appMessageClasses(app: express.Express): { IncomingMessage?: typeof http.IncomingMessage; ServerResponse?: typeof http.ServerResponse } {
   // Node's constructors are plain functions (IncomingMessage.call(this, socket) is how Node itself

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import { jsonBody } from '../../webhook/json-body.ts';
-import { precomputedHeaders } from '../../webhook/security-headers.ts';
+import { securityHeaders } from '../../webhook/security-headers.ts';
 import { createWebhookApp } from '../../webhook/http-app.ts';
 import { createWebhookMetrics } from '../../webhook/metrics.ts';
 import { startWebhookServer, type WebhookServer } from '../../webhook/server.ts';
@@ -101,9 +101,13 @@ void describe('lean JSON body reader', () => {
 void describe('precomputed security headers', () => {
   void test('stand in for helmet() with its defaults, and not for a helmet whose headers depend on the request', () => {
     const defaults = helmet();
-    assert.notEqual(precomputedHeaders(defaults), defaults);
+    const cached = securityHeaders(defaults);
+    assert.notEqual(cached.middleware, defaults);
+    assert.ok(cached.raw?.includes('Strict-Transport-Security'));
     const withNonce = helmet({ contentSecurityPolicy: { directives: { scriptSrc: ["'self'", (_req, res) => `'nonce-${String((res as Response).locals.nonce)}'`] } } });
-    assert.equal(precomputedHeaders(withNonce), withNonce);
+    const perRequest = securityHeaders(withNonce);
+    assert.equal(perRequest.middleware, withNonce);
+    assert.equal(perRequest.raw, undefined);
   });
 });
 
@@ -149,8 +153,9 @@ void describe('webhook app over HTTPS', () => {
     const answers = await Promise.all([
       request('/validate', 'POST', review), request('/mutate', 'POST', review), request('/validate', 'POST', '{bad'),
       request('/validate', 'POST', '[]'), request('/validate', 'GET'), request('/nowhere'), request('/healthz'), request('/metrics'),
+      request('/validate', 'POST', `{"pad":"${'x'.repeat(7.5 * 1024 * 1024)}"}`),
     ]);
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 400, 400, 404, 404, 200, 200]);
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 400, 400, 404, 404, 200, 200, 413]);
     for (const a of answers) {
       for (const [k, v] of helmetHeaders) {
         // express's 404 page (finalhandler) replaces the policy with its own, with helmet() too.

@@ -114,7 +114,7 @@ describe('webhook HTTPS server', () => {
       const req = https.request(srv.url + '/healthz', { ca: next.ca, agent: false }, (res) => {
         const peer = (res.socket as import('node:tls').TLSSocket).getPeerCertificate();
         res.resume();
-        resolve(peer.subject.CN);
+        resolve(String(peer.subject.CN));
       });
       req.on('error', reject);
       req.end();
