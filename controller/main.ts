@@ -22,6 +22,10 @@ import { createExternalSecretReconciler, STORE_INDEX, storeIndex, TARGET_INDEX, 
 import { CoalescingKvReader } from './reconcilers/kv-reader.ts';
 import { createSecretStoreReconciler } from './reconcilers/secretstore.ts';
 import { StoreConnector } from './reconcilers/store-connector.ts';
+import { auditVaultWrite } from '../audit/events.ts';
+import { openAuditTrail, type AuditTrailConfig } from '../audit/open.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { VaultWriteObserver } from './reconcilers/common.ts';
 import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
 import { LABEL_MANAGED } from './reconcilers/logic/eso/target.ts';
@@ -62,6 +66,8 @@ export interface ControllerAppOptions {
   now?: () => Date;
   /** Keep the webhook's serving certificate (create, rotate, inject caBundle) while leading; off when omitted. */
   webhookCerts?: WebhookCertOptions;
+  /** Signed audit trail of every Vault write (policy/role created, updated, deleted, drift repaired, adopted). */
+  audit?: AuditTrailConfig;
 }
 
 /** The cert keeper's settings (certs/keeper.ts): the chart's `--webhook-*` flags. */
@@ -134,6 +140,14 @@ function controllerSession(opts: ControllerAppOptions, tokens: TokenCache): { cl
 }
 
 export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
+  // Opened at start(); reconcilers only run after that (caches sync first), so no write goes unrecorded.
+  let trail: AuditTrail | undefined;
+  const onVaultWrite: VaultWriteObserver = (write) => {
+    // A record that cannot be written must not undo or block the Vault write: log it (never the content).
+    trail?.append(auditVaultWrite(write)).catch((err: unknown) => {
+      opts.log?.error({ err: err instanceof Error ? err.message : String(err), vaultName: write.vaultName }, 'audit record of a Vault write could not be written');
+    });
+  };
   const prefix = opts.namePrefix ?? DEFAULT_PREFIX;
   assertValidPrefix(prefix);
   const log = opts.log ?? silentLogger;
@@ -162,7 +176,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     .for(VAULT_POLICIES, { predicate: specOrMetaChanged })
     .watches(VAULT_GUARDRAILS, all(VAULT_POLICIES), { predicate: generationChanged })
     .workers(workers)
-    .complete(createVaultPolicyReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs }));
+    .complete(createVaultPolicyReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs, onVaultWrite }));
 
   manager.controller('vaultrolebinding')
     .for(VAULT_ROLE_BINDINGS, { predicate: specOrMetaChanged })
@@ -170,7 +184,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     .watches(VAULT_POLICIES, { index: POLICY_INDEX, values: (vp) => [objectKey(vp)] }, { predicate: readinessChanged })
     .watches(VAULT_GUARDRAILS, all(VAULT_ROLE_BINDINGS), { predicate: generationChanged })
     .workers(workers)
-    .complete(createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs }));
+    .complete(createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs, onVaultWrite }));
 
   for (const kind of ['SecretStore', 'ClusterSecretStore'] as const) {
     manager.controller(kind.toLowerCase())
@@ -217,6 +231,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
         if (opts.metricsPort !== undefined) {
           app.health = await startHealthServer({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', registry, status: () => manager.status() });
         }
+        if (opts.audit) trail = await openAuditTrail(opts.audit, opts.client);
         await manager.start();
       })();
       return starting;
@@ -229,6 +244,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
       connector.close();
       await tokens.close();
       own?.client.close();
+      await trail?.close();
     },
   };
   return app;

@@ -1,12 +1,10 @@
 // Composition of the webhook process: admission cache (informers), certificate reloader, signed audit
 // trail and the HTTPS server. The CLI (`vaultgate webhook`, `vaultgate run`) only parses flags into this.
-import { CONFIGMAPS, SECRETS, type KubeClient } from '../controller/runtime/index.ts';
 import { createCertReloader, type CertReloader } from '../certs/reloader.ts';
-import { AuditTrail } from '../audit/trail.ts';
 import { auditAdmission } from '../audit/events.ts';
-import { createSigner, keyStoreFromKubeClient, loadOrCreateAuditKey, publishJwks, auditKeyFromPem, type AuditKey } from '../audit/keys.ts';
-import { fileSink, stdoutSink, teeSink } from '../audit/sinks.ts';
-import { readFileSync } from 'node:fs';
+import { openAuditTrail, type AuditTrailConfig } from '../audit/open.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { KubeClient } from '../controller/runtime/index.ts';
 import type { Logger } from '../observability/log.ts';
 import { warmUp } from '../schemas/validator.ts';
 import { defaultContext } from './admission/context.ts';
@@ -27,15 +25,7 @@ export interface WebhookProcessOptions {
   logger: Logger;
   /** Seconds to keep serving after SIGTERM before closing (the apiserver reuses connections to terminating pods). */
   drainSeconds: number;
-  audit?: {
-    replica: string;
-    /** Key from a Secret (generated on first start) and JWKS published to a ConfigMap, in this namespace. */
-    namespace?: string;
-    /** Or a local PEM key (development). */
-    keyFile?: string;
-    /** Optional file sink (rotated) next to stdout. */
-    file?: string;
-  };
+  audit?: AuditTrailConfig;
 }
 
 export interface WebhookProcess {
@@ -45,21 +35,6 @@ export interface WebhookProcess {
   stop(): Promise<void>;
 }
 
-async function openAuditTrail(opts: WebhookProcessOptions): Promise<AuditTrail | undefined> {
-  const a = opts.audit;
-  if (!a) return undefined;
-  let key: AuditKey;
-  if (a.keyFile) key = await auditKeyFromPem(readFileSync(a.keyFile, 'utf8'));
-  else if (opts.client && a.namespace) {
-    const store = keyStoreFromKubeClient(opts.client, { secrets: SECRETS, configMaps: CONFIGMAPS });
-    ({ key } = await loadOrCreateAuditKey(store, { namespace: a.namespace }));
-    await publishJwks(store, { namespace: a.namespace }, key);
-  } else {
-    throw new Error('the audit trail needs a key: --audit-key-file, or a cluster connection and --audit-namespace');
-  }
-  const sink = a.file ? teeSink(stdoutSink(), fileSink({ path: a.file })) : stdoutSink();
-  return AuditTrail.open({ replica: a.replica, signer: createSigner(key), sink });
-}
 
 export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess {
   const log = opts.logger;
@@ -93,7 +68,7 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
     async start() {
       warmUp(); // compile every schema now: the first review must not pay ~1 s of ajv compilation
       source?.start();
-      trail = await openAuditTrail(opts);
+      trail = opts.audit ? await openAuditTrail(opts.audit, opts.client) : undefined;
       const abort = AbortSignal.timeout(120_000);
       const pair = await reloader.waitUntilReady(abort).catch(() => {
         throw new Error(`no valid certificate/key pair at ${opts.certFile} / ${opts.keyFile} after 120 s (create one with: vaultgate certs create)`);

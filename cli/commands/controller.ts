@@ -50,6 +50,14 @@ Webhook certificate (kept by the leader only; off unless --webhook-cert-secret i
   --webhook-cert-days <n>            serving certificate validity in days (default ${DEFAULT_LEAF_VALIDITY_DAYS})
   --webhook-ca-days <n>              CA validity in days (default ${DEFAULT_CA_VALIDITY_DAYS})
 
+Audit trail (signed, hash-chained JSON lines on stdout; off unless --audit or --audit-key-file):
+  --audit                            record every Vault write (policy/role created, updated, deleted,
+                                     drift repaired, adopted); key in Secret vaultgate-audit-key
+  --audit-namespace <ns>             where that Secret and ConfigMap vaultgate-audit-jwks live
+                                     (env POD_NAMESPACE; default vaultgate-system)
+  --audit-key-file <path>            sign with this Ed25519 PEM key instead (vaultgate audit keygen)
+  --audit-file <path>                also append records to this file (rotated by size)
+
 Operations:
   --leader-elect / --no-leader-elect   Lease-based leader election (default on)
   --leader-election-namespace <ns>     Lease namespace (env POD_NAMESPACE; default vaultgate-system)
@@ -77,6 +85,7 @@ export const CONTROLLER_OPTIONS = {
   'webhook-config-selector': { type: 'string' }, 'webhook-cert-days': { type: 'string' }, 'webhook-ca-days': { type: 'string' },
   'leader-elect': { type: 'boolean' }, 'no-leader-elect': { type: 'boolean' },
   'leader-election-namespace': { type: 'string' }, 'leader-election-name': { type: 'string' },
+  audit: { type: 'boolean' }, 'audit-namespace': { type: 'string' }, 'audit-key-file': { type: 'string' }, 'audit-file': { type: 'string' },
   'metrics-port': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -137,6 +146,12 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
   const identity = `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
   const leaderElect = values['no-leader-elect'] ? false : values['leader-elect'] ?? true;
   const podNamespace = env.POD_NAMESPACE ?? 'vaultgate-system';
+  const auditKeyFile = str('audit-key-file');
+  const auditOn = values.audit === true || auditKeyFile !== undefined;
+  if (!auditOn) {
+    const stray = ['audit-namespace', 'audit-file'].find((k) => str(k) !== undefined);
+    if (stray) throw new Error(`--${stray} needs --audit (or --audit-key-file)`);
+  }
   return {
     client,
     vault: { address, timeoutMs, auth, ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}), ...(vaultNamespace ? { namespace: vaultNamespace } : {}) },
@@ -147,6 +162,13 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
       webhookCerts: {
         namespace: str('webhook-namespace') ?? podNamespace, secretName: certSecret, service,
         configSelector: str('webhook-config-selector') ?? INJECT_SELECTOR, leafValidityDays: leafDays, caValidityDays: caDays,
+      },
+    } : {}),
+    ...(auditOn ? {
+      audit: {
+        replica: identity.replace(/\s/g, '-'),
+        ...(auditKeyFile ? { keyFile: auditKeyFile } : { namespace: str('audit-namespace') ?? podNamespace }),
+        ...(str('audit-file') ? { file: str('audit-file') } : {}),
       },
     } : {}),
     metricsPort, log, eventsInstance: identity,

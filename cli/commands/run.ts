@@ -17,7 +17,8 @@ export const RUN_OPTIONS = { ...webhookFlags, ...CONTROLLER_OPTIONS } as const;
 
 /** Webhook flag sections without the flags the controller sections already list (shared ones, --help). */
 function webhookOnlyHelp(): string {
-  const shared = new Set(Object.keys(CONTROLLER_OPTIONS).map((k) => `--${k}`));
+  // Audit flags are the webhook's in `run` (on by default); the controller's records follow them.
+  const shared = new Set(Object.keys(CONTROLLER_OPTIONS).filter((k) => !k.startsWith('audit')).map((k) => `--${k}`));
   shared.add('--no-kube');
   const sections = WEBHOOK_HELP.slice(WEBHOOK_HELP.indexOf('TLS:')).trimEnd().split('\n\n');
   return sections.map((section) => {
@@ -43,7 +44,7 @@ ${webhookOnlyHelp()}
 
 Controller and shared flags (see vaultgate controller --help):
 
-${CONTROLLER_FLAGS_HELP}`;
+${CONTROLLER_FLAGS_HELP.replace(/Audit trail \([^\n]*\n(?: {2}.*\n)+\n/, '')}`;
 
 export interface RunOptions {
   webhook: WebhookProcessOptions;
@@ -56,7 +57,14 @@ export function runOptionsFrom(values: FlagValues, deps: { client?: HttpKubeClie
   // Webhook flags first: a bad one is reported before any kubeconfig is read. webhookOptionsFrom builds
   // its own client unless told there is none, so it is told so and handed the shared one.
   const webhook = webhookOptionsFrom({ ...values, 'no-kube': true });
-  const controller = controllerOptionsFrom(values, { client: deps.client ?? new HttpKubeClient(loadKubeConfig(str('kubeconfig'))) });
+  const { audit: _a, 'audit-namespace': _n, 'audit-key-file': _k, 'audit-file': _f, ...controllerValues } = values;
+  const controller = controllerOptionsFrom(controllerValues, { client: deps.client ?? new HttpKubeClient(loadKubeConfig(str('kubeconfig'))) });
+  // One set of audit flags for the process: the controller's Vault writes go to its own chain (stdout
+  // only: two writers must not share one file's chain), signed with the webhook's key.
+  if (webhook.audit) {
+    const { file: _file, ...rest } = webhook.audit;
+    controller.audit = { ...rest, replica: `${webhook.audit.replica}-controller` };
+  }
   return { webhook: { ...webhook, client: controller.client }, controller };
 }
 

@@ -1,6 +1,7 @@
 // Small helpers every reconciler here shares: safe error text for status/events, status building with
 // observedGeneration, the jittered periodic re-check, and the admission re-check (defence in depth: the
 // webhook may have been down or bypassed when the object was stored).
+import type { VaultWriteInput } from '../../audit/events.ts';
 import { createHash } from 'node:crypto';
 import { KubeApiError } from '../runtime/errors.ts';
 import { setCondition } from '../runtime/conditions.ts';
@@ -93,3 +94,6 @@ export function admissionDenials(obj: KubeObject, ctx: AdmissionContext): Findin
 export function describeFindings(findings: Finding[]): string {
   return findings.map((f) => `${f.field}: ${f.message} (rule ${f.rule})`).join('; ');
 }
+
+/** Called after every Vault write the controller makes (the signed audit trail subscribes). Must not throw. */
+export type VaultWriteObserver = (write: VaultWriteInput) => void;

@@ -16,7 +16,10 @@ import { NAMESPACES, VAULT_GUARDRAILS, VAULT_POLICIES } from '../runtime/resourc
 import { applyStatus } from '../runtime/status.ts';
 import type { SysApi } from '../vault/types.ts';
 import { admissionContext } from './admission-context.ts';
-import { admissionDenials, buildStatus, describeFindings, jittered, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput } from './common.ts';
+import type { AclRule } from '../../policy/acl.ts';
+import { summariseRuleWidening } from '../../policy/widening.ts';
+import type { VaultWriteAction } from '../../audit/record.ts';
+import { admissionDenials, buildStatus, describeFindings, jittered, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultWriteObserver } from './common.ts';
 
 export interface VaultPolicyObject extends KubeObject {
   spec: VaultPolicySpec;
@@ -30,6 +33,8 @@ export interface VaultPolicyDeps {
   /** How often Vault is re-read to catch out-of-band edits. Default 5 min (±10% per object). */
   driftCheckMs?: number;
   now?: () => Date;
+  /** Every policy write and delete, for the audit trail. */
+  onVaultWrite?: VaultWriteObserver;
 }
 
 /** The rule model of a spec: `rules` as given, or `policy` text parsed (parse errors → SafeError). */
@@ -42,6 +47,18 @@ export function rulesOf(spec: VaultPolicySpec): PolicyRule[] {
     throw new SafeError('InvalidSpec', `spec.policy does not parse: ${parsed.errors.map((e) => `${e.line}:${e.column}: ${e.message}`).join('; ')}`);
   }
   return parsed.rules.map((r) => r.rule as PolicyRule);
+}
+
+/** What a rewrite changes in access, both ways (e.g. a drift repair that takes back an out-of-band grant). */
+function accessChange(stored: string, rendered: string): string | undefined {
+  const before = parsePolicyText(stored);
+  const after = parsePolicyText(rendered);
+  if (!before.ok || !after.ok) return undefined;
+  const b = before.rules.map((r) => r.rule as AclRule);
+  const a = after.rules.map((r) => r.rule as AclRule);
+  const grants = summariseRuleWidening(b, a)?.replace(/^widens access: /, 'grants ');
+  const takesBack = summariseRuleWidening(a, b)?.replace(/^widens access: /, 'takes back ');
+  return [grants, takesBack].filter(Boolean).join('; ') || undefined;
 }
 
 /** Status condition recording that vaultgate wrote the Vault policy (survives a stripped header). */
@@ -57,6 +74,9 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
     const ns = obj.metadata.namespace ?? '';
     const name = vaultName(deps.namePrefix, ns, obj.metadata.name);
     const owner = { namespace: ns, name: obj.metadata.name, uid: obj.metadata.uid ?? '' };
+    const audited = (action: VaultWriteAction, reason: string, content?: string, change?: string): void => {
+      deps.onVaultWrite?.({ action, object: 'policy', vaultName: name, owner: { kind: 'VaultPolicy', ...owner }, reason, ...(content !== undefined ? { content } : {}), ...(change ? { change } : {}) });
+    };
 
     const writeStatus = async (input: StatusInput): Promise<void> => {
       await applyStatus(ctx.client, VAULT_POLICIES, obj, buildStatus(obj, { ...input, extra: { vaultName: name, ...input.extra } }, now()));
@@ -107,10 +127,12 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
                 : syncedBefore ? ['DriftRepaired', `Vault policy ${name} was changed outside vaultgate; restored`]
                 : ['Updated', `updated Vault policy ${name}`];
               ctx.events.record(current, { type: reason === 'DriftRepaired' ? 'Warning' : 'Normal', reason, note });
+              audited(reason === 'DriftRepaired' ? 'repair' : reason === 'Adopted' ? 'adopt' : 'update', note, rendered, accessChange(stored, rendered));
             }
           } else {
             await deps.sys.writePolicy(name, rendered);
             ctx.events.record(current, { type: 'Normal', reason: 'Created', note: `created Vault policy ${name}` });
+            audited('create', `created Vault policy ${name}`, rendered);
           }
         } catch (err) {
           await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'VaultError'), message: `cannot sync Vault policy ${name}: ${safeMessage(err)}` } });
@@ -130,6 +152,7 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
           if (ownershipOf(stored, owner) === 'owned') {
             await deps.sys.deletePolicy(name);
             ctx.events.record(current, { type: 'Normal', reason: 'Deleted', note: `deleted Vault policy ${name}`, action: 'Delete' });
+            audited('delete', `deleted Vault policy ${name}: VaultPolicy ${ns}/${current.metadata.name} was deleted`);
           } else {
             ctx.events.record(current, { type: 'Normal', reason: 'NotDeleted', note: `Vault policy ${name} was not written by vaultgate for this object; left in place`, action: 'Delete' });
           }

@@ -22,7 +22,8 @@ import { NAMESPACES, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } fro
 import { applyStatus } from '../runtime/status.ts';
 import type { SysApi } from '../vault/types.ts';
 import { admissionContext } from './admission-context.ts';
-import { admissionDenials, buildStatus, describeFindings, jittered, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput } from './common.ts';
+import { admissionDenials, buildStatus, describeFindings, jittered, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultWriteObserver } from './common.ts';
+import type { VaultWriteAction } from '../../audit/record.ts';
 import { desiredRole, normaliseMount, roleDifferences, roleMatches, type DesiredRole } from './logic/role.ts';
 import { tryCache } from './vaultpolicy.ts';
 
@@ -45,6 +46,8 @@ export interface VaultRoleBindingDeps {
   controllerClass?: string;
   driftCheckMs?: number;
   now?: () => Date;
+  /** Every role write and delete, for the audit trail. */
+  onVaultWrite?: VaultWriteObserver;
 }
 
 export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Reconciler {
@@ -59,6 +62,9 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
     const ns = obj.metadata.namespace ?? '';
     const uid = obj.metadata.uid ?? '';
     const name = vaultName(deps.namePrefix, ns, obj.metadata.name);
+    const audited = (action: VaultWriteAction, mount: string, reason: string, content?: Record<string, unknown>): void => {
+      deps.onVaultWrite?.({ action, object: 'role', vaultName: name, mount, owner: { kind: 'VaultRoleBinding', namespace: ns, name: obj.metadata.name, uid }, reason, ...(content ? { content } : {}) });
+    };
     const status = (obj.status ?? {}) as { authMount?: string; conditions?: Condition[] };
     const ownedInStatus = getCondition(status.conditions, OWNED_CONDITION)?.status === 'True';
     const owned = (): boolean => ownedInStatus || claimed.has(uid);
@@ -113,6 +119,7 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
           if (status.authMount && normaliseMount(status.authMount) !== desired.mount && owned()) {
             await deps.sys.deleteKubernetesRole(normaliseMount(status.authMount), name);
             ctx.events.record(current, { type: 'Normal', reason: 'Moved', note: `removed Vault role ${name} from auth mount ${status.authMount}` });
+            audited('delete', normaliseMount(status.authMount), `spec.authMount changed to ${desired.mount}`);
           }
           const actual = await deps.sys.readKubernetesRole(desired.mount, name);
           if (actual && !owned() && !wantsAdoption(current)) {
@@ -135,6 +142,7 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
               : drift ? `Vault role ${name} was changed outside vaultgate (${roleDifferences(desired.body, actual).join(', ')}); restored`
               : `updated Vault role ${name}`;
             ctx.events.record(current, { type: drift ? 'Warning' : 'Normal', reason: !actual ? 'Created' : drift ? 'DriftRepaired' : 'Updated', note });
+            audited(!actual ? 'create' : drift ? 'repair' : ownedReason === 'Adopted' && !ownedInStatus ? 'adopt' : 'update', desired.mount, note, desired.body);
           }
         } catch (err) {
           await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'VaultError'), message: `cannot sync Vault role ${name}: ${safeMessage(err)}` } }, status.authMount ?? desired.mount, ownedReason);
@@ -156,6 +164,7 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
         try {
           await deps.sys.deleteKubernetesRole(mount, name);
           ctx.events.record(current, { type: 'Normal', reason: 'Deleted', note: `deleted Vault role ${name} from auth/${mount}`, action: 'Delete' });
+          audited('delete', mount, `deleted Vault role ${name}: VaultRoleBinding ${ns}/${current.metadata.name} was deleted`);
           claimed.delete(uid);
         } catch (err) {
           await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'VaultError'), message: `deleting: cannot remove Vault role ${name} yet (${safeMessage(err)}); retrying` } }, status.authMount, ownedReasonNow()).catch(() => undefined);
