@@ -30,6 +30,42 @@ export interface ContextSourceOptions {
 
 const key = (ns: string | undefined, name: string): string => (ns ? `${ns}/${name}` : name);
 
+/**
+ * The admission context over the informer caches. Lookups are methods (no closures built per review)
+ * and read the caches live; `guardrails` is the list as of the last guardrail change, so one object
+ * serves every review until a guardrail is added, changed or deleted.
+ */
+class InformerContext implements AdmissionContext {
+  constructor(
+    readonly guardrails: GuardrailObject[],
+    private readonly namespaces: Informer<KubeObject>,
+    private readonly policies: Informer<KubeObject>,
+    private readonly stores: Informer<KubeObject>,
+    private readonly clusterStores: Informer<KubeObject>,
+    readonly namePrefix: string,
+    readonly controllerClass: string,
+  ) {}
+
+  namespaceLabels(ns: string): Record<string, string> | undefined {
+    if (!this.namespaces.synced) return undefined;
+    const found = this.namespaces.cache.get(ns);
+    return found ? { ...(found.metadata.labels ?? {}), 'kubernetes.io/metadata.name': ns } : undefined;
+  }
+
+  policyExists(ns: string, name: string): boolean | undefined {
+    return this.policies.synced ? this.policies.cache.get(key(ns, name)) !== undefined : undefined;
+  }
+
+  storeControllerClass(ref: StoreReference): string | undefined {
+    const cluster = ref.kind === 'ClusterSecretStore';
+    const informer = cluster ? this.clusterStores : this.stores;
+    if (!informer.synced) return undefined;
+    const store = informer.cache.get(key(cluster ? undefined : ref.namespace, ref.name));
+    const spec = (store as { spec?: { controller?: unknown } } | undefined)?.spec;
+    return store ? (typeof spec?.controller === 'string' ? spec.controller : '') : undefined;
+  }
+}
+
 export function createContextSource(opts: ContextSourceOptions): ContextSource {
   const make = (resource: typeof VAULT_GUARDRAILS): Informer<KubeObject> => {
     const informer = new Informer<KubeObject>(opts.client, { resource, resyncMs: 0 });
@@ -48,27 +84,14 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
   const all = [guardrails, namespaces, policies, stores, clusterStores];
   const required = [guardrails, namespaces, policies];
 
+  let current: InformerContext | undefined;
+  // The informer updates its cache before it dispatches, so the next context() lists the new state.
+  guardrails.addHandler(() => { current = undefined; });
+
   return {
     context(): EsoAdmissionContext {
-      const ctx: AdmissionContext & { storeControllerClass(ref: StoreReference): string | undefined } = {
-        guardrails: guardrails.cache.list() as GuardrailObject[],
-        namespaceLabels: (ns) => {
-          if (!namespaces.synced) return undefined;
-          const found = namespaces.cache.get(ns);
-          return found ? { ...(found.metadata.labels ?? {}), 'kubernetes.io/metadata.name': ns } : undefined;
-        },
-        policyExists: (ns, name) => (policies.synced ? policies.cache.get(key(ns, name)) !== undefined : undefined),
-        namePrefix: opts.namePrefix,
-        controllerClass: opts.controllerClass,
-        storeControllerClass: (ref) => {
-          const informer = ref.kind === 'ClusterSecretStore' ? clusterStores : stores;
-          if (!informer.synced) return undefined;
-          const store = informer.cache.get(key(ref.kind === 'ClusterSecretStore' ? undefined : ref.namespace, ref.name));
-          const spec = (store as { spec?: { controller?: unknown } } | undefined)?.spec;
-          return store ? (typeof spec?.controller === 'string' ? spec.controller : '') : undefined;
-        },
-      };
-      return ctx;
+      current ??= new InformerContext(guardrails.cache.list() as GuardrailObject[], namespaces, policies, stores, clusterStores, opts.namePrefix, opts.controllerClass);
+      return current;
     },
     synced: () => required.every((i) => i.synced),
     start: () => { for (const i of all) i.start(); },

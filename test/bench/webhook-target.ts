@@ -1,23 +1,65 @@
 // Child process for the admission benchmark: serves either the real webhook app or a bare Node HTTPS
-// server that parses the same JSON and answers a fixed allow. Prints the port on stdout; answers a
-// `cpu` message on its IPC channel with its own CPU time, so the benchmark can report CPU per request.
+// server that parses the same JSON and answers a fixed allow. Prints the port on stdout. On its IPC
+// channel it answers `cpu` with its own CPU time (so the benchmark can report CPU per request) and
+// `decision` with the in-process cost of one review. webhook.ts bundles this file with the production
+// build options (cli/build.ts) so that what is measured is what the image runs, not tsx's output.
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { createWebhookApp } from '../../webhook/http-app.ts';
 import { createWebhookMetrics } from '../../webhook/metrics.ts';
 import { startWebhookServer } from '../../webhook/server.ts';
 import { defaultContext } from '../../webhook/admission/context.ts';
+import { reviewMutation, reviewValidation } from '../../webhook/admission/review.ts';
 import { warmUp } from '../../schemas/validator.ts';
 import { silentLogger } from '../../observability/log.ts';
+import { twentyRulePolicyReview } from './fixtures.ts';
 
 const [mode, certFile, keyFile] = process.argv.slice(2);
 const tls = { cert: readFileSync(certFile!), key: readFileSync(keyFile!) };
 
-process.on('message', (m: unknown) => {
-  if (m === 'cpu') {
-    const { user, system } = process.cpuUsage();
-    process.send?.({ cpuMicros: user + system });
+/** CPU time of this process in µs: unlike wall time, it does not count the time other processes hold the CPU. */
+function cpuNow(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+const round2 = (v: number): number => Number(v.toFixed(2));
+
+/** Per-review cost of the pure core, median of several batches (mutate and validate, as the apiserver calls both). */
+async function decisionCost(): Promise<Record<string, number>> {
+  const ctx = defaultContext();
+  const req = twentyRulePolicyReview().request;
+  for (let i = 0; i < 3000; i++) { await reviewMutation(req, ctx); await reviewValidation(req, ctx); }
+  const batch = 4000;
+  const both: number[] = [];
+  const mutation: number[] = [];
+  const validation: number[] = [];
+  for (let b = 0; b < 5; b++) {
+    const t0 = cpuNow();
+    for (let i = 0; i < batch; i++) await reviewMutation(req, ctx);
+    const t1 = cpuNow();
+    for (let i = 0; i < batch; i++) await reviewValidation(req, ctx);
+    const t2 = cpuNow();
+    mutation.push((t1 - t0) / batch);
+    validation.push((t2 - t1) / batch);
+    both.push((t2 - t0) / batch / 2);
   }
+  return {
+    decision_us_per_review: round2(median(both)),
+    decision_mutate_us: round2(median(mutation)),
+    decision_validate_us: round2(median(validation)),
+  };
+}
+
+process.on('message', (m: unknown) => {
+  if (m === 'cpu') process.send?.({ cpuMicros: cpuNow() });
+  else if (m === 'decision') void decisionCost().then((decision) => process.send?.({ decision }));
 });
 process.on('disconnect', () => process.exit(0));
 

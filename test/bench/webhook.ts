@@ -8,6 +8,10 @@
 // the runs (BENCH_RUNS, default 3). Besides requests per second, each target reports the CPU time it
 // spent per request (from its own process.cpuUsage): the throughput ratio moves with whatever else the
 // machine runs, the CPU cost per request much less.
+//
+// What runs is what production runs: the target is bundled with the production build options
+// (cli/build.ts: esbuild, no keepNames) into the run's temporary directory. BENCH_FROM_SOURCE=1 runs
+// it through tsx instead (the figures then include tsx's keepNames wrappers).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -17,8 +21,7 @@ import { once } from 'node:events';
 import autocannon from 'autocannon';
 import { selfSignedTls } from '../support/tls.ts';
 import { twentyRulePolicyReview } from './fixtures.ts';
-import { reviewMutation, reviewValidation } from '../../webhook/admission/review.ts';
-import { defaultContext } from '../../webhook/admission/context.ts';
+import { bundle } from '../../cli/build.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 type Mode = 'bare' | 'vaultgate';
@@ -27,8 +30,18 @@ interface Target { mode: Mode; child: ChildProcess; port: number }
 
 interface RunFigures { rps: number; p50: number; p99: number; errors: number; cpuUsPerRequest: number }
 
-async function startTarget(mode: Mode, certFile: string, keyFile: string): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/webhook-target.ts', mode, certFile, keyFile], { cwd: root, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+const TARGET_SOURCE = 'test/bench/webhook-target.ts';
+
+/** node argv prefix that runs the target: the production-shaped bundle, or the source under tsx. */
+async function targetCommand(dir: string, fromSource: boolean): Promise<string[]> {
+  if (fromSource) return ['--import', 'tsx', TARGET_SOURCE];
+  const outfile = join(dir, 'webhook-target.mjs');
+  await bundle(join(root, TARGET_SOURCE), outfile);
+  return [outfile];
+}
+
+async function startTarget(command: string[], mode: Mode, certFile: string, keyFile: string): Promise<Target> {
+  const child = spawn(process.execPath, [...command, mode, certFile, keyFile], { cwd: root, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const stdout = child.stdout;
   if (!stdout) throw new Error('benchmark target has no stdout');
   const first: unknown[] = await once(stdout, 'data');
@@ -92,36 +105,12 @@ function median(values: number[]): number {
 
 const round = (v: number, digits = 0): number => Number(v.toFixed(digits));
 
-/** CPU time of this process in µs: unlike wall time, it does not count the time other processes hold the CPU. */
-function cpuNow(): number {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-}
-
-/** Per-review cost of the pure core, median of several batches (mutate and validate, as the apiserver calls both). */
-async function decisionCost(): Promise<Record<string, number>> {
-  const ctx = defaultContext();
-  const req = twentyRulePolicyReview().request;
-  for (let i = 0; i < 3000; i++) { await reviewMutation(req, ctx); await reviewValidation(req, ctx); }
-  const batch = 4000;
-  const both: number[] = [];
-  const mutation: number[] = [];
-  const validation: number[] = [];
-  for (let b = 0; b < 5; b++) {
-    const t0 = cpuNow();
-    for (let i = 0; i < batch; i++) await reviewMutation(req, ctx);
-    const t1 = cpuNow();
-    for (let i = 0; i < batch; i++) await reviewValidation(req, ctx);
-    const t2 = cpuNow();
-    mutation.push((t1 - t0) / batch);
-    validation.push((t2 - t1) / batch);
-    both.push((t2 - t0) / batch / 2);
-  }
-  return {
-    decision_us_per_review: round(median(both), 2),
-    decision_mutate_us: round(median(mutation), 2),
-    decision_validate_us: round(median(validation), 2),
-  };
+/** Per-review cost of the pure core, measured inside the target process (so under the same build). */
+async function decisionCost(target: Target): Promise<Record<string, number>> {
+  const reply = once(target.child, 'message') as Promise<[{ decision: Record<string, number> }]>;
+  target.child.send('decision');
+  const [m] = await reply;
+  return m.decision;
 }
 
 export async function benchWebhook(opts: { seconds?: number; runs?: number; connections?: number } = {}): Promise<Record<string, number | string>> {
@@ -133,10 +122,12 @@ export async function benchWebhook(opts: { seconds?: number; runs?: number; conn
   const tls = await selfSignedTls('127.0.0.1');
   writeFileSync(join(dir, 'tls.crt'), tls.cert);
   writeFileSync(join(dir, 'tls.key'), tls.key);
+  const fromSource = process.env.BENCH_FROM_SOURCE === '1';
   const targets: Target[] = [];
-  const results: Record<string, number | string> = { runs, seconds_per_run: seconds, connections };
+  const results: Record<string, number | string> = { target: fromSource ? 'tsx (source)' : 'bundle (production build)', runs, seconds_per_run: seconds, connections };
   try {
-    for (const mode of ['bare', 'vaultgate'] as const) targets.push(await startTarget(mode, join(dir, 'tls.crt'), join(dir, 'tls.key')));
+    const command = await targetCommand(dir, fromSource);
+    for (const mode of ['bare', 'vaultgate'] as const) targets.push(await startTarget(command, mode, join(dir, 'tls.crt'), join(dir, 'tls.key')));
     for (const t of targets) {
       await checkAnswer(t, body, tls.ca);
       await load(t.port, body, 2, connections); // warm-up: JIT, TLS sessions, connection pools
@@ -159,6 +150,7 @@ export async function benchWebhook(opts: { seconds?: number; runs?: number; conn
     results.ratio_per_run = ratios.map((r) => r.toFixed(3)).join(' ');
     results.ratio_vaultgate_to_bare = round(median(ratios), 3);
     results.cpu_ratio_bare_to_vaultgate = round(median(figures.vaultgate.map((v, i) => figures.bare[i]!.cpuUsPerRequest / v.cpuUsPerRequest)), 3);
+    Object.assign(results, await decisionCost(targets.find((t) => t.mode === 'vaultgate')!));
   } finally {
     for (const t of targets) {
       t.child.kill('SIGTERM');
@@ -166,6 +158,5 @@ export async function benchWebhook(opts: { seconds?: number; runs?: number; conn
     }
     rmSync(dir, { recursive: true, force: true });
   }
-  Object.assign(results, await decisionCost());
   return results;
 }
