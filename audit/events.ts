@@ -1,7 +1,7 @@
 // Turning what happened into audit events, with nothing secret in them: an admission event carries
 // the object's identity, the user, the verdict, rule ids, warnings and the *paths* of patch operations;
 // never the object, its data or the patch values. A Vault write carries names and a content hash.
-import { sha256Hex, type AdmissionAuditEvent, type AdmissionOutcome, type VaultWriteAuditEvent, type VaultWriteAction } from './record.ts';
+import { sha256Hex, type AdmissionAuditEvent, type AdmissionOutcome, type VaultWriteAuditEvent } from './record.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../webhook/admission/types.ts';
 
 const MAX_TEXT = 1000;
@@ -51,18 +51,11 @@ function objectName(request: AdmissionRequest): string | undefined {
   return typeof name === 'string' && name ? name : undefined;
 }
 
-export interface VaultWriteInput {
-  action: VaultWriteAction;
-  object: 'policy' | 'role';
-  vaultName: string;
-  mount?: string;
-  owner?: { kind: string; namespace: string; name: string; uid?: string };
-  reason?: string;
+/** A Vault write as the controller reports it: the audit event's fields, with the content itself (hashed here, never kept). */
+export type VaultWriteInput = Omit<VaultWriteAuditEvent, 'type' | 'contentSha256'> & {
   /** What was written (policy text or role body): hashed, not kept. */
   content?: string | Record<string, unknown>;
-  /** A summary of the access change, e.g. from summariseWidening(). */
-  change?: string;
-}
+};
 
 /** The audit event of one Vault write by the controller. */
 export function auditVaultWrite(input: VaultWriteInput): VaultWriteAuditEvent {

@@ -20,8 +20,8 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-/** Resolves with stdout; rejects with CommandError (stderr included) on a non-zero exit. */
-export function runTool(cmd: string, args: string[], opts: RunOptions = {}): Promise<string> {
+/** Runs `cmd` to completion and collects its output, whatever the exit code. */
+export function collectOutput(cmd: string, args: string[], opts: RunOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 120_000 });
     const out: Buffer[] = [];
@@ -30,12 +30,15 @@ export function runTool(cmd: string, args: string[], opts: RunOptions = {}): Pro
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.once('error', reject);
     child.once('close', (code) => {
-      const stdout = Buffer.concat(out).toString('utf8');
-      const stderr = Buffer.concat(err).toString('utf8');
-      const name = `${cmd.replace(/^.*\//, '')} ${args.join(' ')}`;
-      if (code === 0) resolve(stdout);
-      else reject(new CommandError(name, code, stdout, stderr));
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
     });
     child.stdin.end(opts.stdin ?? '');
   });
+}
+
+/** Resolves with stdout; rejects with CommandError (stderr included) on a non-zero exit. */
+export async function runTool(cmd: string, args: string[], opts: RunOptions = {}): Promise<string> {
+  const { code, stdout, stderr } = await collectOutput(cmd, args, opts);
+  if (code !== 0) throw new CommandError(`${cmd.replace(/^.*\//, '')} ${args.join(' ')}`, code, stdout, stderr);
+  return stdout;
 }

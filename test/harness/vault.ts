@@ -6,10 +6,10 @@
 //
 // The root token and the token-reviewer JWT never go on a command line (visible in ps and in the
 // process log header): the token is passed through the environment, the JWT through the HTTP API.
-import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcessGroup } from './processes.ts';
+import { collectOutput } from './tools.ts';
 import { waitFor } from './wait.ts';
 
 export interface VaultEndpoint {
@@ -122,17 +122,7 @@ export interface CliResult {
 }
 
 /** Runs the bao CLI against the server; address and token come from the environment, not argv. */
-export function runBaoCli(bin: string, v: VaultEndpoint, args: string[], opts: { stdin?: string; home: string }): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { env: devEnv(opts.home, v.token, v.addr), stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
-    });
-    child.stdin.end(opts.stdin ?? '');
-  });
+export async function runBaoCli(bin: string, v: VaultEndpoint, args: string[], opts: { stdin?: string; home: string }): Promise<CliResult> {
+  const r = await collectOutput(bin, args, { env: devEnv(opts.home, v.token, v.addr), ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
+  return { code: r.code ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
