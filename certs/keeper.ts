@@ -4,8 +4,8 @@
 // nothing to do writes nothing; a failed or interrupted pass is simply redone by the next one.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../observability/log.ts';
-import { systemClock, type Clock } from '../controller/runtime/clock.ts';
-import { isConflict, KubeApiError } from '../controller/runtime/errors.ts';
+import { systemClock, type Clock } from '../kube/clock.ts';
+import { isConflict, KubeApiError } from '../kube/errors.ts';
 import { injectCaBundle, INJECT_SELECTOR, webhookTargets } from './ca-injector.ts';
 import type { CertKubeClient } from './kube-adapter.ts';
 import { generateCA, issueServingCert, serviceDnsNames, splitSans } from './generate.ts';

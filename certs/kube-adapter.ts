@@ -1,7 +1,7 @@
-// The keeper's Kubernetes calls over controller/runtime's KubeClient (writes use field manager vaultgate).
-import type { KubeClient } from '../controller/runtime/kube-client.ts';
-import type { KubeObject } from '../controller/runtime/objects.ts';
-import { MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, type ResourceRef } from '../controller/runtime/resources.ts';
+// The keeper's Kubernetes calls over kube/'s KubeClient (writes use field manager vaultgate).
+import type { KubeClient } from '../kube/kube-client.ts';
+import type { KubeObject } from '../kube/objects.ts';
+import { MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, type ResourceRef } from '../kube/resources.ts';
 import type { WebhookConfigClient, WebhookConfigObject } from './ca-injector.ts';
 import type { WebhookConfigKind } from './rotation.ts';
 import type { SecretClient, SecretObject } from './secret-store.ts';

@@ -29,7 +29,7 @@ export interface SecretObject {
   [k: string]: unknown;
 }
 
-/** The few Secret calls the keeper makes (adapter over controller/runtime's KubeClient in kube-adapter.ts). */
+/** The few Secret calls the keeper makes (adapter over kube/'s KubeClient in kube-adapter.ts). */
 export interface SecretClient {
   getSecret(namespace: string, name: string): Promise<SecretObject | undefined>;
   createSecret(secret: SecretObject): Promise<SecretObject>;

@@ -1,35 +1,41 @@
-// The controller process: one Manager running the four controllers over shared informers, the Vault
+// The controller process: one Manager running the controllers (VaultPolicy, VaultRoleBinding, SecretStore, ClusterSecretStore, ExternalSecret, ClusterExternalSecret, PushSecret) over shared informers, the Vault
 // adapter (the controller's own identity for policies and roles; each store's identity for secrets),
 // leader election, the webhook certificate keeper (leader only), /healthz /readyz /metrics, pino logs. `cli/commands/controller.ts` parses flags into
 // ControllerAppOptions; tests and benchmarks call buildControllerApp with a fake or simulated client.
 import { readFile } from 'node:fs/promises';
 import { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../observability/log.ts';
-import { generationChanged, type Predicate } from './runtime/builder.ts';
-import type { KubeClient } from './runtime/kube-client.ts';
-import { Manager, type ManagerOptions } from './runtime/manager.ts';
-import { RuntimeMetrics } from './runtime/metrics.ts';
-import { objectKey, type KubeObject } from './runtime/objects.ts';
-import { startHealthServer, type HealthServer } from './runtime/health.ts';
+import { generationChanged, type Predicate } from '../kube/builder.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
+import { Manager, type ManagerOptions } from '../kube/manager.ts';
+import { RuntimeMetrics } from '../kube/metrics.ts';
+import { objectKey, type KubeObject } from '../kube/objects.ts';
+import { startHealthServer, type HealthServer } from '../kube/health.ts';
 import {
-  CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
-} from './runtime/resources.ts';
-import { createVaultClient, type VaultClientOptions } from './vault/client.ts';
-import { createSysApi } from './vault/sys.ts';
-import { TokenCache } from './vault/token-cache.ts';
-import type { SysApi, VaultClient, VaultCredentials, VaultRequester } from './vault/types.ts';
+  CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, CONFIGMAPS, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, SECRET_STORES, SECRETS, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
+} from '../kube/resources.ts';
+import { createVaultClient, type VaultClientOptions } from '../vault/client.ts';
+import { VaultRateLimits } from '../vault/rate-limits.ts';
+import { createSysApi } from '../vault/sys.ts';
+import { TokenCache } from '../vault/token-cache.ts';
+import type { SysApi, VaultClient, VaultCredentials, VaultRequester } from '../vault/types.ts';
 import { createExternalSecretReconciler, STORE_INDEX, storeIndex, TARGET_INDEX, targetIndex } from './reconcilers/externalsecret.ts';
+import { createClusterExternalSecretReconciler } from './reconcilers/clusterexternalsecret.ts';
+import { createPushSecretReconciler } from './reconcilers/pushsecret.ts';
+import { TEMPLATE_SOURCE_INDEX, templateSourceIndex } from './reconcilers/template-sources.ts';
 import { CoalescingKvReader } from './reconcilers/kv-reader.ts';
 import { createSecretStoreReconciler } from './reconcilers/secretstore.ts';
 import { StoreConnector } from './reconcilers/store-connector.ts';
-import { auditVaultWrite } from '../audit/events.ts';
-import { openAuditTrail, type AuditTrailConfig } from '../audit/open.ts';
-import type { AuditTrail } from '../audit/trail.ts';
+import { auditVaultWrite } from '../audit/trail/events.ts';
+import { openAuditTrail, type AuditTrailConfig } from '../audit/trail/open.ts';
+import type { AuditTrail } from '../audit/trail/trail.ts';
 import type { VaultWriteObserver } from './reconcilers/common.ts';
 import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
+import { admissionContext } from './reconcilers/admission-context.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
-import { LABEL_MANAGED } from './reconcilers/logic/eso/target.ts';
+import { LABEL_MANAGED } from '../eso/target.ts';
 import { assertValidPrefix, DEFAULT_PREFIX } from '../schemas/vault-names.ts';
+import { DEFAULT_TARGET, targetName, versionMismatch, type VaultTarget } from '../policy/capabilities.ts';
 import { CertKeeper } from '../certs/keeper.ts';
 import { certKubeClient } from '../certs/kube-adapter.ts';
 
@@ -40,15 +46,35 @@ export type ControllerVaultAuth =
 
 export interface ControllerAppOptions {
   client: KubeClient;
-  vault: { address: string; caPem?: string; namespace?: string; timeoutMs?: number; auth: ControllerVaultAuth; clientDefaults?: Partial<VaultClientOptions> };
+  vault: {
+    address: string; caPem?: string; namespace?: string; timeoutMs?: number; auth: ControllerVaultAuth; clientDefaults?: Partial<VaultClientOptions>;
+    /** Request limits per Vault server, shared by the controller's own session and every store (default DEFAULT_VAULT_RATE_LIMIT each). */
+    rateLimits?: VaultRateLimits;
+  };
   /** Prefix of every Vault-side name (default `vaultgate`). */
   namePrefix?: string;
   /** ESO `spec.controller` class served; '' = stores without a class. */
   controllerClass?: string;
+  /**
+   * Reconcile ESO's kinds (SecretStore, ClusterSecretStore, ExternalSecret → Secret). Default true. Off,
+   * the controller never reads or writes Secrets nor mints ServiceAccount tokens, and the chart grants
+   * it neither (eso.enabled=false).
+   */
+  esoKinds?: boolean;
+  /**
+   * Vault servers (http(s) origins) secret stores may name (--allowed-vault-server; the chart passes
+   * vault.address); enforce guardrails add per namespace. Checked before any token is minted or request
+   * sent to a store's server. Absent or empty, with no guardrail adding one: any server.
+   */
+  vaultServers?: readonly string[];
   workers?: number;
   leaderElection?: ManagerOptions['leaderElection'];
-  /** Watch only this namespace (default: all). */
-  namespace?: string;
+  /**
+   * Watch only these namespaces (default: all): the namespaced kinds in them and their Namespace objects.
+   * Cluster-wide it then reads only VaultGuardrails, and serves no ClusterSecretStore (as ESO's scoped
+   * mode). The chart's watchNamespaces renders Roles in each namespace instead of ClusterRoles.
+   */
+  namespaces?: readonly string[];
   log?: Logger;
   /** Port for /healthz, /readyz, /metrics; undefined = no server. */
   metricsPort?: number;
@@ -68,6 +94,46 @@ export interface ControllerAppOptions {
   webhookCerts?: WebhookCertOptions;
   /** Signed audit trail of every Vault write (policy/role created, updated, deleted, drift repaired, adopted). */
   audit?: AuditTrailConfig;
+  /** The Vault server vaultgate is set up for (`--vault-flavor`, `--vault-version`); default OpenBao 2.7. */
+  vaultTarget?: VaultTarget;
+  /**
+   * The server's version, read once at start to compare with vaultTarget (default: `version` from the
+   * unauthenticated `sys/seal-status`; undefined = unknown). Tests and benchmarks override it.
+   */
+  serverVersion?: () => Promise<string | undefined>;
+}
+
+/** What the start-up version check found. */
+export type VersionCheck =
+  | { result: 'match'; version: string }
+  | { result: 'mismatch'; version: string; message: string }
+  | { result: 'unknown'; error: string };
+
+/**
+ * Compare the server's version with the configured target and log the outcome: a warning on a mismatch
+ * (admission then judges for another server than the one written to) or when the version cannot be read.
+ * Never throws and never stops the controller.
+ */
+export async function checkVaultVersion(target: VaultTarget, read: () => Promise<string | undefined>, log: Logger): Promise<VersionCheck> {
+  let version: string | undefined;
+  try {
+    version = await read();
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    log.warn({ target: targetName(target), err: error }, 'could not read the Vault server version (sys/seal-status) to compare it with --vault-flavor/--vault-version');
+    return { result: 'unknown', error };
+  }
+  if (!version) {
+    log.warn({ target: targetName(target) }, 'the Vault server reports no version in sys/seal-status; cannot compare it with --vault-flavor/--vault-version');
+    return { result: 'unknown', error: 'no version in sys/seal-status' };
+  }
+  const message = versionMismatch(target, version);
+  if (message) {
+    log.warn({ target: targetName(target), serverVersion: version }, message);
+    return { result: 'mismatch', version, message };
+  }
+  log.info({ target: targetName(target), serverVersion: version }, 'Vault server version matches the configured target');
+  return { result: 'match', version };
 }
 
 /** The cert keeper's settings (certs/keeper.ts): the chart's `--webhook-*` flags. */
@@ -93,6 +159,8 @@ export interface ControllerApp {
   reader: CoalescingKvReader;
   connector: StoreConnector;
   health?: HealthServer;
+  /** The start-up version check (settles on its own; start() does not wait for it). */
+  versionCheck?: Promise<VersionCheck>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -118,9 +186,14 @@ const readinessChanged: Predicate = (ev) => {
   return ready(ev.old) !== ready(ev.obj) || generationChanged(ev);
 };
 
-function controllerSession(opts: ControllerAppOptions, tokens: TokenCache): { client: VaultClient; sys: SysApi } {
+/** Labels pick guardrails: a namespace whose labels changed may have moved into or out of one. */
+const namespaceLabelsChanged: Predicate = (ev) =>
+  ev.type === 'update' && JSON.stringify(ev.old.metadata.labels ?? {}) !== JSON.stringify(ev.obj.metadata.labels ?? {});
+
+function controllerSession(opts: ControllerAppOptions, tokens: TokenCache, limits: VaultRateLimits): { client: VaultClient; sys: SysApi } {
   const v = opts.vault;
   const client = createVaultClient({
+    limiter: limits,
     ...v.clientDefaults,
     address: v.address,
     timeoutMs: v.timeoutMs ?? 10_000,
@@ -154,60 +227,107 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   const registry = new Registry();
   const metrics = new RuntimeMetrics(registry);
   const tokens = opts.tokens ?? new TokenCache({ logger: log });
-  const own = opts.sys ? undefined : controllerSession(opts, tokens);
+  const limits = opts.vault.rateLimits ?? new VaultRateLimits();
+  const own = opts.sys ? undefined : controllerSession(opts, tokens, limits);
   const sys = opts.sys ?? own!.sys;
   const controllerClass = opts.controllerClass ?? '';
   const workers = opts.workers ?? 4;
   const manager = new Manager({
-    client: opts.client, log, metrics, namespace: opts.namespace, informer: opts.informer, leaderElection: opts.leaderElection,
+    client: opts.client, log, metrics, namespaces: opts.namespaces, informer: opts.informer, leaderElection: opts.leaderElection,
+    // Kinds newer than the first chart's CRDs (helm upgrade adds no CRD): missing, they do not hold readiness.
+    optionalResources: [CLUSTER_EXTERNAL_SECRETS, PUSH_SECRETS],
     events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
   });
-  const connector = new StoreConnector({ client: opts.client, tokens, timeoutMs: opts.vault.timeoutMs ?? 10_000, clientDefaults: { logger: log, ...opts.vault.clientDefaults } });
+  // The connector checks a store's server and token audiences with the controller's view of guardrails and
+  // namespace labels (the informers below) before it mints a token or sends a request.
+  const connector = new StoreConnector({
+    client: opts.client, tokens, timeoutMs: opts.vault.timeoutMs ?? 10_000, clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
+    admission: () => ({
+      ...admissionContext({ guardrails: manager.cache(VAULT_GUARDRAILS), namespaces: manager.cache(NAMESPACES), namePrefix: prefix, controllerClass }),
+      ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
+    }),
+  });
   const reader = new CoalescingKvReader(opts.now ? { now: () => opts.now!().getTime() } : {});
 
   // Caches the reconcilers read besides their primaries: guardrails and namespaces (admission re-check,
-  // ClusterSecretStore namespaceSelector).
+  // ClusterSecretStore namespaceSelector). Scoped to watched namespaces, the Namespace informer lists
+  // those objects by name only (a Role cannot grant a cluster-wide list).
+  const scoped = (opts.namespaces?.length ?? 0) > 0;
   manager.informer(VAULT_GUARDRAILS);
-  if (!opts.namespace) manager.informer(NAMESPACES);
+  manager.informer(NAMESPACES);
 
   const all = (res: typeof VAULT_POLICIES) => (): string[] => manager.cache(res).keys();
 
-  manager.controller('vaultpolicy')
+  // A namespace relabel re-checks that namespace's VaultPolicies and VaultRoleBindings at once (labels
+  // pick guardrails), not at the next drift check. Not in a namespace-scoped install (no Namespace informer).
+  const inNamespace = (res: typeof VAULT_POLICIES) => (ns: KubeObject): string[] => manager.cache(res).list(ns.metadata.name).map(objectKey);
+
+  const policies = manager.controller('vaultpolicy')
     .for(VAULT_POLICIES, { predicate: specOrMetaChanged })
-    .watches(VAULT_GUARDRAILS, all(VAULT_POLICIES), { predicate: generationChanged })
-    .workers(workers)
+    .watches(VAULT_GUARDRAILS, all(VAULT_POLICIES), { predicate: generationChanged });
+  policies.watches(NAMESPACES, inNamespace(VAULT_POLICIES), { predicate: namespaceLabelsChanged });
+  policies.workers(workers)
     .complete(createVaultPolicyReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs, onVaultWrite }));
 
-  manager.controller('vaultrolebinding')
+  const bindings = manager.controller('vaultrolebinding')
     .for(VAULT_ROLE_BINDINGS, { predicate: specOrMetaChanged })
     .withIndex(POLICY_INDEX, policyIndex)
     .watches(VAULT_POLICIES, { index: POLICY_INDEX, values: (vp) => [objectKey(vp)] }, { predicate: readinessChanged })
-    .watches(VAULT_GUARDRAILS, all(VAULT_ROLE_BINDINGS), { predicate: generationChanged })
-    .workers(workers)
+    .watches(VAULT_GUARDRAILS, all(VAULT_ROLE_BINDINGS), { predicate: generationChanged });
+  bindings.watches(NAMESPACES, inNamespace(VAULT_ROLE_BINDINGS), { predicate: namespaceLabelsChanged });
+  bindings.workers(workers)
     .complete(createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs, onVaultWrite }));
 
-  for (const kind of ['SecretStore', 'ClusterSecretStore'] as const) {
-    manager.controller(kind.toLowerCase())
-      .for(kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES, { predicate: specOrMetaChanged })
-      .workers(Math.max(1, Math.floor(workers / 2)))
-      .complete(createSecretStoreReconciler({ kind, connector, controllerClass, namePrefix: prefix }));
-  }
+  if (opts.esoKinds !== false) {
+    // A ClusterSecretStore serves every namespace: not in a namespaced install (ESO's scoped mode neither).
+    for (const kind of scoped ? ['SecretStore'] as const : ['SecretStore', 'ClusterSecretStore'] as const) {
+      manager.controller(kind.toLowerCase())
+        .for(kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES, { predicate: specOrMetaChanged })
+        .workers(Math.max(1, Math.floor(workers / 2)))
+        .complete(createSecretStoreReconciler({ kind, connector, controllerClass, namePrefix: prefix }));
+    }
 
-  // The Secret informer lists and watches only Secrets labelled reconcile.external-secrets.io/managed=true
-  // (ESO's managed-secrets cache): a cluster's other Secrets are never held in memory. Every Secret the
-  // reconciler writes carries the label, Merge targets included; one it has not labelled yet (a Merge
-  // target before its first sync, or one whose label was removed by hand) it reads with a GET and labels
-  // on the next write. A Secret losing the label arrives as a delete, so its ExternalSecret re-syncs.
-  const storeReadiness: Predicate = readinessChanged;
-  manager.controller('externalsecret')
-    .for(EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
-    .withIndex(STORE_INDEX, storeIndex)
-    .withIndex(TARGET_INDEX, targetIndex)
-    .watches(SECRETS, { index: TARGET_INDEX, values: (s) => [objectKey(s)] }, { labelSelector: MANAGED_SECRETS_SELECTOR })
-    .watches(SECRET_STORES, { index: STORE_INDEX, values: (s) => [`SecretStore/${s.metadata.namespace}/${s.metadata.name}`] }, { predicate: storeReadiness })
-    .watches(CLUSTER_SECRET_STORES, { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] }, { predicate: storeReadiness })
-    .workers(workers)
-    .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ...(opts.now ? { now: opts.now } : {}) }));
+    // The Secret informer lists and watches only Secrets labelled reconcile.external-secrets.io/managed=true
+    // (ESO's managed-secrets cache): a cluster's other Secrets are never held in memory. Every Secret the
+    // reconciler writes carries the label, Merge targets included; one it has not labelled yet (a Merge
+    // target before its first sync, or one whose label was removed by hand) it reads with a GET and labels
+    // on the next write. A Secret losing the label arrives as a delete, so its ExternalSecret re-syncs.
+    const storeReadiness: Predicate = readinessChanged;
+    const externalSecrets = manager.controller('externalsecret')
+      .for(EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
+      .withIndex(STORE_INDEX, storeIndex)
+      .withIndex(TARGET_INDEX, targetIndex)
+      .watches(SECRETS, { index: TARGET_INDEX, values: (s) => [objectKey(s)] }, { labelSelector: MANAGED_SECRETS_SELECTOR })
+      // templateFrom sources: a changed ConfigMap re-renders at once (ConfigMaps are cached, as ESO's
+      // client caches them); a Secret source at once if it is a managed Secret (another ExternalSecret's
+      // output, in the Secret cache), else at the next refresh (read with a GET, as ESO reads it).
+      .withIndex(TEMPLATE_SOURCE_INDEX, templateSourceIndex)
+      .watches(CONFIGMAPS, { index: TEMPLATE_SOURCE_INDEX, values: (cm) => [`ConfigMap/${objectKey(cm)}`] })
+      .watches(SECRETS, { index: TEMPLATE_SOURCE_INDEX, values: (s) => [`Secret/${objectKey(s)}`] }, { labelSelector: MANAGED_SECRETS_SELECTOR })
+      .watches(SECRET_STORES, { index: STORE_INDEX, values: (s) => [`SecretStore/${s.metadata.namespace}/${s.metadata.name}`] }, { predicate: storeReadiness });
+    if (!scoped) externalSecrets.watches(CLUSTER_SECRET_STORES, { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] }, { predicate: storeReadiness });
+    externalSecrets
+      .workers(workers)
+      .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ...(opts.now ? { now: opts.now } : {}) }));
+
+    // ClusterExternalSecrets (cluster-wide installs only, as ESO's scoped mode): a namespace created,
+    // deleted or relabelled, or one of its ExternalSecrets changed or deleted, re-checks it at once.
+    if (!scoped) {
+      manager.controller('clusterexternalsecret')
+        .for(CLUSTER_EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
+        .owns(EXTERNAL_SECRETS)
+        .watches(NAMESPACES, all(CLUSTER_EXTERNAL_SECRETS), { predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev) })
+        .workers(Math.max(1, Math.floor(workers / 2)))
+        .complete(createClusterExternalSecretReconciler({ controllerClass, namePrefix: prefix }));
+    }
+
+    // PushSecrets: pushed on a spec or metadata change and every refreshInterval (source Secrets are read
+    // with a GET then, as ESO reads them; they are not cached).
+    manager.controller('pushsecret')
+      .for(PUSH_SECRETS, { predicate: specOrMetaChanged })
+      .workers(Math.max(1, Math.floor(workers / 2)))
+      .complete(createPushSecretReconciler({ connector, controllerClass, namePrefix: prefix, ...(opts.now ? { now: opts.now } : {}) }));
+  }
 
   const wc = opts.webhookCerts;
   if (wc) {
@@ -232,6 +352,11 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
           app.health = await startHealthServer({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', registry, status: () => manager.status() });
         }
         if (opts.audit) trail = await openAuditTrail(opts.audit, opts.client);
+        const readVersion = opts.serverVersion ?? (own ? async () => {
+          const res = await own.client.request<{ version?: unknown }>({ operation: 'sys.seal-status', method: 'GET', path: 'sys/seal-status' });
+          return typeof res?.version === 'string' ? res.version : undefined;
+        } : undefined);
+        if (readVersion) app.versionCheck = checkVaultVersion(opts.vaultTarget ?? DEFAULT_TARGET, readVersion, log);
         await manager.start();
       })();
       return starting;

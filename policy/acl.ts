@@ -1,24 +1,35 @@
 // Vault's ACL evaluation, as vault/acl.go (NewACL, AllowOperation, CheckAllowedFromNonExactPaths) and
-// vault/policy.go (parsePaths) implement it and docs/concepts/policies documents it. Pure and free of
-// npm dependencies: the access report, `vaultgate plan`, the webhook and the Vault simulator share it.
+// vault/policy.go (parsePaths) implement it and docs/concepts/policies documents it, and as OpenBao's
+// internal/vault/policy/acl.go does (the same algorithm plus the `scan` capability and plain parameter
+// matching). Pure and free of npm dependencies: the access report, `vaultgate plan`, the webhook and the
+// Vault simulator share it. The target flavour (policy/capabilities.ts VaultTarget) is fixed when compiling.
 //
-// Matching, in Vault's order:
+// Matching, in the server's order (checked against OpenBao 2.7.2's sys/capabilities and real LISTs):
 //   1. an exact pattern equal to the request path wins outright;
-//   2. LIST only: an exact pattern equal to the path without its trailing '/';
-//   3. LIST of a path ending in '/': the non-exact patterns for the path without the '/' first;
-//   4. the non-exact patterns: the longest plain glob (`secret/foo*`) and every matching segment
-//      wildcard pattern (`secret/+/foo`, `secret/+/foo*`) compete under the five documented rules.
+//   2. LIST/SCAN only: an exact pattern equal to the path without its trailing '/';
+//   3. the non-exact patterns for the path as sent: the longest plain glob (`secret/foo*`) and every
+//      matching segment wildcard pattern (`secret/+/foo`, `secret/+/foo*`) compete under the five
+//      documented rules;
+//   4. LIST/SCAN of a path ending in '/', only when nothing matched in 3: the non-exact patterns for the
+//      path without the '/'. (Old Vault tried this before 3; a longer glob such as `foo/private/*` then
+//      lost to `foo/private*`.)
 // The same pattern in several policies (or twice in one) is one entry: capabilities unioned, parameter
 // constraints merged as NewACL merges them, and `deny` wins on that pattern. Different patterns never
 // merge: only the highest-priority match applies.
 import { parseDuration } from '../schemas/duration.ts';
 
-export type Capability = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list' | 'sudo' | 'deny' | 'subscribe' | 'recover';
+import { CAPABILITIES, DEFAULT_TARGET, targetCapabilities, targetName, type Capability, type VaultTarget } from './capabilities.ts';
 
-export const CAPABILITIES: readonly Capability[] = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'deny', 'subscribe', 'recover'];
+export { CAPABILITIES, type Capability, type VaultTarget };
 
-/** The order `sys/capabilities` lists capabilities in (vault/acl.go CapabilitiesAndSubscribeEventTypes). */
-const REPORT_ORDER: readonly Capability[] = ['sudo', 'read', 'list', 'update', 'delete', 'create', 'patch', 'subscribe', 'recover'];
+/**
+ * The order `sys/capabilities` lists capabilities in (vault/acl.go CapabilitiesAndSubscribeEventTypes;
+ * OpenBao's ACL.Capabilities puts `scan` after `patch`; no flavour has both `scan` and `subscribe`).
+ */
+const REPORT_ORDER: readonly Capability[] = ['sudo', 'read', 'list', 'update', 'delete', 'create', 'patch', 'scan', 'subscribe', 'recover'];
+
+/** What `sys/capabilities` answers: the capabilities, `["deny"]`, or `["root"]` for a root token. */
+export type EffectiveCapability = Capability | 'root';
 
 /** One `path` block: VaultPolicy.spec.rules[] (structurally the same as policy/render.ts PolicyRule). */
 export interface AclRule {
@@ -109,11 +120,13 @@ interface SegmentEntry {
 
 export interface CompiledAcl {
   readonly root: boolean;
+  /** The server flavour whose semantics evaluate() applies (parameter matching, accepted capabilities). */
+  readonly target: VaultTarget;
   readonly exact: ReadonlyMap<string, Permissions>;
   /** Plain globs keyed by the prefix (pattern minus '*'). */
   readonly prefix: ReadonlyMap<string, Permissions>;
   readonly segment: readonly SegmentEntry[];
-  /** Problems found while compiling (invalid capabilities, `+*`); Vault would reject such a policy. */
+  /** Problems found while compiling (invalid capabilities, `+*`); the server would reject such a policy. */
   readonly problems: readonly string[];
 }
 
@@ -183,8 +196,13 @@ function mergeParams(existing: Map<string, unknown[]> | undefined, incoming: Map
   return existing;
 }
 
-/** Build the lookup structure once; evaluate() accepts either this or the policies. */
-export function compileAcl(policies: readonly PolicyRules[]): CompiledAcl {
+/**
+ * Build the lookup structure once; evaluate() accepts either this or the policies. A capability the
+ * target does not have (`subscribe` on OpenBao, `scan` on HashiCorp Vault) is a problem and grants
+ * nothing: the server refuses the whole policy.
+ */
+export function compileAcl(policies: readonly PolicyRules[], target: VaultTarget = DEFAULT_TARGET): CompiledAcl {
+  const known = new Set<string>(targetCapabilities(target));
   const exact = new Map<string, Permissions>();
   const prefix = new Map<string, Permissions>();
   const segmentByPattern = new Map<string, Permissions>();
@@ -203,8 +221,8 @@ export function compileAcl(policies: readonly PolicyRules[]): CompiledAcl {
       let caps = new Set<Capability>();
       for (const c of rule.capabilities) {
         if (c === 'deny') { caps = new Set(['deny']); break; }
-        if ((CAPABILITIES as readonly string[]).includes(c)) caps.add(c as Capability);
-        else problems.push(`policy "${policy.name}": path "${rule.path}": invalid capability "${c}"`);
+        if (known.has(c)) caps.add(c as Capability);
+        else problems.push(`policy "${policy.name}": path "${rule.path}": invalid capability "${c}" (${targetName(target)} refuses it)`);
       }
       const min = seconds(rule.minWrappingTTL);
       const max = seconds(rule.maxWrappingTTL);
@@ -254,7 +272,7 @@ export function compileAcl(policies: readonly PolicyRules[]): CompiledAcl {
     const wcPath = isPrefix ? pattern.slice(0, -1) : pattern;
     segment.push({ perms, firstWC: pattern.indexOf('+'), isPrefix, wcPath, parts: wcPath.split('/') });
   }
-  return { root, exact, prefix, segment, problems };
+  return { root, target: { ...target }, exact, prefix, segment, problems };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -339,7 +357,11 @@ function exactMatch(acl: CompiledAcl, path: string, explainPath: string): Match 
   return { perms, outranked };
 }
 
-/** The permissions Vault would apply to (path, operation), following AllowOperation's lookup order. */
+/**
+ * The permissions the server would apply to (path, operation), following AllowOperation's lookup order:
+ * exact, (LIST/SCAN) exact without the trailing '/', non-exact for the path as sent, and only then
+ * (LIST/SCAN of a path ending in '/') non-exact for the path without it.
+ */
 function lookup(acl: CompiledAcl, rawPath: string, isList: boolean): Match | undefined {
   let path = rawPath;
   while (path.startsWith('/')) path = path.slice(1);
@@ -349,13 +371,11 @@ function lookup(acl: CompiledAcl, rawPath: string, isList: boolean): Match | und
   if (isList) {
     const listHit = exactMatch(acl, trimmed, path);
     if (listHit) return listHit;
-    // List operations check without the trailing slash first: a glob may match the bare prefix.
-    if (path.endsWith('/')) {
-      const m = pickNonExact(acl, trimmed);
-      if (m) return m;
-    }
   }
-  return pickNonExact(acl, path);
+  const asSent = pickNonExact(acl, path);
+  if (asSent) return asSent;
+  // The fallback: `foo/+/private` matches a LIST of `foo/x/private/` (the path is a directory).
+  return isList && path !== trimmed ? pickNonExact(acl, trimmed) : undefined;
 }
 
 /** Whether one pattern matches a request path on its own (no priority among patterns). */
@@ -380,7 +400,14 @@ export function globbedStringsMatch(item: string, val: string): boolean {
   return val === item;
 }
 
+/**
+ * reflect.DeepEqual between a policy value and a request value, as the server sees them: a request's
+ * numbers arrive as json.Number, which never equals a policy's number (OpenBao 2.7.2: `{"n": 1}` is
+ * refused under `allowed_parameters = { "n" = [1] }`), so numbers never match, nested ones included.
+ * Strings inside objects and lists compare exactly (the `*` glob applies to top-level strings only).
+ */
 function deepEqual(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' || typeof b === 'number') return false;
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
@@ -409,29 +436,37 @@ function commaSlice(s: string): string[] {
 }
 
 /**
- * A value is allowed when it is in the list, or (Vault ≥1.16 non-legacy matching) every element of an
- * array value, or of a comma-separated string, is. Note Vault's consequence: an empty string always passes.
+ * A value is allowed when it is in the list, or (HashiCorp Vault ≥1.16 non-legacy matching) every
+ * element of an array value, or of a comma-separated string, is. Note Vault's consequence: an empty
+ * string always passes. OpenBao has no such splitting: the whole value must be in the list (OpenBao
+ * 2.7.2 refuses `"a,b"`, `["a","b"]` and `""` under `allowed_parameters = { "v" = ["a", "b"] }`).
  */
-function valueAllowed(v: unknown, list: readonly unknown[]): boolean {
-  if (list.length === 0) return true;
-  if (valueInParameterList(v, list)) return true;
-  if (Array.isArray(v)) return v.every((x) => valueInParameterList(x, list));
-  if (typeof v === 'string') return commaSlice(v).every((x) => valueInParameterList(x, list));
-  return false;
+function valueAllowed(v: unknown, list: readonly unknown[], flavor: VaultTarget['flavor']): boolean {
+  return valueInList(v, list, flavor, 'every');
 }
 
-/** A value is denied when it is in the list, or any element of an array / comma-separated string is. */
-function valueDenied(v: unknown, list: readonly unknown[]): boolean {
+/**
+ * A value is denied when it is in the list, or (HashiCorp Vault only) any element of an array or
+ * comma-separated string is: OpenBao 2.7.2 accepts `"ok,bad"` and `["ok","bad"]` under
+ * `denied_parameters = { "d" = ["bad"] }`.
+ */
+function valueDenied(v: unknown, list: readonly unknown[], flavor: VaultTarget['flavor']): boolean {
+  return valueInList(v, list, flavor, 'some');
+}
+
+/** The matching both lists share: an empty list matches anything; Vault splits arrays and comma lists, OpenBao does not. */
+function valueInList(v: unknown, list: readonly unknown[], flavor: VaultTarget['flavor'], elements: 'every' | 'some'): boolean {
   if (list.length === 0) return true;
   if (valueInParameterList(v, list)) return true;
-  if (Array.isArray(v)) return v.some((x) => valueInParameterList(x, list));
-  if (typeof v === 'string') return commaSlice(v).some((x) => valueInParameterList(x, list));
-  return false;
+  if (flavor === 'openbao') return false;
+  const parts = Array.isArray(v) ? v as unknown[] : typeof v === 'string' ? commaSlice(v) : undefined;
+  if (!parts) return false;
+  return elements === 'every' ? parts.every((x) => valueInParameterList(x, list)) : parts.some((x) => valueInParameterList(x, list));
 }
 
 type ParamVerdict = { ok: true } | { ok: false; code: DecisionCode; reason: string };
 
-function checkParameters(perms: Permissions, params: Readonly<Record<string, unknown>>): ParamVerdict {
+function checkParameters(perms: Permissions, params: Readonly<Record<string, unknown>>, flavor: VaultTarget['flavor']): ParamVerdict {
   // Vault looks the lower-cased required name up in the request data as sent.
   for (const r of perms.requiredParameters) {
     if (!Object.hasOwn(params, r.toLowerCase())) return { ok: false, code: 'required-parameter', reason: `parameter "${r}" is required by "${perms.pattern}"` };
@@ -443,7 +478,7 @@ function checkParameters(perms: Permissions, params: Readonly<Record<string, unk
     if (denied.has('*')) return { ok: false, code: 'denied-parameter', reason: `"${perms.pattern}" denies every parameter (denied_parameters "*")` };
     for (const [name, value] of entries) {
       const list = denied.get(name.toLowerCase());
-      if (list && valueDenied(value, list)) {
+      if (list && valueDenied(value, list, flavor)) {
         return { ok: false, code: 'denied-parameter', reason: list.length === 0 ? `parameter "${name}" is denied by "${perms.pattern}"` : `this value of parameter "${name}" is denied by "${perms.pattern}"` };
       }
     }
@@ -455,7 +490,7 @@ function checkParameters(perms: Permissions, params: Readonly<Record<string, unk
   for (const [name, value] of entries) {
     const list = allowed.get(name.toLowerCase());
     if (list === undefined && !allowAll) return { ok: false, code: 'parameter-not-allowed', reason: `parameter "${name}" is not in the allowed parameters of "${perms.pattern}"` };
-    if (list !== undefined && !valueAllowed(value, list)) return { ok: false, code: 'parameter-not-allowed', reason: `this value of parameter "${name}" is not allowed by "${perms.pattern}"` };
+    if (list !== undefined && !valueAllowed(value, list, flavor)) return { ok: false, code: 'parameter-not-allowed', reason: `this value of parameter "${name}" is not allowed by "${perms.pattern}"` };
   }
   return { ok: true };
 }
@@ -472,14 +507,17 @@ function isCompiled(x: readonly PolicyRules[] | CompiledAcl): x is CompiledAcl {
   return !Array.isArray(x);
 }
 
-/** Would Vault allow this request for a token carrying these policies? Mirrors ACL.AllowOperation. */
-export function evaluate(policies: readonly PolicyRules[] | CompiledAcl, request: AclRequest): AclDecision {
-  const acl = isCompiled(policies) ? policies : compileAcl(policies);
+/**
+ * Would the server allow this request for a token carrying these policies? Mirrors ACL.AllowOperation.
+ * Given policies, compiles them for `target` (default OpenBao 2.7); a compiled ACL keeps its own target.
+ */
+export function evaluate(policies: readonly PolicyRules[] | CompiledAcl, request: AclRequest, target?: VaultTarget): AclDecision {
+  const acl = isCompiled(policies) ? policies : compileAcl(policies, target);
   const cap = request.capability;
   const base = { policies: [] as string[], capabilities: [] as Capability[], rootPrivs: false, outranked: [] as Outranked[] };
   if (acl.root) return { ...base, allowed: true, code: 'root', policies: ['root'], rootPrivs: true, reason: 'the root policy allows everything' };
 
-  const match = lookup(acl, request.path, cap === 'list');
+  const match = lookup(acl, request.path, cap === 'list' || cap === 'scan');
   if (!match) {
     return { ...base, allowed: false, code: 'no-match', reason: `no policy has a pattern matching "${request.path}" (Vault denies by default)` };
   }
@@ -513,7 +551,7 @@ export function evaluate(policies: readonly PolicyRules[] | CompiledAcl, request
   }
   // Only operations that carry parameters are checked against parameter constraints.
   if (cap === 'read' || cap === 'update' || cap === 'create' || cap === 'patch' || cap === 'recover') {
-    const v = checkParameters(perms, request.parameters ?? {});
+    const v = checkParameters(perms, request.parameters ?? {}, acl.target.flavor);
     if (!v.ok) return deny(v.code, v.reason);
   }
   return { ...decided, allowed: true, code: 'allowed', policies: granting, reason: `${cap} on "${request.path}" granted by ${via} in ${list(granting)}` };
@@ -524,14 +562,21 @@ function list(names: readonly string[]): string {
 }
 
 /**
- * The capabilities Vault reports for a path (sys/capabilities): the matched pattern's capabilities,
- * looked up as a LIST (so `secret/foo/` also finds `secret/foo`), or ['deny'] when nothing matches.
+ * The capabilities that hold on a path (ACL.Capabilities): the matched pattern's capabilities in the
+ * server's report order, looked up as a LIST (so `secret/foo/` also finds `secret/foo`), ['deny'] when
+ * nothing matches, and ['root'] for the root policy (what OpenBao 2.7.2 answers for the root token, on
+ * any path). `sys/capabilities` answers the same list sorted: see sysCapabilities.
  */
-export function effectiveCapabilities(policies: readonly PolicyRules[] | CompiledAcl, path: string): Capability[] {
-  const acl = isCompiled(policies) ? policies : compileAcl(policies);
-  if (acl.root) return REPORT_ORDER.filter((c) => c !== 'subscribe');
+export function effectiveCapabilities(policies: readonly PolicyRules[] | CompiledAcl, path: string, target?: VaultTarget): EffectiveCapability[] {
+  const acl = isCompiled(policies) ? policies : compileAcl(policies, target);
+  if (acl.root) return ['root'];
   const match = lookup(acl, path, true);
   if (!match) return ['deny'];
   const caps = orderedCaps(match.perms.caps);
   return caps.length === 0 ? ['deny'] : caps;
+}
+
+/** What `sys/capabilities` answers: effectiveCapabilities sorted by name (Core.Capabilities sorts them). */
+export function sysCapabilities(policies: readonly PolicyRules[] | CompiledAcl, path: string, target?: VaultTarget): EffectiveCapability[] {
+  return effectiveCapabilities(policies, path, target).sort();
 }

@@ -8,22 +8,40 @@
 // strings, numbers, booleans, lists and objects — so a synchronous ~250-line HCL1-subset parser
 // gives exact positions, keeps the admission core synchronous, and adds no dependency.
 import type { VaultPolicyRule } from '../schemas/types.ts';
-import { isCapability, OLD_STYLE_POLICIES } from './capabilities.ts';
+import { capabilityProblem, isCapability, OLD_STYLE_POLICIES, targetName, type VaultTarget } from './capabilities.ts';
 import { DURATION_PATTERN } from '../schemas/duration.ts';
 
 export interface Position { line: number; column: number }
-export interface PolicyParseError extends Position { message: string }
+export interface PolicyParseError extends Position {
+  message: string;
+  /** The admission rule the error breaks, when more specific than a syntax error (e.g. `vaultpolicy.capability`). */
+  rule?: string;
+}
 export interface ParsedRule extends Position { rule: VaultPolicyRule }
 export type PolicyParseResult = { ok: true; rules: ParsedRule[] } | { ok: false; errors: PolicyParseError[] };
 
-/** Keys Vault accepts inside a path stanza (hclutil.CheckHCLKeys in vault/policy.go). */
-const VAULT_PATH_KEYS = new Set(['comment', 'policy', 'capabilities', 'allowed_parameters', 'denied_parameters', 'required_parameters',
-  'min_wrapping_ttl', 'max_wrapping_ttl', 'mfa_methods', 'control_group', 'subscribe_event_types']);
+/** Keys both flavours accept inside a path stanza (hclutil.CheckHCLKeys in vault/policy.go and OpenBao's policy.go). */
+const COMMON_PATH_KEYS = ['comment', 'policy', 'capabilities', 'allowed_parameters', 'denied_parameters', 'required_parameters',
+  'min_wrapping_ttl', 'max_wrapping_ttl', 'mfa_methods', 'control_group'];
+/** Keys only one flavour accepts: OpenBao 2.7 answers `invalid key "subscribe_event_types"`. */
+const FLAVOR_PATH_KEYS: Record<VaultTarget['flavor'], string[]> = {
+  vault: ['subscribe_event_types'],
+  openbao: ['pagination_limit', 'expiration', 'list_scan_response_keys_filter_path'],
+};
 const UNSUPPORTED_KEYS: Record<string, string> = {
   mfa_methods: 'is Vault Enterprise-only and not supported by vaultgate',
   control_group: 'is Vault Enterprise-only and not supported by vaultgate',
   subscribe_event_types: 'is not supported by vaultgate yet',
+  pagination_limit: 'is OpenBao-only and not supported by vaultgate yet',
+  expiration: 'is OpenBao-only and not supported by vaultgate yet',
+  list_scan_response_keys_filter_path: 'is OpenBao-only and not supported by vaultgate yet',
 };
+
+/** The stanza keys a target accepts; without a target, those of either flavour. */
+function pathKeys(target: VaultTarget | undefined): Set<string> {
+  const extra = target ? FLAVOR_PATH_KEYS[target.flavor] : Object.values(FLAVOR_PATH_KEYS).flat();
+  return new Set([...COMMON_PATH_KEYS, ...extra]);
+}
 
 // ---- syntax tree ------------------------------------------------------------------------------
 type Scalar = { kind: 'string'; value: string } | { kind: 'number'; value: number } | { kind: 'bool'; value: boolean };
@@ -243,8 +261,12 @@ function positionOf(src: string, offset: number): Position {
 }
 
 // ---- tree → rules -----------------------------------------------------------------------------
-/** Parse raw policy text into rules, or every error found (a syntax error stops at the first). */
-export function parsePolicyText(text: string): PolicyParseResult {
+/**
+ * Parse raw policy text into rules, or every error found (a syntax error stops at the first). With a
+ * target, what that server's parser refuses is an error too: a capability or stanza key of the other
+ * flavour (`subscribe` on OpenBao, `scan` on HashiCorp Vault). Without one, either flavour's is accepted.
+ */
+export function parsePolicyText(text: string, target?: VaultTarget): PolicyParseResult {
   let top: Item[];
   try {
     top = text.trimStart().startsWith('{') ? jsonTree(text) : new Parser(lex(text)).objectItems(false);
@@ -254,7 +276,7 @@ export function parsePolicyText(text: string): PolicyParseResult {
   }
   const errors: PolicyParseError[] = [];
   const rules: ParsedRule[] = [];
-  const fail = (pos: Position, message: string) => { errors.push({ line: pos.line, column: pos.column, message }); };
+  const fail: Fail = (pos, message, rule) => { errors.push({ line: pos.line, column: pos.column, message, ...(rule ? { rule } : {}) }); };
 
   for (const item of top) {
     const [head, ...rest] = item.keys;
@@ -262,7 +284,7 @@ export function parsePolicyText(text: string): PolicyParseResult {
     if (head.value === 'name') continue; // Vault accepts and ignores a top-level name
     if (head.value !== 'path') { fail(head, `unknown top-level key "${head.value}" (a policy holds only path "..." { } blocks)`); continue; }
     for (const stanza of pathStanzas(rest, item.value, head, fail)) {
-      const rule = pathRule(stanza.path, stanza.body, fail);
+      const rule = pathRule(stanza.path, stanza.body, fail, target);
       if (rule) rules.push({ rule, line: stanza.pos.line, column: stanza.pos.column });
     }
   }
@@ -271,7 +293,7 @@ export function parsePolicyText(text: string): PolicyParseResult {
   return { ok: true, rules };
 }
 
-type Fail = (pos: Position, message: string) => void;
+type Fail = (pos: Position, message: string, rule?: string) => void;
 
 /** `path "p" { }`, `path { "p" { } }`, and JSON's `"path": {"p": {}}` or `"path": [{"p": {}}]` all name stanzas. */
 function pathStanzas(labels: Key[], value: Node, head: Key, fail: Fail): Array<{ path: string; pos: Position; body: Node }> {
@@ -289,7 +311,7 @@ function pathStanzas(labels: Key[], value: Node, head: Key, fail: Fail): Array<{
   return out;
 }
 
-function pathRule(path: string, body: Node, fail: Fail): VaultPolicyRule | undefined {
+function pathRule(path: string, body: Node, fail: Fail, target: VaultTarget | undefined): VaultPolicyRule | undefined {
   const where = `path "${path}"`;
   if (body.kind !== 'object') { fail(body, `${where}: expected a { } block`); return undefined; }
   const rule: VaultPolicyRule = { path, capabilities: [] };
@@ -298,12 +320,13 @@ function pathRule(path: string, body: Node, fail: Fail): VaultPolicyRule | undef
   const seen = new Set<string>();
   const before = body.items.length;
   let ok = true;
-  const bad: Fail = (pos, message) => { ok = false; fail(pos, `${where}: ${message}`); };
+  const bad: Fail = (pos, message, rule) => { ok = false; fail(pos, `${where}: ${message}`, rule); };
+  const keys = pathKeys(target);
   for (const item of body.items) {
     const key = item.keys[0];
     if (!key) continue;
     if (item.keys.length > 1 && !(item.value.kind === 'object')) { bad(item, `unexpected labels after "${key.value}"`); continue; }
-    if (!VAULT_PATH_KEYS.has(key.value)) { bad(key, `invalid key "${key.value}" (Vault accepts ${[...VAULT_PATH_KEYS].join(', ')})`); continue; }
+    if (!keys.has(key.value)) { bad(key, `invalid key "${key.value}" (${target ? targetName(target) : 'Vault'} accepts ${[...keys].join(', ')})`); continue; }
     if (key.value in UNSUPPORTED_KEYS) { bad(key, `"${key.value}" ${UNSUPPORTED_KEYS[key.value]}`); continue; }
     if (seen.has(key.value)) { bad(key, `"${key.value}" is set twice`); continue; }
     seen.add(key.value);
@@ -317,7 +340,10 @@ function pathRule(path: string, body: Node, fail: Fail): VaultPolicyRule | undef
       case 'capabilities': {
         const list = stringList(value, 'capabilities', bad);
         for (const [i, c] of (list ?? []).entries()) {
-          if (!isCapability(c)) bad(value.kind === 'list' ? (value.items[i] ?? value) : value, `invalid capability "${c}"`);
+          const at = value.kind === 'list' ? (value.items[i] ?? value) : value;
+          const problem = target ? capabilityProblem(c, target) : undefined;
+          if (!isCapability(c)) bad(at, problem ?? `invalid capability "${c}"`, 'vaultpolicy.capability');
+          else if (problem) bad(at, problem, 'vaultpolicy.capability');
           else caps.push(c);
         }
         break;
@@ -358,21 +384,42 @@ function stringList(node: Node, key: string, bad: Fail): string[] | undefined {
   return out;
 }
 
+/** A value as the server's HCL decoder gives it: objects become maps (`{"good" = "one"}` → {good: "one"}), lists lists. */
+function plainValue(node: Node): unknown {
+  switch (node.kind) {
+    case 'list': return node.items.map(plainValue);
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const item of node.items) {
+        // `a "b" { }` nests: {a: {b: {…}}}.
+        const [first, ...more] = item.keys;
+        if (!first) continue;
+        let value = plainValue(item.value);
+        for (const k of [...more].reverse()) value = { [k.value]: value };
+        out[first.value] = value;
+      }
+      return out;
+    }
+    default: return node.value;
+  }
+}
+
+/**
+ * `allowed_parameters` / `denied_parameters`: parameter names to lists of values. Values may be strings,
+ * numbers, booleans, lists or objects, as Vault and OpenBao accept them (`"map" = [{"good" = "one"}]`);
+ * whether a value can match a request is parameterConstraintProblems' to say.
+ */
 function parameterMap(node: Node, key: string, bad: Fail): Record<string, (string | number | boolean)[]> | undefined {
   if (node.kind !== 'object') { bad(node, `${key} must be a map of parameter names to lists, e.g. { "ttl" = [] }`); return undefined; }
-  const out: Record<string, (string | number | boolean)[]> = {};
+  const out: Record<string, unknown[]> = {};
   for (const item of node.items) {
     const name = item.keys.map((k) => k.value).join('.');
     const v = item.value;
     if (v.kind !== 'list') { bad(v, `${key}["${name}"] must be a list of values ([] for any value)`); continue; }
-    const values: (string | number | boolean)[] = [];
-    for (const x of v.items) {
-      if (x.kind === 'list' || x.kind === 'object') { bad(x, `${key}["${name}"] values must be strings, numbers or booleans`); continue; }
-      values.push(x.value);
-    }
-    out[name] = values;
+    out[name] = v.items.map(plainValue);
   }
-  return out;
+  // The generated rule type says scalars; object and list values are carried as Vault carries them.
+  return out as Record<string, (string | number | boolean)[]>;
 }
 
 /** Vault reads wrapping TTLs with parseutil.ParseDurationSecond: a number (seconds) or a duration string, "d" for days included. */

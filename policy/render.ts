@@ -6,7 +6,7 @@
 // The text starts with an ownership header (policy/ownership.ts reads it back) so a policy vaultgate did
 // not write is recognisable and never overwritten or deleted (VCO #23/#137: both failure directions).
 
-export type Capability = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list' | 'sudo' | 'deny' | 'subscribe' | 'recover';
+import type { Capability } from './capabilities.ts';
 
 /** One `path` block, as VaultPolicy.spec.rules[] (project-wide rule model). */
 export interface PolicyRule {

@@ -6,6 +6,8 @@ import type { KindMeta, PrinterColumn } from './kind-meta.ts';
 export const ESO_GROUP = 'external-secrets.io';
 export const ESO_VERSION = 'v1';
 export const ESO_API_VERSION = `${ESO_GROUP}/${ESO_VERSION}`;
+/** PushSecret is still ESO's v1alpha1 (apis/externalsecrets/v1alpha1). */
+export const ESO_PUSH_VERSION = 'v1alpha1';
 /** `kubectl get external-secrets` lists all three, as with ESO; the second category singles out ours. */
 const CATEGORIES = ['external-secrets', 'external-secrets-vault'];
 
@@ -42,5 +44,19 @@ export const ESO_KINDS: KindMeta[] = [
       AGE,
     ],
     statusSubresource: true,
+  },
+  {
+    group: ESO_GROUP, version: ESO_VERSION, kind: 'ClusterExternalSecret', plural: 'clusterexternalsecrets', singular: 'clusterexternalsecret',
+    shortNames: ['ces'], categories: CATEGORIES, scope: 'Cluster', schemaFile: 'clusterexternalsecret.schema.json',
+    printerColumns: [
+      { name: 'Store', type: 'string', jsonPath: '.spec.externalSecretSpec.secretStoreRef.name' },
+      { name: 'Refresh Interval', type: 'string', jsonPath: '.spec.refreshTime' },
+      READY,
+    ],
+    statusSubresource: true,
+  },  {
+    group: ESO_GROUP, version: ESO_PUSH_VERSION, kind: 'PushSecret', plural: 'pushsecrets', singular: 'pushsecret',
+    shortNames: ['ps'], categories: CATEGORIES, scope: 'Namespaced', schemaFile: 'pushsecret.schema.json',
+    printerColumns: [AGE, READY_REASON], statusSubresource: true,
   },
 ];

@@ -8,6 +8,7 @@ import { compile } from 'json-schema-to-typescript';
 import { stringify } from 'yaml';
 import type { KindMeta } from './kind-meta.ts';
 import { KINDS } from './kinds.ts';
+import { resolveRefs } from './schema-refs.ts';
 
 const SCHEMAS_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(SCHEMAS_DIR, '..');
@@ -23,8 +24,11 @@ export const TYPES_FILE = join(SCHEMAS_DIR, 'types.generated.ts');
 /** Keywords a CRD's openAPIV3Schema rejects (apiextensions.k8s.io/v1 JSONSchemaProps has no such field) or that only serve our tooling. */
 const NOT_IN_CRD = new Set(['$schema', '$id', '$comment', 'tsType', 'definitions', '$defs', 'examples']);
 
+const readSchema = (file: string): Record<string, unknown> => JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as Record<string, unknown>;
+
+/** A schema with its `$ref`s to other schema files resolved (schema-refs.ts). */
 export function loadSchema(file: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as Record<string, unknown>;
+  return resolveRefs(readSchema(file), readSchema);
 }
 
 /** The schema as a CRD accepts it: drop tooling keywords, `const` → one-value `enum`, no `additionalProperties: false` (CRDs prune instead). */

@@ -248,7 +248,7 @@ export interface VaultRoleBindingStatus {
 }
 
 /**
- * Cluster-wide limits on what VaultPolicies and VaultRoleBindings in the selected namespaces may ask for. Every guardrail that selects a namespace applies on its own, in its own mode; a namespace no guardrail selects gets the built-in defaults (paths secret/data/<namespace>/* and secret/metadata/<namespace>/*, no sudo, no sys/* or auth/*, enforced).
+ * Cluster-wide limits on what VaultPolicies and VaultRoleBindings in the selected namespaces may ask for. The built-in floor always applies, in enforce mode, to every namespace: no sudo, nothing under sys/* or auth/*, no bare "*", and nothing outside the namespace's own subtree of the secret/ KV v2 mount (secret/data/<namespace>/* and secret/metadata/<namespace>/*; a "+" segment that could name another namespace is outside it). Only an enforce guardrail can relax a named part of the floor (spec.relaxFloor). On top of the floor, every guardrail that selects a namespace applies on its own, in its own mode; warn and audit soften only the guardrail's own rules, never the floor. Namespace labels pick the guardrails, as with Pod Security Admission: whoever may label a namespace may choose which guardrails apply to it, so restrict who can update namespace labels.
  */
 export interface VaultGuardrail {
   /**
@@ -301,13 +301,35 @@ export interface VaultGuardrailSpec {
    */
   requireAudience?: boolean;
   /**
-   * enforce refuses violating objects; warn admits them with warnings; audit admits them silently and records the violation in the audit trail.
+   * enforce refuses violating objects; warn admits them with warnings; audit admits them silently and records the violation in the audit trail. warn and audit apply to this guardrail's own rules only: the built-in floor is always enforced, and relaxFloor and allowAdoption need enforce.
    */
   mode?: 'enforce' | 'warn' | 'audit';
+  /**
+   * Parts of the built-in floor this guardrail lifts for the namespaces it selects: the cluster admin's explicit choice. Honoured only when mode is enforce (a warn or audit guardrail never weakens the floor). sudo: allow the sudo capability; sys-paths: allow paths under sys/; auth-paths: allow paths under auth/; root-wildcard: allow a bare "*"; namespace-subtree: lift the limit to secret/data/<namespace>/* and secret/metadata/<namespace>/* (this guardrail's allowedPaths then decide; sys-paths and auth-paths need it too). This guardrail's own allowedPaths, forbiddenPaths and forbiddenCapabilities still apply: set them too (e.g. forbiddenCapabilities: [] with sudo).
+   *
+   * @maxItems 5
+   *
+   * Items: A named part of the built-in floor.
+   */
+  relaxFloor?: ('sudo' | 'sys-paths' | 'auth-paths' | 'root-wildcard' | 'namespace-subtree')[];
+  /**
+   * The cluster admin's consent to adoption in the selected namespaces: a VaultPolicy or VaultRoleBinding annotated vaultgate.io/adopt: "true" may take over an existing Vault policy or role of its derived name that vaultgate did not write. Without an enforce guardrail that sets this, the annotation alone adopts nothing (the object stays NotOwned). Honoured only when mode is enforce.
+   */
+  allowAdoption?: boolean;
+  /**
+   * Vault servers (scheme://host[:port]) a SecretStore in the selected namespaces may name in spec.provider.vault.server, besides the cluster default (the controller's and webhook's --allowed-vault-server; the chart passes vault.address). The controller sends ServiceAccount tokens to that address, so only a cluster admin widens it. Honoured only when mode is enforce.
+   *
+   * Items: An http(s) origin, e.g. https://vault.example:8200.
+   */
+  allowedVaultServers?: string[];
+  /**
+   * Let SecretStores in the selected namespaces ask for ServiceAccount tokens carrying one of the Kubernetes apiserver's own audiences (its --api-audiences, discovered from the cluster). Such a token authenticates to Kubernetes as the ServiceAccount, and the controller hands it to the store's Vault server, so by default a store's token carries the audience "vault" and an apiserver audience is refused (rule eso.store.token-audience). Set this only for Vault roles that cannot check another audience. Honoured only when mode is enforce.
+   */
+  allowApiServerAudiences?: boolean;
 }
 
 /**
- * Namespaces this guardrail applies to, by label (metav1.LabelSelector). Omitted or empty selects every namespace.
+ * Namespaces this guardrail applies to, by label (metav1.LabelSelector). Omitted or empty selects every namespace. Labels pick guardrails, as with Pod Security Admission: whoever may label a namespace may move it into or out of this guardrail (and out of a relaxation it grants), so grant namespace update rights accordingly. The controller re-checks a namespace's VaultPolicies and VaultRoleBindings as soon as its labels change.
  */
 export interface LabelSelector {
   /**
@@ -385,9 +407,9 @@ export interface SecretStoreSpec {
   provider: SecretStoreProvider;
   retrySettings?: SecretStoreRetrySettings;
   /**
-   * How often the store is re-validated: seconds, or a Go duration. 0 or empty uses the controller default.
+   * How often the store is re-validated, in whole seconds (ESO's field is an integer: a duration string such as "5m" is refused, as ESO's CRD refuses it). 0 or absent uses the controller default.
    */
-  refreshInterval?: number | string;
+  refreshInterval?: number;
   /**
    * Namespaces allowed to use a ClusterSecretStore (any condition matching is enough). Ignored in a SecretStore.
    */
@@ -521,18 +543,9 @@ export interface VaultAuth {
   appRole?: VaultAppRole;
   kubernetes?: VaultKubernetesAuth;
   jwt?: VaultJwtAuth;
-  /**
-   * LDAP login. Not supported by vaultgate.
-   */
-  ldap?: {[k: string]: unknown};
-  /**
-   * Userpass login. Not supported by vaultgate.
-   */
-  userPass?: {[k: string]: unknown};
-  /**
-   * TLS certificate login. Not supported by vaultgate.
-   */
-  cert?: {[k: string]: unknown};
+  ldap?: VaultLdapAuth;
+  userPass?: VaultUserPassAuth;
+  cert?: VaultCertAuth;
   /**
    * AWS IAM login. Not supported by vaultgate.
    */
@@ -637,6 +650,64 @@ export interface VaultKubernetesServiceAccountTokenAuth {
    * Deprecated: token lifetime, default 600.
    */
   expirationSeconds?: number;
+}
+
+/**
+ * LDAP login (auth/<path>/login/<username>); the password from secretRef, read in the store's own namespace.
+ */
+export interface VaultLdapAuth {
+  /**
+   * Mount path of the LDAP auth method.
+   */
+  path: string;
+  /**
+   * Username (surrounding spaces are trimmed, as ESO does).
+   */
+  username: string;
+  /**
+   * Secret key holding the password.
+   */
+  secretRef?: SecretKeySelector;
+}
+
+/**
+ * Userpass login (auth/<path>/login/<username>); the password from secretRef, read in the store's own namespace.
+ */
+export interface VaultUserPassAuth {
+  /**
+   * Mount path of the Userpass auth method.
+   */
+  path: string;
+  /**
+   * Username (surrounding spaces are trimmed, as ESO does).
+   */
+  username: string;
+  /**
+   * Secret key holding the password.
+   */
+  secretRef?: SecretKeySelector;
+}
+
+/**
+ * TLS certificate login: vaultgate connects with clientCert and its key (secretRef) as the TLS client certificate and logs in at auth/<path>/login.
+ */
+export interface VaultCertAuth {
+  /**
+   * Mount path of the cert auth method (ESO v0.17+; earlier ESO always used "cert").
+   */
+  path?: string;
+  /**
+   * The cert auth role to log in as; empty: Vault picks the role whose certificate matches.
+   */
+  vaultRole?: string;
+  /**
+   * Secret key holding the client certificate (PEM).
+   */
+  clientCert?: SecretKeySelector;
+  /**
+   * Secret key holding the client certificate's private key (PEM).
+   */
+  secretRef?: SecretKeySelector;
 }
 
 /**
@@ -791,10 +862,7 @@ export interface ExternalSecretSpec {
    * CreatedOnce, Periodic (every refreshInterval) or OnChange (spec changes only).
    */
   refreshPolicy?: 'CreatedOnce' | 'Periodic' | 'OnChange';
-  /**
-   * Time windows allowing or denying syncs. Not supported by vaultgate.
-   */
-  syncWindows?: {[k: string]: unknown};
+  syncWindows?: ExternalSecretSyncWindows;
   /**
    * One Secret key per entry, read from one remote secret.
    */
@@ -828,7 +896,7 @@ export interface ExternalSecretTarget {
    */
   name?: string;
   /**
-   * Owner creates and owns the Secret; Orphan creates it without owner; Merge writes into an existing one; None writes nothing. CreateOrMerge is not supported by vaultgate.
+   * Owner creates and owns the Secret; Orphan creates it without owner; Merge writes into an existing one; CreateOrMerge creates it without owner or, when it exists, adds keys to it as Merge does; None writes nothing.
    */
   creationPolicy?: 'Owner' | 'Orphan' | 'Merge' | 'None' | 'CreateOrMerge';
   /**
@@ -870,7 +938,7 @@ export interface ExternalSecretTemplate {
     [k: string]: string | undefined;
   };
   /**
-   * More templates; only literal is supported by vaultgate.
+   * More templates (ESO's templateFrom): keys of a ConfigMap or Secret in the ExternalSecret's own namespace, or a literal; target says where each rendered result goes.
    */
   templateFrom?: TemplateFrom[];
 }
@@ -892,7 +960,7 @@ export interface ExternalSecretTemplateMetadata {
     [k: string]: string | undefined;
   };
   /**
-   * Finalizers. Not supported by vaultgate.
+   * Finalizers added to the Secret (never removed by the controller, as ESO does: whoever added their meaning removes them).
    */
   finalizers?: string[];
 }
@@ -900,7 +968,7 @@ export interface ExternalSecretTemplateMetadata {
 export interface TemplateFrom {
   configMap?: TemplateRef;
   /**
-   * Templates from a Secret. Not supported by vaultgate.
+   * Templates from a Secret in the ExternalSecret's namespace; read again at each refresh (at once when it is another ExternalSecret's Secret).
    */
   secret?: TemplateRef;
   /**
@@ -918,7 +986,7 @@ export interface TemplateFrom {
 }
 
 /**
- * Templates from a ConfigMap. Not supported by vaultgate.
+ * Templates from a ConfigMap in the ExternalSecret's namespace; a change to it re-renders the Secret at once.
  */
 export interface TemplateRef {
   /**
@@ -940,6 +1008,33 @@ export interface TemplateRef {
   }[];
 }
 
+/**
+ * When periodic refreshes may run, evaluated in UTC (ESO v2.7+). Only periodic refreshes are gated: a spec or metadata change, a force-sync or a hand-edited Secret still syncs at once.
+ */
+export interface ExternalSecretSyncWindows {
+  /**
+   * allow: refresh only while a window is open; deny: never while one is open.
+   */
+  kind: 'allow' | 'deny';
+  /**
+   * Schedule + duration pairs; all share kind.
+   *
+   * @minItems 1
+   */
+  windows: ExternalSecretSyncWindowEntry[];
+}
+
+export interface ExternalSecretSyncWindowEntry {
+  /**
+   * Cron expression (5 fields, UTC) or a descriptor such as @daily or @every 1h: when each window opens. Example: "0 22 * * 1-5" (weekdays 22:00 UTC).
+   */
+  schedule: string;
+  /**
+   * How long each window stays open (Go duration, e.g. "8h").
+   */
+  duration: string;
+}
+
 export interface ExternalSecretData {
   /**
    * Key in the Secret.
@@ -947,11 +1042,11 @@ export interface ExternalSecretData {
   secretKey: string;
   remoteRef: ExternalSecretDataRemoteRef;
   /**
-   * Override of the store for this entry. Not supported by vaultgate.
+   * Override of the store for this entry (storeRef); generators are not supported by vaultgate.
    */
   sourceRef?: {
     /**
-     * A store other than spec.secretStoreRef. Not supported by vaultgate.
+     * A store other than spec.secretStoreRef: a SecretStore of this namespace or a ClusterSecretStore that allows it.
      */
     storeRef?: SecretStoreRef;
     /**
@@ -974,11 +1069,11 @@ export interface ExternalSecretDataRemoteRef {
    */
   property?: string;
   /**
-   * Version of the secret. Not supported by vaultgate.
+   * KV v2 version to read (e.g. "3"); empty: the current one. KV v1 has no versions and reads the current value.
    */
   version?: string;
   /**
-   * Fetch reads KV metadata instead of data. Fetch is not supported by vaultgate.
+   * None reads the secret's data; Fetch reads its KV v2 custom_metadata instead (KV v1 has none: an error).
    */
   metadataPolicy?: 'None' | 'Fetch';
   /**
@@ -990,7 +1085,7 @@ export interface ExternalSecretDataRemoteRef {
    */
   decodingStrategy?: 'Auto' | 'Base64' | 'Base64URL' | 'None';
   /**
-   * What to do with values containing NUL bytes. Fail is not supported by vaultgate.
+   * Ignore keeps values containing NUL bytes; Fail fails the sync naming the key (ESO v2.3+).
    */
   nullBytePolicy?: 'Ignore' | 'Fail';
 }
@@ -1006,11 +1101,11 @@ export interface ExternalSecretDataFromRemoteRef {
    */
   rewrite?: ExternalSecretRewrite[];
   /**
-   * Store or generator override. Not supported by vaultgate.
+   * Store override for this entry (storeRef); generators are not supported by vaultgate.
    */
   sourceRef?: {
     /**
-     * A store other than spec.secretStoreRef. Not supported by vaultgate.
+     * A store other than spec.secretStoreRef: a SecretStore of this namespace or a ClusterSecretStore that allows it.
      */
     storeRef?: SecretStoreRef;
     /**
@@ -1044,7 +1139,7 @@ export interface ExternalSecretFind {
    */
   decodingStrategy?: 'Auto' | 'Base64' | 'Base64URL' | 'None';
   /**
-   * What to do with values containing NUL bytes. Fail is not supported by vaultgate.
+   * Ignore keeps values containing NUL bytes; Fail fails the sync naming the key (ESO v2.3+).
    */
   nullBytePolicy?: 'Ignore' | 'Fail';
 }
@@ -1082,10 +1177,33 @@ export interface ExternalSecretRewrite {
      */
     template: string;
   };
+  merge?: ExternalSecretRewriteMerge;
+}
+
+/**
+ * Merge the JSON objects held by the keys: into one key per property (Extract) or into one key holding one JSON object (JSON).
+ */
+export interface ExternalSecretRewriteMerge {
   /**
-   * Merge values into one key. Not supported by vaultgate.
+   * The key that receives the merged JSON object; required with strategy JSON, ignored otherwise.
    */
-  merge?: {[k: string]: unknown};
+  into?: string;
+  /**
+   * Keys merged last, in this order (they win conflicts); the others go first, sorted.
+   */
+  priority?: string[];
+  /**
+   * Strict: a priority key missing from the input fails the sync; IgnoreNotFound skips it.
+   */
+  priorityPolicy?: 'IgnoreNotFound' | 'Strict';
+  /**
+   * Error: a property found in two keys fails the sync; Ignore: the later key wins.
+   */
+  conflictPolicy?: 'Ignore' | 'Error';
+  /**
+   * Extract: one key per merged property; JSON: the merged object as JSON in `into`.
+   */
+  strategy?: 'Extract' | 'JSON';
 }
 
 /**
@@ -1144,4 +1262,525 @@ export interface ExternalSecretStatusCondition {
    * The metadata.generation the condition was set for.
    */
   observedGeneration?: number;
+}
+
+/**
+ * A cluster admin's template of an ExternalSecret, created in every namespace it selects (ESO v1 field names). Each ExternalSecret it creates is an ordinary one of its namespace: admitted by that namespace's rules and guardrails, reading through a store that namespace may use.
+ */
+export interface ClusterExternalSecret {
+  /**
+   * APIVersion of this representation of an object: external-secrets.io/v1.
+   */
+  apiVersion?: string;
+  /**
+   * Kind is the REST resource this object represents: ClusterExternalSecret.
+   */
+  kind?: string;
+  /**
+   * Standard object metadata.
+   */
+  metadata?: ObjectMeta;
+  spec: ClusterExternalSecretSpec;
+  status?: ClusterExternalSecretStatus;
+}
+
+/**
+ * The ExternalSecret to create (externalSecretSpec: an ExternalSecret's spec, field for field) and the namespaces to create it in.
+ */
+export interface ClusterExternalSecretSpec {
+  externalSecretSpec: ExternalSecretSpec;
+  /**
+   * Name of the ExternalSecrets created; default this object's name.
+   */
+  externalSecretName?: string;
+  externalSecretMetadata?: ExternalSecretMetadata;
+  /**
+   * Deprecated: use namespaceSelectors. Namespaces selected by label; an empty selector selects every namespace.
+   */
+  namespaceSelector?: {
+    /**
+     * Labels that must all match.
+     */
+    matchLabels?: {
+      [k: string]: string | undefined;
+    };
+    /**
+     * Requirements that must all hold.
+     */
+    matchExpressions?: {
+      /**
+       * Label key.
+       */
+      key: string;
+      /**
+       * In, NotIn, Exists or DoesNotExist.
+       */
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      /**
+       * Values for In and NotIn.
+       */
+      values?: string[];
+    }[];
+  };
+  /**
+   * Namespaces selected by label (any selector matching is enough).
+   *
+   * Items: Namespaces selected by label; an empty selector selects every namespace.
+   */
+  namespaceSelectors?: {
+    /**
+     * Labels that must all match.
+     */
+    matchLabels?: {
+      [k: string]: string | undefined;
+    };
+    /**
+     * Requirements that must all hold.
+     */
+    matchExpressions?: {
+      /**
+       * Label key.
+       */
+      key: string;
+      /**
+       * In, NotIn, Exists or DoesNotExist.
+       */
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      /**
+       * Values for In and NotIn.
+       */
+      values?: string[];
+    }[];
+  }[];
+  /**
+   * Namespaces by name (that exist).
+   */
+  namespaces?: string[];
+  /**
+   * How often the namespaces are looked up again (Go duration, e.g. "1m"); default 1h. Namespace label changes are seen at once.
+   */
+  refreshTime?: string;
+}
+
+/**
+ * Labels and annotations of the ExternalSecrets created (they replace the ExternalSecrets' own).
+ */
+export interface ExternalSecretMetadata {
+  /**
+   * Annotations.
+   */
+  annotations?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * Labels.
+   */
+  labels?: {
+    [k: string]: string | undefined;
+  };
+}
+
+/**
+ * Observed state, written by the controller (ESO's fields).
+ */
+export interface ClusterExternalSecretStatus {
+  /**
+   * Name of the ExternalSecrets created.
+   */
+  externalSecretName?: string;
+  /**
+   * Namespaces where no ExternalSecret could be created or updated, with why.
+   */
+  failedNamespaces?: ClusterExternalSecretNamespaceFailure[];
+  /**
+   * Namespaces holding an ExternalSecret of this object, sorted.
+   */
+  provisionedNamespaces?: string[];
+  /**
+   * Ready: True when every selected namespace has its ExternalSecret.
+   */
+  conditions?: ClusterExternalSecretStatusCondition[];
+}
+
+export interface ClusterExternalSecretNamespaceFailure {
+  /**
+   * The namespace.
+   */
+  namespace: string;
+  /**
+   * Why (never a secret value).
+   */
+  reason?: string;
+}
+
+export interface ClusterExternalSecretStatusCondition {
+  /**
+   * Condition type (Ready).
+   */
+  type: string;
+  /**
+   * True, False or Unknown.
+   */
+  status: string;
+  /**
+   * Human-readable details.
+   */
+  message?: string;
+}
+
+/**
+ * Pushes keys of a Kubernetes Secret of its namespace into Vault KV through SecretStores (ESO v1alpha1 field names). It writes with the store's own identity, only within its namespace's allowed paths, and deletes only remote secrets it pushed.
+ */
+export interface PushSecret {
+  /**
+   * APIVersion of this representation of an object: external-secrets.io/v1alpha1.
+   */
+  apiVersion?: string;
+  /**
+   * Kind is the REST resource this object represents: PushSecret.
+   */
+  kind?: string;
+  /**
+   * Standard object metadata.
+   */
+  metadata?: ObjectMeta;
+  spec: PushSecretSpec;
+  status?: PushSecretStatus;
+}
+
+/**
+ * What to push, where, and how.
+ */
+export interface PushSecretSpec {
+  /**
+   * How often the source Secret is pushed again (Go duration); "0s": once per spec change.
+   */
+  refreshInterval?: string;
+  /**
+   * The stores to push to.
+   */
+  secretStoreRefs: PushSecretStoreRef[];
+  /**
+   * Replace overwrites the remote value; IfNotExists leaves an existing one as it is.
+   */
+  updatePolicy?: 'Replace' | 'IfNotExists';
+  /**
+   * Delete removes the remote secrets this PushSecret pushed when it stops pushing them or is deleted (a finalizer waits for it); None leaves them.
+   */
+  deletionPolicy?: 'Delete' | 'None';
+  selector: PushSecretSelector;
+  /**
+   * Explicit pushes.
+   */
+  data?: PushSecretData[];
+  /**
+   * Pushes by pattern; an explicit data entry for the same key wins.
+   */
+  dataTo?: PushSecretDataTo[];
+  template?: ExternalSecretTemplate;
+}
+
+/**
+ * A store to push to: by name, or every store whose labels match.
+ */
+export interface PushSecretStoreRef {
+  /**
+   * Name of the store.
+   */
+  name?: string;
+  /**
+   * A Kubernetes label selector (metav1.LabelSelector).
+   */
+  labelSelector?: {
+    /**
+     * Labels that must all match.
+     */
+    matchLabels?: {
+      [k: string]: string | undefined;
+    };
+    /**
+     * Requirements that must all hold.
+     */
+    matchExpressions?: {
+      /**
+       * Label key.
+       */
+      key: string;
+      /**
+       * In, NotIn, Exists or DoesNotExist.
+       */
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      /**
+       * Values for In and NotIn.
+       */
+      values?: string[];
+    }[];
+  };
+  /**
+   * Kind of the store; default SecretStore.
+   */
+  kind?: 'SecretStore' | 'ClusterSecretStore';
+}
+
+/**
+ * The source: a Secret of this namespace by name, or every Secret of this namespace whose labels match.
+ */
+export interface PushSecretSelector {
+  secret?: PushSecretSecret;
+  /**
+   * A generator. Not supported by vaultgate.
+   */
+  generatorRef?: {[k: string]: unknown};
+}
+
+export interface PushSecretSecret {
+  /**
+   * Name of the Secret (this namespace).
+   */
+  name?: string;
+  /**
+   * A Kubernetes label selector (metav1.LabelSelector).
+   */
+  selector?: {
+    /**
+     * Labels that must all match.
+     */
+    matchLabels?: {
+      [k: string]: string | undefined;
+    };
+    /**
+     * Requirements that must all hold.
+     */
+    matchExpressions?: {
+      /**
+       * Label key.
+       */
+      key: string;
+      /**
+       * In, NotIn, Exists or DoesNotExist.
+       */
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      /**
+       * Values for In and NotIn.
+       */
+      values?: string[];
+    }[];
+  };
+}
+
+/**
+ * One push: a key of the source Secret (or all of it) to a remote secret (or one property of it).
+ */
+export interface PushSecretData {
+  match: PushSecretMatch;
+  /**
+   * Provider-specific metadata (ESO); the Vault provider ignores it.
+   */
+  metadata?: {[k: string]: unknown};
+  /**
+   * ReverseUnicode turns _UXXXX_ in key names back into the character (the reverse of an ExternalSecret's Unicode conversion).
+   */
+  conversionStrategy?: 'None' | 'ReverseUnicode';
+}
+
+export interface PushSecretMatch {
+  /**
+   * Key of the source Secret; empty: the whole Secret, as a JSON object of its keys.
+   */
+  secretKey?: string;
+  remoteRef: PushSecretRemoteRef;
+}
+
+export interface PushSecretRemoteRef {
+  /**
+   * Path of the remote secret under the store's KV mount.
+   */
+  remoteKey: string;
+  /**
+   * Property of the remote secret to set; empty: the value is the remote secret, a JSON object.
+   */
+  property?: string;
+}
+
+/**
+ * Many pushes: every key of the source Secret that matches, each to its own remote secret (named by the key, rewritten) or all to one (remoteKey) as a JSON object (ESO v0.18+).
+ */
+export interface PushSecretDataTo {
+  storeRef: PushSecretStoreRef1;
+  /**
+   * One remote secret receiving every matched key as a JSON object; empty: one remote secret per key.
+   */
+  remoteKey?: string;
+  match?: PushSecretDataToMatch;
+  /**
+   * Key name rewrites, in order (per-key mode only).
+   */
+  rewrite?: PushSecretRewrite[];
+  /**
+   * Provider-specific metadata (ESO); the Vault provider ignores it.
+   */
+  metadata?: {[k: string]: unknown};
+  /**
+   * ReverseUnicode turns _UXXXX_ in key names back into the character (the reverse of an ExternalSecret's Unicode conversion).
+   */
+  conversionStrategy?: 'None' | 'ReverseUnicode';
+}
+
+/**
+ * A store to push to: by name, or every store whose labels match.
+ */
+export interface PushSecretStoreRef1 {
+  /**
+   * Name of the store.
+   */
+  name?: string;
+  /**
+   * A Kubernetes label selector (metav1.LabelSelector).
+   */
+  labelSelector?: {
+    /**
+     * Labels that must all match.
+     */
+    matchLabels?: {
+      [k: string]: string | undefined;
+    };
+    /**
+     * Requirements that must all hold.
+     */
+    matchExpressions?: {
+      /**
+       * Label key.
+       */
+      key: string;
+      /**
+       * In, NotIn, Exists or DoesNotExist.
+       */
+      operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+      /**
+       * Values for In and NotIn.
+       */
+      values?: string[];
+    }[];
+  };
+  /**
+   * Kind of the store; default SecretStore.
+   */
+  kind?: 'SecretStore' | 'ClusterSecretStore';
+}
+
+export interface PushSecretDataToMatch {
+  /**
+   * Keys matching this Go regular expression; empty: every key.
+   */
+  regexp?: string;
+}
+
+export interface PushSecretRewrite {
+  /**
+   * Replace matches of source by target in each key.
+   */
+  regexp?: {
+    /**
+     * Regular expression (Go RE2 syntax).
+     */
+    source: string;
+    /**
+     * Replacement; $1 refers to groups.
+     */
+    target: string;
+  };
+  /**
+   * Compute each key with a template; .value is the key.
+   */
+  transform?: {
+    /**
+     * Template (vaultgate's function subset).
+     */
+    template: string;
+  };
+}
+
+/**
+ * Observed state, written by the controller (ESO's fields).
+ */
+export interface PushSecretStatus {
+  /**
+   * When the Secret was last pushed.
+   */
+  refreshTime?: string;
+  /**
+   * Generation and metadata hash last pushed.
+   */
+  syncedResourceVersion?: string;
+  /**
+   * What was pushed: "<kind>/<store>" → "<remoteKey>[/<property>]" → the data entry.
+   */
+  syncedPushSecrets?: {
+    [k: string]:
+      | {
+          [k: string]: PushSecretData1 | undefined;
+        }
+      | undefined;
+  };
+  /**
+   * Ready: Synced or Errored.
+   */
+  conditions?: PushSecretStatusCondition[];
+}
+
+/**
+ * One push: a key of the source Secret (or all of it) to a remote secret (or one property of it).
+ */
+export interface PushSecretData1 {
+  match: PushSecretMatch1;
+  /**
+   * Provider-specific metadata (ESO); the Vault provider ignores it.
+   */
+  metadata?: {[k: string]: unknown};
+  /**
+   * ReverseUnicode turns _UXXXX_ in key names back into the character (the reverse of an ExternalSecret's Unicode conversion).
+   */
+  conversionStrategy?: 'None' | 'ReverseUnicode';
+}
+
+export interface PushSecretMatch1 {
+  /**
+   * Key of the source Secret; empty: the whole Secret, as a JSON object of its keys.
+   */
+  secretKey?: string;
+  remoteRef: PushSecretRemoteRef1;
+}
+
+export interface PushSecretRemoteRef1 {
+  /**
+   * Path of the remote secret under the store's KV mount.
+   */
+  remoteKey: string;
+  /**
+   * Property of the remote secret to set; empty: the value is the remote secret, a JSON object.
+   */
+  property?: string;
+}
+
+export interface PushSecretStatusCondition {
+  /**
+   * Condition type (Ready).
+   */
+  type: string;
+  /**
+   * True, False or Unknown.
+   */
+  status: string;
+  /**
+   * Synced or Errored.
+   */
+  reason?: string;
+  /**
+   * Human-readable details (never a secret value).
+   */
+  message?: string;
+  /**
+   * When the status last changed.
+   */
+  lastTransitionTime?: string;
 }

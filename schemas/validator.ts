@@ -5,6 +5,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { KindMeta } from './kind-meta.ts';
 import { KINDS, findKindOf } from './kinds.ts';
+import { resolveRefs } from './schema-refs.ts';
 
 export interface SchemaProblem {
   /** kubectl-style path of the offending field, e.g. `spec.rules[0].capabilities[1]`. */
@@ -38,7 +39,8 @@ const schemaCache = new Map<string, Record<string, unknown>>();
 function schemaOf(file: string): Record<string, unknown> {
   let schema = schemaCache.get(file);
   if (!schema) {
-    schema = JSON.parse(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+    const read = (f: string): Record<string, unknown> => JSON.parse(readFileSync(new URL(`./${f}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+    schema = resolveRefs(read(file), read);
     schemaCache.set(file, schema);
   }
   return schema;

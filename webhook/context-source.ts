@@ -3,9 +3,10 @@
 import {
   CLUSTER_SECRET_STORES, Informer, NAMESPACES, SECRET_STORES, VAULT_GUARDRAILS, VAULT_POLICIES,
   type KubeClient, type KubeObject,
-} from '../controller/runtime/index.ts';
+} from '../kube/index.ts';
 import type { Logger } from '../observability/log.ts';
 import type { AdmissionContext, GuardrailObject } from './admission/context.ts';
+import type { VaultTarget } from '../policy/capabilities.ts';
 import type { EsoAdmissionContext, StoreReference } from './rules/eso/index.ts';
 
 export interface ContextSource {
@@ -25,6 +26,17 @@ export interface ContextSourceOptions {
   client: Pick<KubeClient, 'list' | 'watch'>;
   namePrefix: string;
   controllerClass: string;
+  /** The Vault server admission judges for (absent: OpenBao 2.7). */
+  vaultTarget?: VaultTarget;
+  /** Vault servers every store may name (--allowed-vault-server); absent: unrestricted unless a guardrail adds some. */
+  vaultServers?: readonly string[];
+  /** The apiserver's own token audiences; absent: unknown (rule eso.store.token-audience unchecked here). */
+  apiServerAudiences?: readonly string[];
+  /**
+   * Read only these namespaces (a namespaced install): policies and stores in them, their Namespace
+   * objects by name, and no ClusterSecretStore (not served then). Default: everything.
+   */
+  namespaces?: readonly string[];
   logger: Logger;
 }
 
@@ -41,9 +53,12 @@ class InformerContext implements AdmissionContext {
     private readonly namespaces: Informer<KubeObject>,
     private readonly policies: Informer<KubeObject>,
     private readonly stores: Informer<KubeObject>,
-    private readonly clusterStores: Informer<KubeObject>,
+    private readonly clusterStores: Informer<KubeObject> | undefined,
     readonly namePrefix: string,
     readonly controllerClass: string,
+    readonly vaultTarget: VaultTarget | undefined,
+    readonly vaultServers: readonly string[] | undefined,
+    readonly apiServerAudiences: readonly string[] | undefined,
   ) {}
 
   namespaceLabels(ns: string): Record<string, string> | undefined {
@@ -59,7 +74,7 @@ class InformerContext implements AdmissionContext {
   storeControllerClass(ref: StoreReference): string | undefined {
     const cluster = ref.kind === 'ClusterSecretStore';
     const informer = cluster ? this.clusterStores : this.stores;
-    if (!informer.synced) return undefined;
+    if (!informer?.synced) return undefined;
     const store = informer.cache.get(key(cluster ? undefined : ref.namespace, ref.name));
     const spec = (store as { spec?: { controller?: unknown } } | undefined)?.spec;
     return store ? (typeof spec?.controller === 'string' ? spec.controller : '') : undefined;
@@ -67,8 +82,11 @@ class InformerContext implements AdmissionContext {
 }
 
 export function createContextSource(opts: ContextSourceOptions): ContextSource {
+  const scoped = opts.namespaces?.length ? opts.namespaces : undefined;
   const make = (resource: typeof VAULT_GUARDRAILS): Informer<KubeObject> => {
-    const informer = new Informer<KubeObject>(opts.client, { resource, resyncMs: 0 });
+    // Scoped: namespaced kinds per namespace, the Namespace objects by name (what the Roles allow).
+    const scope = !scoped ? {} : resource.namespaced ? { namespaces: scoped } : resource === NAMESPACES ? { names: scoped } : {};
+    const informer = new Informer<KubeObject>(opts.client, { resource, resyncMs: 0, ...scope });
     informer.onLifecycle((ev) => {
       if (ev.type === 'LIST_ERROR' || ev.type === 'WATCH_ERROR') {
         opts.logger.warn({ resource: resource.plural, code: ev.error.code, reason: ev.error.reason }, 'admission cache: list/watch failed, retrying');
@@ -80,8 +98,8 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
   const namespaces = make(NAMESPACES);
   const policies = make(VAULT_POLICIES);
   const stores = make(SECRET_STORES);
-  const clusterStores = make(CLUSTER_SECRET_STORES);
-  const all = [guardrails, namespaces, policies, stores, clusterStores];
+  const clusterStores = scoped ? undefined : make(CLUSTER_SECRET_STORES);
+  const all = [guardrails, namespaces, policies, stores, ...(clusterStores ? [clusterStores] : [])];
   const required = [guardrails, namespaces, policies];
 
   let current: InformerContext | undefined;
@@ -90,7 +108,7 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
 
   return {
     context(): EsoAdmissionContext {
-      current ??= new InformerContext(guardrails.cache.list() as GuardrailObject[], namespaces, policies, stores, clusterStores, opts.namePrefix, opts.controllerClass);
+      current ??= new InformerContext(guardrails.cache.list() as GuardrailObject[], namespaces, policies, stores, clusterStores, opts.namePrefix, opts.controllerClass, opts.vaultTarget, opts.vaultServers, opts.apiServerAudiences);
       return current;
     },
     synced: () => required.every((i) => i.synced),

@@ -2,11 +2,12 @@
 // No decision logic lives here (see webhook/admission/). Every input the caller controls gets a
 // well-formed answer: a 400/413 for a body that is not an AdmissionReview, otherwise an
 // AdmissionReview carrying the request's uid — never a crash, never a 5xx.
+import type { TLSSocket } from 'node:tls';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Logger } from '../observability/log.ts';
 import type { AdmissionContext } from './admission/context.ts';
-import { mutate, validate } from './admission/review.ts';
+import { mutate, validate } from './review/review.ts';
 import type { AdmissionDecision, AdmissionRequest, AdmissionReview } from './admission/types.ts';
 import { jsonBody } from './json-body.ts';
 import type { WebhookMetrics } from './metrics.ts';
@@ -26,9 +27,51 @@ export interface WebhookAppOptions {
   metrics: WebhookMetrics;
   /** Readiness: certificate loaded, caches synced, not shutting down. */
   ready: () => boolean;
-  /** Called for every decision (the signed audit trail subscribes here). Must not throw. */
-  onDecision?: (webhook: WebhookKind, request: AdmissionRequest, decision: AdmissionDecision) => void;
+  /**
+   * Called for every decision (the audit trail subscribes here). When it returns a promise, the answer
+   * waits for it: the decision is answered only once recorded. If that promise rejects, the decision is
+   * not answered as made: the caller gets a denial saying it could not be recorded (and the apiserver's
+   * failurePolicy takes over).
+   */
+  onDecision?: (webhook: WebhookKind, request: AdmissionRequest, decision: AdmissionDecision, caller: Caller) => void | Promise<unknown>;
+  /**
+   * Admission calls must come over a TLS connection whose client certificate the server verified
+   * (webhook/server.ts with clientCa). Others get 401 before their body is read: not decided, not recorded.
+   * /healthz, /readyz and /metrics stay open (kubelet probes and scrapers present no certificate).
+   */
+  requireClientCert?: boolean;
+  /**
+   * True while the process drains before exit: each answer then says `Connection: close`, so the
+   * apiserver stops reusing its pooled connections to this replica and opens new ones (to a replica that
+   * stays) instead of sending a review into a connection the final close() would cut.
+   */
+  draining?: () => boolean;
 }
+
+/** Who sent a review, as TLS saw it (recorded in the audit trail). */
+export interface Caller {
+  /** A client certificate was required and verified against the configured CA. */
+  authenticated: boolean;
+  /** TCP peer `ip:port` (`[ip]:port` for IPv6). */
+  peer?: string;
+  /** CN of the verified client certificate. */
+  subject?: string;
+}
+
+/** The caller of a request: the peer address always, the certificate subject when verified. */
+export function callerOf(req: Request, clientCertRequired: boolean): Caller {
+  const sock = req.socket as Partial<TLSSocket>;
+  const addr = sock.remoteAddress;
+  const peer = addr === undefined ? undefined : `${addr.includes(':') ? `[${addr}]` : addr}:${String(sock.remotePort)}`;
+  if (clientCertRequired && sock.authorized === true) {
+    const cn = sock.getPeerCertificate?.().subject?.CN;
+    return { authenticated: true, ...(peer ? { peer } : {}), ...(typeof cn === 'string' && cn ? { subject: cn } : {}) };
+  }
+  return { authenticated: false, ...(peer ? { peer } : {}) };
+}
+
+/** The answer to a decision that could not be written to the audit trail. */
+export const UNRECORDED_MESSAGE = 'vaultgate could not record this decision in its audit trail and does not answer decisions it cannot record (see webhook logs)';
 
 // The synchronous core, called directly: the promise-returning reviewMutation/reviewValidation would
 // cost a microtask hop and make express 5 attach a rejection handler to every request.
@@ -63,15 +106,16 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * apiserver uses: write directly, with helmet's headers (security.raw) and the content type and length
  * in one writeHead list when they are precomputed.
  */
-function reply(req: Request, res: Response, security: SecurityHeaders, response: AdmissionDecision['response']): void {
+function reply(req: Request, res: Response, security: SecurityHeaders, response: AdmissionDecision['response'], close: boolean): void {
   const review: AdmissionReview = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
   const body = JSON.stringify(review);
   if (security.raw && !res.headersSent && res.getHeaderNames().length === 0) {
-    res.writeHead(200, [...security.raw, 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body))]);
+    res.writeHead(200, [...security.raw, 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body)), ...(close ? ['connection', 'close'] : [])]);
   } else {
     security.apply(req, res);
     res.statusCode = 200;
     res.setHeader('content-type', JSON_TYPE);
+    if (close) res.setHeader('connection', 'close');
   }
   res.end(body);
 }
@@ -85,9 +129,20 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
   // The admission routes come first and set helmet's headers themselves (with the answer, or before
   // any other response); every other route gets them from security.middleware, registered after.
   const json = jsonBody({ limit: BODY_LIMIT, limitBytes: BODY_LIMIT_BYTES });
+  const clientCert = opts.requireClientCert === true;
+  const closing = (): boolean => opts.draining?.() === true;
   for (const webhook of ['validate', 'mutate'] as const) {
     const latencyLabels = { webhook };
-    app.post(`/${webhook}`, json, (req: Request, res: Response) => {
+    // Before the body is read: an unauthenticated caller costs no parsing, and nothing is recorded.
+    const authenticate = (req: Request, res: Response, next: NextFunction): void => {
+      if ((req.socket as Partial<TLSSocket>).authorized === true) { next(); return; }
+      opts.metrics.requests.inc({ webhook, kind: 'unknown', operation: 'unknown', decision: 'unauthenticated' });
+      security.apply(req, res);
+      res.setHeader('connection', 'close');
+      res.status(401).json({ error: 'a client certificate signed by the configured CA is required (see --client-ca-file)' });
+    };
+    const handlers = clientCert ? [authenticate, json] : [json];
+    app.post(`/${webhook}`, ...handlers, (req: Request, res: Response) => {
       const started = performance.now();
       const body: unknown = req.body;
       const malformed = malformedReason(body);
@@ -121,12 +176,20 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
       opts.metrics.requests.inc({ webhook, kind, operation, decision: outcome });
       if (!decision.response.allowed) for (const rule of decision.rules) opts.metrics.denials.inc({ webhook, rule });
       opts.metrics.latency.observe(latencyLabels, (performance.now() - started) / 1000);
+      const unrecorded = (err: unknown): void => {
+        opts.metrics.unrecorded.inc({ webhook });
+        opts.logger.error({ err: err instanceof Error ? err.message : String(err), webhook, uid: request.uid }, 'decision could not be recorded: answered as a denial');
+        reply(req, res, security, { uid: request.uid, allowed: false, status: { code: 500, reason: 'InternalError', message: UNRECORDED_MESSAGE } }, closing());
+      };
+      let recorded: void | Promise<unknown>;
       try {
-        opts.onDecision?.(webhook, request, decision);
+        recorded = opts.onDecision?.(webhook, request, decision, callerOf(req, clientCert));
       } catch (err) {
-        opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'decision observer failed');
+        unrecorded(err);
+        return;
       }
-      reply(req, res, security, decision.response);
+      if (recorded === undefined) reply(req, res, security, decision.response, closing());
+      else recorded.then(() => { reply(req, res, security, decision.response, closing()); }, unrecorded);
     });
   }
 

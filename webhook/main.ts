@@ -1,31 +1,34 @@
 // Composition of the webhook process: admission cache (informers), certificate reloader, signed audit
 // trail and the HTTPS server. The CLI (`vaultgate webhook`, `vaultgate run`) only parses flags into this.
+import { readFileSync } from 'node:fs';
 import { createCertReloader, type CertReloader } from '../certs/reloader.ts';
-import { auditAdmission } from '../audit/events.ts';
-import { openAuditTrail, type AuditTrailConfig } from '../audit/open.ts';
-import type { AuditTrail } from '../audit/trail.ts';
-import type { KubeClient } from '../controller/runtime/index.ts';
-import type { Logger } from '../observability/log.ts';
+import { auditAdmission } from '../audit/trail/events.ts';
+import { openAuditTrail, type AuditTrailConfig } from '../audit/trail/open.ts';
+import type { AuditTrail } from '../audit/trail/trail.ts';
+import type { KubeClient } from '../kube/index.ts';
 import { warmUp } from '../schemas/validator.ts';
 import { defaultContext } from './admission/context.ts';
-import { createContextSource, type ContextSource } from './context-source.ts';
+import { createContextSource, type ContextSource, type ContextSourceOptions } from './context-source.ts';
 import { createWebhookApp } from './http-app.ts';
-import { createWebhookMetrics } from './metrics.ts';
+import { createWebhookMetrics, registerAuditMetrics } from './metrics.ts';
 import { startWebhookServer, type WebhookServer } from './server.ts';
 
-export interface WebhookProcessOptions {
+/** The cluster-knowledge options are the admission cache's (context-source.ts), documented there. */
+export interface WebhookProcessOptions extends Omit<ContextSourceOptions, 'client'> {
   host: string;
   port: number;
   certFile: string;
   keyFile: string;
   /** Without a client the webhook runs on built-in guardrails only (no cluster knowledge). */
   client?: KubeClient;
-  namePrefix: string;
-  controllerClass: string;
-  logger: Logger;
   /** Seconds to keep serving after SIGTERM before closing (the apiserver reuses connections to terminating pods). */
   drainSeconds: number;
   audit?: AuditTrailConfig;
+  /**
+   * PEM CA file: admission calls must present a client certificate it verifies (the apiserver's webhook
+   * client credentials, AdmissionConfiguration → kubeConfigFile); others get 401 and are not recorded.
+   */
+  clientCaFile?: string;
 }
 
 export interface WebhookProcess {
@@ -33,6 +36,8 @@ export interface WebhookProcess {
   ready(): boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** The audit trail once started (metrics, benchmark). */
+  auditTrail(): AuditTrail | undefined;
 }
 
 
@@ -41,12 +46,21 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
   const metrics = createWebhookMetrics();
   const reloader: CertReloader = createCertReloader({ certFile: opts.certFile, keyFile: opts.keyFile, log, registry: metrics.registry });
   const source: ContextSource | undefined = opts.client
-    ? createContextSource({ client: opts.client, namePrefix: opts.namePrefix, controllerClass: opts.controllerClass, logger: log })
+    ? createContextSource({
+      client: opts.client, namePrefix: opts.namePrefix, controllerClass: opts.controllerClass, ...(opts.vaultTarget ? { vaultTarget: opts.vaultTarget } : {}),
+      ...(opts.vaultServers ? { vaultServers: opts.vaultServers } : {}), ...(opts.apiServerAudiences ? { apiServerAudiences: opts.apiServerAudiences } : {}),
+      ...(opts.namespaces?.length ? { namespaces: opts.namespaces } : {}), logger: log,
+    })
     : undefined;
-  const offlineContext = defaultContext({ namePrefix: opts.namePrefix, controllerClass: opts.controllerClass });
+  const offlineContext = defaultContext({
+    namePrefix: opts.namePrefix, controllerClass: opts.controllerClass, ...(opts.vaultTarget ? { vaultTarget: opts.vaultTarget } : {}),
+    ...(opts.vaultServers ? { vaultServers: opts.vaultServers } : {}), ...(opts.apiServerAudiences ? { apiServerAudiences: opts.apiServerAudiences } : {}),
+  });
   let trail: AuditTrail | undefined;
   let server: WebhookServer | undefined;
   let draining = false;
+  const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile) : undefined;
+  registerAuditMetrics(metrics.registry, () => trail);
 
   const ready = (): boolean => !draining && reloader.ready() && (source?.synced() ?? true);
   const app = createWebhookApp({
@@ -54,17 +68,19 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
     logger: log,
     metrics,
     ready,
-    onDecision: (webhook, request, decision) => {
-      if (!trail) return;
-      // Never fail an admission on an audit error: log it (the metric shows the gap).
-      trail.append(auditAdmission(decision, request, { webhook: webhook === 'mutate' ? 'mutating' : 'validating' }))
-        .catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'audit record could not be written'));
-    },
+    requireClientCert: Boolean(clientCa),
+    draining: () => draining,
+    // The answer waits until the record is written (batched with concurrent decisions, one signature per
+    // batch): no decision is answered unrecorded, and a full queue slows admission down instead of
+    // growing memory. A record that cannot be written turns the answer into a denial (http-app.ts).
+    onDecision: !opts.audit ? undefined : (webhook, request, decision, caller) =>
+      trail?.append(auditAdmission(decision, request, { webhook: webhook === 'mutate' ? 'mutating' : 'validating', caller })),
   });
 
   return {
     url: () => server?.url ?? '',
     ready,
+    auditTrail: () => trail,
     async start() {
       warmUp(); // compile every schema now: the first review must not pay ~1 s of ajv compilation
       source?.start();
@@ -73,9 +89,9 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
       const pair = await reloader.waitUntilReady(abort).catch(() => {
         throw new Error(`no valid certificate/key pair at ${opts.certFile} / ${opts.keyFile} after 120 s (create one with: vaultgate certs create)`);
       });
-      server = await startWebhookServer(app, { host: opts.host, port: opts.port, tls: { cert: pair.cert, key: pair.key } });
+      server = await startWebhookServer(app, { host: opts.host, port: opts.port, tls: { cert: pair.cert, key: pair.key }, ...(clientCa ? { clientCa } : {}) });
       reloader.start(server);
-      log.info({ url: server.url, subject: pair.subject, notAfter: new Date(pair.notAfter).toISOString(), audit: Boolean(trail) }, 'webhook serving');
+      log.info({ url: server.url, subject: pair.subject, notAfter: new Date(pair.notAfter).toISOString(), audit: Boolean(trail), clientAuth: Boolean(clientCa) }, 'webhook serving');
     },
     async stop() {
       draining = true; // /readyz fails first so endpoints drop us, then keep answering in-flight traffic

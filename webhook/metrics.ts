@@ -1,11 +1,31 @@
 // Prometheus metrics of the webhook process (served on /metrics by the HTTPS app).
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface WebhookMetrics {
   registry: Registry;
   requests: Counter<'webhook' | 'kind' | 'operation' | 'decision'>;
   denials: Counter<'webhook' | 'rule'>;
   latency: Histogram<'webhook'>;
+  /** Decisions not answered as made because the audit trail could not record them. */
+  unrecorded: Counter<'webhook'>;
+}
+
+/** What the audit trail reports (audit/trail/trail.ts AuditTrailStats). */
+export interface AuditStatsSource {
+  stats(): { records: number; batches: number; queued: number; queuedHighWater: number; waitedForRoom: number; lagMaxMs: number };
+}
+
+/** Gauges read from the audit trail at scrape time. */
+export function registerAuditMetrics(registry: Registry, trail: () => AuditStatsSource | undefined): void {
+  const gauge = (name: string, help: string, pick: (s: ReturnType<AuditStatsSource['stats']>) => number): void => {
+    new Gauge({ name, help, registers: [registry], collect() { const t = trail(); if (t) this.set(pick(t.stats())); } });
+  };
+  gauge('vaultgate_audit_records_written', 'Audit records written by this process.', (s) => s.records);
+  gauge('vaultgate_audit_checkpoints_written', 'Signed checkpoints (= batches, = signatures) written by this process.', (s) => s.batches);
+  gauge('vaultgate_audit_queue_depth', 'Audit records waiting for the next write (bounded; admission waits when full).', (s) => s.queued);
+  gauge('vaultgate_audit_queue_high_water', 'Most audit records ever waiting for a write at once.', (s) => s.queuedHighWater);
+  gauge('vaultgate_audit_backpressure_waits', 'Appends that waited for room in the full audit queue.', (s) => s.waitedForRoom);
+  gauge('vaultgate_audit_lag_max_seconds', 'Longest time from a decision to its record written and signed.', (s) => s.lagMaxMs / 1000);
 }
 
 export function createWebhookMetrics(registry = new Registry(), opts: { defaultMetrics?: boolean } = {}): WebhookMetrics {
@@ -29,6 +49,12 @@ export function createWebhookMetrics(registry = new Registry(), opts: { defaultM
       help: 'Time to answer an admission review, from body parsed to response written.',
       labelNames: ['webhook'] as const,
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+      registers: [registry],
+    }),
+    unrecorded: new Counter({
+      name: 'vaultgate_admission_unrecorded_total',
+      help: 'Decisions the audit trail could not record; each was answered as a denial instead.',
+      labelNames: ['webhook'] as const,
       registers: [registry],
     }),
   };

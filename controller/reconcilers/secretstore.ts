@@ -4,11 +4,11 @@
 // InvalidProviderConfig, ValidationFailed, ValidationUnknown (a ClusterSecretStore whose references are
 // resolved per ExternalSecret namespace: ESO's referent auth, validated when an ExternalSecret uses it).
 import type { SecretStoreSpec } from '../../schemas/types.ts';
-import { setCondition } from '../runtime/conditions.ts';
-import type { Condition } from '../runtime/objects.ts';
-import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../runtime/reconciler.ts';
-import { CLUSTER_SECRET_STORES, NAMESPACES, SECRET_STORES, type ResourceRef } from '../runtime/resources.ts';
-import { applyStatus } from '../runtime/status.ts';
+import { setCondition } from '../../kube/conditions.ts';
+import type { Condition } from '../../kube/objects.ts';
+import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
+import { CLUSTER_SECRET_STORES, NAMESPACES, SECRET_STORES, type ResourceRef } from '../../kube/resources.ts';
+import { applyStatus } from '../../kube/status.ts';
 import { parseDuration } from '../../schemas/duration.ts';
 import { admissionContext } from './admission-context.ts';
 import { admissionDenials, describeFindings, jittered, safeMessage, SafeError } from './common.ts';
@@ -54,8 +54,10 @@ export function createSecretStoreReconciler(deps: SecretStoreDeps): Reconciler {
     const recheck = jittered(recheckMs(store.spec, deps.defaultRecheckMs ?? 300_000), store.metadata.uid);
     const write = async (status: Condition['status'], reason: string, message: string): Promise<void> => {
       const current = (store.status ?? {}) as { conditions?: Condition[] };
-      const conditions = setCondition(current.conditions, { type: 'Ready', status, reason, message }, store.metadata.generation, now());
-      await applyStatus(ctx.client, res, store, { observedGeneration: store.metadata.generation, capabilities: 'ReadOnly', conditions });
+      // Only fields ESO's CRD declares (no observedGeneration): with ESO's own CRDs installed, the apiserver
+      // refuses any other field in an apply.
+      const conditions = setCondition(current.conditions, { type: 'Ready', status, reason, message }, undefined, now());
+      await applyStatus(ctx.client, res, store, { capabilities: 'ReadOnly', conditions });
     };
 
     const denials = admissionDenials(store, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));

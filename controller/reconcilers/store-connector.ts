@@ -1,19 +1,29 @@
 // SecretStore / ClusterSecretStore → an authenticated Vault session for that store's identity.
 // One VaultClient per (server, namespace, CA, client cert, headers) and one token per identity
-// (controller/vault TokenCache: a login only when there is no usable token, shared by every
+// (vault/ TokenCache: a login only when there is no usable token, shared by every
 // ExternalSecret using the store). Tenants' stores authenticate as the tenant: kubernetes auth with a
 // TokenRequest for the referenced ServiceAccount, jwt with a TokenRequest or a JWT from a Secret, a token
 // or AppRole credentials from Secrets. vaultgate never falls back to its own service account token for a
 // store (ESO does when serviceAccountRef and secretRef are both absent; anchors §5 #9: escalation).
+//
+// A tenant writes both the ServiceAccount and the server of a SecretStore, so before anything is sent or
+// minted the connector checks, with admission's own rules, that the server is one the cluster admin
+// allowed (rule eso.store.vault-server) and that the token's audiences are not the apiserver's own (rule
+// eso.store.token-audience; a store naming none gets "vault"). The webhook checks both too, but it may
+// have been down or bypassed, and this is the last point before a token leaves the cluster.
 import { createHash } from 'node:crypto';
 import type { SecretStoreSpec, SecretKeySelector, ServiceAccountSelector, VaultProvider } from '../../schemas/types.ts';
-import type { KubeClient } from '../runtime/kube-client.ts';
-import type { KubeObject } from '../runtime/objects.ts';
-import { CONFIGMAPS, SECRETS } from '../runtime/resources.ts';
-import { createVaultClient, type VaultClientOptions } from '../vault/client.ts';
-import type { TokenCache, VaultSession } from '../vault/token-cache.ts';
-import type { KvMountRef, VaultClient, VaultCredentials } from '../vault/types.ts';
-import { SafeError } from './common.ts';
+import type { KubeClient } from '../../kube/kube-client.ts';
+import type { KubeObject } from '../../kube/objects.ts';
+import { CONFIGMAPS, SECRETS } from '../../kube/resources.ts';
+import { createVaultClient, type VaultClientOptions } from '../../vault/client.ts';
+import type { TokenCache, VaultSession } from '../../vault/token-cache.ts';
+import type { KvMountRef, VaultClient, VaultCredentials } from '../../vault/types.ts';
+import { ApiServerAudiences } from '../../kube/api-audiences.ts';
+import { defaultContext, type AdmissionContext } from '../../webhook/admission/context.ts';
+import { vaultServerProblem } from '../../webhook/rules/eso/vault-servers.ts';
+import { storeTokenAudiences, TOKEN_AUDIENCE_RULE, tokenAudienceProblem } from '../../webhook/rules/eso/token-audiences.ts';
+import { safeMessage, SafeError } from './common.ts';
 
 export interface StoreObject extends KubeObject {
   spec: SecretStoreSpec;
@@ -37,11 +47,21 @@ export interface StoreConnectorOptions {
   clientDefaults?: Partial<VaultClientOptions>;
   /** TokenRequest lifetime. Default 600 s (ESO and VCO use 600). */
   tokenExpirationSeconds?: number;
+  /**
+   * What the server and audience checks read: guardrails, namespace labels and the cluster's allowed
+   * Vault servers (--allowed-vault-server). Default: no guardrail and no server list (any server).
+   */
+  admission?: () => AdmissionContext;
+  /** The apiserver's own audiences; default: discovered with a TokenRequest (kube/api-audiences.ts). */
+  apiServerAudiences?: ApiServerAudiences;
 }
 
 export class StoreConnector {
   private readonly clients = new Map<string, VaultClient>();
-  constructor(private readonly opts: StoreConnectorOptions) {}
+  private readonly apiAudiences: ApiServerAudiences;
+  constructor(private readonly opts: StoreConnectorOptions) {
+    this.apiAudiences = opts.apiServerAudiences ?? new ApiServerAudiences({ client: opts.client });
+  }
 
   /**
    * A session for `store`. `referentNamespace` is the namespace of the ExternalSecret using a
@@ -60,8 +80,12 @@ export class StoreConnector {
       if (!ns) throw new SafeError('InvalidProviderConfig', `${field}.namespace is required for a ClusterSecretStore used without an ExternalSecret namespace`);
       return ns;
     };
-    const client = await this.vaultClient(vault, nsOf);
-    const creds = await this.credentials(vault, nsOf);
+    const ctx = this.opts.admission?.() ?? defaultContext();
+    // Before any Secret is read, token minted or request sent: the server must be one the admin allowed.
+    const serverProblem = vaultServerProblem(vault.server, storeNs, ctx);
+    if (serverProblem) throw new SafeError('InvalidProviderConfig', `spec.provider.vault.server: ${serverProblem} (rule eso.store.vault-server)`);
+    const client = await this.vaultClient(vault, nsOf, await this.certAuthTls(vault, nsOf));
+    const creds = await this.credentials(vault, nsOf, ctx);
     return {
       session: this.opts.tokens.session(client, creds),
       kv: { storePath: vault.path, version: vault.version === 'v1' ? 1 : 2 },
@@ -74,7 +98,7 @@ export class StoreConnector {
     this.clients.clear();
   }
 
-  private async vaultClient(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string): Promise<VaultClient> {
+  private async vaultClient(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string, certAuth?: { cert: string; key: string }): Promise<VaultClient> {
     let ca: string | undefined;
     if (vault.caBundle) ca = Buffer.from(vault.caBundle, 'base64').toString('utf8');
     else if (vault.caProvider) {
@@ -94,6 +118,8 @@ export class StoreConnector {
       cert = await this.secretValue(vault.tls.certSecretRef, 'spec.provider.vault.tls.certSecretRef', nsOf, 'tls.crt');
       key = await this.secretValue(vault.tls.keySecretRef, 'spec.provider.vault.tls.keySecretRef', nsOf, 'tls.key');
     }
+    // Cert auth's certificate is the connection's, in place of tls.certSecretRef (as ESO's transport).
+    if (certAuth) ({ cert, key } = certAuth);
     const headers = Object.fromEntries(Object.entries(vault.headers ?? {}).filter((e): e is [string, string] => e[1] !== undefined));
     const id = createHash('sha256').update(JSON.stringify([vault.server, vault.namespace ?? '', ca ?? '', cert ?? '', key ?? '', headers])).digest('hex');
     let c = this.clients.get(id);
@@ -112,24 +138,12 @@ export class StoreConnector {
     return c;
   }
 
-  private async credentials(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string): Promise<VaultCredentials> {
+  private async credentials(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string, ctx: AdmissionContext): Promise<VaultCredentials> {
     const auth = vault.auth;
     if (!auth) throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth is required');
     const exp = this.opts.tokenExpirationSeconds ?? 600;
-    if (auth.kubernetes) {
-      const k = auth.kubernetes;
-      const mount = k.mountPath ?? 'kubernetes';
-      if (k.serviceAccountRef) {
-        const sa = k.serviceAccountRef;
-        const ns = nsOf(sa.namespace, 'spec.provider.vault.auth.kubernetes.serviceAccountRef');
-        return { method: 'kubernetes', mount, role: k.role, subject: `serviceaccount ${ns}/${sa.name}`, jwt: () => this.tokenFor(ns, sa, sa.audiences, exp) };
-      }
-      if (k.secretRef) {
-        const ref = k.secretRef;
-        return { method: 'kubernetes', mount, role: k.role, subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.kubernetes.secretRef'), jwt: () => this.secretValue(ref, 'spec.provider.vault.auth.kubernetes.secretRef', nsOf, 'token') };
-      }
-      throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth.kubernetes needs serviceAccountRef (or secretRef): vaultgate never logs in to Vault with its own service account on behalf of a store');
-    }
+    // ESO's order (pkg/provider/vault/auth.go setAuth): tokenSecretRef, appRole, kubernetes, ldap, userPass,
+    // jwt, cert; the first method the store sets is the one used, so a manifest logs in as it does with ESO.
     if (auth.tokenSecretRef) {
       const ref = auth.tokenSecretRef;
       return { method: 'token', subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.tokenSecretRef'), token: () => this.secretValue(ref, 'spec.provider.vault.auth.tokenSecretRef', nsOf) };
@@ -146,13 +160,32 @@ export class StoreConnector {
         secretId: () => this.secretValue(a.secretRef, 'spec.provider.vault.auth.appRole.secretRef', nsOf),
       };
     }
+    if (auth.kubernetes) {
+      const k = auth.kubernetes;
+      const mount = k.mountPath ?? 'kubernetes';
+      if (k.serviceAccountRef) {
+        const sa = k.serviceAccountRef;
+        const ns = nsOf(sa.namespace, 'spec.provider.vault.auth.kubernetes.serviceAccountRef');
+        const audiences = await this.checkedAudiences(ns, sa, sa.audiences, 'spec.provider.vault.auth.kubernetes.serviceAccountRef.audiences', ctx);
+        return { method: 'kubernetes', mount, role: k.role, subject: `serviceaccount ${ns}/${sa.name}`, jwt: () => this.tokenFor(ns, sa, audiences, exp) };
+      }
+      if (k.secretRef) {
+        const ref = k.secretRef;
+        return { method: 'kubernetes', mount, role: k.role, subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.kubernetes.secretRef'), jwt: () => this.secretValue(ref, 'spec.provider.vault.auth.kubernetes.secretRef', nsOf, 'token') };
+      }
+      throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth.kubernetes needs serviceAccountRef (or secretRef): vaultgate never logs in to Vault with its own service account on behalf of a store');
+    }
+    const passwordLogin = this.secretLoginCredentials(auth, nsOf, ['ldap', 'userPass']);
+    if (passwordLogin) return passwordLogin;
     if (auth.jwt) {
       const j = auth.jwt;
       const mount = j.path ?? 'jwt';
       if (j.kubernetesServiceAccountToken) {
         const t = j.kubernetesServiceAccountToken;
         const ns = nsOf(t.serviceAccountRef.namespace, 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef');
-        const audiences = t.serviceAccountRef.audiences ?? t.audiences ?? ['vault'];
+        const own = t.serviceAccountRef.audiences?.length ? t.serviceAccountRef.audiences : undefined;
+        const field = own ? 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.audiences' : 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.audiences';
+        const audiences = await this.checkedAudiences(ns, t.serviceAccountRef, own ?? t.audiences, field, ctx);
         return { method: 'jwt', mount, ...(j.role ? { role: j.role } : {}), subject: `serviceaccount ${ns}/${t.serviceAccountRef.name}`, jwt: () => this.tokenFor(ns, t.serviceAccountRef, audiences, t.expirationSeconds ?? exp) };
       }
       if (j.secretRef) {
@@ -161,13 +194,65 @@ export class StoreConnector {
       }
       throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth.jwt needs secretRef or kubernetesServiceAccountToken');
     }
-    const unsupported = (['ldap', 'userPass', 'cert', 'iam', 'gcp'] as const).find((m) => auth[m]);
-    if (unsupported) throw new SafeError('InvalidProviderConfig', `spec.provider.vault.auth.${unsupported} is not supported by vaultgate (supported: kubernetes, tokenSecretRef, appRole, jwt)`);
+    const certLogin = this.secretLoginCredentials(auth, nsOf, ['cert']);
+    if (certLogin) return certLogin;
+    const unsupported = (['iam', 'gcp'] as const).find((m) => auth[m]);
+    if (unsupported) throw new SafeError('InvalidProviderConfig', `spec.provider.vault.auth.${unsupported} is not supported by vaultgate (supported: kubernetes, tokenSecretRef, appRole, jwt, ldap, userPass, cert)`);
     throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth sets no authentication method');
   }
 
-  private async tokenFor(ns: string, sa: ServiceAccountSelector, audiences: string[] | undefined, expirationSeconds: number): Promise<string> {
-    const issued = await this.opts.client.createToken(ns, sa.name, { ...(audiences?.length ? { audiences } : {}), expirationSeconds });
+  /**
+   * ESO's ldap, userPass and cert logins (in ESO's order), their Secrets read in the store's own namespace
+   * (a ClusterSecretStore: the one named, or the ExternalSecret's). The password is fetched at each login
+   * only; cert's certificate is the connection's (certAuthTls), so its credentials carry no secret.
+   */
+  private secretLoginCredentials(auth: NonNullable<VaultProvider['auth']>, nsOf: (ns: string | undefined, field: string) => string, methods: ReadonlyArray<'ldap' | 'userPass' | 'cert'>): VaultCredentials | undefined {
+    for (const method of methods) {
+      if (method === 'cert') continue;
+      const m = auth[method];
+      if (!m) continue;
+      const field = `spec.provider.vault.auth.${method}.secretRef`;
+      const ref = m.secretRef ?? {};
+      return {
+        method, mount: m.path ?? (method === 'ldap' ? 'ldap' : 'userpass'), username: m.username.trim(),
+        subject: this.refSubject(ref, nsOf, field), password: () => this.secretValue(ref, field, nsOf),
+      };
+    }
+    const c = methods.includes('cert') ? auth.cert : undefined;
+    if (!c) return undefined;
+    return { method: 'cert', mount: c.path ?? 'cert', ...(c.vaultRole ? { role: c.vaultRole } : {}), subject: this.refSubject(c.clientCert ?? {}, nsOf, 'spec.provider.vault.auth.cert.clientCert') };
+  }
+
+  /** The TLS client certificate of a store that logs in with cert auth (and no method ESO tries before it). */
+  private async certAuthTls(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string): Promise<{ cert: string; key: string } | undefined> {
+    const a = vault.auth;
+    if (!a?.cert || a.kubernetes || a.tokenSecretRef || a.appRole || a.jwt || a.ldap || a.userPass) return undefined;
+    return {
+      cert: await this.secretValue(a.cert.clientCert ?? {}, 'spec.provider.vault.auth.cert.clientCert', nsOf),
+      key: await this.secretValue(a.cert.secretRef ?? {}, 'spec.provider.vault.auth.cert.secretRef', nsOf),
+    };
+  }
+
+  /**
+   * The audiences a store's token is minted with (["vault"] when it names none), refused when one is the
+   * apiserver's own and no enforce guardrail selecting `ns` allows that.
+   */
+  private async checkedAudiences(ns: string, sa: ServiceAccountSelector, requested: string[] | undefined, field: string, ctx: AdmissionContext): Promise<string[]> {
+    const audiences = storeTokenAudiences(requested);
+    let apiServer: string[];
+    try {
+      apiServer = await this.apiAudiences.get({ namespace: ns, name: sa.name });
+    } catch (err) {
+      // Unknown audiences: mint nothing rather than risk handing out a token the apiserver accepts.
+      throw new SafeError('ValidationFailed', `${field}: cannot tell the apiserver's own audiences (a TokenRequest for ServiceAccount ${ns}/${sa.name} failed: ${safeMessage(err)}), so no token is minted for this store`);
+    }
+    const problem = tokenAudienceProblem(audiences, ns, apiServer, ctx);
+    if (problem) throw new SafeError('InvalidProviderConfig', `${field}: ${problem} (rule ${TOKEN_AUDIENCE_RULE})`);
+    return audiences;
+  }
+
+  private async tokenFor(ns: string, sa: ServiceAccountSelector, audiences: string[], expirationSeconds: number): Promise<string> {
+    const issued = await this.opts.client.createToken(ns, sa.name, { audiences, expirationSeconds });
     return issued.token;
   }
 

@@ -2,51 +2,45 @@
 // Level-triggered: read Vault, compare with the rendered policy, write only the difference. A periodic,
 // jittered re-read repairs out-of-band edits (Event DriftRepaired). Ownership is the header written by
 // policy/render.ts: a policy vaultgate did not write is never overwritten or deleted unless the object
-// carries `vaultgate.io/adopt: "true"`. The admission rules run again here before anything is written.
+// carries `vaultgate.io/adopt: "true"` *and* the cluster admin consents (an enforce VaultGuardrail selecting
+// the namespace with `spec.allowAdoption: true`). The admission rules run again here before anything is
+// written, with the current guardrails and namespace labels.
+//
+// Tightening takes access back: when the re-check refuses a spec whose policy vaultgate already wrote
+// (guardrail tightened, namespace relabelled, floor no longer relaxed), the policy vaultgate owns is
+// removed from Vault (not shrunk: the simplest state that is certainly allowed), Ready=False says so,
+// and the periodic re-check keeps running. A Vault policy vaultgate did not write is never removed.
 import { parsePolicyText } from '../../policy/parse.ts';
+import { specRules } from '../../policy/spec-rules.ts';
 import { ownershipOf, policiesEquivalent } from '../../policy/ownership.ts';
 import { renderPolicy, type PolicyRule } from '../../policy/render.ts';
 import { vaultName } from '../../schemas/vault-names.ts';
 import type { VaultPolicySpec } from '../../schemas/types.ts';
-import { withFinalizer } from '../runtime/finalizer.ts';
-import { getCondition } from '../runtime/conditions.ts';
-import type { Condition, KubeObject } from '../runtime/objects.ts';
-import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../runtime/reconciler.ts';
-import { NAMESPACES, VAULT_GUARDRAILS, VAULT_POLICIES } from '../runtime/resources.ts';
-import { applyStatus } from '../runtime/status.ts';
-import type { SysApi } from '../vault/types.ts';
+import { withFinalizer } from '../../kube/finalizer.ts';
+import { getCondition } from '../../kube/conditions.ts';
+import type { Condition, KubeObject } from '../../kube/objects.ts';
+import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
+import { NAMESPACES, VAULT_GUARDRAILS, VAULT_POLICIES } from '../../kube/resources.ts';
+import { applyStatus } from '../../kube/status.ts';
 import { admissionContext } from './admission-context.ts';
 import type { AclRule } from '../../policy/acl.ts';
 import { summariseRuleWidening } from '../../policy/widening.ts';
-import type { VaultWriteAction } from '../../audit/record.ts';
-import { admissionDenials, buildStatus, describeFindings, jittered, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultWriteObserver } from './common.ts';
+import type { VaultWriteAction } from '../../audit/trail/record.ts';
+import { adoptionConsent } from '../../webhook/rules/guardrails.ts';
+import { assertAdmitted, buildStatus, jittered, notOwnedMessage, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultObjectDeps } from './common.ts';
 
 export interface VaultPolicyObject extends KubeObject {
   spec: VaultPolicySpec;
 }
 
-export interface VaultPolicyDeps {
-  /** Vault as the controller itself (bootstrap policy: sys/policies/acl/<prefix>.*). */
-  sys: SysApi;
-  namePrefix: string;
-  controllerClass?: string;
-  /** How often Vault is re-read to catch out-of-band edits. Default 5 min (±10% per object). */
-  driftCheckMs?: number;
-  now?: () => Date;
-  /** Every policy write and delete, for the audit trail. */
-  onVaultWrite?: VaultWriteObserver;
-}
+/** The same inputs as the VaultRoleBinding reconciler (common.ts VaultObjectDeps). */
+export type VaultPolicyDeps = VaultObjectDeps;
 
-/** The rule model of a spec: `rules` as given, or `policy` text parsed (parse errors → SafeError). */
-export function rulesOf(spec: VaultPolicySpec): PolicyRule[] {
-  if (spec.rules && spec.policy !== undefined) throw new SafeError('InvalidSpec', 'spec.rules and spec.policy are both set; set exactly one');
-  if (spec.rules) return spec.rules as PolicyRule[];
-  if (spec.policy === undefined) throw new SafeError('InvalidSpec', 'one of spec.rules or spec.policy is required');
-  const parsed = parsePolicyText(spec.policy);
-  if (!parsed.ok) {
-    throw new SafeError('InvalidSpec', `spec.policy does not parse: ${parsed.errors.map((e) => `${e.line}:${e.column}: ${e.message}`).join('; ')}`);
-  }
-  return parsed.rules.map((r) => r.rule as PolicyRule);
+/** The rules the spec stands for, `{{namespace}}` expanded (policy/spec-rules.ts); a bad spec → SafeError. */
+export function rulesOf(spec: VaultPolicySpec, namespace: string): PolicyRule[] {
+  const { rules, errors } = specRules(spec as unknown as Record<string, unknown>, namespace);
+  if (errors) throw new SafeError('InvalidSpec', errors.join('; '));
+  return rules as PolicyRule[];
 }
 
 /** What a rewrite changes in access, both ways (e.g. a drift repair that takes back an out-of-band grant). */
@@ -63,6 +57,8 @@ function accessChange(stored: string, rendered: string): string | undefined {
 
 /** Status condition recording that vaultgate wrote the Vault policy (survives a stripped header). */
 export const OWNED_CONDITION = 'VaultPolicyOwned';
+/** OWNED_CONDITION reason (status False) after vaultgate removed its policy because the spec is refused. */
+export const REVOKED_REASON = 'Revoked';
 
 export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
@@ -82,27 +78,66 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
       await applyStatus(ctx.client, VAULT_POLICIES, obj, buildStatus(obj, { ...input, extra: { vaultName: name, ...input.extra } }, now()));
     };
 
+    const conditionsOf = (o: KubeObject): Condition[] | undefined => (o.status as { conditions?: Condition[] } | undefined)?.conditions;
+
+    /**
+     * The spec is refused: make Vault hold nothing from this object. A policy vaultgate wrote (ownership
+     * header, or our own VaultPolicyOwned claim) is removed; anything else is left alone. Re-checked on
+     * the drift period, so an allowed spec (or a relaxed guardrail) writes it again.
+     */
+    const refuse = async (current: VaultPolicyObject, err: unknown): Promise<Result> => {
+      const reason = reasonOf(err, 'InvalidSpec');
+      const why = safeMessage(err);
+      const ownedCond = getCondition(conditionsOf(current), OWNED_CONDITION);
+      let removed = false;
+      let foreign = false;
+      try {
+        const stored = await deps.sys.readPolicy(name);
+        if (stored !== undefined) {
+          if (ownershipOf(stored, owner) === 'owned' || ownedCond?.status === 'True') {
+            await deps.sys.deletePolicy(name);
+            removed = true;
+            const note = `removed Vault policy ${name} because the spec is refused (${reason}); its access is taken back`;
+            ctx.events.record(current, { type: 'Warning', reason: 'AccessRevoked', note, action: 'Delete' });
+            audited('delete', note, undefined, accessChange(stored, ''));
+          } else {
+            foreign = true;
+          }
+        }
+      } catch (vaultErr) {
+        const message = `${why}; the Vault policy ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (${safeMessage(vaultErr)}); retrying`;
+        await writeStatus({ ready: { status: 'False', reason, message } });
+        throw vaultErr;
+      }
+      const revoked = removed || (!foreign && ownedCond?.status === 'False' && ownedCond.reason === REVOKED_REASON);
+      const message = foreign
+        ? `not written to Vault: ${why}. Vault policy ${name} exists but was not written by vaultgate for this object; it is left untouched`
+        : revoked
+          ? `the Vault policy ${name} was removed because the spec is refused: ${why}. Nothing from this VaultPolicy is in force in Vault; vaultgate writes the policy again once the spec is allowed`
+          : `not written to Vault: ${why}`;
+      const before = getCondition(conditionsOf(current), 'Ready');
+      await writeStatus({
+        ready: { status: 'False', reason, message },
+        conditions: revoked ? [{ type: OWNED_CONDITION, status: 'False', reason: REVOKED_REASON, message: `vaultgate removed the Vault policy ${name} it had written, because the spec is refused` }] : [],
+      });
+      if (before?.reason !== reason || before.message !== message) ctx.events.record(current, { type: 'Warning', reason, note: message });
+      // Keep re-checking: drift repair of a refused object means "nothing of ours in Vault".
+      return requeueAfter(jittered(driftMs, obj.metadata.uid));
+    };
+
     return withFinalizer(ctx.client, VAULT_POLICIES, obj, {
       apply: async (current) => {
         let rendered: string;
+        const actx = admissionContext({
+          guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES),
+          namePrefix: deps.namePrefix, controllerClass: deps.controllerClass ?? '',
+        });
         try {
-          if (current.spec.vaultName && current.spec.vaultName !== name) {
-            throw new SafeError('InvalidSpec', `spec.vaultName "${current.spec.vaultName}" must be the derived name "${name}"`);
-          }
-          const denials = admissionDenials(current, admissionContext({
-            guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES),
-            namePrefix: deps.namePrefix, controllerClass: deps.controllerClass ?? '',
-          }));
-          if (denials.length > 0) {
-            const guardrail = denials.some((d) => d.rule.startsWith('guardrail.'));
-            throw new SafeError(guardrail ? 'GuardrailViolation' : 'InvalidSpec', `not written to Vault: ${describeFindings(denials)}`);
-          }
-          rendered = renderPolicy(rulesOf(current.spec), owner);
+          assertAdmitted(current, name, actx);
+          rendered = renderPolicy(rulesOf(current.spec, current.metadata.namespace ?? ''), owner);
         } catch (err) {
-          // A spec problem: nothing is written, nothing to retry until the object changes.
-          await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'InvalidSpec'), message: safeMessage(err) } });
-          ctx.events.record(current, { type: 'Warning', reason: reasonOf(err, 'InvalidSpec'), note: safeMessage(err) });
-          return DONE;
+          // A spec problem: nothing of ours may stay in Vault; re-checked on the drift period.
+          return refuse(current, err);
         }
 
         let stored: string | undefined;
@@ -112,9 +147,10 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
             const verdict = ownershipOf(stored, owner);
             // Our own record that we wrote this policy: a header stripped in Vault must not turn a policy
             // we own (maybe now wider) into someone else's that we leave alone.
-            const claimed = getCondition((current.status as { conditions?: Condition[] } | undefined)?.conditions, OWNED_CONDITION)?.status === 'True';
-            if (verdict === 'foreign' && !wantsAdoption(current) && !claimed) {
-              const message = `Vault policy "${name}" exists and was not written by vaultgate for this object; it is left untouched. To let vaultgate manage it, annotate the VaultPolicy with vaultgate.io/adopt: "true"`;
+            const claimed = getCondition(conditionsOf(current), OWNED_CONDITION)?.status === 'True';
+            const consent = wantsAdoption(current) ? adoptionConsent(ns, actx) : undefined;
+            if (verdict === 'foreign' && !claimed && consent === undefined) {
+              const message = notOwnedMessage(`Vault policy "${name}"`, 'VaultPolicy', ns, wantsAdoption(current));
               await writeStatus({ ready: { status: 'False', reason: 'NotOwned', message } });
               ctx.events.record(current, { type: 'Warning', reason: 'NotOwned', note: message });
               return requeueAfter(jittered(driftMs, obj.metadata.uid));

@@ -11,23 +11,31 @@
 // the first write: the condition VaultRoleOwned=True (reason Created or Adopted) is stored in status,
 // then the role is created. A crash between the two leaves a claim and no role (next run creates it),
 // never a role we cannot prove is ours. A role that exists without our claim is NotOwned until the user
-// sets `vaultgate.io/adopt: "true"`; only owned roles are ever overwritten or deleted.
+// sets `vaultgate.io/adopt: "true"` and the cluster admin consents (an enforce VaultGuardrail selecting the
+// namespace with `spec.allowAdoption: true`); only owned roles are ever overwritten or deleted.
+//
+// Tightening takes access back: when the re-check refuses a binding whose role vaultgate already wrote
+// (maxTokenTTL lowered, requireAudience added, namespace relabelled), the role vaultgate owns is removed
+// from Vault (no new logins; tokens already issued live until their TTL ends), VaultRoleOwned turns False
+// (reason Revoked), Ready=False says so, and the periodic re-check keeps running.
 import { vaultName } from '../../schemas/vault-names.ts';
 import type { VaultRoleBindingSpec } from '../../schemas/types.ts';
-import { getCondition, isReady } from '../runtime/conditions.ts';
-import { withFinalizer } from '../runtime/finalizer.ts';
-import type { Condition, KubeObject } from '../runtime/objects.ts';
-import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../runtime/reconciler.ts';
-import { NAMESPACES, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../runtime/resources.ts';
-import { applyStatus } from '../runtime/status.ts';
-import type { SysApi } from '../vault/types.ts';
+import { getCondition, isReady } from '../../kube/conditions.ts';
+import { withFinalizer } from '../../kube/finalizer.ts';
+import type { Condition, KubeObject } from '../../kube/objects.ts';
+import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
+import { NAMESPACES, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../kube/resources.ts';
+import { applyStatus } from '../../kube/status.ts';
 import { admissionContext } from './admission-context.ts';
-import { admissionDenials, buildStatus, describeFindings, jittered, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultWriteObserver } from './common.ts';
-import type { VaultWriteAction } from '../../audit/record.ts';
-import { desiredRole, normaliseMount, roleDifferences, roleMatches, type DesiredRole } from './logic/role.ts';
+import { assertAdmitted, buildStatus, jittered, notOwnedMessage, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultObjectDeps } from './common.ts';
+import { adoptionConsent } from '../../webhook/rules/guardrails.ts';
+import type { VaultWriteAction } from '../../audit/trail/record.ts';
+import { DEFAULT_AUTH_MOUNT, desiredRole, normaliseMount, roleDifferences, roleMatches, type DesiredRole } from '../../policy/role.ts';
 import { tryCache } from './vaultpolicy.ts';
 
 export const OWNED_CONDITION = 'VaultRoleOwned';
+/** OWNED_CONDITION reason (status False) after vaultgate removed its role because the spec is refused. */
+export const REVOKED_REASON = 'Revoked';
 /** Index on VaultRoleBindings: `namespace/policyName` for every policy a binding names. */
 export const POLICY_INDEX = 'policy';
 
@@ -40,15 +48,8 @@ export function policyIndex(obj: KubeObject): string[] {
   return (spec?.policies ?? []).map((p) => `${obj.metadata.namespace}/${p}`);
 }
 
-export interface VaultRoleBindingDeps {
-  sys: SysApi;
-  namePrefix: string;
-  controllerClass?: string;
-  driftCheckMs?: number;
-  now?: () => Date;
-  /** Every role write and delete, for the audit trail. */
-  onVaultWrite?: VaultWriteObserver;
-}
+/** The same inputs as the VaultPolicy reconciler (common.ts VaultObjectDeps). */
+export type VaultRoleBindingDeps = VaultObjectDeps;
 
 export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
@@ -71,29 +72,63 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
 
     const writeStatus = async (input: StatusInput, mount: string | undefined, ownedReason?: string): Promise<void> => {
       // Without a reason the existing conditions (and any earlier claim) are carried over as they are.
-      const ownedCond = ownedReason ? [{ type: OWNED_CONDITION, status: 'True' as const, reason: ownedReason, message: `vaultgate created or adopted the Vault role ${name}` }] : [];
+      const ownedCond = ownedReason === REVOKED_REASON
+        ? [{ type: OWNED_CONDITION, status: 'False' as const, reason: REVOKED_REASON, message: `vaultgate removed the Vault role ${name} it had written, because the spec is refused` }]
+        : ownedReason ? [{ type: OWNED_CONDITION, status: 'True' as const, reason: ownedReason, message: `vaultgate created or adopted the Vault role ${name}` }] : [];
       const built = buildStatus(obj, { ...input, conditions: ownedCond, extra: { vaultName: name, ...(mount ? { authMount: mount } : {}) } }, now());
       await applyStatus(ctx.client, VAULT_ROLE_BINDINGS, obj, built);
     };
     const ownedReasonNow = (): string | undefined => getCondition(status.conditions, OWNED_CONDITION)?.reason ?? (claimed.has(uid) ? 'Created' : undefined);
+
+    /**
+     * The spec is refused: make Vault hold nothing from this object. The role vaultgate owns (our claim in
+     * status) is removed from the mount it was written to; a role we do not own is left alone. Re-checked
+     * on the drift period, so an allowed spec (or a relaxed guardrail) writes it again.
+     */
+    const refuse = async (current: VaultRoleBindingObject, err: unknown): Promise<Result> => {
+      const reason = reasonOf(err, 'InvalidSpec');
+      const why = safeMessage(err);
+      const ownedCond = getCondition(status.conditions, OWNED_CONDITION);
+      let removed = false;
+      if (owned()) {
+        const mount = normaliseMount(status.authMount ?? desiredMount(current.spec));
+        try {
+          if (await deps.sys.readKubernetesRole(mount, name)) {
+            await deps.sys.deleteKubernetesRole(mount, name);
+            const note = `removed Vault role ${name} from auth/${mount} because the spec is refused (${reason}); no new logins through it`;
+            ctx.events.record(current, { type: 'Warning', reason: 'AccessRevoked', note, action: 'Delete' });
+            audited('delete', mount, note);
+          }
+          removed = true;
+          claimed.delete(uid);
+        } catch (vaultErr) {
+          const message = `${why}; the Vault role ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (${safeMessage(vaultErr)}); retrying`;
+          await writeStatus({ ready: { status: 'False', reason, message } }, status.authMount, ownedReasonNow());
+          throw vaultErr;
+        }
+      }
+      const revoked = removed || (ownedCond?.status === 'False' && ownedCond.reason === REVOKED_REASON);
+      const message = revoked
+        ? `the Vault role ${name} was removed because the spec is refused: ${why}. No login through this VaultRoleBinding is possible (tokens already issued keep their policies until their TTL ends); vaultgate writes the role again once the spec is allowed`
+        : `not written to Vault: ${why}`;
+      const before = getCondition(status.conditions, 'Ready');
+      await writeStatus({ ready: { status: 'False', reason, message } }, revoked ? undefined : status.authMount, revoked ? REVOKED_REASON : ownedReasonNow());
+      if (before?.reason !== reason || before.message !== message) ctx.events.record(current, { type: 'Warning', reason, note: message });
+      // Keep re-checking: drift repair of a refused object means "nothing of ours in Vault".
+      return requeueAfter(jittered(driftMs, uid));
+    };
 
     return withFinalizer(ctx.client, VAULT_ROLE_BINDINGS, obj, {
       apply: async (current) => {
         let desired: DesiredRole;
         const missing: string[] = [];
         const notReady: string[] = [];
+        const actx = admissionContext({
+          guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES), policies: tryCache(ctx, VAULT_POLICIES),
+          namePrefix: deps.namePrefix, controllerClass: deps.controllerClass ?? '',
+        });
         try {
-          if (current.spec.vaultName && current.spec.vaultName !== name) {
-            throw new SafeError('InvalidSpec', `spec.vaultName "${current.spec.vaultName}" must be the derived name "${name}"`);
-          }
-          const denials = admissionDenials(current, admissionContext({
-            guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES), policies: tryCache(ctx, VAULT_POLICIES),
-            namePrefix: deps.namePrefix, controllerClass: deps.controllerClass ?? '',
-          }));
-          if (denials.length > 0) {
-            const guardrail = denials.some((d) => d.rule.startsWith('guardrail.'));
-            throw new SafeError(guardrail ? 'GuardrailViolation' : 'InvalidSpec', `not written to Vault: ${describeFindings(denials)}`);
-          }
+          assertAdmitted(current, name, actx);
           const policies = ctx.cache(VAULT_POLICIES);
           const bound: string[] = [];
           for (const p of current.spec.policies) {
@@ -108,9 +143,8 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
             throw new SafeError('InvalidSpec', (e as Error).message);
           }
         } catch (err) {
-          await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'InvalidSpec'), message: safeMessage(err) } }, status.authMount, ownedReasonNow());
-          ctx.events.record(current, { type: 'Warning', reason: reasonOf(err, 'InvalidSpec'), note: safeMessage(err) });
-          return DONE;
+          // A spec problem: nothing of ours may stay in Vault; re-checked on the drift period.
+          return refuse(current, err);
         }
 
         let ownedReason = ownedReasonNow();
@@ -122,8 +156,8 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
             audited('delete', normaliseMount(status.authMount), `spec.authMount changed to ${desired.mount}`);
           }
           const actual = await deps.sys.readKubernetesRole(desired.mount, name);
-          if (actual && !owned() && !wantsAdoption(current)) {
-            const message = `Vault role ${name} exists on auth/${desired.mount} and was not created by vaultgate for this object; it is left untouched. To let vaultgate manage it, annotate the VaultRoleBinding with vaultgate.io/adopt: "true"`;
+          if (actual && !owned() && (!wantsAdoption(current) || adoptionConsent(ns, actx) === undefined)) {
+            const message = notOwnedMessage(`Vault role ${name} on auth/${desired.mount}`, 'VaultRoleBinding', ns, wantsAdoption(current));
             await writeStatus({ ready: { status: 'False', reason: 'NotOwned', message } }, status.authMount, undefined);
             ctx.events.record(current, { type: 'Warning', reason: 'NotOwned', note: message });
             return requeueAfter(jittered(driftMs, uid));
@@ -176,5 +210,5 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
 }
 
 function desiredMount(spec: VaultRoleBindingSpec): string {
-  return spec.authMount ?? 'kubernetes';
+  return spec.authMount ?? DEFAULT_AUTH_MOUNT;
 }

@@ -3,14 +3,23 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { buildAccessModel, buildAccessReport, isBroadPattern, samplePath, subjectGrants, whoCan, ACCESS_SCHEMA_VERSION } from '../../audit/access.ts';
-import { desiredState, type KubeObj } from '../../audit/model.ts';
-import { loadManifests } from '../../audit/sources.ts';
-import { renderAccessHtml, renderAccessText } from '../../audit/render.ts';
+import { buildAccessModel, buildAccessReport, isBroadPattern, samplePath, subjectGrants, whoCan, ACCESS_SCHEMA_VERSION } from '../../audit/access/report.ts';
+import { desiredState, type KubeObj } from '../../audit/access/model.ts';
+import { loadManifests } from '../../audit/access/sources.ts';
+import { renderAccessHtml, renderAccessText } from '../../audit/access/render.ts';
+import { contextFromManifests, evaluate, parseManifests } from '../../cli/commands/validate.ts';
+import { readFileSync } from 'node:fs';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/audit/manifests.yaml', import.meta.url));
 const state = desiredState(loadManifests([EXAMPLE]));
 const model = buildAccessModel(state);
+
+/** The webhook's decision on every manifest of the example, with the example as the cluster (vaultgate validate). */
+const manifests = parseManifests(readFileSync(EXAMPLE, 'utf8'), EXAMPLE);
+const decisions = evaluate(manifests, contextFromManifests(manifests, { prefix: 'vaultgate', namespace: 'default' }), { namespace: 'default', user: 'test' });
+const decisionOf = (kind: string, ns: string, name: string) => decisions.find((d) => d.kind === kind && d.namespace === ns && d.name === name);
+/** What the cluster holds after `kubectl apply -f` of the example: the objects admission lets in. */
+const admittedModel = buildAccessModel(desiredState(manifests.filter((_, i) => decisions[i]?.outcome !== 'DENIED').map((m) => m.object as unknown as KubeObj)));
 
 const vp = (ns: string, name: string, rules: Array<{ path: string; capabilities: string[] }>): KubeObj =>
   ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: ns }, spec: { rules } });
@@ -18,13 +27,30 @@ const vrb = (ns: string, name: string, serviceAccounts: string[], policies: stri
   ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name, namespace: ns }, spec: { serviceAccounts, policies } });
 
 void describe('queries', () => {
-  void test('who can read secret/data/payments/db: own-namespace SAs, and orders-api through its secret/data/+/db rule', () => {
-    const { allowed } = whoCan(model, 'secret/data/payments/db', 'read');
+  void test('orders/app\'s secret/data/+/db is refused by the built-in floor although the only guardrail selecting orders is warn', () => {
+    const d = decisionOf('VaultPolicy', 'orders', 'app');
+    assert.equal(d?.outcome, 'DENIED');
+    assert.deepEqual(d?.denials, ['spec.rules[1].path: "secret/data/+/db" is forbidden by the built-in guardrail defaults: it reaches outside the allowed paths "secret/data/orders/*", "secret/metadata/orders/*" (rule guardrail.allowed-path)']);
+    assert.deepEqual(d?.warnings, [], 'not merely a warning from prod-tenants');
+    // The report on the manifests names the same refusal.
+    const f = buildAccessReport(state, { source: 'test' }).findings.filter((x) => x.object === 'VaultPolicy orders/app' && x.id.startsWith('guardrail.'));
+    assert.deepEqual(f.map((x) => [x.id, x.path]), [['guardrail.allowed-path', 'secret/data/+/db']]);
+    assert.match(f[0]?.message ?? '', /is forbidden by the built-in guardrail defaults/);
+  });
+
+  void test('who can read secret/data/payments/db once applied: only payments\' own SAs (orders-api is refused by default)', () => {
+    const { allowed } = whoCan(admittedModel, 'secret/data/payments/db', 'read');
     assert.deepEqual(allowed.map((e) => [e.subject, e.matchedPattern, e.policies.join()]), [
-      ['orders/orders-api', 'secret/data/+/db', 'orders/app'],
       ['payments/api', 'secret/data/payments/db', 'payments/db-read'],
       ['payments/worker', 'secret/data/payments/db', 'payments/db-read'],
     ]);
+  });
+
+  void test('an enforce guardrail\'s relaxFloor is what lets payments read the shared tree; the warn guardrail only warns', () => {
+    const d = decisionOf('VaultPolicy', 'payments', 'shared-config');
+    assert.equal(d?.outcome, 'ALLOWED');
+    assert.match(d?.warnings.join('\n') ?? '', /violates guardrail "prod-tenants"/);
+    assert.deepEqual(decisionOf('VaultPolicy', 'platform', 'operator')?.rules.filter((r) => r.startsWith('guardrail.')), ['guardrail.forbidden-capability', 'guardrail.forbidden-path', 'guardrail.allowed-path']);
   });
 
   void test('a deny in the raw-text policy keeps payments/batch out of payments/db', () => {

@@ -2,7 +2,14 @@
 // "Required Response Wrapping TTLs") and vault/acl_test.go TestACL_AllowOperation / TestACL_ValuePermissions.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileAcl, evaluate, globbedStringsMatch, type AclRule, type PolicyRules, type RequestCapability } from '../../policy/acl.ts';
+import * as acl from '../../policy/acl.ts';
+import { globbedStringsMatch, type AclRequest, type AclRule, type CompiledAcl, type PolicyRules, type RequestCapability, type VaultTarget } from '../../policy/acl.ts';
+
+// Vault's documented semantics, so HashiCorp Vault is the target (comma-separated values, `recover`);
+// what OpenBao answers differently is in test/policy/openbao-acl.test.ts.
+const VAULT: VaultTarget = { flavor: 'vault', version: '1.19' };
+const compileAcl = (pols: readonly PolicyRules[]) => acl.compileAcl(pols, VAULT);
+const evaluate = (pols: readonly PolicyRules[] | CompiledAcl, req: AclRequest) => acl.evaluate(pols, req, VAULT);
 
 const WRITE = ['create', 'read', 'update', 'delete', 'list'];
 const one = (rule: Omit<AclRule, 'capabilities'> & { capabilities?: string[] }): PolicyRules[] =>
@@ -170,7 +177,9 @@ void describe('vault/acl_test.go TestACL_ValuePermissions', () => {
     ['fizz/buzz', { allow_multi: 'bad' }, false], ['fizz/buzz', { allow_multi: 'good1', allow: 'good' }, true],
     ['fizz/buzz', { deny_multi: 'bad2' }, false], ['fizz/buzz', { deny_multi: 'good', allow_multi: 'good2' }, false],
     ['test/types', { map: { good: 'one' } }, true], ['test/types', { map: { bad: 'one' } }, false],
-    ['test/types', { int: 1 }, true], ['test/types', { int: 3 }, false],
+    // Go's unit test passes Go ints and expects {int: 1} allowed; a real request's numbers arrive as
+    // json.Number, which never equals the policy's 1 (OpenBao 2.7.2 answers 403 to {"int": 1}).
+    ['test/types', { int: 1 }, false], ['test/types', { int: 3 }, false],
     ['test/types', { bool: false }, true], ['test/types', { bool: true }, false],
     ['test/star', { anything: true }, true], ['test/star', { foo: true }, true],
     ['test/star', { bar: false }, true], ['test/star', { bar: true }, false],

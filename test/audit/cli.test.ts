@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AuditTrail } from '../../audit/trail.ts';
-import { fileSink } from '../../audit/sinks.ts';
-import { auditKeyFromPem, createSigner } from '../../audit/keys.ts';
-import { auditAdmission } from '../../audit/events.ts';
+import { AuditTrail } from '../../audit/trail/trail.ts';
+import { fileSink } from '../../audit/trail/sinks.ts';
+import { auditKeyFromPem, createSigner } from '../../audit/trail/keys.ts';
+import { auditAdmission } from '../../audit/trail/events.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EXAMPLE = join(ROOT, 'examples/audit/manifests.yaml');
@@ -39,7 +39,7 @@ void test('keygen → trail → verify OK, then a dropped record is reported wit
   const trail = await AuditTrail.open({ replica: 'webhook-0', signer: createSigner(key), sink: fileSink({ path: log }) });
   for (let i = 0; i < 5; i++) {
     await trail.append(auditAdmission({ response: { uid: `u${i}`, allowed: i !== 2 }, rules: i === 2 ? ['guardrail.forbidden-path'] : [], patchOps: [] }, {
-      uid: `u${i}`, kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' }, resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
+      uid: `u${i}`, kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
       namespace: 'pay', name: `p${i}`, operation: 'CREATE', userInfo: { username: 'alice' },
     }));
   }
@@ -48,6 +48,7 @@ void test('keygen → trail → verify OK, then a dropped record is reported wit
   const ok = await cli('audit', 'verify', log, '--jwks', join(dir, 'audit-jwks.json'));
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
   assert.match(ok.stdout, /OK: 6 records in 1 file\(s\), 1 chain\(s\), 0 error\(s\)/);
+  assert.match(ok.stdout, /5 of 5 admission record\(s\) unauthenticated/);
 
   const lines = readFileSync(log, 'utf8').split('\n');
   const tampered = join(dir, 'tampered.log');
@@ -92,7 +93,10 @@ void test('plan -f prints unified diffs and exits 1 when changes are planned', a
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stdout, /\+ create policy sys\/policies\/acl\/vaultgate\.payments\.db-read/);
   assert.match(r.stdout, /--- \/dev\/null\n\+\+\+ desired\/auth\/kubernetes\/role\/vaultgate\.orders\.app/);
-  assert.match(r.stdout, /Plan: 8 to create, 0 to update, 0 to delete, 0 unchanged\./);
+  // orders/app reaches every namespace's db and platform/operator asks for sudo on sys/: the built-in floor refuses both.
+  assert.match(r.stdout, /x refused policy sys\/policies\/acl\/vaultgate\.orders\.app .*\n.*\n.*"secret\/data\/\+\/db".*\(rule guardrail\.allowed-path\)/);
+  assert.match(r.stdout, /x refused policy sys\/policies\/acl\/vaultgate\.platform\.operator/);
+  assert.match(r.stdout, /Plan: 6 to create, 0 to update, 0 to delete, 0 unchanged, 2 refused\./);
 });
 
 void test('--help teaches each command', async () => {

@@ -1,10 +1,10 @@
 // `vaultgate plan` shows the role body the controller writes: both come from
-// controller/reconcilers/logic/role.ts, so mount normalisation, defaults and refusals agree.
+// policy/role.ts, so mount normalisation, defaults and refusals agree.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { computePlan, type VaultCurrent } from '../../audit/plan.ts';
-import { desiredState, type KubeObj } from '../../audit/model.ts';
-import { desiredRole } from '../../controller/reconcilers/logic/role.ts';
+import { computePlan, type VaultCurrent } from '../../audit/plan/plan.ts';
+import { desiredState, type KubeObj } from '../../audit/access/model.ts';
+import { desiredRole } from '../../policy/role.ts';
 
 const vrb = (name: string, spec: Record<string, unknown>): KubeObj =>
   ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name, namespace: 'pay' }, spec: { serviceAccounts: ['api', 'api', 'worker'], policies: ['db'], ...spec } });

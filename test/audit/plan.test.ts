@@ -2,8 +2,8 @@
 // only of what vaultgate wrote, and the widening summary for admission warnings.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { computePlan, renderDesiredPolicy, renderPlan, summariseWidening, vaultFindings, type VaultCurrent } from '../../audit/plan.ts';
-import { desiredState, type KubeObj } from '../../audit/model.ts';
+import { computePlan, renderDesiredPolicy, renderPlan, summariseWidening, vaultFindings, type VaultCurrent } from '../../audit/plan/plan.ts';
+import { desiredState, type KubeObj } from '../../audit/access/model.ts';
 
 const vp = (ns: string, name: string, rules: Array<{ path: string; capabilities: string[] }>, uid = 'uid-1'): KubeObj =>
   ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: ns, uid }, spec: { rules } });
@@ -46,7 +46,7 @@ void describe('against Vault', () => {
   void test('an identical Vault is unchanged (extra role fields Vault returns are ignored)', () => {
     const current: VaultCurrent = { policies: new Map([['vaultgate.pay.db', desiredText]]), roles: new Map([['kubernetes/vaultgate.pay.api', { mount: 'kubernetes', name: 'vaultgate.pay.api', role: roleNow }]]) };
     const plan = computePlan(state, current);
-    assert.deepEqual(plan.counts, { create: 0, update: 0, delete: 0, unchanged: 2, skip: 0 });
+    assert.deepEqual(plan.counts, { create: 0, update: 0, delete: 0, unchanged: 2, skip: 0, refused: 0 });
     assert.deepEqual(vaultFindings(plan), []);
   });
 

@@ -6,12 +6,12 @@ import { mkdtempSync, readFileSync, rmSync, appendFileSync, statSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { AuditTrail } from '../../audit/trail.ts';
-import { fileSink, stdoutSink, teeSink } from '../../audit/sinks.ts';
-import { createSigner, generateAuditKey, mergeJwks, type AuditKey } from '../../audit/keys.ts';
-import { orderRotatedFiles, verifyAuditFiles } from '../../audit/verify.ts';
-import { parseLine } from '../../audit/record.ts';
-import { auditVaultWrite } from '../../audit/events.ts';
+import { AuditTrail } from '../../audit/trail/trail.ts';
+import { fileSink, stdoutSink, teeSink } from '../../audit/trail/sinks.ts';
+import { createSigner, generateAuditKey, mergeJwks, type AuditKey } from '../../audit/trail/keys.ts';
+import { orderRotatedFiles, verifyAuditFiles } from '../../audit/trail/verify.ts';
+import { parseLine } from '../../audit/trail/record.ts';
+import { auditVaultWrite } from '../../audit/trail/events.ts';
 
 let dir: string;
 let key: AuditKey;
@@ -24,7 +24,7 @@ const readAll = (files: string[]) => files.map((f) => ({ name: f, text: readFile
 void describe('file sink', () => {
   void test('rotates by size; the chain verifies across all files, oldest first', async () => {
     const path = join(dir, 'rot.log');
-    const sink = fileSink({ path, maxBytes: 4096, maxFiles: 10 });
+    const sink = fileSink({ path, maxBytes: 4096, maxFiles: 30 });
     const trail = await AuditTrail.open({ replica: 'w0', signer: createSigner(key), sink });
     for (let i = 0; i < 40; i++) await trail.append(ev(i));
     await trail.close();
@@ -89,7 +89,7 @@ void describe('file sink', () => {
     await t1.append(ev(1));
     const head = t1.head;
     await t1.close();
-    appendFileSync(path, '{"audit":"vaultgate/v1","replica":"w0","seq":2,"ts"'); // torn write
+    appendFileSync(path, '{"audit":"vaultgate/v2","replica":"w0","seq":2,"ts"'); // torn write
     const s2 = fileSink({ path });
     const t2 = await AuditTrail.open({ replica: 'w0', signer: createSigner(key), sink: s2, newChainId: () => 'after-crash' });
     await t2.append(ev(2));

@@ -8,11 +8,28 @@ function print(title: string, figures: Record<string, number | string>): void {
 }
 
 const only = process.argv[2];
+// The peer benchmark (ESO and vaultgate on real servers, 1,000 and 10,000 ExternalSecrets) takes most of
+// an hour: only when named, `npm run bench -- peer`.
+if (only === 'peer') {
+  const peer = await import('./peer.ts');
+  const one = process.env.BENCH_PEER_ONLY;
+  console.log(one ? await peer.benchPeerOne(one as 'vaultgate') : await peer.benchPeer());
+}
 if (!only || only === 'webhook') {
   print('admission webhook (20-rule VaultPolicy CREATE, HTTPS keep-alive, 16 connections)', await benchWebhook());
 }
 if (!only || only === 'controller') {
-  const mod = await import('./controller.ts').catch(() => undefined) as { benchController?: () => Promise<Record<string, number | string>> } | undefined;
-  if (mod?.benchController) print('controller (1,000 ExternalSecrets over 100 Vault paths)', await mod.benchController());
-  else console.log('\n== controller: benchmark not available yet');
+  const { benchController } = await import('./controller.ts');
+  const real = await benchController();
+  print('controller on the real kube-apiserver and OpenBao (1,000 ExternalSecrets over 100 Vault paths)', real);
+  const { benchControllerSim } = await import('./controller-sim.ts');
+  const sim = await benchControllerSim();
+  print('controller, EXTRA ROWS on SIMULATORS (in-process Kubernetes store + Vault simulator, not real servers)', sim);
+  const ratio = (a: unknown, b: unknown): string => (Number(b) > 0 ? (Number(a) / Number(b)).toFixed(2) : 'n/a');
+  print('controller: real servers vs simulators, same run (ratio real / simulator)', {
+    time_until_all_secrets: ratio(real.initial_all_secrets_correct_ms, sim.initial_sync_all_secrets_ms),
+    initial_vault_kv_reads: ratio(real.initial_vault_kv_read, sim.initial_vault_reads),
+    initial_vault_logins: ratio(real.initial_vault_logins_ok, sim.initial_vault_logins),
+    vault_kv_reads_per_refresh: ratio(Number(real.refresh_vault_kv_reads_per_100_refreshes) / 100, Number(sim.refresh_cycle_vault_reads) / Number(sim.external_secrets)),
+  });
 }

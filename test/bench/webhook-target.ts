@@ -1,15 +1,22 @@
-// Child process for the admission benchmark: serves either the real webhook app or a bare Node HTTPS
-// server that parses the same JSON and answers a fixed allow. Prints the port on stdout. On its IPC
-// channel it answers `cpu` with its own CPU time (so the benchmark can report CPU per request) and
-// `decision` with the in-process cost of one review. webhook.ts bundles this file with the production
-// build options (cli/build.ts) so that what is measured is what the image runs, not tsx's output.
+// Child process for the admission benchmark: serves the real webhook app (trail off), the webhook
+// process as the chart runs it (webhook/main.ts with the audit trail on, records on stdout), or a bare
+// Node HTTPS server that parses the same JSON and answers a fixed allow. Sends its port on the IPC
+// channel (stdout carries the audit records: the benchmark points it at a file, as a container runtime
+// does). On IPC it answers `cpu` with its own CPU time (so the benchmark can report CPU per request),
+// `stats` with the RSS high-water mark since the last `stats` (sampled every 20 ms) and the audit
+// trail's figures, and `decision` with the in-process cost of one review. webhook.ts bundles this file
+// with the production build options (cli/build.ts) so that what is measured is what the image runs.
 import https from 'node:https';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildWebhookProcess } from '../../webhook/main.ts';
+import { generateAuditKey, privateKeyPem } from '../../audit/trail/keys.ts';
 import { createWebhookApp } from '../../webhook/http-app.ts';
 import { createWebhookMetrics } from '../../webhook/metrics.ts';
 import { startWebhookServer } from '../../webhook/server.ts';
 import { defaultContext } from '../../webhook/admission/context.ts';
-import { reviewMutation, reviewValidation } from '../../webhook/admission/review.ts';
+import { reviewMutation, reviewValidation } from '../../webhook/review/review.ts';
 import { warmUp } from '../../schemas/validator.ts';
 import { silentLogger } from '../../observability/log.ts';
 import { twentyRulePolicyReview } from './fixtures.ts';
@@ -57,11 +64,20 @@ async function decisionCost(): Promise<Record<string, number>> {
   };
 }
 
+let rssPeak = process.memoryUsage.rss();
+setInterval(() => { const r = process.memoryUsage.rss(); if (r > rssPeak) rssPeak = r; }, 20).unref();
+let trailStats: (() => Record<string, number> | undefined) = () => undefined;
+
 process.on('message', (m: unknown) => {
   if (m === 'cpu') process.send?.({ cpuMicros: cpuNow() });
-  else if (m === 'decision') void decisionCost().then((decision) => process.send?.({ decision }));
+  else if (m === 'stats') {
+    const rss = Math.max(rssPeak, process.memoryUsage.rss());
+    rssPeak = process.memoryUsage.rss();
+    process.send?.({ stats: { rssPeakBytes: rss, ...trailStats() } });
+  } else if (m === 'decision') void decisionCost().then((decision) => process.send?.({ decision }));
 });
 process.on('disconnect', () => process.exit(0));
+const announce = (port: number): void => { process.send?.({ port }); };
 
 if (mode === 'bare') {
   const server = https.createServer({ ...tls, minVersion: 'TLSv1.2' }, (req, res) => {
@@ -74,7 +90,22 @@ if (mode === 'bare') {
     });
   });
   server.keepAliveTimeout = 90_000;
-  server.listen(0, '127.0.0.1', () => { process.stdout.write(`${(server.address() as { port: number }).port}\n`); });
+  server.listen(0, '127.0.0.1', () => { announce((server.address() as { port: number }).port); });
+} else if (mode === 'trail') {
+  // As the chart runs it: `vaultgate webhook --audit` (records to stdout), here without a cluster, so
+  // with a local key instead of the Secret (the signing is the same).
+  const dir = mkdtempSync(join(tmpdir(), 'vaultgate-bench-key-'));
+  writeFileSync(join(dir, 'audit.pem'), privateKeyPem(await generateAuditKey()), { mode: 0o600 });
+  const proc = buildWebhookProcess({
+    host: '127.0.0.1', port: 0, certFile: certFile!, keyFile: keyFile!, namePrefix: 'vaultgate', controllerClass: '',
+    logger: silentLogger, drainSeconds: 0, audit: { replica: 'bench-0', keyFile: join(dir, 'audit.pem') },
+  });
+  await proc.start();
+  trailStats = () => {
+    const t = proc.auditTrail()?.takeStats();
+    return t && { records: t.records, batches: t.batches, queuedHighWater: t.queuedHighWater, lagMaxMs: t.lagMaxMs, lagTotalMs: t.lagTotalMs, queued: t.queued };
+  };
+  announce(Number(new URL(proc.url()).port));
 } else {
   // As webhook/main.ts runs without a cluster: one offline context, schemas compiled before serving,
   // default process metrics on.
@@ -82,5 +113,5 @@ if (mode === 'bare') {
   warmUp();
   const app = createWebhookApp({ context: () => context, logger: silentLogger, metrics: createWebhookMetrics(), ready: () => true });
   const srv = await startWebhookServer(app, { host: '127.0.0.1', port: 0, tls });
-  process.stdout.write(`${srv.port}\n`);
+  announce(srv.port);
 }

@@ -1,6 +1,12 @@
 // Admission benchmark: throughput and latency over HTTPS keep-alive for a 20-rule VaultPolicy CREATE,
-// the same load against a bare Node HTTPS server answering a fixed allow (the ratio is the tracked figure,
-// goal ≥ 0.8), and the in-process cost of one decision (goal ≤ 50 µs).
+// against three targets measured in the same run: the webhook as the chart runs it (`trail`: the
+// webhook process with the audit trail on, records on stdout into a file as a container runtime keeps
+// them), the webhook app with the trail off (`vaultgate`), and a bare Node HTTPS server answering a
+// fixed allow (`bare`). The ratios to bare are the tracked figures (goal ≥ 0.8 trail off), plus the
+// in-process cost of one decision (goal ≤ 50 µs). For the trail it reports the signing lag (decision →
+// record written under a signed checkpoint: max and mean), records per checkpoint, decisions answered
+// but not recorded when the load stops (0 by design: the answer waits for the record) and how long the
+// trail still wrote after the last request; for every target the RSS high-water mark during the load.
 //
 // Fairness and stability on a small shared machine: each target runs in its own child process, both
 // are warmed up (JIT, TLS sessions) before anything is measured, and the measured runs alternate
@@ -13,7 +19,7 @@
 // (cli/build.ts: esbuild, no keepNames) into the run's temporary directory. BENCH_FROM_SOURCE=1 runs
 // it through tsx instead (the figures then include tsx's keepNames wrappers).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, writeFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,28 +30,45 @@ import { twentyRulePolicyReview } from './fixtures.ts';
 import { bundle } from '../../cli/build.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
-type Mode = 'bare' | 'vaultgate';
+type Mode = 'bare' | 'vaultgate' | 'trail';
+const MODES: readonly Mode[] = ['bare', 'vaultgate', 'trail'];
 
 interface Target { mode: Mode; child: ChildProcess; port: number }
 
-interface RunFigures { rps: number; p50: number; p99: number; errors: number; cpuUsPerRequest: number }
+interface TargetStats {
+  rssPeakBytes: number;
+  records?: number; batches?: number; queuedHighWater?: number; lagMaxMs?: number; lagTotalMs?: number; queued?: number;
+}
+
+interface RunFigures {
+  rps: number; p50: number; p99: number; errors: number; cpuUsPerRequest: number; rssPeakMiB: number;
+  /** trail only */
+  lagMaxMs?: number; lagMeanMs?: number; recordsPerCheckpoint?: number; answeredUnrecorded?: number; writingAfterLoadMs?: number; queueHighWater?: number;
+}
 
 const TARGET_SOURCE = 'test/bench/webhook-target.ts';
 
 /** node argv prefix that runs the target: the production-shaped bundle, or the source under tsx. */
-async function targetCommand(dir: string, fromSource: boolean): Promise<string[]> {
+export async function targetCommand(dir: string, fromSource: boolean): Promise<string[]> {
   if (fromSource) return ['--import', 'tsx', TARGET_SOURCE];
   const outfile = join(dir, 'webhook-target.mjs');
   await bundle(join(root, TARGET_SOURCE), outfile);
   return [outfile];
 }
 
-async function startTarget(command: string[], mode: Mode, certFile: string, keyFile: string): Promise<Target> {
-  const child = spawn(process.execPath, [...command, mode, certFile, keyFile], { cwd: root, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const stdout = child.stdout;
-  if (!stdout) throw new Error('benchmark target has no stdout');
-  const first: unknown[] = await once(stdout, 'data');
-  return { mode, child, port: Number(String(first[0]).trim()) };
+export async function startTarget(command: string[], mode: Mode, certFile: string, keyFile: string, stdoutFile: string): Promise<Target> {
+  const out = openSync(stdoutFile, 'a');
+  const child = spawn(process.execPath, [...command, mode, certFile, keyFile], { cwd: root, stdio: ['ignore', out, 'inherit', 'ipc'] });
+  closeSync(out);
+  const [m] = (await once(child, 'message')) as [{ port: number }];
+  return { mode, child, port: m.port };
+}
+
+async function stats(target: Target): Promise<TargetStats> {
+  const reply = once(target.child, 'message') as Promise<[{ stats: TargetStats }]>;
+  target.child.send('stats');
+  const [m] = await reply;
+  return m.stats;
 }
 
 async function cpuMicros(target: Target): Promise<number> {
@@ -85,16 +108,34 @@ function load(port: number, body: string, seconds: number, connections: number):
 }
 
 async function measuredRun(target: Target, body: string, seconds: number, connections: number): Promise<RunFigures> {
+  const before = await stats(target);
   const cpuBefore = await cpuMicros(target);
   const r = await load(target.port, body, seconds, connections);
+  const loadEnd = performance.now();
   const cpuAfter = await cpuMicros(target);
-  return {
+  let after = await stats(target);
+  const figures: RunFigures = {
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.errors + r.non2xx,
     cpuUsPerRequest: r.requests.total > 0 ? (cpuAfter - cpuBefore) / r.requests.total : Number.NaN,
+    rssPeakMiB: after.rssPeakBytes / 1024 / 1024,
   };
+  if (target.mode === 'trail' && after.records !== undefined && before.records !== undefined) {
+    const records = after.records - before.records;
+    figures.answeredUnrecorded = Math.max(0, r.requests.total - records);
+    figures.lagMaxMs = after.lagMaxMs;
+    figures.lagMeanMs = records > 0 ? ((after.lagTotalMs ?? 0) - (before.lagTotalMs ?? 0)) / records : Number.NaN;
+    figures.recordsPerCheckpoint = records / Math.max(1, (after.batches ?? 0) - (before.batches ?? 0));
+    figures.queueHighWater = after.queuedHighWater;
+    // How long the trail still had records to write after the last request (the old design: ~25 s):
+    // 0 when its queue was already empty at the first look (an IPC round trip after the load).
+    const backlog = (after.queued ?? 0) > 0;
+    while ((after.queued ?? 0) > 0) after = await stats(target);
+    figures.writingAfterLoadMs = backlog ? performance.now() - loadEnd : 0;
+  }
+  return figures;
 }
 
 function median(values: number[]): number {
@@ -127,29 +168,39 @@ export async function benchWebhook(opts: { seconds?: number; runs?: number; conn
   const results: Record<string, number | string> = { target: fromSource ? 'tsx (source)' : 'bundle (production build)', runs, seconds_per_run: seconds, connections };
   try {
     const command = await targetCommand(dir, fromSource);
-    for (const mode of ['bare', 'vaultgate'] as const) targets.push(await startTarget(command, mode, join(dir, 'tls.crt'), join(dir, 'tls.key')));
+    for (const mode of MODES) targets.push(await startTarget(command, mode, join(dir, 'tls.crt'), join(dir, 'tls.key'), join(dir, `${mode}.stdout`)));
     for (const t of targets) {
       await checkAnswer(t, body, tls.ca);
       await load(t.port, body, 2, connections); // warm-up: JIT, TLS sessions, connection pools
     }
-    const figures: Record<Mode, RunFigures[]> = { bare: [], vaultgate: [] };
+    const figures: Record<Mode, RunFigures[]> = { bare: [], vaultgate: [], trail: [] };
     for (let run = 0; run < runs; run++) {
-      // Alternate which target goes first so a slow spell of the machine does not always hit the same one.
-      const order = run % 2 === 0 ? targets : [...targets].reverse();
+      // Rotate which target goes first so a slow spell of the machine does not always hit the same one.
+      const order = targets.map((_, i) => targets[(i + run) % targets.length]!);
       for (const t of order) figures[t.mode].push(await measuredRun(t, body, seconds, connections));
     }
-    for (const mode of ['bare', 'vaultgate'] as const) {
+    for (const mode of MODES) {
       const f = figures[mode];
       results[`${mode}_rps`] = Math.round(median(f.map((x) => x.rps)));
       results[`${mode}_p50_ms`] = median(f.map((x) => x.p50));
       results[`${mode}_p99_ms`] = median(f.map((x) => x.p99));
       results[`${mode}_errors`] = f.reduce((s, x) => s + x.errors, 0);
       results[`${mode}_cpu_us_per_request`] = round(median(f.map((x) => x.cpuUsPerRequest)));
+      results[`${mode}_rss_peak_mib`] = round(Math.max(...f.map((x) => x.rssPeakMiB)), 1);
     }
-    const ratios = figures.vaultgate.map((v, i) => v.rps / figures.bare[i]!.rps);
-    results.ratio_per_run = ratios.map((r) => r.toFixed(3)).join(' ');
-    results.ratio_vaultgate_to_bare = round(median(ratios), 3);
+    const ratio = (a: Mode, b: Mode): number[] => figures[a].map((v, i) => v.rps / figures[b][i]!.rps);
+    results.ratio_per_run = ratio('vaultgate', 'bare').map((r) => r.toFixed(3)).join(' ');
+    results.ratio_vaultgate_to_bare = round(median(ratio('vaultgate', 'bare')), 3);
+    results.ratio_trail_to_bare = round(median(ratio('trail', 'bare')), 3);
+    results.ratio_trail_to_vaultgate = round(median(ratio('trail', 'vaultgate')), 3);
     results.cpu_ratio_bare_to_vaultgate = round(median(figures.vaultgate.map((v, i) => figures.bare[i]!.cpuUsPerRequest / v.cpuUsPerRequest)), 3);
+    const t = figures.trail;
+    results.trail_signing_lag_max_ms = round(median(t.map((x) => x.lagMaxMs ?? Number.NaN)), 2);
+    results.trail_signing_lag_mean_ms = round(median(t.map((x) => x.lagMeanMs ?? Number.NaN)), 3);
+    results.trail_records_per_checkpoint = round(median(t.map((x) => x.recordsPerCheckpoint ?? Number.NaN)), 1);
+    results.trail_queue_high_water = Math.max(...t.map((x) => x.queueHighWater ?? 0));
+    results.trail_answered_unrecorded_at_load_end = Math.max(...t.map((x) => x.answeredUnrecorded ?? Number.NaN));
+    results.trail_writing_after_load_ms = Math.max(...t.map((x) => x.writingAfterLoadMs ?? Number.NaN));
     Object.assign(results, await decisionCost(targets.find((t) => t.mode === 'vaultgate')!));
   } finally {
     for (const t of targets) {

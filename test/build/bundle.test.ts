@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,11 +53,29 @@ describe('production bundle', () => {
   before(async () => { await bundle(undefined, outfile); });
   after(() => { rmSync(dir, { recursive: true, force: true }); });
 
-  void test('is one ESM file plus the JSON Schemas the validator reads at run time', () => {
+  void test('is ESM files (the entry and its chunks) plus the JSON Schemas the validator reads at run time', () => {
     const head = readFileSync(outfile, 'utf8').slice(0, 300);
     assert.match(head, /^#!\/usr\/bin\/env node\n/);
     assert.match(head, /createRequire/);
     for (const f of schemaFiles()) assert.deepEqual(JSON.parse(readFileSync(join(dir, f), 'utf8')), JSON.parse(readFileSync(join(REPO_ROOT, 'schemas', f), 'utf8')), f);
+  });
+
+  void test('`vaultgate controller` loads neither the Kubernetes API client nor the other subcommands (memory)', () => {
+    const files = readdirSync(dir).filter((f) => f.endsWith('.mjs'));
+    const controller = files.find((f) => /^vaultgate-controller-/.test(f));
+    assert.ok(controller, `a controller chunk among ${files.join(', ')}`);
+    // What the controller chunk loads when it is imported: its static imports, transitively.
+    const loaded = new Set<string>();
+    const visit = (f: string): void => {
+      if (loaded.has(f)) return;
+      loaded.add(f);
+      for (const m of readFileSync(join(dir, f), 'utf8').matchAll(/^import\s[^;]*?["']\.\/([^"']+\.mjs)["']/gm)) visit(m[1]!);
+    };
+    visit(controller);
+    const generatedApi = files.filter((f) => readFileSync(join(dir, f), 'utf8').includes('ObjectCoreV1Api = class'));
+    assert.ok(generatedApi.length > 0, "client-node's generated API is in the bundle (for audit access)");
+    assert.deepEqual(generatedApi.filter((f) => loaded.has(f)), [], 'loaded with the controller');
+    assert.ok(![...loaded].some((f) => /^vaultgate-(audit|plan|validate|certs)-/.test(f)), `other subcommands loaded: ${[...loaded].join(', ')}`);
   });
 
   void test('--help lists the subcommands', () => {

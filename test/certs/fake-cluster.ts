@@ -1,7 +1,7 @@
 // An in-memory stand-in for the apiserver's Secret and webhook-configuration endpoints the cert keeper
 // uses: resourceVersion conflicts, atomic JSON patches, and a hook to observe every write.
 import { applyPatch } from 'rfc6902';
-import { KubeApiError } from '../../controller/runtime/errors.ts';
+import { KubeApiError } from '../../kube/errors.ts';
 import type { CertKubeClient } from '../../certs/kube-adapter.ts';
 import type { WebhookConfigObject } from '../../certs/ca-injector.ts';
 import type { WebhookConfigKind } from '../../certs/rotation.ts';

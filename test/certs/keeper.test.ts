@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { FakeClock } from '../../controller/runtime/clock.ts';
+import { FakeClock } from '../../kube/clock.ts';
 import { createLogger } from '../../observability/log.ts';
 import { CertKeeper, runCertKeeper } from '../../certs/keeper.ts';
 import { bundleFacts, certFacts, isIssuedBy, isValidAt } from '../../certs/pem.ts';

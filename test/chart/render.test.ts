@@ -178,7 +178,7 @@ void describe('ESO CRDs as guarded templates', { skip }, () => {
 
   void test('auto (no cluster): rendered, each kept on uninstall', () => {
     const crds = ofKind(render({ chartDir: join(dir, 'vaultgate') }), 'CustomResourceDefinition');
-    assert.deepEqual(crds.map((c) => c.metadata.name).sort(), ['clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io', 'secretstores.external-secrets.io']);
+    assert.deepEqual(crds.map((c) => c.metadata.name).sort(), ['clusterexternalsecrets.external-secrets.io', 'clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io', 'pushsecrets.external-secrets.io', 'secretstores.external-secrets.io']);
     assert.ok(crds.every((c) => c.metadata.annotations['helm.sh/resource-policy'] === 'keep'));
   });
 

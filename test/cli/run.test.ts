@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RUN_OPTIONS } from '../../cli/commands/run.ts';
 import { generateCA, issueServingCert } from '../../certs/generate.ts';
-import { LEASES } from '../../controller/runtime/resources.ts';
+import { LEASES } from '../../kube/resources.ts';
 import { KubeSim } from '../sim/kube.ts';
 import { VaultSim } from '../sim/vault.ts';
 

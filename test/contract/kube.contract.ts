@@ -6,10 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { HttpKubeClient } from '../../controller/runtime/http-kube-client.ts';
-import { KubeApiError } from '../../controller/runtime/errors.ts';
-import type { KubeObject, WatchEvent } from '../../controller/runtime/objects.ts';
-import { CONFIGMAPS, NAMESPACES, SERVICEACCOUNTS, VAULT_POLICIES } from '../../controller/runtime/resources.ts';
+import { HttpKubeClient } from '../../kube/http-kube-client.ts';
+import { KubeApiError } from '../../kube/errors.ts';
+import type { KubeObject, WatchEvent } from '../../kube/objects.ts';
+import { CONFIGMAPS, NAMESPACES, SERVICEACCOUNTS, VAULT_POLICIES } from '../../kube/resources.ts';
 
 export interface KubeContractTarget {
   kubeconfig: KubeConfig;

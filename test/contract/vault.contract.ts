@@ -7,8 +7,8 @@
 // runs last because it disturbs everything else.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { createKvApi, createSysApi, createVaultClient, TokenCache, type VaultClient, type VaultRequest } from '../../controller/vault/index.ts';
+import { createHmac, randomBytes } from 'node:crypto';
+import { createKvApi, createSysApi, createVaultClient, TokenCache, type VaultClient, type VaultRequest } from '../../vault/index.ts';
 
 export interface VaultContractTarget {
   addr: string;
@@ -111,6 +111,36 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       assert.match((errorsOf(bad) ?? []).join(' '), /parse|policy/i);
     });
 
+    void test('ACL policy: capabilities OpenBao 2.7 lacks (subscribe, recover) are 400 "invalid capability"; scan is accepted', async () => {
+      for (const cap of ['subscribe', 'recover', 'bogus']) {
+        const bad = await api('PUT', `sys/policies/acl/${run}.cap-${cap}`, { body: { policy: `path "secret/data/${run}/cap" {\n  capabilities = ["read", "${cap}"]\n}\n` } });
+        assert.equal(bad.status, 400, `capability ${cap}: status ${bad.status}`);
+        assert.match((errorsOf(bad) ?? []).join(' '), new RegExp(`invalid capability "${cap}"`));
+        assert.equal((await api('GET', `sys/policies/acl/${run}.cap-${cap}`)).status, 404, 'a refused policy is not stored');
+      }
+      const pname = `${run}.cap-scan`;
+      cleanups.push(() => api('DELETE', `sys/policies/acl/${pname}`));
+      const ok = await api('PUT', `sys/policies/acl/${pname}`, { body: { policy: `path "secret/metadata/${run}/cap/*" {\n  capabilities = ["list", "scan"]\n}\n` } });
+      assert.ok(ok.status === 204 || ok.status === 200, `scan: status ${ok.status} ${JSON.stringify(errorsOf(ok))}`);
+    });
+
+    void test('ACL policy: an unresolvable {{…}} template in a path (e.g. {{namespace}}) makes that rule grant nothing', async () => {
+      const pname = `${run}.tmpl`;
+      cleanups.push(() => api('DELETE', `sys/policies/acl/${pname}`), () => api('DELETE', `secret/metadata/${run}/tmpl/x`), () => api('DELETE', `secret/metadata/${run}/plain/x`));
+      const text = `path "secret/data/${run}/{{namespace}}/*" {\n  capabilities = ["read"]\n}\npath "secret/data/${run}/plain/*" {\n  capabilities = ["read"]\n}\n`;
+      const put = await api('PUT', `sys/policies/acl/${pname}`, { body: { policy: text } });
+      assert.ok(put.status === 204 || put.status === 200, `write: ${put.status} ${JSON.stringify(errorsOf(put))}`);
+      assert.equal(dataOf(await api('GET', `sys/policies/acl/${pname}`)).policy, text, 'stored as written');
+      await api('POST', `secret/data/${run}/plain/x`, { body: { data: { v: '1' } } });
+      const created = await api('POST', 'auth/token/create', { body: { policies: [pname], ttl: '10m' } });
+      const token = (created.body?.auth as { client_token: string }).client_token;
+      cleanups.push(() => api('POST', 'auth/token/revoke-self', { token }));
+      assert.equal((await api('GET', `secret/data/${run}/plain/x`, { token })).status, 200, 'the plain rule applies');
+      const literal = await api('GET', `secret/data/${run}/{{namespace}}/x`, { token });
+      assert.equal(literal.status, 403, 'the templated rule is skipped, even for the literal path');
+      assert.equal((await api('GET', `secret/data/${run}/default/x`, { token })).status, 403, 'and it is not expanded to any namespace');
+    });
+
     void test('adapter: SysApi policy round trip; absent policy reads as undefined', async () => {
       const sys = createSysApi(rootRequester);
       const pname = `${run}.adapter`;
@@ -150,6 +180,42 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       assert.deepEqual(errorsOf(gone) ?? [], []);
       const unbound = await api('POST', `auth/${mount}/role/${run}.unbound`, { body: { bound_service_account_namespaces: ['x'], token_policies: ['p'] } });
       assert.equal(unbound.status, 400, 'a role without bound_service_account_names is rejected');
+    });
+
+    void test('kubernetes auth config: kubernetes_host is required; without a local CA, kubernetes_ca_cert is too', async (t) => {
+      if (!target.kubernetes) return t.skip('target has no kubernetes auth');
+      const mount = `${run}-k8s`;
+      const en = await api('POST', `sys/auth/${mount}`, { body: { type: 'kubernetes' } });
+      assert.equal(en.status, 204, `enable: ${JSON.stringify(errorsOf(en))}`);
+      cleanups.push(() => api('DELETE', `sys/auth/${mount}`));
+      const noHost = await api('POST', `auth/${mount}/config`, { body: { disable_local_ca_jwt: true } });
+      assert.equal(noHost.status, 400);
+      assert.match((errorsOf(noHost) ?? []).join(' '), /no host provided/);
+      const noCa = await api('POST', `auth/${mount}/config`, { body: { kubernetes_host: 'https://127.0.0.1:6443', disable_local_ca_jwt: true } });
+      assert.equal(noCa.status, 400, 'a host alone is not enough outside a pod');
+      assert.match((errorsOf(noCa) ?? []).join(' '), /kubernetes_ca_cert must be given/);
+      assert.equal((await api('GET', `auth/${mount}/config`)).status, 404, 'nothing stored after a refused config');
+    });
+
+    void test('kubernetes auth: a token signed with HS256 is refused before any TokenReview', async (t) => {
+      const k8s = target.kubernetes;
+      if (!k8s) return t.skip('target has no kubernetes auth');
+      const ns = `${run}-hs256`;
+      const role = `${run}.hs256`;
+      cleanups.push(() => api('DELETE', `auth/${k8s.mount}/role/${role}`));
+      await api('POST', `auth/${k8s.mount}/role/${role}`, { body: { bound_service_account_names: ['app'], bound_service_account_namespaces: [ns], token_policies: ['default'], token_ttl: '10m' } });
+      const real = await k8s.jwtFor(ns, 'app');
+      const [header, payload] = real.split('.');
+      const alg = (JSON.parse(Buffer.from(header ?? '', 'base64url').toString('utf8')) as { alg: string }).alg;
+      assert.match(alg, /^(RS|ES|PS)\d+$/, `service-account tokens are signed asymmetrically (alg ${alg})`);
+      const forgedHead = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+      const forged = `${forgedHead}.${payload}.${createHmac('sha256', randomBytes(32)).update(`${forgedHead}.${payload}`).digest('base64url')}`;
+      const login = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role, jwt: forged } });
+      assert.ok(login.status === 400 || login.status === 403, `HS256 login status ${login.status}`);
+      assert.equal(login.body?.auth ?? null, null);
+      const good = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role, jwt: real } });
+      assert.equal(good.status, 200, 'the unmodified token logs in');
+      cleanups.push(() => api('POST', 'auth/token/revoke-self', { token: (good.body?.auth as { client_token: string }).client_token }));
     });
 
     void test('kubernetes auth: login issues a token with the role policies; wrong namespace refused (403)', async (t) => {

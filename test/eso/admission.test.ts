@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultContext } from '../../webhook/admission/context.ts';
-import { decideSync, defaultRegistry } from '../../webhook/admission/review.ts';
+import { decideSync, defaultRegistry } from '../../webhook/review/review.ts';
 import type { KubeObject } from '../../webhook/admission/kinds.ts';
 import { edit, loadManifests, request } from './helpers.ts';
 
@@ -35,7 +35,7 @@ void describe('admission core with the ESO handlers', () => {
   });
 
   void test('every problem is reported, schema and semantic alike', () => {
-    const bad = edit(es, { 'spec.secretStoreRef.kind': 'VaultStore', 'spec.syncWindows': { kind: 'allow' }, 'spec.target.deletionPolicy': 'Delete', 'spec.target.creationPolicy': 'Merge' });
+    const bad = edit(es, { 'spec.secretStoreRef.kind': 'VaultStore', 'spec.target.manifest': { apiVersion: 'v1', kind: 'ConfigMap' }, 'spec.target.deletionPolicy': 'Delete', 'spec.target.creationPolicy': 'Merge' });
     const { validation } = decideSync(request(bad, 'team-a'), ctx);
     assert.equal(validation.response.allowed, false);
     const lines = validation.response.status?.message?.split('\n') ?? [];
@@ -64,14 +64,14 @@ void describe('admission core with the ESO handlers', () => {
   });
 
   void describe('ratcheting: objects stored before vaultgate (or while its webhook was down) never get stuck', () => {
-    const invalid = edit(es, { 'spec.syncWindows': { kind: 'allow' } });
+    const invalid = edit(es, { 'spec.target.manifest': { apiVersion: 'v1', kind: 'ConfigMap' } });
     const update = (object: KubeObject, oldObject: KubeObject) => ({ ...request(object, 'team-a'), operation: 'UPDATE' as const, oldObject });
 
     void test('an UPDATE that leaves spec unchanged (a label, a finalizer removal) is allowed with the findings as warnings', () => {
       const relabelled = edit(invalid, { 'metadata.labels': { team: 'a' } });
       const { validation } = decideSync(update(relabelled, invalid), ctx);
       assert.equal(validation.response.allowed, true);
-      assert.match(validation.response.warnings?.[0] ?? '', /syncWindows is not supported by vaultgate.*\(tolerated: this update leaves spec unchanged\)/);
+      assert.match(validation.response.warnings?.[0] ?? '', /a generic \(non-Secret\) target is not supported by vaultgate.*\(tolerated: this update leaves spec unchanged\)/);
     });
 
     void test('an UPDATE to an object being deleted is allowed', () => {

@@ -33,7 +33,7 @@ void describe('creationPolicy / deletionPolicy (ESO validatePolicies)', () => {
   for (const [c, d] of [['Owner', 'Delete'], ['Owner', 'Retain'], ['Orphan', 'Delete'], ['Merge', 'Merge'], ['Merge', 'Retain'], ['None', 'Retain'], [undefined, 'Delete'], [undefined, undefined]]) {
     void test(`accepts creationPolicy=${c ?? '(default)'} deletionPolicy=${d ?? '(default)'}`, () => assert.deepEqual(policies(c, d), []));
   }
-  for (const c of ['Merge', 'None']) {
+  for (const c of ['Merge', 'None', 'CreateOrMerge']) {
     void test(`refuses deletionPolicy=Delete with creationPolicy=${c}`, () => {
       const fs = policies(c, 'Delete');
       assert.deepEqual(rules(fs), ['eso.es.deletion-policy']);
@@ -45,11 +45,11 @@ void describe('creationPolicy / deletionPolicy (ESO validatePolicies)', () => {
     assert.deepEqual(rules(fs), ['eso.es.deletion-policy']);
     assert.match(fs[0]?.message ?? '', /There is no Secret to merge with/);
   });
-  void test('CreateOrMerge (ESO v1) is in the schema but refused as not supported', () => {
+  void test('CreateOrMerge (ESO v1) is admitted, with Retain or Merge', () => {
     const manifest = edit(es, { 'spec.target.creationPolicy': 'CreateOrMerge' });
     assert.deepEqual(schemaErrors(manifest), []);
-    assert.deepEqual(rules(findings(manifest)), ['eso.es.unsupported']);
-    assert.deepEqual(rules(findings(edit(manifest, { 'spec.target.deletionPolicy': 'Delete' }))).sort(), ['eso.es.deletion-policy', 'eso.es.unsupported']);
+    assert.deepEqual(findings(manifest), []);
+    assert.deepEqual(findings(edit(manifest, { 'spec.target.deletionPolicy': 'Merge' })), []);
   });
 });
 
@@ -71,7 +71,7 @@ void describe('data and dataFrom', () => {
     assert.equal(empty[0]?.message, 'either extract, find, or sourceRef must be set to dataFrom');
   });
 
-  void test('a dataFrom sourceRef needs storeRef or generatorRef; both are refused as not supported by vaultgate', () => {
+  void test('a dataFrom sourceRef needs storeRef or generatorRef; storeRef is admitted, generators are refused as not supported by vaultgate', () => {
     const neither = findings(edit(es, { 'spec.dataFrom': [{ sourceRef: {} }] }));
     assert.deepEqual(rules(neither), ['eso.es.sourceref']);
     assert.equal(neither[0]?.message, 'generatorRef or storeRef must be set when using sourceRef in dataFrom');
@@ -80,13 +80,13 @@ void describe('data and dataFrom', () => {
     assert.match(gen[0]?.message ?? '', /generatorRef \(generators\) is not supported by vaultgate/);
     const mixed = findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'a' }, sourceRef: { generatorRef: { kind: 'UUID', name: 'u' } } }] }));
     assert.deepEqual(rules(mixed).sort(), ['eso.es.datafrom-exclusive', 'eso.es.unsupported']);
-    const store = findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'a' }, sourceRef: { storeRef: { name: 'other' } } }] }));
-    assert.deepEqual(store.map((f) => f.field), ['spec.dataFrom[0].sourceRef.storeRef']);
+    assert.deepEqual(findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'a' }, sourceRef: { storeRef: { name: 'other' } } }] })), []);
   });
 
-  void test('data[].sourceRef (store override, deprecated generatorRef) is refused as not supported', () => {
-    const fs = findings(edit(es, { 'spec.data.0.sourceRef': { storeRef: { name: 'other', kind: 'ClusterSecretStore' } } }));
-    assert.deepEqual(fs.map((f) => [f.field, f.rule]), [['spec.data[0].sourceRef.storeRef', 'eso.es.unsupported']]);
+  void test('data[].sourceRef.storeRef (a per-entry store) is admitted; a generatorRef there is refused as not supported', () => {
+    assert.deepEqual(findings(edit(es, { 'spec.data.0.sourceRef': { storeRef: { name: 'other', kind: 'ClusterSecretStore' } } })), []);
+    const fs = findings(edit(es, { 'spec.data.0.sourceRef': { generatorRef: { kind: 'Password', name: 'pw' } } }));
+    assert.deepEqual(fs.map((f) => [f.field, f.rule]), [['spec.data[0].sourceRef.generatorRef', 'eso.es.unsupported']]);
   });
 
   void test('duplicate secretKey is refused with deletionPolicy=Retain (ESO) and warned otherwise', () => {
@@ -100,18 +100,14 @@ void describe('data and dataFrom', () => {
     assert.deepEqual(findings(edit(es, { 'spec.data': twice.slice(0, 2) })), []);
   });
 
-  void test('reading a pinned version, metadataPolicy=Fetch and nullBytePolicy=Fail are refused, not ignored', () => {
-    const fs = findings(edit(es, {
+  void test('a pinned version, metadataPolicy=Fetch and nullBytePolicy=Fail are admitted (and match the schema)', () => {
+    const manifest = edit(es, {
       'spec.data.0.remoteRef.version': '3',
       'spec.data.0.remoteRef.metadataPolicy': 'Fetch',
-      'spec.dataFrom': [{ extract: { key: 'k', nullBytePolicy: 'Fail' } }, { find: { path: 'p', nullBytePolicy: 'Fail' } }],
-    }));
-    assert.deepEqual(fs.map((f) => f.field), [
-      'spec.data[0].remoteRef.version', 'spec.data[0].remoteRef.metadataPolicy',
-      'spec.dataFrom[0].extract.nullBytePolicy', 'spec.dataFrom[1].find.nullBytePolicy',
-    ]);
-    assert.ok(fs.every((f) => f.rule === 'eso.es.unsupported' && f.message.includes('not supported by vaultgate')));
-    assert.deepEqual(findings(edit(es, { 'spec.data.0.remoteRef.metadataPolicy': 'None', 'spec.data.0.remoteRef.nullBytePolicy': 'Ignore' })), []);
+      'spec.dataFrom': [{ extract: { key: 'k', nullBytePolicy: 'Fail', version: '2' } }, { find: { path: 'p', nullBytePolicy: 'Fail' } }],
+    });
+    assert.deepEqual(findings(manifest), []);
+    assert.deepEqual(schemaErrors(manifest), []);
   });
 
   void test('find.name.regexp and rewrite.regexp.source must compile as Go RE2', () => {
@@ -122,18 +118,41 @@ void describe('data and dataFrom', () => {
     assert.match(bad[1]?.message ?? '', /backreferences/);
   });
 
-  void test('rewrite.merge is refused; rewrite.transform templates are checked', () => {
-    const merge = findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'k' }, rewrite: [{ merge: { into: 'all' } }] }] }));
-    assert.deepEqual(merge.map((f) => f.field), ['spec.dataFrom[0].rewrite[0].merge']);
+  void test('rewrite.merge is admitted (JSON needs into); rewrite.transform templates are checked', () => {
+    for (const merge of [{ into: 'all' }, {}, { strategy: 'JSON', into: 'all', priority: ['b'], priorityPolicy: 'IgnoreNotFound', conflictPolicy: 'Ignore' }]) {
+      const manifest = edit(es, { 'spec.dataFrom': [{ extract: { key: 'k' }, rewrite: [{ merge }] }] });
+      assert.deepEqual(findings(manifest), [], JSON.stringify(merge));
+      assert.deepEqual(schemaErrors(manifest), [], JSON.stringify(merge));
+    }
+    const noInto = findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'k' }, rewrite: [{ merge: { strategy: 'JSON' } }] }] }));
+    assert.deepEqual(noInto.map((f) => [f.field, f.rule]), [['spec.dataFrom[0].rewrite[0].merge.into', 'eso.es.rewrite-merge']]);
+    assert.deepEqual(rules(findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'k' }, rewrite: [{ merge: { strategy: 'Deep' } }] }] }))), ['schema.enum']);
     assert.deepEqual(findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'k' }, rewrite: [{ transform: { template: '{{ .value | lower }}' } }] }] })), []);
-    const tpl = findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'k' }, rewrite: [{ transform: { template: '{{ .value | snakecase }}' } }] }] }));
+    const tpl = findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'k' }, rewrite: [{ transform: { template: '{{ .value | shuffle }}' } }] }] }));
     assert.deepEqual(tpl.map((f) => [f.field, f.rule]), [['spec.dataFrom[0].rewrite[0].transform.template', 'eso.es.template-unsupported']]);
   });
 });
 
 void describe('store reference and refresh', () => {
-  void test('secretStoreRef.name is required (no per-entry stores in vaultgate)', () => {
+  void test('secretStoreRef.name is required unless every entry names its own store', () => {
     assert.deepEqual(rules(findings(edit(es, { 'spec.secretStoreRef': undefined }))), ['eso.es.store-required']);
+    const own = { storeRef: { name: 'vault', kind: 'SecretStore' } };
+    assert.deepEqual(findings(edit(es, { 'spec.secretStoreRef': undefined, 'spec.data.0.sourceRef': own })), []);
+    const partly = edit(es, { 'spec.secretStoreRef': undefined, 'spec.data.0.sourceRef': own, 'spec.dataFrom': [{ extract: { key: 'k' } }] });
+    assert.deepEqual(rules(findings(partly)), ['eso.es.store-required']);
+  });
+  void test('syncWindows: cron schedules and Go durations as ESO\'s controller reads them', () => {
+    const ok = edit(es, { 'spec.syncWindows': { kind: 'deny', windows: [{ schedule: '0 22 * * 1-5', duration: '8h' }, { schedule: '@every 6h', duration: '30m' }] } });
+    assert.deepEqual(findings(ok), []);
+    assert.deepEqual(schemaErrors(ok), []);
+    const bad = findings(edit(es, { 'spec.syncWindows': { kind: 'allow', windows: [{ schedule: '0 25 * * *', duration: '1h' }, { schedule: '@daily', duration: '1 day' }] } }));
+    assert.deepEqual(bad.map((f) => [f.field, f.rule]), [['spec.syncWindows.windows[0].schedule', 'eso.es.sync-window'], ['spec.syncWindows.windows[1].duration', 'eso.es.sync-window']]);
+    assert.equal(bad[0]?.message, 'schedule is not a cron expression: end of range (25) above maximum (23): 25');
+    // The CRD's own rules: kind is allow or deny, at least one window, five fields or a descriptor.
+    assert.deepEqual(rules(findings(edit(es, { 'spec.syncWindows': { kind: 'sometimes', windows: [] } }))).sort(), ['schema.enum', 'schema.minItems']);
+    // Four fields: the schema's pattern refuses it too; robfig's text says why.
+    const four = findings(edit(es, { 'spec.syncWindows': { kind: 'deny', windows: [{ schedule: '0 22 * *', duration: '1h' }] } }));
+    assert.deepEqual(four.map((f) => [f.rule, f.message]), [['eso.es.sync-window', 'schedule is not a cron expression: expected exactly 5 fields, found 4: [0 22 * *]']]);
   });
   void test('refreshInterval: a non-negative Go duration', () => {
     for (const ok of ['0', '0s', '15s', '1h0m0s', '2h30m', '1.5h', '500ms']) assert.deepEqual(findings(edit(es, { 'spec.refreshInterval': ok })), [], ok);
@@ -168,40 +187,43 @@ void describe('target and template', () => {
     assert.equal(fs[0]?.message, 'templateFrom target="metadata.ownerReferences" is not allowed when targeting a Secret, must be one of "Data", "Annotations" or "Labels"');
   });
 
-  void test('templateFrom configMap / secret, template finalizers, target.manifest and syncWindows are refused as not supported', () => {
+  void test('target.manifest is refused as not supported; template finalizers, syncWindows and templateFrom configMap/secret are admitted', () => {
     const fs = findings(edit(es, {
       [`${T}.templateFrom`]: [{ configMap: { name: 'tpl', items: [{ key: 'config.yaml' }] } }, { secret: { name: 's', items: [{ key: 'k' }] } }],
       [`${T}.metadata.finalizers`]: ['example.com/keep'],
       'spec.target.manifest': { apiVersion: 'v1', kind: 'ConfigMap' },
       'spec.syncWindows': { kind: 'allow', windows: [{ schedule: '0 9 * * 1-5', duration: '8h' }] },
     }));
-    assert.deepEqual(fs.map((f) => f.field).sort(), [
-      'spec.syncWindows', 'spec.target.manifest', `${T}.metadata.finalizers`, `${T}.templateFrom[0].configMap`, `${T}.templateFrom[1].secret`,
-    ].sort());
+    assert.deepEqual(fs.map((f) => f.field), ['spec.target.manifest']);
     assert.ok(fs.every((f) => f.rule === 'eso.es.unsupported' && / is not supported by vaultgate/.test(f.message)));
   });
 
-  void test('templates within the supported subset are accepted; others are refused naming the function', () => {
-    const ok = { data: { '.dockerconfigjson': '{"auths":{"r":{"auth":"{{ printf "%s:%s" .u .p | b64enc }}"}}}', dsn: '{{ if .tls }}sslmode=require{{ else }}sslmode=disable{{ end }}' } };
+  void test('Go templates are accepted (range, filterPEM, variables); refused functions and syntax errors are named', () => {
+    const ok = { data: { '.dockerconfigjson': '{"auths":{"r":{"auth":"{{ printf "%s:%s" .u .p | b64enc }}"}}}', dsn: '{{ if .tls }}sslmode=require{{ else }}sslmode=disable{{ end }}', 'tls.crt': '{{ .bundle | filterPEM "CERTIFICATE" }}', x: '{{ range $k, $v := . }}{{ $k }}{{ end }}' } };
     assert.deepEqual(findings(edit(es, { [T]: ok })), []);
-    const fs = findings(edit(es, { [T]: { data: { 'tls.crt': '{{ .bundle | filterPEM "CERTIFICATE" }}', 'x': '{{ range . }}{{ . }}{{ end }}' } } }));
-    assert.deepEqual(fs.map((f) => [f.field, f.rule]), [[`${T}.data[tls.crt]`, 'eso.es.template-unsupported'], [`${T}.data.x`, 'eso.es.template-unsupported']]);
-    assert.match(fs[0]?.message ?? '', /^template function "filterPEM" at line 1, column 14 is not supported by vaultgate \(supported: and, or, /);
-    assert.match(fs[1]?.message ?? '', /template action "range"/);
+    const fs = findings(edit(es, { [T]: { data: { r: '{{ randAlphaNum 8 }}', e: '{{ env "HOME" }}' } } }));
+    assert.deepEqual(fs.map((f) => [f.field, f.rule]).sort(), [[`${T}.data.e`, 'eso.es.template-syntax'], [`${T}.data.r`, 'eso.es.template-unsupported']]);
+    assert.match(fs.find((f) => f.field.endsWith('.r'))?.message ?? '', /^template function "randAlphaNum" is not supported by vaultgate: its output changes on every render/);
+    assert.match(fs.find((f) => f.field.endsWith('.e'))?.message ?? '', /function "env" not defined/);
     const syntax = findings(edit(es, { [T]: { templateFrom: [{ literal: 'a: {{ .x ' }] } }));
     assert.deepEqual(syntax.map((f) => [f.field, f.rule]), [[`${T}.templateFrom[0].literal`, 'eso.es.template-syntax']]);
   });
 
+  void test('metadata labels and annotations are templates: checked like data', () => {
+    const fs = findings(edit(es, { [`${T}.metadata`]: { labels: { ok: '{{ .team | lower }}', bad: '{{ .x | nosuch }}' }, annotations: { a: '{{ if .x }}' } } }));
+    assert.deepEqual(fs.map((f) => [f.field, f.rule]).sort(), [[`${T}.metadata.annotations.a`, 'eso.es.template-syntax'], [`${T}.metadata.labels.bad`, 'eso.es.template-syntax']]);
+  });
+
   void test('template findings never repeat template text (it may hold secret material)', () => {
     const secret = 'hunter2-VERY-SECRET';
-    const fs = findings(edit(es, { [T]: { data: { a: `${secret} {{ .x | sha1sum }}`, b: `"${secret}" {{ "${secret}`, c: `{{ printf "${secret}" | nope }}` } } }));
+    const fs = findings(edit(es, { [T]: { data: { a: `${secret} {{ .x | uuidv4 }}`, b: `"${secret}" {{ "${secret}`, c: `{{ printf "${secret}" | nope }}` } } }));
     assert.equal(fs.length, 3);
     for (const f of fs) assert.ok(!f.message.includes('SECRET'), f.message);
   });
 });
 
 void describe('controller class via the store', () => {
-  const unsupported = edit(es, { 'spec.syncWindows': { kind: 'deny', windows: [] } });
+  const unsupported = edit(es, { 'spec.target.manifest': { apiVersion: 'v1', kind: 'ConfigMap' } });
   const lookup = (classOf: Record<string, string>): EsoAdmissionContext => ({
     ...defaultContext({ controllerClass: 'vaultgate' }),
     storeControllerClass: (ref: StoreReference) => classOf[`${ref.kind}/${ref.namespace ?? ''}/${ref.name}`],

@@ -42,9 +42,9 @@ export function request(o: KubeObject, namespace = 'default'): AdmissionRequest 
   const kind = String(o.kind);
   return {
     uid: 'test', operation: 'CREATE', userInfo: { username: 'alice' },
-    kind: { group: 'external-secrets.io', version: 'v1', kind },
-    resource: { group: 'external-secrets.io', version: 'v1', resource: `${kind.toLowerCase()}s` },
-    ...(kind === 'ClusterSecretStore' ? {} : { namespace }),
+    kind: { group: 'external-secrets.io', version: kind === 'PushSecret' ? 'v1alpha1' : 'v1', kind },
+    resource: { group: 'external-secrets.io', version: kind === 'PushSecret' ? 'v1alpha1' : 'v1', resource: `${kind.toLowerCase()}s` },
+    ...(kind === 'ClusterSecretStore' || kind === 'ClusterExternalSecret' ? {} : { namespace }),
     object: o,
   };
 }

@@ -96,7 +96,11 @@ void describe('kinds and CRDs', () => {
       ['external-secrets.io', 'v1', 'SecretStore', 'secretstores', 'ss', 'Namespaced'],
       ['external-secrets.io', 'v1', 'ClusterSecretStore', 'clustersecretstores', 'css', 'Cluster'],
       ['external-secrets.io', 'v1', 'ExternalSecret', 'externalsecrets', 'es', 'Namespaced'],
+      ['external-secrets.io', 'v1', 'ClusterExternalSecret', 'clusterexternalsecrets', 'ces', 'Cluster'],
+      ['external-secrets.io', 'v1alpha1', 'PushSecret', 'pushsecrets', 'ps', 'Namespaced'],
     ]);
+    assert.deepEqual(ESO_KINDS[3]?.printerColumns.map((c) => c.name), ['Store', 'Refresh Interval', 'Ready']);
+    assert.deepEqual(ESO_KINDS[4]?.printerColumns.map((c) => c.name), ['Age', 'Status']);
     assert.deepEqual(ESO_KINDS[0]?.printerColumns.map((c) => c.name), ['Age', 'Status', 'Capabilities', 'Ready']);
     assert.deepEqual(ESO_KINDS[2]?.printerColumns.map((c) => c.name), ['StoreType', 'Store', 'Refresh Interval', 'Status', 'Ready', 'Age']);
     assert.ok(ESO_KINDS.every((k) => k.categories?.includes('external-secrets') && k.statusSubresource));

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { decideSync } from '../../webhook/admission/review.ts';
+import { decideSync } from '../../webhook/review/review.ts';
 import { defaultContext, type GuardrailObject } from '../../webhook/admission/context.ts';
 import type { AdmissionRequest, AdmissionResponse } from '../../webhook/admission/types.ts';
 

@@ -8,22 +8,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { baoAvailable, binaryPath, missingBinaries } from '../upstream/paths.ts';
-import { startControllerManager } from './controller-manager.ts';
+import { type ControllerManagerOptions, startControllerManager } from './controller-manager.ts';
 import { startEtcd } from './etcd.ts';
-import { type ApiserverFiles, startApiserverProcess, waitApiserverReady } from './kube-apiserver.ts';
+import { type ApiserverFiles, type ApiserverOptions, SERVICE_CLUSTER_IP_RANGE, startApiserverProcess, waitApiserverReady } from './kube-apiserver.ts';
 import { type KubeCredentials, type KubeResponse, kubeRequest, statusMessage } from './kube-http.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { type CertAndKey, type CertificateAuthority, createCA, createServiceAccountSigningKey } from './pki.ts';
 import { freePort } from './ports.ts';
 import { type ManagedProcess, ProcessGroup } from './processes.ts';
 import { CommandError, runTool, type RunOptions } from './tools.ts';
-import { configureKubernetesAuth, runBaoCli, startBaoDev, type VaultEndpoint } from './vault.ts';
+import { type OpenBaoServer, startOpenBao } from './openbao.ts';
+import { configureKubernetesAuth, runBaoCli, type VaultEndpoint } from './vault.ts';
 import { waitFor } from './wait.ts';
 import { defaultWebhookConfig, pointWebhooksAt, PROBE_LABEL, probeConfig, type WebhookConfigKind } from './webhooks.ts';
 
 export interface ControlPlaneOptions {
-  /** Garbage collector, namespace and serviceaccount controllers (real ownerReference cascades). */
-  controllerManager?: boolean;
+  /** Garbage collector, namespace and serviceaccount controllers (real ownerReference cascades), or the given ones. */
+  controllerManager?: boolean | Pick<ControllerManagerOptions, 'controllers'>;
+  /** Opt-in apiserver settings for a cluster with pods (test/harness/node/); default: envtest's, on 127.0.0.1. */
+  apiserver?: ApiserverOptions;
   /** `bao server -dev` with kubernetes auth at `kubernetes/` configured against this apiserver. */
   vault?: boolean;
   log?: (line: string) => void;
@@ -59,14 +62,18 @@ export class ControlPlane {
   readonly timings: Record<string, number> = {};
   vaultAddr: string | undefined;
   vaultToken: string | undefined;
+  /** The OpenBao dev server (startControlPlane({ vault: true })): seal()/unseal(), version, log. */
+  openbao: OpenBaoServer | undefined;
 
   readonly #group: ProcessGroup;
   readonly #apiserverFiles: ApiserverFiles;
+  readonly #apiserverOptions: ApiserverOptions;
   readonly #etcdUrl: string;
   readonly #port: number;
   readonly #log: (line: string) => void;
   #apiserver: ManagedProcess;
   #vaultPort: number | undefined;
+  #vaultHost: string | undefined;
   #webhookCA: Promise<CertificateAuthority> | undefined;
   #stopped = false;
 
@@ -76,6 +83,7 @@ export class ControlPlane {
     port: number;
     etcdUrl: string;
     files: ApiserverFiles;
+    apiserverOptions?: ApiserverOptions;
     apiserver: ManagedProcess;
     admin: KubeCredentials;
     kubeconfigPath: string;
@@ -85,6 +93,7 @@ export class ControlPlane {
     this.#port = init.port;
     this.#etcdUrl = init.etcdUrl;
     this.#apiserverFiles = init.files;
+    this.#apiserverOptions = init.apiserverOptions ?? {};
     this.#apiserver = init.apiserver;
     this.admin = init.admin;
     this.server = init.admin.server;
@@ -219,7 +228,7 @@ export class ControlPlane {
   async restartApiserver(): Promise<void> {
     const started = performance.now();
     await this.#group.stop('kube-apiserver', 15_000);
-    this.#apiserver = startApiserverProcess(this.#group, this.#port, this.#etcdUrl, this.#apiserverFiles);
+    this.#apiserver = startApiserverProcess(this.#group, this.#port, this.#etcdUrl, this.#apiserverFiles, this.#apiserverOptions);
     await waitApiserverReady(this.#group, this.#apiserver, this.admin);
     this.#log(`[harness] kube-apiserver restarted in ${seconds(started)}s`);
   }
@@ -242,24 +251,28 @@ export class ControlPlane {
     await this.restartApiserver();
   }
 
-  /** Starts bao dev (again) and configures kubernetes auth. A restarted dev server starts EMPTY. */
-  async startVault(): Promise<void> {
-    if (!baoAvailable()) throw new Error(`no bao binary at ${binaryPath('bao')} (OpenBao is not served by the Go proxy; set VAULTGATE_BAO_BIN)`);
+  /**
+   * Starts bao dev (again) and configures kubernetes auth. A restarted dev server starts EMPTY.
+   * `host`: listen there instead of 127.0.0.1 (pods of the one-node cluster reach it on the node IP).
+   */
+  async startVault(opts: { host?: string } = {}): Promise<void> {
+    if (!baoAvailable()) throw new Error(`no bao binary at ${binaryPath('bao')} (npm run upstream installs OpenBao 2.7.2; VAULTGATE_BAO_BIN overrides it)`);
     const started = performance.now();
     this.#vaultPort ??= await freePort();
-    const token = this.vaultToken ?? `root-${randomBytes(12).toString('hex')}`;
-    const endpoint = await startBaoDev(this.#group, { bin: binaryPath('bao'), port: this.#vaultPort, token });
+    this.#vaultHost = opts.host ?? this.#vaultHost;
+    this.openbao = await startOpenBao({ dev: true, dir: join(this.#group.dir, 'openbao'), port: this.#vaultPort, ...(this.#vaultHost ? { host: this.#vaultHost } : {}) });
+    const endpoint = { addr: this.openbao.addr, token: this.openbao.rootToken };
     this.vaultAddr = endpoint.addr;
     this.vaultToken = endpoint.token;
     await this.#ensureTokenReviewer();
     const reviewerJwt = await this.serviceAccountToken(TOKEN_REVIEWER.namespace, TOKEN_REVIEWER.name, undefined, 24 * 3600);
     await configureKubernetesAuth(endpoint, { host: this.server, caPem: this.caPem, reviewerJwt });
     this.timings.vault = seconds(started);
-    this.#log(`[harness] bao dev server up at ${endpoint.addr} with kubernetes auth in ${this.timings.vault}s`);
+    this.#log(`[harness] ${this.openbao.version.split(' (')[0]} dev server up at ${endpoint.addr} with kubernetes auth in ${this.timings.vault}s`);
   }
 
   async stopVault(): Promise<void> {
-    await this.#group.stop('bao', 5_000);
+    await this.openbao?.stop();
   }
 
   #vaultEndpoint(): VaultEndpoint {
@@ -295,19 +308,26 @@ export class ControlPlane {
     if (this.#stopped) return;
     this.#stopped = true;
     const started = performance.now();
+    await this.openbao?.stop();
     await this.#group.stopAll();
     this.#log(`[harness] control plane stopped in ${seconds(started)}s`);
   }
 }
 
-async function writePki(dir: string): Promise<{ files: ApiserverFiles; admin: Omit<KubeCredentials, 'server'> }> {
+/** First address of a service range: the `kubernetes` Service's ClusterIP (in the serving certificate). */
+function firstServiceIp(cidr: string): string {
+  const [a = 0, b = 0, c = 0, d = 0] = (cidr.split('/')[0] ?? '').split('.').map(Number);
+  return `${a}.${b}.${c}.${d + 1}`;
+}
+
+async function writePki(dir: string, o: ApiserverOptions = {}): Promise<{ files: ApiserverFiles; admin: Omit<KubeCredentials, 'server'> }> {
   const pki = join(dir, 'pki');
   mkdirSync(pki, { recursive: true });
   const ca = await createCA('vaultgate-test-ca');
   const serving = await ca.issue({
     commonName: 'kube-apiserver',
     dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
-    ipAddresses: ['127.0.0.1', '10.0.0.1'],
+    ipAddresses: [...new Set(['127.0.0.1', '10.0.0.1', firstServiceIp(o.serviceClusterIpRange ?? SERVICE_CLUSTER_IP_RANGE), o.bindAddress ?? '127.0.0.1'])],
     usage: 'server',
   });
   // Client-certificate user in system:masters, as envtest's admin user.
@@ -345,22 +365,24 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   try {
     const [etcdClient, etcdPeer, port] = [await freePort(), await freePort(), await freePort()];
     let t = performance.now();
-    const pkiPromise = writePki(group.dir);
+    const pkiPromise = writePki(group.dir, opts.apiserver);
     const etcd = await startEtcd(group, etcdClient, etcdPeer);
     timings.etcd = seconds(t);
     const { files, admin: adminCert } = await pkiPromise;
     t = performance.now();
-    const admin: KubeCredentials = { server: `https://127.0.0.1:${port}`, ...adminCert };
-    const apiserver = startApiserverProcess(group, port, etcd.clientUrl, files);
+    const admin: KubeCredentials = { server: `https://${opts.apiserver?.bindAddress ?? '127.0.0.1'}:${port}`, ...adminCert };
+    const apiserver = startApiserverProcess(group, port, etcd.clientUrl, files, opts.apiserver);
     await waitApiserverReady(group, apiserver, admin);
     timings['kube-apiserver'] = seconds(t);
     const kubeconfigPath = join(group.dir, 'kubeconfig');
     writeFileSync(kubeconfigPath, kubeconfigYaml(admin.server, admin.caPem, { name: 'vaultgate-test-admin', ...adminCert }), { mode: 0o600 });
     mkdirSync(join(group.dir, 'home'), { recursive: true });
-    const cp = new ControlPlane({ group, port, etcdUrl: etcd.clientUrl, files, apiserver, admin, kubeconfigPath, log });
+    const cp = new ControlPlane({ group, port, etcdUrl: etcd.clientUrl, files, apiserverOptions: opts.apiserver ?? {}, apiserver, admin, kubeconfigPath, log });
     if (opts.controllerManager) {
       t = performance.now();
-      const kcm = startControllerManager(group, kubeconfigPath);
+      const controllers = typeof opts.controllerManager === 'object' ? opts.controllerManager.controllers : undefined;
+      // Pods mount the cluster CA from ConfigMap kube-root-ca.crt, which the publisher needs --root-ca-file for.
+      const kcm = startControllerManager(group, kubeconfigPath, { ...(controllers ? { controllers, rootCaFile: files.clientCaFile } : {}) });
       // Ready signal: the serviceaccount controller has created `default` in the default namespace.
       await waitFor(async () => ((await cp.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined), {
         what: 'kube-controller-manager (default ServiceAccount)',

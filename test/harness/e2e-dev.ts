@@ -1,17 +1,18 @@
-// The environment behind `vaultgate dev`: a local control plane (etcd + kube-apiserver +
-// kube-controller-manager from test/upstream), Vault (the simulator, or a real bao when
-// VAULTGATE_BAO_BIN is set), `vaultgate webhook` and `vaultgate controller` as child processes, and the
-// examples applied. Or, against a user's cluster and Vault, only the two vaultgate processes.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// The environment behind `vaultgate dev`: the end-to-end stack (test/harness/e2e-stack.ts: a local
+// control plane with kube-controller-manager, a real OpenBao 2.7.2 dev server set up as a user would,
+// or the simulator only when asked for; `vaultgate webhook` and `vaultgate controller` as child
+// processes, the controller logging in with the chart's bootstrap policy), the examples applied, and a
+// bin/ of the tools the printed commands name. Or, against a user's cluster and Vault, only the two
+// vaultgate processes.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { generateCA, issueServingCert } from '../../certs/generate.ts';
 import { baoAvailable, binaryPath } from '../upstream/paths.ts';
-import { type ControlPlane, startControlPlane } from './control-plane.ts';
 import { type ClusterTarget, REPO_ROOT, VaultgateProcesses, type WebhookHandle } from './e2e-processes.ts';
-import { installAllCRDs, toYaml } from './e2e-stack.ts';
-import { type SimulatedVault, startSimulatedVault, vaultCall } from './e2e-vault.ts';
+import { type E2EStack, startE2E, toYaml } from './e2e-stack.ts';
+import { vaultCall, type VaultKind } from './e2e-vault.ts';
 import { runTool } from './tools.ts';
 
 type Obj = Record<string, unknown> & { kind?: string; metadata?: { name?: string; namespace?: string } };
@@ -24,9 +25,16 @@ export interface DevEnvironment {
   kubeconfigPath: string;
   vaultAddr: string;
   vaultToken: string;
-  /** 'simulator' | 'bao' | 'external' */
-  vault: 'simulator' | 'bao' | 'external';
+  /** A real OpenBao, the simulator (asked for), or the user's own Vault. */
+  vault: VaultKind | 'external';
+  /** `OpenBao v2.7.2`, `simulator`, or undefined for the user's Vault. */
+  vaultVersion?: string;
+  /** How the printed commands call kubectl: `kubectl` (from binDir) or a path. */
   kubectl: string;
+  /** The dir to put first on PATH: kubectl, helm and (with OpenBao) bao. */
+  binDir?: string;
+  /** Tool names in binDir. */
+  tools?: string[];
   webhook: WebhookHandle;
   logDir: string;
   /** The local control plane's temp dir (none against a user's cluster). */
@@ -93,45 +101,41 @@ async function writeVaultData(addr: string, token: string): Promise<void> {
   }
 }
 
-/** Local control plane + Vault + vaultgate, examples applied. */
-export async function startLocalDev(opts: { log: Log; kubeconfigOut: string }): Promise<DevEnvironment> {
+/** The tools the printed commands use by name: symlinks in a bin/ the user puts first on PATH. */
+export function writeToolsDir(binDir: string, vault: VaultKind): Record<string, string> {
+  rmSync(binDir, { recursive: true, force: true });
+  mkdirSync(binDir, { recursive: true });
+  const tools: Record<string, string> = { kubectl: binaryPath('kubectl'), helm: binaryPath('helm') };
+  if (vault === 'openbao' || baoAvailable()) tools.bao = binaryPath('bao');
+  for (const [name, target] of Object.entries(tools)) symlinkSync(target, join(binDir, name));
+  return tools;
+}
+
+/** Local control plane + Vault (real OpenBao unless `vault: 'simulator'`) + vaultgate, examples applied. */
+export async function startLocalDev(opts: { log: Log; kubeconfigOut: string; vault?: VaultKind }): Promise<DevEnvironment> {
   const { log } = opts;
-  const useBao = baoAvailable();
-  const cp: ControlPlane = await startControlPlane({ controllerManager: true, vault: useBao, log });
-  let sim: SimulatedVault | undefined;
-  let procs: VaultgateProcesses | undefined;
+  const kind = opts.vault ?? 'openbao';
+  const stack: E2EStack = await startE2E({ controllerManager: true, vault: kind, controller: { driftCheckMs: 30_000 }, log });
+  const binDir = join(dirname(opts.kubeconfigOut), 'bin');
   const stop = async (): Promise<void> => {
-    await procs?.stopAll();
-    await sim?.stop();
-    await cp.stop();
+    await stack.stop();
     rmSync(opts.kubeconfigOut, { force: true });
+    rmSync(binDir, { recursive: true, force: true });
   };
   try {
-    await installAllCRDs(cp);
-    await cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'vaultgate-system' } });
-    let vaultAddr: string;
-    let vaultToken: string;
-    if (useBao && cp.vaultAddr && cp.vaultToken) {
-      vaultAddr = cp.vaultAddr;
-      vaultToken = cp.vaultToken;
-    } else {
-      sim = await startSimulatedVault(cp, { log });
-      vaultAddr = sim.addr;
-      vaultToken = sim.rootToken;
-    }
-    procs = new VaultgateProcesses(cp, { log });
-    const webhook = await procs.startWebhook();
-    await cp.registerWebhooks({ url: webhook.url, caBundlePem: webhook.caPem });
-    await procs.startController({ vaultAddr, vaultToken, driftCheckMs: 30_000 });
-    await writeVaultData(vaultAddr, vaultToken);
-    await applyExamples((args, stdin) => cp.kubectl(args, stdin === undefined ? {} : { stdin }), vaultAddr, log);
+    const { cp, vault } = stack;
+    await writeVaultData(vault.addr, vault.rootToken);
+    await applyExamples((args, stdin) => cp.kubectl(args, stdin === undefined ? {} : { stdin }), vault.addr, log);
     // "ready" means the third command to try shows a synced Secret.
     await cp.kubectl(['wait', '--for=condition=Ready', '--timeout=120s', '-n', DEV_NAMESPACE, 'externalsecret', '--all']);
     mkdirSync(dirname(opts.kubeconfigOut), { recursive: true });
     writeFileSync(opts.kubeconfigOut, readFileSync(cp.kubeconfigPath), { mode: 0o600 });
+    const tools = writeToolsDir(binDir, kind);
+    if (!stack.webhook) throw new Error('the dev stack has no webhook');
     return {
-      kubeconfigPath: opts.kubeconfigOut, vaultAddr, vaultToken, vault: useBao ? 'bao' : 'simulator',
-      kubectl: binaryPath('kubectl'), webhook, logDir: join(procs.dir, 'logs'), clusterDir: cp.dir, dirs: [cp.dir, procs.dir], stop,
+      kubeconfigPath: opts.kubeconfigOut, vaultAddr: vault.addr, vaultToken: vault.rootToken, vault: kind, vaultVersion: vault.version,
+      kubectl: 'kubectl', binDir, tools: Object.keys(tools), webhook: stack.webhook, logDir: join(stack.procs.dir, 'logs'), clusterDir: cp.dir,
+      dirs: [cp.dir, stack.procs.dir], stop,
     };
   } catch (err) {
     await stop();

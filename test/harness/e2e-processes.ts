@@ -1,5 +1,5 @@
 // vaultgate run as a user runs it: `node --import tsx cli/main.ts webhook|controller ...` child
-// processes against the real control plane and the (simulated) Vault. Each process is in its own
+// processes against the real control plane and Vault (OpenBao, or the simulator where asked for). Each process is in its own
 // process group with its log in a file (harness ProcessGroup: killed on stop, on exit, and by a reaper
 // if the test process dies). Readiness is the process's own /readyz, not a sleep.
 import { request as httpsRequest } from 'node:https';
@@ -64,8 +64,10 @@ export interface ControllerOptions {
   /** Process name, also the replica's identity prefix in logs (default `controller`). */
   name?: string;
   vaultAddr: string;
-  /** The controller's own Vault identity as a token (VAULT_TOKEN, in the environment, never argv); or use extraArgs --vault-role. */
+  /** The controller's own Vault identity as a token (VAULT_TOKEN, in the environment, never argv)... */
   vaultToken?: string;
+  /** ... or, as the chart runs it, a kubernetes-auth login as this role with a ServiceAccount token file. */
+  vaultRole?: { role: string; saTokenFile: string; mount?: string };
   /** Default: the target's admin kubeconfig. */
   kubeconfigPath?: string;
   /** Default vaultgate-system. */
@@ -165,6 +167,7 @@ export class VaultgateProcesses {
       '--leader-election-namespace', opts.leaderElectionNamespace ?? 'vaultgate-system',
       ...(opts.leaderElect === false ? ['--no-leader-elect'] : []),
       ...(opts.driftCheckMs ? ['--drift-check', String(opts.driftCheckMs)] : []),
+      ...(opts.vaultRole ? ['--vault-role', opts.vaultRole.role, '--vault-sa-token-file', opts.vaultRole.saTokenFile, '--vault-auth-mount', opts.vaultRole.mount ?? 'kubernetes'] : []),
       ...(opts.extraArgs ?? []),
     ]), this.#env({ ...(opts.vaultToken ? { VAULT_TOKEN: opts.vaultToken } : {}), POD_NAME: name }));
     const handle: ControllerHandle = { name, proc, metricsUrl: `http://127.0.0.1:${port}`, logPath: proc.logPath };

@@ -1,13 +1,16 @@
 // One end-to-end stack per test file: real control plane (+ kube-controller-manager), vaultgate's CRDs,
-// the simulated Vault with TokenReview-backed kubernetes auth, `vaultgate webhook` registered with the
-// apiserver, and `vaultgate controller` processes. Start-up and teardown times are printed.
+// a real OpenBao 2.7.2 set up as a user would (kubernetes auth with a token-reviewer ServiceAccount and
+// the apiserver CA, KV v2 at secret/; the simulator only when asked for), `vaultgate webhook` registered
+// with the apiserver, and `vaultgate controller` processes logging in to Vault with their own identity:
+// the chart's bootstrap policy through kubernetes auth, never the root token. Times are printed.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { type ControlPlane, startControlPlane } from './control-plane.ts';
 import { type ControllerHandle, type ControllerOptions, REPO_ROOT, VaultgateProcesses, type WebhookHandle } from './e2e-processes.ts';
-import { type SimulatedVault, startSimulatedVault, vaultCall } from './e2e-vault.ts';
+import { CONTROLLER_IDENTITY, type E2EVault, grantControllerIdentity, startE2EVault, vaultCall, type VaultKind } from './e2e-vault.ts';
 import { waitFor } from './wait.ts';
+import type { Condition } from '../../kube/objects.ts';
 
 export const CRD_DIR = process.env.VAULTGATE_CRD_DIR ?? join(REPO_ROOT, 'charts/vaultgate/crds');
 /** The ESO-group CRDs the chart installs from a template (eso.installCRDs), not from crds/. */
@@ -28,17 +31,27 @@ export interface E2EOptions {
   /** Start the webhook and register it (default true). */
   webhook?: boolean;
   /** Start one controller (default true) with these options. */
-  controller?: false | Omit<ControllerOptions, 'vaultAddr' | 'vaultToken'>;
+  controller?: false | StackControllerOptions;
+  /** Real OpenBao (default) or, only where asked for, the simulator. */
+  vault?: VaultKind;
+  /** OpenBao with raft storage that survives `stack.vault.restart()` (default: a dev server). */
+  persistentVault?: boolean;
+  /** Progress lines (default: stderr). */
+  log?: (line: string) => void;
 }
+
+/** Controller options the stack fills in itself: the Vault address and the controller's own identity. */
+export type StackControllerOptions = Omit<ControllerOptions, 'vaultAddr' | 'vaultToken' | 'vaultRole'>;
 
 export interface E2EStack {
   cp: ControlPlane;
-  vault: SimulatedVault;
+  vault: E2EVault;
   procs: VaultgateProcesses;
   webhook: WebhookHandle | undefined;
   controller: ControllerHandle | undefined;
-  startController(opts?: Omit<ControllerOptions, 'vaultAddr' | 'vaultToken'>): Promise<ControllerHandle>;
-  /** Root-token Vault call against the simulator (tests read back what the controller wrote). */
+  /** A controller logging in as the bootstrap role (kubernetes auth, its ServiceAccount's token file). */
+  startController(opts?: StackControllerOptions): Promise<ControllerHandle>;
+  /** Root-token Vault call (tests seed data and read back what the controller wrote). */
   vaultRoot(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   /** kubectl apply of objects/YAML as a user would (client-side apply, the webhook sees it). */
   kubectlApply(manifests: string | object | object[]): Promise<string>;
@@ -49,7 +62,7 @@ export interface E2EStack {
   stop(): Promise<void>;
 }
 
-const log = (line: string): void => { process.stderr.write(`${line}\n`); };
+const stderrLog = (line: string): void => { process.stderr.write(`${line}\n`); };
 const seconds = (t: number): string => ((performance.now() - t) / 1000).toFixed(2);
 
 /** API paths of the kinds the scenarios read (polling through the API is cheaper than a kubectl per poll). */
@@ -85,15 +98,17 @@ function diagnostics(p: VaultgateProcesses): string {
 }
 
 export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
+  const log = opts.log ?? stderrLog;
   const t = performance.now();
   const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log });
   let procs: VaultgateProcesses | undefined;
-  let vault: SimulatedVault | undefined;
+  let vault: E2EVault | undefined;
   try {
     if (opts.crds !== false) await installAllCRDs(cp);
     await cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'vaultgate-system' } });
-    vault = await startSimulatedVault(cp, { log });
+    vault = await startE2EVault(cp, { kind: opts.vault ?? 'openbao', persistent: opts.persistentVault === true, dir: join(cp.dir, 'e2e-vault'), log });
     procs = new VaultgateProcesses(cp, { log });
+    const saTokenFile = procs.writeSecretFile('controller-sa-token', await grantControllerIdentity(cp, vault));
     let webhook: WebhookHandle | undefined;
     if (opts.webhook !== false) {
       webhook = await procs.startWebhook();
@@ -101,10 +116,10 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
     }
     const v = vault;
     const p = procs;
-    const startController = (o: Omit<ControllerOptions, 'vaultAddr' | 'vaultToken'> = {}): Promise<ControllerHandle> =>
-      p.startController({ ...o, vaultAddr: v.addr, vaultToken: v.rootToken });
+    const startController = (o: StackControllerOptions = {}): Promise<ControllerHandle> =>
+      p.startController({ ...o, vaultAddr: v.addr, vaultRole: { role: CONTROLLER_IDENTITY.role, mount: CONTROLLER_IDENTITY.mount, saTokenFile } });
     const controller = opts.controller === false ? undefined : await startController(opts.controller ?? {});
-    log(`[e2e] stack up in ${seconds(t)}s (control plane ${cp.timings.total}s)`);
+    log(`[e2e] stack up in ${seconds(t)}s (control plane ${cp.timings.total}s; Vault: ${v.version})`);
     let stopped = false;
     const stack: E2EStack = {
       cp, vault: v, procs: p, webhook, controller, startController,
@@ -116,7 +131,7 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
         if (res.status !== 200) throw new Error(`GET ${kind} ${namespace ?? ''}/${name}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
         return res.body as T;
       },
-      diagnostics: () => diagnostics(p),
+      diagnostics: () => [diagnostics(p), v.logTail() && `--- ${v.version} log (tail)\n${v.logTail()}`].filter(Boolean).join('\n'),
       async stop() {
         if (stopped) return;
         stopped = true;
@@ -152,7 +167,7 @@ export async function waitForObject<T extends Record<string, unknown>>(
   }
 }
 
-export interface Condition { type: string; status: string; reason?: string; message?: string; observedGeneration?: number }
+export type { Condition };
 
 export function condition(obj: Record<string, unknown> | undefined, type = 'Ready'): Condition | undefined {
   return ((obj?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).find((c) => c.type === type);

@@ -9,25 +9,32 @@ export interface KubeCredentials {
   keyPem: string;
 }
 
+/** Acting as a ServiceAccount: its TokenRequest token as a bearer token, no client certificate. */
+export interface BearerCredentials {
+  server: string;
+  caPem: string;
+  token: string;
+}
+
 export interface KubeResponse {
   status: number;
   body: unknown;
   text: string;
 }
 
-export function kubeRequest(creds: KubeCredentials, method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<KubeResponse> {
+export function kubeRequest(creds: KubeCredentials | BearerCredentials, method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<KubeResponse> {
   const url = new URL(path, creds.server);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(url, {
       method,
       ca: creds.caPem,
-      cert: creds.certPem,
-      key: creds.keyPem,
+      ...('token' in creds ? {} : { cert: creds.certPem, key: creds.keyPem }),
       agent: false, // no pooled sockets left to keep node alive after the suite
       timeout: timeoutMs,
       headers: {
         accept: 'application/json',
+        ...('token' in creds ? { authorization: `Bearer ${creds.token}` } : {}),
         ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
       },
     }, (res) => {

@@ -1,16 +1,26 @@
 // owner: A
 // The contract suites (test/contract/*.contract.ts) against the REAL servers: kube-apiserver 1.34 + etcd
-// 3.6 for the Kubernetes contract, OpenBao `server -dev` for the Vault contract (when a bao binary is
-// available). A simulator that disagrees with these answers is the simulator's bug.
+// 3.6 for the Kubernetes contract, OpenBao 2.7.2 `server -dev` for the Vault contract, and the Vault
+// simulator under the same suite with the same real ServiceAccount tokens. A simulator that disagrees
+// with OpenBao's answers is the simulator's bug. No OpenBao check is skipped: OpenBao is part of the tier.
 // One control plane for the file, shared by both suites, stopped after the last one.
-import { after, describe } from 'node:test';
-import { existsSync, readdirSync } from 'node:fs';
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type ControlPlane, startControlPlane } from '../harness/control-plane.ts';
 import { baoSkipReason, realTier } from '../harness/real-tier.ts';
 import { waitFor } from '../harness/wait.ts';
 import { describeKubeContract } from '../contract/kube.contract.ts';
 import { describeVaultContract } from '../contract/vault.contract.ts';
+import { ANSWERS_FILE, type AnswersFile, ask, RECORD_COMMAND } from '../contract/openbao-exchanges.ts';
+import { type SimulatedVault, startSimulatedVault } from '../harness/e2e-vault.ts';
+import type { OpenBaoServer } from '../harness/openbao.ts';
+
+function bao(cp: ControlPlane): OpenBaoServer {
+  if (!cp.openbao) throw new Error('the control plane has no OpenBao');
+  return cp.openbao;
+}
 
 const tier = await realTier();
 const baoSkip = tier.skip ? tier.skip : baoSkipReason();
@@ -92,9 +102,47 @@ if (tier.skip) {
               return cp.serviceAccountToken(ns, sa);
             },
           },
+          seal: { seal: () => bao(cp).seal(), unseal: () => bao(cp).unseal() },
         };
       },
       noTeardown,
+    );
+
+    // The fast tier holds the simulator to answers recorded from OpenBao; they must still be OpenBao's.
+    void describe(`recorded answers (${RECORD_COMMAND}) are what this OpenBao answers`, () => {
+      void test('every answer of test/contract/openbao-answers.json, asked again', async () => {
+        const cp = await controlPlane();
+        const recorded = JSON.parse(readFileSync(ANSWERS_FILE, 'utf8')) as AnswersFile;
+        assert.equal(recorded.server.split(' (')[0], bao(cp).version.split(' (')[0], 'recorded from this OpenBao version');
+        const now = await ask(cp.vaultAddr ?? '', cp.vaultToken ?? '');
+        const changed = Object.keys(recorded.answers).filter((k) => JSON.stringify(now[k]) !== JSON.stringify(recorded.answers[k]));
+        assert.deepEqual(changed.map((k) => `${k}: recorded ${JSON.stringify(recorded.answers[k])}, now ${JSON.stringify(now[k])}`), [], `re-record with ${RECORD_COMMAND}`);
+      });
+    });
+
+    // The same suite against the simulator, with the same real ServiceAccount tokens (RS256 from the
+    // apiserver) verified by a real TokenReview: whatever OpenBao answers above, the simulator must answer.
+    let simVault: SimulatedVault | undefined;
+    describeVaultContract(
+      'simulator (logins through a real TokenReview)',
+      async () => {
+        const cp = await controlPlane();
+        simVault = await startSimulatedVault(cp, { log: () => undefined });
+        const v = simVault;
+        return {
+          addr: v.addr,
+          rootToken: v.rootToken,
+          kubernetes: {
+            mount: 'kubernetes',
+            jwtFor: async (ns: string, sa: string) => {
+              await ensureServiceAccount(cp, ns, sa);
+              return cp.serviceAccountToken(ns, sa);
+            },
+          },
+          seal: { seal: () => Promise.resolve(v.sim.seal()), unseal: () => Promise.resolve(v.sim.unseal()) },
+        };
+      },
+      async () => { await simVault?.stop(); },
     );
   }
 }

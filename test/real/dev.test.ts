@@ -1,7 +1,7 @@
 // `vaultgate dev` as a user runs it (`npm run dev` = node --import tsx cli/main.ts dev): waits for the
-// ready line, runs the three commands it prints (denial, mutation, synced Secret) with the kubectl and
-// kubeconfig it names, sends SIGINT (Ctrl-C), and checks that nothing it started is left running.
-// Vault is SIMULATED (OpenBao cannot be built here), as the command itself says.
+// ready line, runs the commands it prints (denial, mutation, synced Secret, the policy in OpenBao) by
+// name, with the PATH, kubeconfig and Vault address of the export line it prints, sends SIGINT (Ctrl-C),
+// and checks that nothing it started is left running. Vault is a real OpenBao 2.7.2, as it says.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -48,7 +48,7 @@ void describe('vaultgate dev (npm run dev): local cluster + Vault + vaultgate, e
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  void test('prints the kubeconfig, Vault address and token, three commands that work, and leaves nothing behind on SIGINT', async () => {
+  void test('prints OpenBao\'s version, the kubeconfig, Vault address and token, a PATH with kubectl and bao, commands that work by name, and leaves nothing behind on SIGINT', async () => {
     const started = performance.now();
     child = spawn(process.execPath, vaultgateArgv(['dev', '--write-kubeconfig', kubeconfigOut]), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const proc = child;
@@ -70,31 +70,42 @@ void describe('vaultgate dev (npm run dev): local cluster + Vault + vaultgate, e
     assert.ok(existsSync(kubeconfigOut), 'the kubeconfig is written');
     assert.match(field('VAULT_ADDR'), /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.ok(field('VAULT_TOKEN').length > 8);
-    assert.match(stdout, /SIMULATED Vault|real bao/, 'says which Vault it is');
-    const kubectl = field('kubectl');
-    assert.ok(existsSync(kubectl), 'the printed kubectl exists');
+    assert.match(stdout, /VAULT_ADDR:\s+\S+\s+\(OpenBao v2\.7\.2, dev server\)/, 'says which Vault it is, with its version');
+    assert.doesNotMatch(stdout + stderr, /SIMULATED/, 'no simulator unless asked for');
+    const binDir = field('tools');
+    for (const tool of ['kubectl', 'bao']) assert.ok(existsSync(join(binDir, tool)), `${tool} in ${binDir}`);
     const dirs = [field('logs').replace(/\/logs$/, ''), field('cluster')];
 
-    // The three commands, exactly as printed.
-    const commands = [...stdout.matchAll(/^ {2}(\/\S+kubectl) (.+?)\s+#/gm)].map((m) => m[2]?.trim().split(/\s+/) ?? []);
-    assert.equal(commands.length, 3, `three commands to try:\n${stdout}`);
-    const env = { ...process.env, KUBECONFIG: kubeconfigOut, HOME: scratch };
-    const [deny, mutated, synced] = commands as [string[], string[], string[]];
+    // The export line, as a shell would apply it, then the commands by name, exactly as printed.
+    const exported = /^ {2}export (.+)$/m.exec(stdout)?.[1];
+    assert.ok(exported, `an export line:\n${stdout}`);
+    const vars = Object.fromEntries(exported.split(/\s+/).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    assert.equal(vars.PATH, `${binDir}:$PATH`);
+    assert.equal(vars.KUBECONFIG, kubeconfigOut);
+    assert.equal(vars.VAULT_ADDR, field('VAULT_ADDR'));
+    const env = { ...process.env, HOME: scratch, KUBECONFIG: vars.KUBECONFIG, VAULT_ADDR: vars.VAULT_ADDR, VAULT_TOKEN: vars.VAULT_TOKEN, PATH: `${binDir}:/usr/bin:/bin` };
+    const commands = [...stdout.matchAll(/^ {2}(kubectl|bao) (.+?)\s+#/gm)].map((m) => [m[1] ?? '', ...(m[2]?.trim().split(/\s+/) ?? [])]);
+    assert.deepEqual(commands.map((c) => c[0]), ['kubectl', 'kubectl', 'kubectl', 'bao'], `commands to try:\n${stdout}`);
+    type Command = { tool: string; args: string[] };
+    const [deny, mutated, synced, policy] = commands.map(([tool = '', ...args]) => ({ tool, args })) as [Command, Command, Command, Command];
 
-    const refused = await runTool(kubectl, deny, { env }).then(() => undefined, (e: unknown) => e);
+    const refused = await runTool(deny.tool, deny.args, { env }).then(() => undefined, (e: unknown) => e);
     assert.ok(refused instanceof CommandError, 'the bad policy is refused');
     assert.match(refused.stderr, /denied the request: .*"sudo" is forbidden.*\(rule guardrail\.forbidden-capability\)/s);
 
-    const vps = parse(await runTool(kubectl, mutated, { env })) as { items: Array<{ metadata: { name: string; labels?: Record<string, string> }; spec: { vaultName?: string } }> };
+    const vps = parse(await runTool(mutated.tool, mutated.args, { env })) as { items: Array<{ metadata: { name: string; labels?: Record<string, string> }; spec: { vaultName?: string } }> };
     const appRead = vps.items.find((i) => i.metadata.name === 'app-read');
     assert.equal(appRead?.spec.vaultName, 'vaultgate.team-a.app-read');
     assert.equal(appRead?.metadata.labels?.['app.kubernetes.io/managed-by'], 'vaultgate');
 
-    const secret = parse(await runTool(kubectl, synced, { env })) as { data: Record<string, string> };
+    const secret = parse(await runTool(synced.tool, synced.args, { env })) as { data: Record<string, string> };
     const value = (k: string): string => Buffer.from(secret.data[k] ?? '', 'base64').toString('utf8');
     assert.equal(value('username'), 'app');
     assert.match(value('dsn'), /^postgres:\/\/app:.+@db\.team-a\.svc:5432\/app$/, 'the template example rendered');
     assert.ok(value('LOG_LEVEL'), 'dataFrom extract of the app-config document');
+
+    const policyText = await runTool(policy.tool, policy.args, { env });
+    assert.match(policyText, /path "secret\/data\/team-a\/app\/\*"/, `bao policy read shows what the controller wrote:\n${policyText}`);
 
     const stopping = performance.now();
     proc.kill('SIGINT');
@@ -106,6 +117,31 @@ void describe('vaultgate dev (npm run dev): local cluster + Vault + vaultgate, e
     await waitFor(() => Promise.resolve(processesMentioning(dirs).length === 0 ? true : undefined), {
       what: `no process left from vaultgate dev: ${processesMentioning(dirs).join('\n')}`, timeoutMs: 10_000, intervalMs: 200,
     });
+  });
+
+  void test('--vault-sim runs the simulator only when asked, and says so where the Vault is named', async () => {
+    const simKubeconfig = join(scratch, 'sim', 'kubeconfig');
+    const sim = spawn(process.execPath, vaultgateArgv(['dev', '--vault-sim', '--write-kubeconfig', simKubeconfig]), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const simExited = new Promise<number | null>((resolve) => sim.once('exit', (code) => resolve(code)));
+    let out = '';
+    let errOut = '';
+    sim.stdout.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+    sim.stderr.on('data', (c: Buffer) => { errOut += c.toString('utf8'); });
+    try {
+      await waitFor(() => Promise.resolve(/vaultgate dev: ready in/.test(out) ? true : undefined), {
+        what: 'the "ready" line of vaultgate dev --vault-sim', timeoutMs: 240_000, intervalMs: 200,
+        abort: simExited.then((code) => `vaultgate dev --vault-sim exited (${code}):\n${errOut.slice(-3000)}`),
+      });
+      assert.match(errOut, /Vault is SIMULATED \(test\/sim\/vault\.ts, asked for explicitly/);
+      assert.match(out, /VAULT_ADDR:\s+\S+\s+\(SIMULATED Vault: vaultgate's Vault API simulator, asked for with --vault-sim\)/);
+      assert.doesNotMatch(out, /OpenBao v/);
+    } finally {
+      sim.kill('SIGINT');
+      assert.equal(await simExited, 0, errOut.slice(-2000));
+    }
+    const usage = await runTool(process.execPath, vaultgateArgv(['dev', '--vault-sim', '--kubeconfig', kubeconfigOut, '--vault-addr', 'http://127.0.0.1:1']), {}).then(() => undefined, (e: unknown) => e);
+    assert.ok(usage instanceof CommandError && usage.code === 2, 'a usage error with --kubeconfig');
+    assert.match(usage.stderr, /--vault-sim starts a local Vault simulator; it does not go with --kubeconfig\/--vault-addr/);
   });
 
   void test('without the binaries and without Go it names each missing binary and how to get it, and exits 1', async () => {
@@ -123,7 +159,7 @@ void describe('vaultgate dev (npm run dev): local cluster + Vault + vaultgate, e
   });
 
   void test('with --kubeconfig and --vault-addr it runs the webhook and the controller against that cluster and Vault, and stops them on SIGINT', async () => {
-    // "Your cluster": a control plane with the CRDs and a (simulated) Vault, nothing of vaultgate running.
+    // "Your cluster": a control plane with the CRDs and an OpenBao, nothing of vaultgate running.
     const stack = await startE2E({ webhook: false, controller: false });
     let proc: ChildProcess | undefined;
     let procExited: Promise<number | null> = Promise.resolve(null);

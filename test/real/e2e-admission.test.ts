@@ -2,7 +2,7 @@
 // (a child process, as deployed): a VaultPolicy granting sudo on sys/* is refused with our message, a
 // signed audit record of the denial is written and verifies with `vaultgate audit verify`; a clean one
 // is mutated (defaults, label, annotations) and `vaultgate controller` writes it to Vault.
-// Vault is SIMULATED here (OpenBao cannot be built from the Go proxy): see test/harness/e2e-vault.ts.
+// Vault is a real OpenBao 2.7.2; the controller logs in with the chart's bootstrap policy (test/harness/e2e-vault.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { waitFor } from '../harness/wait.ts';
 const tier = await realTier();
 const NS = 'team-a';
 
-void describe('e2e 1: kubectl apply through the real apiserver and vaultgate webhook; controller writes to (simulated) Vault', { skip: tier.skip }, () => {
+void describe('e2e 1: kubectl apply through the real apiserver and vaultgate webhook; controller writes to OpenBao', { skip: tier.skip }, () => {
   let stack: E2EStack;
 
   before(async () => {

@@ -1,7 +1,7 @@
 // Scenario 4 (real tier): drift. Someone edits or deletes the Vault policy or role vaultgate owns
 // directly in Vault → the controller's periodic re-read (--drift-check) puts it back; someone deletes
 // the synced Secret by hand → the controller recreates it from Vault.
-// Vault is SIMULATED (OpenBao cannot be built here): see test/harness/e2e-vault.ts.
+// Vault is a real OpenBao 2.7.2 (test/harness/e2e-vault.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type E2EStack, startE2E, waitForObject } from '../harness/e2e-stack.ts';

@@ -1,12 +1,15 @@
-// Scenario 5 (real tier): faults. Vault unreachable or sealed → Secrets keep their data, status says
-// why, recovery when Vault returns; the real kube-apiserver restarted during churn → everything
-// converges; the controller SIGKILLed mid-run → converges after restart with no duplicate or orphaned
-// Vault objects; two controller replicas → one Lease holder, failover when the leader is killed.
-// Vault is SIMULATED (OpenBao cannot be built here): "down" is a refused connection on the same address
-// with state kept (test/harness/e2e-vault.ts), "sealed" is Vault's 503.
+// Scenario 5 (real tier): faults, on a real OpenBao 2.7.2 with raft storage (initialised and unsealed
+// by the harness, so it can be restarted with its state). Vault unreachable (the TCP front refuses
+// connections on the same address), sealed (sys/seal, then sys/unseal with the unseal key), rate-limited
+// (a sys/quotas/rate-limit quota), killed and started again → Secrets keep their data, status says why,
+// retries stay bounded, recovery when Vault returns; the real kube-apiserver restarted during churn →
+// everything converges; the controller SIGKILLed mid-run → converges after restart with no duplicate or
+// orphaned Vault objects; two controller replicas → one Lease holder, failover when the leader is killed.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { condition, type E2EStack, startE2E, waitForObject } from '../harness/e2e-stack.ts';
+import { CONTROLLER_IDENTITY } from '../harness/e2e-vault.ts';
+import { type AuditEntry, readAudit } from '../harness/openbao-audit.ts';
 import { realTier } from '../harness/real-tier.ts';
 import { waitFor } from '../harness/wait.ts';
 
@@ -24,8 +27,14 @@ const policy = (name: string, namespace: string): object => ({
   spec: { rules: [{ path: `secret/data/{{namespace}}/${name}/*`, capabilities: ['read'] }] },
 });
 
-void describe('e2e 5: faults — Vault outage, apiserver restart, controller SIGKILL, leader failover', { skip: tier.skip }, () => {
+void describe('e2e 5: faults — Vault unreachable, sealed, rate-limited, restarted; apiserver restart, controller SIGKILL, leader failover', { skip: tier.skip }, () => {
   let stack: E2EStack;
+
+  const audit = (): AuditEntry[] => readAudit(stack.vault.auditLogPath ?? '');
+  const mustVault = async (method: string, path: string, body?: unknown): Promise<void> => {
+    const r = await stack.vaultRoot(method, path, body);
+    assert.ok(r.status < 300, `${method} ${path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+  };
 
   /** kubectl apply, retried while the apiserver is unavailable (what a CI pipeline's retry does). */
   const applyRetrying = (manifests: object | object[], what: string): Promise<true> =>
@@ -56,7 +65,7 @@ void describe('e2e 5: faults — Vault outage, apiserver restart, controller SIG
     });
 
   before(async () => {
-    stack = await startE2E({ controllerManager: true, controller: { name: 'controller-a' } });
+    stack = await startE2E({ controllerManager: true, persistentVault: true, controller: { name: 'controller-a' } });
     await stack.cp.apply([
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CHURN } },
@@ -88,7 +97,7 @@ void describe('e2e 5: faults — Vault outage, apiserver restart, controller SIG
 
     for (const [fault, start, end] of [
       ['unreachable', () => stack.vault.down(), () => stack.vault.up()],
-      ['sealed', () => Promise.resolve(stack.vault.sim.seal()), () => Promise.resolve(stack.vault.sim.unseal())],
+      ['sealed', () => stack.vault.seal(), () => stack.vault.unseal()],
     ] as const) {
       await start();
       const es = await waitForObject<Obj>(stack, 'externalsecret', 'app-db', NS, (o) => condition(o)?.status === 'False', `ExternalSecret Ready=False while Vault is ${fault}`, 60_000);
@@ -104,6 +113,101 @@ void describe('e2e 5: faults — Vault outage, apiserver restart, controller SIG
     // Vault changed while nobody could read it: the value arrives once it is back.
     await stack.vaultRoot('POST', 'secret/data/team-a/app/app/db', { data: { password: 'after-outage' } });
     await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s, 'password') === 'after-outage', 'the new value after recovery', 60_000);
+  });
+
+  void test('rate-limited by a sys/quotas/rate-limit quota: the Secret keeps its data, the ExternalSecret says so, retries back off, the new value arrives once the quota is lifted', async () => {
+    const kvPath = 'secret/data/team-a/app/app/db';
+    await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s, 'password') === 'after-outage', 'Secret app-db synced');
+    // OpenBao leaves requests it refuses for a quota out of the audit log unless asked to record them.
+    await mustVault('POST', 'sys/quotas/config', { enable_rate_limit_audit_logging: true });
+    const from = audit().length;
+    // One request an hour under secret/data/team-a/ (OpenBao needs the `*` to cover what is below a path
+    // inside a mount): the tenant's next refreshes are refused with 429.
+    await mustVault('POST', 'sys/quotas/rate-limit/e2e-team-a-reads', { path: 'secret/data/team-a/*', rate: 1, interval: '1h' });
+    try {
+      const es = await waitForObject<Obj>(stack, 'externalsecret', 'app-db', NS, (o) => condition(o)?.status === 'False' && /rate limit/i.test(condition(o)?.message ?? ''), 'ExternalSecret Ready=False naming the rate limit', 60_000);
+      assert.equal(condition(es)?.reason, 'SecretSyncedError');
+      // A request refused for a quota is audited as a request entry with the error (no response entry).
+      const refused = (): AuditEntry[] => audit().slice(from).filter((e) => e.type === 'request' && e.request.path === kvPath && /rate limit quota exceeded/.test(e.error ?? ''));
+      // Retried, with backoff: a few more refusals must come...
+      await waitFor(() => Promise.resolve(refused().length >= 5 ? true : undefined), { what: 'the controller to retry the refused read', timeoutMs: 60_000, intervalMs: 250 });
+      const t0 = Date.now();
+      await waitFor(() => Promise.resolve(Date.now() - t0 >= 10_000 ? true : undefined), { what: 'ten more seconds under the quota', timeoutMs: 20_000, intervalMs: 500 });
+      const attempts = refused().length;
+      // ... but not a hot loop: per-key exponential backoff (5 ms doubling) gives ~15 in the first 20 s; a
+      // retry without backoff would be hundreds a second.
+      assert.ok(attempts < 60, `bounded retries under the quota: ${attempts} refused reads`);
+      process.stderr.write(`[e2e-faults] refused reads under the rate-limit quota: ${attempts}\n`);
+      const kept = await stack.getJson<SecretObj>('secret', 'app-db', NS);
+      assert.equal(decode(kept, 'password'), 'after-outage', 'the Secret keeps its last good data while rate-limited');
+    } finally {
+      await mustVault('DELETE', 'sys/quotas/rate-limit/e2e-team-a-reads');
+    }
+    await mustVault('POST', kvPath, { data: { password: 'after-rate-limit' } });
+    await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s, 'password') === 'after-rate-limit', 'the new value once the quota is lifted', 120_000);
+    await waitForObject<Obj>(stack, 'externalsecret', 'app-db', NS, (o) => condition(o)?.status === 'True', 'ExternalSecret Ready again after the quota', 60_000);
+  });
+
+  void test('OpenBao killed and started again (raft storage, unsealed by the harness): state survives, the Secret keeps its data meanwhile, the controller carries on', async () => {
+    await mustVault('POST', 'secret/data/team-a/app/app/db', { data: { password: 'before-restart' } });
+    await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s, 'password') === 'before-restart', 'Secret app-db synced');
+    const read = async (path: string): Promise<unknown> => {
+      const r = await stack.vaultRoot('GET', path);
+      assert.equal(r.status, 200, `${path}: ${JSON.stringify(r.body)}`);
+      return (r.body as { data: unknown }).data;
+    };
+    const objects = ['sys/policies/acl/vaultgate.team-a.app', 'auth/kubernetes/role/vaultgate.team-a.app-reader', `sys/policies/acl/${CONTROLLER_IDENTITY.policy}`, `auth/kubernetes/role/${CONTROLLER_IDENTITY.role}`];
+    const before = await Promise.all(objects.map(read));
+    const kvBefore = ((await read('secret/data/team-a/app/app/db')) as { data: unknown }).data;
+
+    await stack.vault.restart({
+      kill: true,
+      whileDown: async () => {
+        const es = await waitForObject<Obj>(stack, 'externalsecret', 'app-db', NS, (o) => condition(o)?.status === 'False', 'ExternalSecret Ready=False while OpenBao is down', 60_000);
+        assert.doesNotMatch(condition(es)?.message ?? '', /before-restart|eyJhbGciOi/, 'no secret value or token in the status');
+        const kept = await stack.getJson<SecretObj>('secret', 'app-db', NS);
+        assert.equal(decode(kept, 'password'), 'before-restart', 'the Secret keeps its data while OpenBao is down');
+      },
+    });
+    const restartedAt = audit().length;
+    assert.deepEqual(await Promise.all(objects.map(read)), before, 'policies and roles survive the restart');
+    assert.deepEqual(((await read('secret/data/team-a/app/app/db')) as { data: unknown }).data, kvBefore, 'KV data survives the restart');
+
+    await waitForObject<Obj>(stack, 'externalsecret', 'app-db', NS, (o) => condition(o)?.status === 'True', 'ExternalSecret Ready again after the restart', 120_000);
+    await mustVault('POST', 'secret/data/team-a/app/app/db', { data: { password: 'after-restart' } });
+    await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s, 'password') === 'after-restart', 'a value written after the restart', 60_000);
+    // The controller's own identity works against the restarted server: a new VaultPolicy is written.
+    await stack.kubectlApply(policy('after-restart', NS));
+    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=90s', '-n', NS, 'vp/after-restart']);
+    assert.equal((await stack.vaultRoot('GET', `sys/policies/acl/vaultgate.${NS}.after-restart`)).status, 200);
+    // OpenBao keeps tokens in its storage: the controller and the store carry on with their tokens (or log
+    // in again), and nothing anyone sent after the restart was refused: no token was lost.
+    const after = audit().slice(restartedAt);
+    const denied = after.filter((e) => e.type === 'response' && /permission denied/.test(e.error ?? ''));
+    assert.deepEqual(denied.map((e) => `${e.request.operation} ${e.request.path} by ${e.auth?.metadata?.service_account_name ?? e.auth?.display_name ?? 'an unknown token'}`), [], 'no request refused after the restart');
+    assert.ok(after.some((e) => e.type === 'response' && !e.error && e.auth?.metadata?.service_account_name === CONTROLLER_IDENTITY.serviceAccount && e.request.path === `sys/policies/acl/vaultgate.${NS}.after-restart`), 'the controller wrote the new policy with its own identity');
+    const controllerLogins = after.filter((e) => e.type === 'response' && e.request.path === 'auth/kubernetes/login' && e.response?.auth?.metadata?.service_account_name === CONTROLLER_IDENTITY.serviceAccount).length;
+    process.stderr.write(`[e2e-faults] controller logins after the OpenBao restart: ${controllerLogins} (its token survives in raft storage)\n`);
+  });
+
+  void test('every kubernetes-auth token revoked (sys/leases/revoke-prefix, as after restoring a backup without its tokens): the controller and the store log in again, nothing is lost', async () => {
+    await mustVault('POST', 'secret/data/team-a/app/app/db', { data: { password: 'before-revoke' } });
+    await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (s) => decode(s, 'password') === 'before-revoke', 'Secret app-db synced before the revocation');
+    const revokedAt = audit().length;
+    await mustVault('PUT', 'sys/leases/revoke-prefix/auth/kubernetes/login');
+    // The controller's token is gone: its next write gets 403, it logs in again and writes.
+    await stack.kubectlApply(policy('after-revoke', NS));
+    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=120s', '-n', NS, 'vp/after-revoke']);
+    assert.equal((await stack.vaultRoot('GET', `sys/policies/acl/vaultgate.${NS}.after-revoke`)).status, 200);
+    // The store's token is gone too: the next refresh logs in again as the tenant's ServiceAccount.
+    await mustVault('POST', 'secret/data/team-a/app/app/db', { data: { password: 'after-revoke' } });
+    const kept = await waitForObject<SecretObj>(stack, 'secret', 'app-db', NS, (x) => decode(x, 'password') === 'after-revoke', 'a value written after the revocation', 90_000);
+    assert.equal(decode(kept, 'password'), 'after-revoke');
+    const after = audit().slice(revokedAt);
+    const logins = (sa: string): number => after.filter((e) => e.type === 'response' && !e.error && e.request.path === 'auth/kubernetes/login' && e.response?.auth?.metadata?.service_account_name === sa).length;
+    assert.ok(logins(CONTROLLER_IDENTITY.serviceAccount) >= 1, 'the controller logged in again');
+    assert.ok(logins('app-reader') >= 1, 'the store logged in again as app-reader');
+    process.stderr.write(`[e2e-faults] logins after revoking every kubernetes-auth token: controller ${logins(CONTROLLER_IDENTITY.serviceAccount)}, store ${logins('app-reader')}\n`);
   });
 
   void test('the kube-apiserver restarted during churn: every VaultPolicy converges, Vault holds exactly them', async () => {

@@ -4,7 +4,7 @@
 // them. Then vaultgate runs as the chart's Deployments would: the container args rendered by the chart,
 // each process authenticated as the chart's ServiceAccount (so the chart's RBAC is what is tested), and
 // the controller logging in to Vault with kubernetes auth and the bootstrap policy from NOTES.txt.
-// Vault is SIMULATED (OpenBao cannot be built here); its ACLs enforce the bootstrap policy.
+// Vault is a real OpenBao 2.7.2: its ACLs enforce the bootstrap policy.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -89,7 +89,7 @@ void describe('e2e 6: the Helm chart — lint, template, install into the real a
       assert.ok(kinds.has(k), `renders a ${k}`);
     }
     const crds = rendered.filter((d) => d.kind === 'CustomResourceDefinition').map((d) => d.metadata.name).sort();
-    assert.deepEqual(crds, ['clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io', 'secretstores.external-secrets.io', 'vaultguardrails.vaultgate.io', 'vaultpolicies.vaultgate.io', 'vaultrolebindings.vaultgate.io']);
+    assert.deepEqual(crds, ['clusterexternalsecrets.external-secrets.io', 'clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io', 'pushsecrets.external-secrets.io', 'secretstores.external-secrets.io', 'vaultguardrails.vaultgate.io', 'vaultpolicies.vaultgate.io', 'vaultrolebindings.vaultgate.io']);
     // The real apiserver accepts the built-in objects as rendered (server-side dry run: schema, defaults,
     // RBAC validation); CRDs and custom resources are applied for real by helm install below.
     await stack.cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: RELEASE_NS } });
@@ -218,6 +218,6 @@ void describe('e2e 6: the Helm chart — lint, template, install into the real a
       .catch((err: unknown) => { throw new Error(`${(err as Error).message}\n${stack.diagnostics()}`); });
     assert.equal((await stack.vaultRoot('GET', 'sys/policies/acl/vaultgate.team-a.app-read')).status, 200);
     assert.equal((await stack.vaultRoot('GET', 'auth/kubernetes/role/vaultgate.team-a.app')).status, 200);
-    assert.ok(stack.vault.reviews.some((r) => r.ok && r.identity.namespace === RELEASE_NS && r.identity.name === sa), 'the controller logged in as its ServiceAccount (TokenReview)');
+    assert.ok(stack.vault.logins().some((l) => l.ok && l.namespace === RELEASE_NS && l.serviceAccount === sa && l.role === 'vaultgate-controller' && l.uid), 'the controller logged in as its ServiceAccount (OpenBao\'s audit log: role, and the uid from the TokenReview)');
   });
 });

@@ -1,11 +1,14 @@
 // Scenario 3 (real tier): a SecretStore logging in with kubernetes auth as the tenant's own
-// ServiceAccount (TokenRequest → simulated Vault → real TokenReview) and an ExternalSecret produce a
+// ServiceAccount (TokenRequest → real OpenBao → real TokenReview) and an ExternalSecret produce a
 // Secret with the right data, owned by the ExternalSecret; a change in Vault reaches the Secret on the
 // next refresh; deleting the ExternalSecret lets the real kube-controller-manager's garbage collector
 // delete an Owner Secret and keep an Orphan one.
-// Vault is SIMULATED (OpenBao cannot be built here): see test/harness/e2e-vault.ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runVaultgate } from '../harness/e2e-processes.ts';
+import { CommandError } from '../harness/tools.ts';
 import { condition, type E2EStack, startE2E, waitForObject } from '../harness/e2e-stack.ts';
 import { realTier } from '../harness/real-tier.ts';
 
@@ -79,8 +82,8 @@ void describe('e2e 3: SecretStore (kubernetes auth as the tenant) + ExternalSecr
   void test('the SecretStore becomes Ready by logging in as team-a/app-reader (verified by TokenReview)', async () => {
     const store = await waitForObject<Obj>(stack, 'secretstore', 'vault-backend', NS, (o) => condition(o)?.status === 'True', 'SecretStore Ready');
     assert.equal(condition(store)?.status, 'True');
-    const ok = stack.vault.reviews.filter((r) => r.ok && r.identity.namespace === NS && r.identity.name === 'app-reader');
-    assert.ok(ok.length > 0, 'the store logged in with a TokenRequest token of its own ServiceAccount');
+    const ok = stack.vault.logins().filter((l) => l.ok && l.namespace === NS && l.serviceAccount === 'app-reader' && l.role === 'vaultgate.team-a.app-reader');
+    assert.ok(ok.length > 0, 'the store logged in with a TokenRequest token of its own ServiceAccount (OpenBao\'s audit log)');
   });
 
   void test('an ExternalSecret produces a Secret with the Vault data, owned by the ExternalSecret', async () => {
@@ -101,12 +104,30 @@ void describe('e2e 3: SecretStore (kubernetes auth as the tenant) + ExternalSecr
     assert.deepEqual(decode(secret), { username: 'app', password: 'second-password' });
   });
 
-  void test('no secret value appears in the ExternalSecret status, events or the controller log', async () => {
+  void test('no secret value appears in the ExternalSecret status, events, logs, metrics, audit records or plan output', async () => {
+    const SECRETS = /first-password|second-password/;
     const es = await stack.getJson<Obj>('externalsecret', 'app-db', NS);
-    assert.doesNotMatch(JSON.stringify(es), /first-password|second-password/);
+    assert.doesNotMatch(JSON.stringify(es), SECRETS);
     const events = await stack.cp.request('GET', `/api/v1/namespaces/${NS}/events`);
-    assert.doesNotMatch(events.text, /first-password|second-password/);
+    assert.doesNotMatch(events.text, SECRETS);
     assert.doesNotMatch(stack.procs.log('controller'), /first-password|second-password|eyJhbGciOi/);
+    // The controller's /metrics (its reconcile and Vault request series are there: the page is real).
+    const metricsUrl = stack.controller?.metricsUrl;
+    assert.ok(metricsUrl);
+    const metrics = await (await fetch(`${metricsUrl}/metrics`)).text();
+    assert.match(metrics, /controller_runtime_reconcile_total\{[^}]*controller="externalsecret"/);
+    assert.doesNotMatch(metrics, SECRETS);
+    // The webhook's log holds its signed admission records (of these ExternalSecrets among them).
+    const webhookLog = stack.procs.log('webhook');
+    assert.match(webhookLog, /"kind":"external-secrets\.io\/v1\/ExternalSecret"/);
+    assert.doesNotMatch(webhookLog, SECRETS);
+    // `vaultgate plan --vault` over everything in the namespace, compared with the real OpenBao.
+    const dump = join(stack.procs.dir, 'plan-input.yaml');
+    writeFileSync(dump, await stack.cp.kubectl(['get', 'vaultpolicies,vaultrolebindings,secretstores,externalsecrets', '-n', NS, '-o', 'yaml']));
+    const plan = await runVaultgate(['plan', '-f', dump, '--vault', '--vault-addr', stack.vault.addr], { env: { ...process.env, VAULT_TOKEN: stack.vault.rootToken } })
+      .catch((err: unknown) => { if (err instanceof CommandError) return err.stdout; throw err; });
+    assert.match(plan, /Plan: \d+ to create, \d+ to update, \d+ to delete, \d+ unchanged/);
+    assert.doesNotMatch(plan, SECRETS);
   });
 
   void test('deleting the ExternalSecrets: the garbage collector deletes the Owner Secret and keeps the Orphan one', async () => {

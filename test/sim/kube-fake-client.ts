@@ -5,13 +5,13 @@
 //   await kube.create(VAULT_POLICIES, {...});
 //   kube.failWith((call) => call.verb === 'apply' ? new KubeApiError(500, 'InternalError', 'boom') : undefined);
 //   kube.calls  // every call made, for assertions (no bodies kept: they may hold secrets)
-import { errorFromResponse, KubeApiError } from '../../controller/runtime/errors.ts';
+import { errorFromResponse, KubeApiError } from '../../kube/errors.ts';
 import {
   FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type IssuedToken, type KubeClient, type ListOptions,
   type ListResult, type PatchType, type TokenRequestOptions, type WatchOptions, type WriteOptions,
-} from '../../controller/runtime/kube-client.ts';
-import type { KubeObject, WatchEvent } from '../../controller/runtime/objects.ts';
-import type { ResourceRef } from '../../controller/runtime/resources.ts';
+} from '../../kube/kube-client.ts';
+import type { KubeObject, WatchEvent } from '../../kube/objects.ts';
+import type { ResourceRef } from '../../kube/resources.ts';
 import { KubeStore, SimError, type KubeStoreOptions, type RegisteredResource } from './kube-store.ts';
 
 export interface FakeCall {

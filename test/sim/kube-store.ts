@@ -20,12 +20,12 @@
 // Simplified (documented): continued list pages show current objects rather than a snapshot; ownerReference
 // garbage collection runs synchronously on deletion (background/foreground alike); namespace deletion
 // deletes its content synchronously; strategic merge patch on built-ins behaves as a merge patch.
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { applyPatch as applyJsonPatch, type Operation } from 'rfc6902';
-import type { ResourceRef } from '../../controller/runtime/resources.ts';
-import { apiVersionOf, resourceId } from '../../controller/runtime/resources.ts';
-import type { KubeObject, Status, WatchEvent } from '../../controller/runtime/objects.ts';
+import type { ResourceRef } from '../../kube/resources.ts';
+import { apiVersionOf, resourceId } from '../../kube/resources.ts';
+import type { KubeObject, Status, WatchEvent } from '../../kube/objects.ts';
 import { ApplyConflictError, ssaApply, trackUpdate } from './kube-ssa.ts';
 import { matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './kube-selectors.ts';
 
@@ -115,6 +115,8 @@ export const VAULTGATE_CRDS: Omit<RegisteredResource, 'custom'>[] = [
   { group: 'external-secrets.io', version: 'v1', plural: 'secretstores', kind: 'SecretStore', namespaced: true, statusSubresource: true, singular: 'secretstore', shortNames: ['ss'] },
   { group: 'external-secrets.io', version: 'v1', plural: 'clustersecretstores', kind: 'ClusterSecretStore', namespaced: false, statusSubresource: true, singular: 'clustersecretstore', shortNames: ['css'] },
   { group: 'external-secrets.io', version: 'v1', plural: 'externalsecrets', kind: 'ExternalSecret', namespaced: true, statusSubresource: true, singular: 'externalsecret', shortNames: ['es'] },
+  { group: 'external-secrets.io', version: 'v1', plural: 'clusterexternalsecrets', kind: 'ClusterExternalSecret', namespaced: false, statusSubresource: true, singular: 'clusterexternalsecret', shortNames: ['ces'] },
+  { group: 'external-secrets.io', version: 'v1alpha1', plural: 'pushsecrets', kind: 'PushSecret', namespaced: true, statusSubresource: true, singular: 'pushsecret', shortNames: ['ps'] },
 ];
 
 export interface KubeStoreOptions {
@@ -138,7 +140,8 @@ export class KubeStore {
   private compactedRv = 1000;
   private readonly now: () => number;
   private readonly historyLimit: number;
-  private readonly tokenKey = randomBytes(32);
+  /** ServiceAccount token signing key: RS256 as the apiserver's --service-account-signing-key-file (never HS256). */
+  private readonly tokenKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
   readonly issuer = 'https://kubernetes.default.svc.cluster.local';
 
   constructor(opts: KubeStoreOptions = {}) {
@@ -449,7 +452,7 @@ export class KubeStore {
 
   // ---- tokens (TokenRequest / TokenReview) ----
 
-  /** TokenRequest on a ServiceAccount: an HS256 JWT with the claims the apiserver puts in bound tokens. */
+  /** TokenRequest on a ServiceAccount: an RS256 JWT with the claims the apiserver puts in bound tokens. */
   issueToken(namespace: string, serviceAccount: string, spec: { audiences?: string[]; expirationSeconds?: number }): { token: string; expirationTimestamp: string } {
     const sa = this.get(this.resource('', 'v1', 'serviceaccounts')!, namespace, serviceAccount);
     const exp = spec.expirationSeconds ?? 3600;
@@ -461,8 +464,8 @@ export class KubeStore {
       'kubernetes.io': { namespace, serviceaccount: { name: serviceAccount, uid: sa.metadata.uid! } },
     };
     const enc = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const unsigned = `${enc({ alg: 'HS256', kid: 'sim' })}.${enc(claims)}`;
-    const sig = createHmac('sha256', this.tokenKey).update(unsigned).digest('base64url');
+    const unsigned = `${enc({ alg: 'RS256', kid: 'sim' })}.${enc(claims)}`;
+    const sig = cryptoSign('sha256', Buffer.from(unsigned), this.tokenKey.privateKey).toString('base64url');
     return { token: `${unsigned}.${sig}`, expirationTimestamp: new Date((iat + exp) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };
   }
 
@@ -470,9 +473,15 @@ export class KubeStore {
   reviewToken(token: string, audiences?: string[]): { authenticated: boolean; claims?: TokenClaims; error?: string } {
     const parts = token.split('.');
     if (parts.length !== 3) return { authenticated: false, error: 'invalid bearer token' };
-    const expected = createHmac('sha256', this.tokenKey).update(`${parts[0]}.${parts[1]}`).digest();
-    const got = Buffer.from(parts[2]!, 'base64url');
-    if (got.length !== expected.length || !timingSafeEqual(got, expected)) return { authenticated: false, error: 'invalid bearer token' };
+    let alg: unknown;
+    try {
+      alg = (JSON.parse(Buffer.from(parts[0]!, 'base64url').toString()) as { alg?: unknown }).alg;
+    } catch {
+      return { authenticated: false, error: 'invalid bearer token' };
+    }
+    if (alg !== 'RS256' || !cryptoVerify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), this.tokenKey.publicKey, Buffer.from(parts[2]!, 'base64url'))) {
+      return { authenticated: false, error: 'invalid bearer token' };
+    }
     const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString()) as TokenClaims;
     if (claims.exp * 1000 <= this.now()) return { authenticated: false, error: 'token has expired' };
     if (audiences?.length && !claims.aud.some((a) => audiences.includes(a))) return { authenticated: false, error: 'token audiences do not match' };

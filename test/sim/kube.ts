@@ -13,8 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
-import type { KubeObject, WatchEvent } from '../../controller/runtime/objects.ts';
-import { apiVersionOf } from '../../controller/runtime/resources.ts';
+import type { KubeObject, WatchEvent } from '../../kube/objects.ts';
+import { apiVersionOf } from '../../kube/resources.ts';
 import { KubeStore, SimError, type KubeStoreOptions, type RegisteredResource } from './kube-store.ts';
 
 export interface KubeSimOptions extends KubeStoreOptions {

@@ -68,11 +68,17 @@ export class KubernetesAuthEngine implements AuthEngine {
     const [section, name, more] = split(rest);
     if (section === 'config' && name === undefined) {
       if (op === 'read') {
+        if (Object.keys(this.config).length === 0) throw notFound(); // OpenBao: 404, errors [] before any config
         const { token_reviewer_jwt: _hidden, ...shown } = this.config;
         return dataResponse({ disable_iss_validation: true, disable_local_ca_jwt: false, issuer: '', kubernetes_ca_cert: '', pem_keys: [], ...shown });
       }
       if (op === 'create' || op === 'update') {
         if (typeof body.kubernetes_host !== 'string' || !body.kubernetes_host) throw badRequest('no host provided');
+        // As OpenBao 2.7.2 (seen in the contract): without a CA in the request it falls back to the pod's
+        // service-account CA file, which does not exist outside a pod.
+        if (typeof body.kubernetes_ca_cert !== 'string' || !body.kubernetes_ca_cert) {
+          throw badRequest(body.disable_local_ca_jwt === true ? 'kubernetes_ca_cert must be given when disable_local_ca_jwt is true' : 'open /var/run/secrets/kubernetes.io/serviceaccount/ca.crt: no such file or directory');
+        }
         this.config = { ...body };
         return noContent();
       }

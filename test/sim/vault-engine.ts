@@ -29,7 +29,10 @@ export function dataResponse(data: unknown, extra: Record<string, unknown> = {})
 export const notFound = (): SimError => new SimError(404, []);
 export const badRequest = (msg: string): SimError => new SimError(400, [msg]);
 /** Vault's ACL denial text (hashicorp/go-multierror formatting of logical.ErrPermissionDenied). */
+/** An ACL refusal for a valid token (OpenBao wraps it in a multierror). */
 export const permissionDenied = (): SimError => new SimError(403, ['1 error occurred:\n\t* permission denied\n\n']);
+/** No token, an unknown token, or an unauthenticated call to a route that does not exist: OpenBao's plain text. */
+export const badToken = (): SimError => new SimError(403, ['permission denied']);
 export const noHandler = (path: string): SimError => new SimError(404, [`no handler for route "${path}". route entry not found.`]);
 
 /** Vault TTL fields accept integer seconds, numeric strings and Go durations. */

@@ -1,9 +1,10 @@
-// Fake Kubernetes service-account JWTs for the Vault simulator: HS256 with a per-simulator key, claims
+// Fake Kubernetes service-account JWTs for the Vault simulator: ES256 (asymmetric, as the apiserver's
+// RS256/ES256 tokens; OpenBao's kubernetes auth refuses HS256) with a per-simulator key pair, claims
 // shaped like the apiserver's bound tokens (`kubernetes.io.namespace`, `kubernetes.io.serviceaccount`).
 // The verifier behaves like a TokenReview with `audiences`: the token must be signed by us, unexpired,
 // and carry one of the requested audiences; with no audiences requested, the apiserver's default
 // audience (real Vault sends none when the role has no `audience`).
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 
 export interface ServiceAccountIdentity {
   namespace: string;
@@ -24,7 +25,7 @@ export const DEFAULT_K8S_AUDIENCE = 'https://kubernetes.default.svc.cluster.loca
 const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 export class FakeJwtIssuer {
-  private readonly key = randomBytes(32);
+  private readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   private readonly uids = new Map<string, string>();
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -45,18 +46,22 @@ export class FakeJwtIssuer {
 
   /** Mint an arbitrary JWT (for jwt-auth roles). */
   sign(claims: JwtClaims): string {
-    const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(claims)}`;
-    return `${head}.${createHmac('sha256', this.key).update(head).digest('base64url')}`;
+    const head = `${b64({ alg: 'ES256', typ: 'JWT' })}.${b64(claims)}`;
+    return `${head}.${cryptoSign('sha256', Buffer.from(head), { key: this.keys.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
   }
 
   /** Signature + expiry check; the claims, or undefined. */
   verify: JwtVerifier = (jwt) => {
     const [h, p, s] = jwt.split('.');
     if (!h || !p || !s) return Promise.resolve(undefined);
-    const want = createHmac('sha256', this.key).update(`${h}.${p}`).digest();
-    const got = Buffer.from(s, 'base64url');
-    if (got.length !== want.length || !timingSafeEqual(got, want)) return Promise.resolve(undefined);
     let claims: JwtClaims;
+    try {
+      // Only ES256 (what we sign with); an HS256 token is refused outright, as OpenBao does.
+      if ((JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as { alg?: unknown }).alg !== 'ES256') return Promise.resolve(undefined);
+    } catch {
+      return Promise.resolve(undefined);
+    }
+    if (!cryptoVerify('sha256', Buffer.from(`${h}.${p}`), { key: this.keys.publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'))) return Promise.resolve(undefined);
     try {
       claims = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as JwtClaims;
     } catch {

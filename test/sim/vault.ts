@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { effectiveCapabilities, type CompiledAcl, type PolicyRules, type RequestCapability } from '../../policy/acl.ts';
 import { aclAllows, compilePolicies, parsePolicy } from './vault-acl.ts';
 import { AppRoleAuthEngine, JwtAuthEngine, KubernetesAuthEngine, type AuthEngine } from './vault-auth.ts';
-import { SimError, badRequest, dataResponse, noContent, noHandler, notFound, permissionDenied, ttlSeconds, type SimOp, type SimResponse } from './vault-engine.ts';
+import { SimError, badRequest, badToken, dataResponse, noContent, noHandler, notFound, permissionDenied, ttlSeconds, type SimOp, type SimResponse } from './vault-engine.ts';
 import { FakeJwtIssuer, type JwtVerifier, type SaTokenVerifier } from './vault-jwt.ts';
 import { KvV1Engine, KvV2Engine, type KvEngine } from './vault-kv.ts';
 import { TokenStore, type SimToken } from './vault-tokens.ts';
@@ -255,15 +255,21 @@ export class VaultSim {
     else throw new SimError(405, ['unsupported operation']);
     const body = op === 'update' || op === 'patch' ? parseJson(raw) : {};
 
-    const route = this.route(path);
+    const token = this.tokens.lookup(headerValue(req.headers['x-vault-token']));
+    let route: Route;
+    try {
+      route = this.route(path);
+    } catch (err) {
+      // OpenBao checks the token before routing: without a valid one, a missing route is a plain refusal.
+      throw token || !(err instanceof SimError) ? err : badToken();
+    }
     if (route.kind === 'auth' && route.mount.auth?.unauthenticated(route.rest)) {
       this.bump(`login ${path}`);
       return route.mount.auth.handle(op, route.rest, body, route.mountPath);
     }
     this.bump(`${op === 'update' ? 'write' : op} ${path}`);
 
-    const token = this.tokens.lookup(headerValue(req.headers['x-vault-token']));
-    if (!token) throw permissionDenied();
+    if (!token) throw badToken();
     if (op === 'update') op = this.exists(route) ? 'update' : 'create';
     if (!token.root) {
       const acl = this.aclFor(token);
@@ -489,10 +495,21 @@ export class VaultSim {
   }
 
   /** Vault rate-limit quotas: `rate` requests per `interval` for paths under the quota's path ('' = all). */
+  /**
+   * As OpenBao matches a quota's path (test/contract/openbao-answers.json, "quota"): a mount covers
+   * everything under it, `prefix*` everything starting with prefix, any other path only itself.
+   */
+  private quotaApplies(quotaPath: string, path: string): boolean {
+    if (quotaPath.endsWith('*')) return path.startsWith(quotaPath.slice(0, -1));
+    const trimmed = quotaPath.replace(/\/+$/, '');
+    const isMount = trimmed.startsWith('auth/') ? this.authMounts.has(trimmed.slice(5)) : this.mounts.has(trimmed);
+    return isMount ? path === trimmed || path.startsWith(`${trimmed}/`) : path === trimmed;
+  }
+
   private checkQuotas(path: string): void {
     if (path.startsWith('sys/quotas/')) return;
     for (const q of this.quotas.values()) {
-      if (q.path && !(path === q.path.replace(/\/$/, '') || path.startsWith(q.path.endsWith('/') ? q.path : `${q.path}/`) || path.startsWith(q.path))) continue;
+      if (q.path && !this.quotaApplies(q.path, path)) continue;
       const now = this.now();
       if (now - q.windowStart >= q.intervalMs) {
         q.windowStart = now;

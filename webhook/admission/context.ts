@@ -1,5 +1,6 @@
 // What the pure admission core may know about the world. The webhook server fills it from its
 // informer caches; `vaultgate validate` fills it from the manifests it was given. No I/O here.
+import { DEFAULT_TARGET, type VaultTarget } from '../../policy/capabilities.ts';
 
 /** A cluster-scoped VaultGuardrail as stored (see schemas/). Typed loosely here to keep this file dependency-free. */
 export type GuardrailObject = { metadata: { name: string; [k: string]: unknown }; spec?: Record<string, unknown> };
@@ -15,6 +16,23 @@ export interface AdmissionContext {
   namePrefix: string;
   /** ESO `spec.controller` class this vaultgate owns; objects of another class are not ours. '' = the default class. */
   controllerClass: string;
+  /**
+   * The Vault server policies are written to: its flavour and version (`--vault-flavor`, `--vault-version`;
+   * chart `vault.flavor`, `vault.version`). Admission refuses what that server refuses. Absent = OpenBao 2.7.
+   */
+  vaultTarget?: VaultTarget;
+  /**
+   * Vault servers (scheme://host[:port]) every secret store may name, as the cluster admin configured
+   * them (--allowed-vault-server; the chart passes vault.address). Guardrails add per namespace.
+   * Empty or absent with no guardrail adding any: unrestricted.
+   */
+  vaultServers?: readonly string[];
+  /**
+   * The Kubernetes apiserver's own token audiences (its --api-audiences), as discovered from the cluster
+   * (kube/api-audiences.ts). A store's ServiceAccount token may not carry one unless a guardrail allows
+   * it. Absent: unknown, and rule eso.store.token-audience is not checked here.
+   */
+  apiServerAudiences?: readonly string[];
 }
 
 export function defaultContext(overrides: Partial<AdmissionContext> = {}): AdmissionContext {
@@ -23,6 +41,7 @@ export function defaultContext(overrides: Partial<AdmissionContext> = {}): Admis
     namespaceLabels: () => undefined,
     namePrefix: 'vaultgate',
     controllerClass: '',
+    vaultTarget: { ...DEFAULT_TARGET },
     ...overrides,
   };
 }

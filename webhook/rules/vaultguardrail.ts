@@ -7,7 +7,7 @@ import { hasNamespaceTemplate, pathForbiddenBy, pathProblems } from '../../polic
 import { deny, isRecord, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
 import { mutateOwnership } from './common.ts';
 import { DEFAULT_FORBIDDEN_CAPABILITIES, DEFAULT_FORBIDDEN_PATHS } from './guardrails.ts';
-import { selectorProblems } from './label-selector.ts';
+import { selectorProblems } from '../../kube/label-selector.ts';
 import { schemaFindings } from './schema.ts';
 
 const MODES = ['enforce', 'warn', 'audit'];

@@ -8,7 +8,7 @@ import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
 import { DURATION_PATTERN, parseDuration } from '../../schemas/duration.ts';
-import { CAPABILITIES, isCapability, normalizeCapabilities, parameterConstraintProblems } from '../../policy/capabilities.ts';
+import { capabilityProblem, DEFAULT_TARGET, normalizeCapabilities, parameterConstraintProblems, type VaultTarget } from '../../policy/capabilities.ts';
 import { parsePolicyText } from '../../policy/parse.ts';
 import { expandNamespace, pathProblems } from '../../policy/paths.ts';
 import { deny, isRecord, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
@@ -51,8 +51,11 @@ export function rulesXorPolicy(spec: Record<string, unknown>): Finding[] {
   return [];
 }
 
-/** The rules to check: `spec.rules` as written, or `spec.policy` parsed (parse errors are findings). */
-function rulesOf(spec: Record<string, unknown>): { rules: RuleUnderCheck[]; findings: Finding[] } {
+/**
+ * The rules to check: `spec.rules` as written, or `spec.policy` parsed for the target server (parse
+ * errors are findings; a capability the target lacks is one under rule vaultpolicy.capability).
+ */
+function rulesOf(spec: Record<string, unknown>, target: VaultTarget): { rules: RuleUnderCheck[]; findings: Finding[] } {
   if (Array.isArray(spec.rules)) {
     return {
       rules: spec.rules.filter(isRecord).map((rule, i) => new RuleUnderCheck(rule, `spec.rules[${i}]`, '')),
@@ -60,9 +63,9 @@ function rulesOf(spec: Record<string, unknown>): { rules: RuleUnderCheck[]; find
     };
   }
   if (typeof spec.policy === 'string') {
-    const parsed = parsePolicyText(spec.policy);
+    const parsed = parsePolicyText(spec.policy, target);
     if (!parsed.ok) {
-      return { rules: [], findings: parsed.errors.map((e) => deny('spec.policy', 'vaultpolicy.policy-parse', `line ${e.line}, column ${e.column}: ${e.message}`)) };
+      return { rules: [], findings: parsed.errors.map((e) => deny('spec.policy', e.rule ?? 'vaultpolicy.policy-parse', `line ${e.line}, column ${e.column}: ${e.message}`)) };
     }
     return {
       rules: parsed.rules.map((p) => new RuleUnderCheck(p.rule as unknown as Record<string, unknown>, undefined, `line ${p.line}, column ${p.column}: path "${p.rule.path}": `)),
@@ -72,7 +75,8 @@ function rulesOf(spec: Record<string, unknown>): { rules: RuleUnderCheck[]; find
   return { rules: [], findings: [] };
 }
 
-function capabilityFindings(r: RuleUnderCheck, out: Finding[]): void {
+/** Rule "vaultpolicy.capability": each capability is one the target server accepts (OpenBao: scan, no subscribe/recover). */
+function capabilityFindings(r: RuleUnderCheck, target: VaultTarget, out: Finding[]): void {
   const caps = Array.isArray(r.rule.capabilities) ? r.rule.capabilities : [];
   let sawDeny = false;
   for (let i = 0; i < caps.length; i++) {
@@ -80,8 +84,9 @@ function capabilityFindings(r: RuleUnderCheck, out: Finding[]): void {
     if (typeof c !== 'string') continue;
     const lower = c.trim().toLowerCase();
     if (lower === 'deny') sawDeny = true;
-    else if (!isCapability(lower)) {
-      out.push(deny(r.field(`capabilities[${i}]`), 'vaultpolicy.capability', `${r.where}"${c}" is not a Vault capability (one of ${CAPABILITIES.join(', ')})`));
+    else {
+      const problem = capabilityProblem(c, target);
+      if (problem) out.push(deny(r.field(`capabilities[${i}]`), 'vaultpolicy.capability', `${r.where}${problem}`));
     }
   }
   // The normalised list only feeds the two warnings below; neither can fire for a structured rule
@@ -124,13 +129,14 @@ export function validateVaultPolicy(obj: KubeObject, old: KubeObject | undefined
   if (!spec) return schema;
   const namespace = namespaceOf(obj, req);
   const out: Finding[] = [...rulesXorPolicy(spec), ...vaultNameFindings(obj, req, ctx, 'vaultpolicy.vault-name')];
-  const { rules, findings } = rulesOf(spec);
+  const target = ctx.vaultTarget ?? DEFAULT_TARGET;
+  const { rules, findings } = rulesOf(spec, target);
   out.push(...findings);
   const guardrails = prepareGuardrails(guardrailsFor(namespace, ctx), namespace);
   const firstIndexOfPath = new Map<string, string>();
   for (const r of rules) {
     const rawPath = typeof r.rule.path === 'string' ? r.rule.path : undefined;
-    capabilityFindings(r, out);
+    capabilityFindings(r, target, out);
     out.push(...wrappingTtlFindings(r));
     if (rawPath === undefined) continue;
     const problems = pathProblems(rawPath, { allowNamespaceTemplate: true });

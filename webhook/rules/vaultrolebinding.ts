@@ -11,9 +11,7 @@ import { defaultVaultName, mutateOwnership, namespaceOf, vaultNameFindings } fro
 import { bindingGuardrailFindings, guardrailsFor } from './guardrails.ts';
 import { schemaFindings } from './schema.ts';
 
-export const DEFAULT_AUTH_MOUNT = 'kubernetes';
-export const DEFAULT_TOKEN_TTL = '1h';
-export const DEFAULT_TOKEN_MAX_TTL = '24h';
+import { DEFAULT_AUTH_MOUNT, DEFAULT_TOKEN_MAX_TTL, DEFAULT_TOKEN_TTL } from '../../policy/role.ts';
 
 /** Rules "vaultrolebinding.foreign-service-account" and "vaultrolebinding.wildcard-service-account". */
 export function serviceAccountFindings(accounts: unknown[], namespace: string): Finding[] {
@@ -78,6 +76,17 @@ export function ttlOrderFindings(ttl: string, maxTtl: string): Finding[] {
   return [deny('spec.tokenTTL', 'vaultrolebinding.ttl-order', `tokenTTL "${ttl}" is longer than tokenMaxTTL "${maxTtl}"`)];
 }
 
+/**
+ * Rule "vaultrolebinding.no-audience" (a warning): a role without an audience makes Vault ask the
+ * apiserver to review each login token for the apiserver's own audiences. vaultgate's SecretStores send
+ * tokens for audience "vault" (a token the apiserver would accept is never handed to Vault), so those
+ * logins are refused, and pods must hand Vault tokens that also work against the apiserver.
+ */
+export function audienceFindings(audience: string | undefined): Finding[] {
+  if (audience) return [];
+  return [warn('spec.audience', 'vaultrolebinding.no-audience', 'no audience: Vault will accept only tokens the apiserver itself accepts, and refuse the audience "vault" tokens vaultgate\'s SecretStores send; set audience: vault (and give pods a projected token for that audience)')];
+}
+
 export function validateVaultRoleBinding(obj: KubeObject, _old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
   const schema = schemaFindings(obj);
   const spec = isRecord(obj.spec) ? obj.spec : undefined;
@@ -91,6 +100,7 @@ export function validateVaultRoleBinding(obj: KubeObject, _old: KubeObject | und
     ...policyReferenceFindings(Array.isArray(spec.policies) ? spec.policies : [], namespace, ctx),
     ...authMountFindings(stringAt(spec, 'authMount')),
     ...ttlOrderFindings(tokenTTL, tokenMaxTTL),
+    ...audienceFindings(audience),
     ...bindingGuardrailFindings({ tokenTTL, tokenMaxTTL, ...(audience ? { audience } : {}) }, guardrailsFor(namespace, ctx)),
     ...vaultNameFindings(obj, req, ctx, 'vaultrolebinding.vault-name'),
   ];

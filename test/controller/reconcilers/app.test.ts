@@ -1,15 +1,18 @@
 // The controller app wired end to end (manager, informers, indexes, watches, four controllers) against
 // the in-process Kubernetes store and the Vault simulator.
+import { Writable } from 'node:stream';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildControllerApp } from '../../../controller/main.ts';
-import { nullRecorder } from '../../../controller/runtime/events.ts';
-import { EXTERNAL_SECRETS, SECRET_STORES, SECRETS, SERVICEACCOUNTS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../controller/runtime/resources.ts';
-import type { KubeObject } from '../../../controller/runtime/objects.ts';
-import { createVaultClient } from '../../../controller/vault/client.ts';
-import { createKvApi } from '../../../controller/vault/kv.ts';
-import { createSysApi } from '../../../controller/vault/sys.ts';
-import type { VaultRequest } from '../../../controller/vault/types.ts';
+import { KubeApiError } from '../../../kube/errors.ts';
+import { createLogger } from '../../../observability/log.ts';
+import { nullRecorder } from '../../../kube/events.ts';
+import { EXTERNAL_SECRETS, SECRET_STORES, SECRETS, SERVICEACCOUNTS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../kube/resources.ts';
+import type { KubeObject } from '../../../kube/objects.ts';
+import { createVaultClient } from '../../../vault/client.ts';
+import { createKvApi } from '../../../vault/kv.ts';
+import { createSysApi } from '../../../vault/sys.ts';
+import type { VaultRequest } from '../../../vault/types.ts';
 import { FakeKubeClient } from '../../sim/kube-fake-client.ts';
 import { KubeStore } from '../../sim/kube-store.ts';
 import { VaultSim } from '../../sim/vault.ts';
@@ -46,9 +49,14 @@ void describe('controller app', () => {
       // The binding first: it waits for its policy (PolicyNotFound) and converges when the policy is Ready.
       await kube.create(VAULT_ROLE_BINDINGS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'app', namespace: 'team-a' }, spec: { serviceAccounts: ['app'], policies: ['reader'] } });
       await app.start();
-      await kube.create(VAULT_POLICIES, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'reader', namespace: 'team-a' }, spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] } });
+      await kube.create(VAULT_POLICIES, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'reader', namespace: 'team-a' }, spec: { policy: 'path "secret/data/{{namespace}}/*" {\n  capabilities = ["read"]\n}\n' } });
       await until(async () => ready(await kube.get(VAULT_ROLE_BINDINGS, 'app', 'team-a')), 'VaultRoleBinding Ready');
       const sys = createSysApi(asRoot);
+      // Raw policy text is written with {{namespace}} expanded, as admission checked it (Vault/OpenBao
+      // would read an unexpanded one as an identity template and grant nothing).
+      const written = await sys.readPolicy('vaultgate.team-a.reader');
+      assert.match(written ?? '', /path "secret\/data\/team-a\/\*"/);
+      assert.doesNotMatch(written ?? '', /\{\{namespace\}\}/);
       assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.app'))?.token_policies, ['vaultgate.team-a.reader']);
       await kube.create(SECRET_STORES, {
         apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: 'team-a' },
@@ -70,6 +78,31 @@ void describe('controller app', () => {
       await app.stop();
       clearInterval(keepAlive);
       root.close();
+      await sim.stop();
+    }
+  });
+
+  void test('without the ClusterExternalSecret and PushSecret CRDs (an older install) the controller starts, says so, and converges the rest', async () => {
+    const kube = new FakeKubeClient({ namespaces: ['default', 'team-a'] });
+    // What the apiserver answers for a resource no CRD defines.
+    kube.failWith((call) => ((call.resource === 'clusterexternalsecrets' || call.resource === 'pushsecrets') && (call.verb === 'list' || call.verb === 'watch'))
+      ? new KubeApiError(404, 'NotFound', 'the server could not find the requested resource') : undefined);
+    const sim = await VaultSim.start();
+    const warnings: string[] = [];
+    const log = createLogger({ level: 'warn', destination: new Writable({ write: (chunk: Buffer, _enc, done) => { warnings.push(chunk.toString()); done(); } }) });
+    const app = buildControllerApp({ client: kube, vault: { address: sim.addr, auth: { method: 'token', token: sim.rootToken }, timeoutMs: 2000 }, workers: 2, events: nullRecorder, log });
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([app.start(), new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('start() never resolved: the caches never synced')), 10_000); })]);
+      clearTimeout(timer);
+      assert.equal(app.manager.status().synced, true);
+      for (const plural of ['clusterexternalsecrets', 'pushsecrets']) {
+        assert.ok(warnings.some((w) => w.includes(plural) && /CRD is not installed/.test(w)), `a warning names ${plural}: ${warnings.join(' | ')}`);
+      }
+      await kube.create(VAULT_POLICIES, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'reader', namespace: 'team-a' }, spec: { policy: 'path "secret/data/team-a/*" {\n  capabilities = ["read"]\n}\n' } });
+      await until(async () => ready(await kube.get(VAULT_POLICIES, 'reader', 'team-a')), 'VaultPolicy Ready');
+    } finally {
+      await app.stop();
       await sim.stop();
     }
   });

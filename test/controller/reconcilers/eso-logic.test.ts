@@ -1,13 +1,13 @@
 /* eslint-disable @typescript-eslint/require-await -- in-memory fakes of async interfaces */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { providerSecretData, type SecretSource } from '../../../controller/reconcilers/logic/eso/provider-data.ts';
-import { secretValue, formatFloatF } from '../../../controller/reconcilers/logic/eso/values.ts';
-import { decodeValue, convertKey } from '../../../controller/reconcilers/logic/eso/strategies.ts';
-import { rewriteMap } from '../../../controller/reconcilers/logic/eso/rewrite.ts';
-import { desiredSecret, dataHash, ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../../controller/reconcilers/logic/eso/target.ts';
-import { shouldRefresh, jitteredIntervalMs, syncedResourceVersion, nextRefreshInMs } from '../../../controller/reconcilers/logic/eso/refresh.ts';
-import { storeAllowsNamespace } from '../../../controller/reconcilers/logic/eso/store-conditions.ts';
+import { providerSecretData, type SecretSource } from '../../../eso/provider-data.ts';
+import { secretValue, formatFloatF } from '../../../eso/values.ts';
+import { decodeValue, convertKey } from '../../../eso/strategies.ts';
+import { rewriteMap } from '../../../eso/rewrite.ts';
+import { desiredSecret, dataHash, ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../../eso/target.ts';
+import { shouldRefresh, jitteredIntervalMs, syncedResourceVersion, nextRefreshInMs } from '../../../eso/refresh.ts';
+import { storeAllowsNamespace } from '../../../eso/store-conditions.ts';
 import type { ExternalSecretSpec } from '../../../schemas/types.ts';
 
 /** A KV v2 mount in memory: key → data, key → custom_metadata. */
@@ -116,7 +116,7 @@ void describe('provider data assembly', () => {
 
   void test('nullBytePolicy Fail refuses values with NUL', async () => {
     const s = memorySource({ k: { v: 'AA==' } });
-    await assert.rejects(providerSecretData({ data: [{ secretKey: 'v', remoteRef: { key: 'k', property: 'v', decodingStrategy: 'Base64', nullBytePolicy: 'Fail' } }] }, async () => s), /null byte/);
+    await assert.rejects(providerSecretData({ data: [{ secretKey: 'v', remoteRef: { key: 'k', property: 'v', decodingStrategy: 'Base64', nullBytePolicy: 'Fail' } }] }, async () => s), /contains null bytes/);
   });
 });
 

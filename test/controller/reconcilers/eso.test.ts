@@ -1,18 +1,18 @@
 import { test, describe, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { VaultSim } from '../../sim/vault.ts';
-import { createVaultClient } from '../../../controller/vault/client.ts';
-import { createSysApi } from '../../../controller/vault/sys.ts';
-import { createKvApi } from '../../../controller/vault/kv.ts';
-import { TokenCache } from '../../../controller/vault/token-cache.ts';
-import type { KvApi, VaultClient, VaultRequest, VaultRequester } from '../../../controller/vault/types.ts';
-import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS } from '../../../controller/runtime/resources.ts';
-import type { KubeObject } from '../../../controller/runtime/objects.ts';
+import { createVaultClient } from '../../../vault/client.ts';
+import { createSysApi } from '../../../vault/sys.ts';
+import { createKvApi } from '../../../vault/kv.ts';
+import { TokenCache } from '../../../vault/token-cache.ts';
+import type { KvApi, VaultClient, VaultRequest, VaultRequester } from '../../../vault/types.ts';
+import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS } from '../../../kube/resources.ts';
+import type { KubeObject } from '../../../kube/objects.ts';
 import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
 import { CoalescingKvReader } from '../../../controller/reconcilers/kv-reader.ts';
 import { createSecretStoreReconciler } from '../../../controller/reconcilers/secretstore.ts';
 import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
-import { ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../../controller/reconcilers/logic/eso/target.ts';
+import { ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../../eso/target.ts';
 import { FakeKube, readyOf } from './harness.ts';
 
 const SECRET_VALUES = ['s3cr3t-Passw0rd', 'admin-user-xyz', 'api-t0ken-123'];
@@ -30,7 +30,7 @@ void before(async () => {
   root = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
   const sys = createSysApi(asRoot(root, sim.rootToken));
   await sys.writePolicy('team-a-read', 'path "secret/data/team-a/*" { capabilities = ["read"] }\npath "secret/metadata/team-a/*" { capabilities = ["read", "list"] }\n');
-  await sys.writeKubernetesRole('kubernetes', 'app', { bound_service_account_names: ['vault-reader'], bound_service_account_namespaces: ['team-a', 'team-b'], token_policies: ['team-a-read'], token_ttl: 3600, token_max_ttl: 7200 });
+  await sys.writeKubernetesRole('kubernetes', 'app', { bound_service_account_names: ['vault-reader'], bound_service_account_namespaces: ['team-a', 'team-b'], token_policies: ['team-a-read'], audience: 'vault', token_ttl: 3600, token_max_ttl: 7200 });
   kv = createKvApi(asRoot(root, sim.rootToken), { mount: 'secret', version: 2 });
 });
 void after(async () => {
@@ -96,7 +96,10 @@ void describe('SecretStore reconciler', () => {
     const store = w.kube.getObj(SECRET_STORES, 'team-a/vault');
     assert.equal(readyOf(store)?.reason, 'Valid');
     assert.equal((store?.status as { capabilities?: string }).capabilities, 'ReadOnly');
-    assert.deepEqual(w.kube.tokenRequests, ['team-a/vault-reader']);
+    // The first TokenRequest (no audience) only tells the apiserver's own audiences (kube/api-audiences.ts);
+    // the store's token carries "vault", the default when the store names none.
+    assert.deepEqual(w.kube.tokenRequests, ['team-a/vault-reader', 'team-a/vault-reader']);
+    assert.deepEqual(w.kube.tokenAudiences, [[], ['vault']]);
   });
 
   void test('a store without serviceAccountRef or secretRef is refused: never the controller identity', async () => {
@@ -250,7 +253,7 @@ void describe('ExternalSecret reconciler', () => {
     assert.match(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/x'))?.message ?? '', /does not allow namespace team-a/);
     assert.equal(w.kube.getObj(SECRETS, 'team-a/x'), undefined);
     assert.equal(secretData(w, 'team-b/x')?.pw, 's3cr3t-Passw0rd');
-    assert.deepEqual(w.kube.tokenRequests, ['team-b/vault-reader'], 'referent auth: the service account of the ExternalSecret namespace');
+    assert.deepEqual(w.kube.tokenRequests, ['team-b/vault-reader', 'team-b/vault-reader'], 'referent auth: the service account of the ExternalSecret namespace (audience discovery, then the token)');
   });
 
   void test('reads of one path by many ExternalSecrets are coalesced; one login per identity', async () => {

@@ -4,13 +4,13 @@
 // 409s on status writes, captured Events and a captured log. SSA is approximated: an apply merges the
 // given fields into the object (enough for what the reconcilers write); GC of owned objects is explicit.
 import { Writable } from 'node:stream';
-import { Cache, type Store } from '../../../controller/runtime/cache.ts';
-import { KubeApiError } from '../../../controller/runtime/errors.ts';
-import type { EventInput, EventRecorder } from '../../../controller/runtime/events.ts';
-import type { ApplyOptions, DeleteOptions, IssuedToken, KubeClient, ListOptions, ListResult, PatchType, TokenRequestOptions, WriteOptions } from '../../../controller/runtime/kube-client.ts';
-import { objectKey, type KubeObject, type WatchEvent } from '../../../controller/runtime/objects.ts';
-import type { ReconcileContext, Reconciler, Result } from '../../../controller/runtime/reconciler.ts';
-import { resourceId, type ResourceRef } from '../../../controller/runtime/resources.ts';
+import { Cache, type Store } from '../../../kube/cache.ts';
+import { KubeApiError } from '../../../kube/errors.ts';
+import type { EventInput, EventRecorder } from '../../../kube/events.ts';
+import type { ApplyOptions, DeleteOptions, IssuedToken, KubeClient, ListOptions, ListResult, PatchType, TokenRequestOptions, WriteOptions } from '../../../kube/kube-client.ts';
+import { objectKey, type KubeObject, type WatchEvent } from '../../../kube/objects.ts';
+import type { ReconcileContext, Reconciler, Result } from '../../../kube/reconciler.ts';
+import { resourceId, type ResourceRef } from '../../../kube/resources.ts';
 import { createLogger } from '../../../observability/log.ts';
 
 export interface RecordedEvent extends EventInput {
@@ -40,6 +40,8 @@ export class FakeKube implements KubeClient {
   statusConflicts = 0;
   tokenFor: (ns: string, sa: string, opts?: TokenRequestOptions) => string = (ns, sa) => `token-${ns}-${sa}`;
   tokenRequests: string[] = [];
+  /** The audiences of each TokenRequest, in order ([] = none asked: the apiserver's own). */
+  tokenAudiences: string[][] = [];
   private rv = 1;
   private uid = 1;
 
@@ -165,6 +167,7 @@ export class FakeKube implements KubeClient {
 
   async createToken(namespace: string, serviceAccount: string, opts?: TokenRequestOptions): Promise<IssuedToken> {
     this.tokenRequests.push(`${namespace}/${serviceAccount}`);
+    this.tokenAudiences.push([...(opts?.audiences ?? [])]);
     return { token: this.tokenFor(namespace, serviceAccount, opts), expirationTimestamp: '2099-01-01T00:00:00Z' };
   }
 

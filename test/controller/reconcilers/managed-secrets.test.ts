@@ -5,14 +5,14 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildControllerApp, MANAGED_SECRETS_SELECTOR, type ControllerApp } from '../../../controller/main.ts';
-import { nullRecorder } from '../../../controller/runtime/events.ts';
-import type { KubeObject } from '../../../controller/runtime/objects.ts';
-import { EXTERNAL_SECRETS, SECRET_STORES, SECRETS, SERVICEACCOUNTS } from '../../../controller/runtime/resources.ts';
-import { ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../../controller/reconcilers/logic/eso/target.ts';
-import { createVaultClient } from '../../../controller/vault/client.ts';
-import { createKvApi } from '../../../controller/vault/kv.ts';
-import { createSysApi } from '../../../controller/vault/sys.ts';
-import type { VaultClient, VaultRequest } from '../../../controller/vault/types.ts';
+import { nullRecorder } from '../../../kube/events.ts';
+import type { KubeObject } from '../../../kube/objects.ts';
+import { EXTERNAL_SECRETS, SECRET_STORES, SECRETS, SERVICEACCOUNTS } from '../../../kube/resources.ts';
+import { ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../../eso/target.ts';
+import { createVaultClient } from '../../../vault/client.ts';
+import { createKvApi } from '../../../vault/kv.ts';
+import { createSysApi } from '../../../vault/sys.ts';
+import type { VaultClient, VaultRequest } from '../../../vault/types.ts';
 import { FakeKubeClient } from '../../sim/kube-fake-client.ts';
 import { KubeStore } from '../../sim/kube-store.ts';
 import { VaultSim } from '../../sim/vault.ts';
@@ -52,7 +52,7 @@ void before(async () => {
   const asRoot = { request: <T>(req: VaultRequest) => root.request<T>({ ...req, token: sim.rootToken }) };
   const sys = createSysApi(asRoot);
   await sys.writePolicy('team-a-read', 'path "secret/data/team-a/*" { capabilities = ["read"] }\n');
-  await sys.writeKubernetesRole('kubernetes', 'reader', { bound_service_account_names: ['reader'], bound_service_account_namespaces: ['team-a'], token_policies: ['team-a-read'], token_ttl: 3600, token_max_ttl: 7200 });
+  await sys.writeKubernetesRole('kubernetes', 'reader', { bound_service_account_names: ['reader'], bound_service_account_namespaces: ['team-a'], token_policies: ['team-a-read'], audience: 'vault', token_ttl: 3600, token_max_ttl: 7200 });
   await createKvApi(asRoot, { mount: 'secret', version: 2 }).write('team-a/db', { password: 'from-vault' });
   await kube.create(SERVICEACCOUNTS, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'reader', namespace: 'team-a' } });
   await kube.create(SECRET_STORES, {

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderPolicy, type PolicyRule } from '../../../policy/render.ts';
 import { ownershipOf, policiesEquivalent, readOwnership } from '../../../policy/ownership.ts';
-import { desiredRole, roleMatches, roleDifferences } from '../../../controller/reconcilers/logic/role.ts';
+import { desiredRole, roleMatches, roleDifferences } from '../../../policy/role.ts';
 
 const owner = { namespace: 'team-a', name: 'reader', uid: 'uid-1' };
 const rules: PolicyRule[] = [

@@ -1,11 +1,11 @@
 import { test, describe, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { VaultSim } from '../../sim/vault.ts';
-import { createVaultClient } from '../../../controller/vault/client.ts';
-import { createSysApi } from '../../../controller/vault/sys.ts';
-import type { VaultClient, VaultRequest, VaultRequester, SysApi } from '../../../controller/vault/types.ts';
-import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../controller/runtime/resources.ts';
-import { FINALIZER } from '../../../controller/runtime/finalizer.ts';
+import { createVaultClient } from '../../../vault/client.ts';
+import { createSysApi } from '../../../vault/sys.ts';
+import type { VaultClient, VaultRequest, VaultRequester, SysApi } from '../../../vault/types.ts';
+import { VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../kube/resources.ts';
+import { FINALIZER } from '../../../kube/finalizer.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
 import { createVaultRoleBindingReconciler, OWNED_CONDITION, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';
 import { FakeKube, readyOf } from './harness.ts';
@@ -132,6 +132,10 @@ void describe('VaultPolicy reconciler', () => {
     assert.equal(kube.getObj(VAULT_POLICIES, 'team-a/p5'), undefined, 'finalizer removed');
     kube.put(VAULT_POLICIES, policy('p5', undefined, { 'vaultgate.io/adopt': 'true' }));
     await kube.reconcile(r, 'team-a/p5');
+    assert.equal(await sys.readPolicy('vaultgate.team-a.p5'), foreign, 'the tenant\'s annotation alone adopts nothing');
+    assert.match(readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p5'))?.message ?? '', /adoption also needs the cluster admin's consent: an enforce VaultGuardrail selecting namespace "team-a" with spec\.allowAdoption: true/);
+    kube.put(VAULT_GUARDRAILS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name: 'adopt-ok' }, spec: { mode: 'enforce', allowAdoption: true } });
+    await kube.reconcile(r, 'team-a/p5');
     assert.match((await sys.readPolicy('vaultgate.team-a.p5'))!, /# managed-by: vaultgate/);
     assert.ok(kube.events.some((e) => e.reason === 'Adopted'));
   });
@@ -214,6 +218,10 @@ void describe('VaultRoleBinding reconciler', () => {
     assert.equal(readyOf(kube.getObj(VAULT_ROLE_BINDINGS, 'team-a/b2'))?.reason, 'NotOwned');
     assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.b2'))?.token_policies, ['root-ish']);
     kube.put(VAULT_ROLE_BINDINGS, binding('b2', ['absent'], {}, { 'vaultgate.io/adopt': 'true' }));
+    await kube.reconcile(vrb, 'team-a/b2');
+    assert.equal(readyOf(kube.getObj(VAULT_ROLE_BINDINGS, 'team-a/b2'))?.reason, 'NotOwned', 'the annotation alone adopts nothing');
+    assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.b2'))?.token_policies, ['root-ish']);
+    kube.put(VAULT_GUARDRAILS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name: 'adopt-ok' }, spec: { mode: 'enforce', allowAdoption: true } });
     await kube.reconcile(vrb, 'team-a/b2');
     const obj = kube.getObj(VAULT_ROLE_BINDINGS, 'team-a/b2');
     const owned = (obj?.status as { conditions: Array<{ type: string; reason: string }> }).conditions.find((c) => c.type === OWNED_CONDITION);

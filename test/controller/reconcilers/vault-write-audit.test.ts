@@ -3,13 +3,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { VaultSim } from '../../sim/vault.ts';
-import { createVaultClient } from '../../../controller/vault/client.ts';
-import { createSysApi } from '../../../controller/vault/sys.ts';
-import type { VaultClient, VaultRequest, SysApi } from '../../../controller/vault/types.ts';
-import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../controller/runtime/resources.ts';
+import { createVaultClient } from '../../../vault/client.ts';
+import { createSysApi } from '../../../vault/sys.ts';
+import type { VaultClient, VaultRequest, SysApi } from '../../../vault/types.ts';
+import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../kube/resources.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';
-import { auditVaultWrite, type VaultWriteInput } from '../../../audit/events.ts';
+import { auditVaultWrite, type VaultWriteInput } from '../../../audit/trail/events.ts';
 import { FakeKube } from './harness.ts';
 
 let sim: VaultSim;

@@ -4,23 +4,16 @@
 // regular expressions must compile as Go's RE2 would. Pure: the controller re-runs it as defence in depth.
 import type { Finding } from '../../admission/kinds.ts';
 import { type Obj, child, deny, has, list, obj, str, warn } from './access.ts';
-import { compileGoRegexp } from './go-regexp.ts';
+import { parseGoRegexp } from '../../../eso/go-regexp.ts';
 import { parseGoDuration } from '../../../schemas/duration.ts';
 import { checkTemplate } from './template-check.ts';
+import { syncWindowProblems } from '../../../eso/sync-windows.ts';
 
 /** ESO ExternalSecret features vaultgate refuses at admission (each named in its finding). */
 export const EXTERNALSECRET_FEATURES_NOT_SUPPORTED: readonly string[] = [
-  'spec.syncWindows',
   'spec.target.manifest (generic targets)',
-  'spec.target.creationPolicy: CreateOrMerge',
-  'spec.target.template.metadata.finalizers',
-  'spec.target.template.templateFrom[].configMap / .secret',
-  'spec.data[].sourceRef, spec.dataFrom[].sourceRef (store overrides and generators)',
-  'remoteRef.version / extract.version',
-  'metadataPolicy: Fetch',
-  'nullBytePolicy: Fail',
-  'spec.dataFrom[].rewrite[].merge',
-  'template functions and actions outside template-subset.ts',
+  'spec.data[].sourceRef.generatorRef, spec.dataFrom[].sourceRef.generatorRef (generators)',
+  'template functions ESO has that vaultgate does not render (eso/template-supported.ts, each with its reason)',
 ];
 
 const TEMPLATE_TARGETS = ['Data', 'Annotations', 'Labels'];
@@ -43,6 +36,7 @@ export function validateExternalSecret(es: Obj): Finding[] {
     ...checkPolicies(creationPolicy, deletionPolicy),
     ...checkStoreRef(spec),
     ...checkRefreshInterval(spec.refreshInterval),
+    ...checkSyncWindows(obj(spec.syncWindows)),
     ...checkData(spec, deletionPolicy),
     ...checkDataFrom(spec),
     ...checkTarget(spec, target, template),
@@ -57,14 +51,26 @@ function checkPolicies(creation: string, deletion: string): Finding[] {
   if (deletion === 'Merge' && creation === 'None') {
     findings.push(deny('spec.target.deletionPolicy', 'eso.es.deletion-policy', 'deletionPolicy=Merge must not be used with creationPolicy=None. There is no Secret to merge with.'));
   }
-  if (creation === 'CreateOrMerge') findings.push(unsupported('spec.target.creationPolicy', 'creationPolicy=CreateOrMerge', 'use Owner, Orphan, Merge or None'));
   return findings;
 }
 
 function checkStoreRef(spec: Obj): Finding[] {
-  // ESO allows omitting it when every entry names its own store via sourceRef; vaultgate refuses sourceRef.
   if (str(obj(spec.secretStoreRef)?.name)) return [];
-  return [deny('spec.secretStoreRef.name', 'eso.es.store-required', 'secretStoreRef.name is required: vaultgate reads every entry through the store named there.')];
+  // ESO lets every entry name its own store (sourceRef.storeRef) instead; an entry without one would
+  // read from a store with no name, which ESO only reports at sync.
+  const entries = [...list(spec.data), ...list(spec.dataFrom)];
+  if (entries.length > 0 && entries.every((e) => str(obj(obj(obj(e)?.sourceRef)?.storeRef)?.name))) return [];
+  return [deny('spec.secretStoreRef.name', 'eso.es.store-required', 'secretStoreRef.name is required unless every data and dataFrom entry names its store in sourceRef.storeRef.')];
+}
+
+/** spec.syncWindows: schedules and durations as ESO's controller parses them (robfig/cron, Go durations). */
+function checkSyncWindows(sw: Obj | undefined): Finding[] {
+  if (!sw) return [];
+  return syncWindowProblems(sw).map((p) => {
+    const field = `spec.syncWindows.windows[${p.index}].${p.field}`;
+    return p.warning ? warn(field, 'eso.es.sync-window', `${p.message}.`)
+      : deny(field, 'eso.es.sync-window', `${p.field === 'schedule' ? 'schedule is not a cron expression' : 'duration is not a duration'}: ${p.message}.`);
+  });
 }
 
 function checkRefreshInterval(value: unknown): Finding[] {
@@ -75,21 +81,9 @@ function checkRefreshInterval(value: unknown): Finding[] {
   return [];
 }
 
-function checkRemoteRef(ref: Obj | undefined, field: string): Finding[] {
-  if (!ref) return [];
-  const findings: Finding[] = [];
-  if (has(ref, 'version') && ref.version !== '') findings.push(unsupported(`${field}.version`, 'reading a specific secret version', 'vaultgate always reads the current version'));
-  if (ref.metadataPolicy === 'Fetch') findings.push(unsupported(`${field}.metadataPolicy`, 'metadataPolicy=Fetch'));
-  if (ref.nullBytePolicy === 'Fail') findings.push(unsupported(`${field}.nullBytePolicy`, 'nullBytePolicy=Fail'));
-  return findings;
-}
-
 function checkSourceRef(sourceRef: Obj | undefined, field: string): Finding[] {
-  if (!sourceRef) return [];
-  const findings: Finding[] = [];
-  if (has(sourceRef, 'generatorRef')) findings.push(unsupported(`${field}.generatorRef`, 'generatorRef (generators)'));
-  if (has(sourceRef, 'storeRef')) findings.push(unsupported(`${field}.storeRef`, 'a per-entry store override (sourceRef.storeRef)', 'use spec.secretStoreRef, one store per ExternalSecret'));
-  return findings;
+  if (!has(sourceRef, 'generatorRef')) return [];
+  return [unsupported(`${field}.generatorRef`, 'generatorRef (generators)')];
 }
 
 function checkData(spec: Obj, deletionPolicy: string): Finding[] {
@@ -98,7 +92,7 @@ function checkData(spec: Obj, deletionPolicy: string): Finding[] {
   list(spec.data).forEach((entry, i) => {
     const e = obj(entry);
     const field = `spec.data[${i}]`;
-    findings.push(...checkRemoteRef(obj(e?.remoteRef), `${field}.remoteRef`), ...checkSourceRef(obj(e?.sourceRef), `${field}.sourceRef`));
+    findings.push(...checkSourceRef(obj(e?.sourceRef), `${field}.sourceRef`));
     const key = str(e?.secretKey);
     if (key === undefined) return;
     if (seen.has(key)) {
@@ -130,17 +124,20 @@ function checkDataFrom(spec: Obj): Finding[] {
     if (sourceRef && !has(sourceRef, 'generatorRef') && !has(sourceRef, 'storeRef')) {
       findings.push(deny(`${field}.sourceRef`, 'eso.es.sourceref', 'generatorRef or storeRef must be set when using sourceRef in dataFrom.'));
     }
-    findings.push(...checkSourceRef(sourceRef, `${field}.sourceRef`), ...checkRemoteRef(obj(e.extract), `${field}.extract`));
+    findings.push(...checkSourceRef(sourceRef, `${field}.sourceRef`));
 
     const find = obj(e.find);
-    if (find?.nullBytePolicy === 'Fail') findings.push(unsupported(`${field}.find.nullBytePolicy`, 'nullBytePolicy=Fail'));
     const nameRe = str(obj(find?.name)?.regexp);
     if (nameRe !== undefined) findings.push(...checkRegexp(nameRe, `${field}.find.name.regexp`));
 
     list(e.rewrite).forEach((rw, j) => {
       const r = obj(rw);
       const rField = `${field}.rewrite[${j}]`;
-      if (has(r, 'merge')) findings.push(unsupported(`${rField}.merge`, 'rewrite.merge'));
+      const merge = obj(r?.merge);
+      if (merge?.strategy === 'JSON' && !str(merge.into)) {
+        // ESO admits it and fails every sync with "merge failed with missing 'into' field".
+        findings.push(deny(`${rField}.merge.into`, 'eso.es.rewrite-merge', 'merge with strategy JSON needs into: the key that receives the merged JSON object.'));
+      }
       const source = str(obj(r?.regexp)?.source);
       if (source !== undefined) findings.push(...checkRegexp(source, `${rField}.regexp.source`));
       const tpl = str(obj(r?.transform)?.template);
@@ -152,12 +149,10 @@ function checkDataFrom(spec: Obj): Finding[] {
 
 function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefined): Finding[] {
   const findings: Finding[] = [];
-  if (has(spec, 'syncWindows')) findings.push(unsupported('spec.syncWindows', 'syncWindows', 'vaultgate refreshes on refreshInterval at any time'));
   if (has(target, 'manifest')) findings.push(unsupported('spec.target.manifest', 'a generic (non-Secret) target', 'vaultgate only writes Secrets'));
   if (!template) return findings;
 
   const metadata = obj(template.metadata);
-  if (list(metadata?.finalizers).length > 0) findings.push(unsupported('spec.target.template.metadata.finalizers', 'adding finalizers to the Secret'));
 
   // Privileged Secret types (ESO validatePrivilegedTemplate): no long-lived tokens beyond the RBAC in place.
   const type = str(template.type);
@@ -176,6 +171,12 @@ function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefin
   for (const [key, value] of Object.entries(obj(template.data) ?? {})) {
     if (typeof value === 'string') findings.push(...checkTemplateText(value, child('spec.target.template.data', key)));
   }
+  // ESO renders metadata.labels and .annotations as templates too (engine v2).
+  for (const part of ['labels', 'annotations'] as const) {
+    for (const [key, value] of Object.entries(obj(metadata?.[part]) ?? {})) {
+      if (typeof value === 'string') findings.push(...checkTemplateText(value, child(`spec.target.template.metadata.${part}`, key)));
+    }
+  }
   templateFrom.forEach((tf, i) => {
     const field = `spec.target.template.templateFrom[${i}]`;
     const targetName = str(tf.target) ?? '';
@@ -183,9 +184,6 @@ function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefin
     // write type, immutable or ownerReferences, sidestepping the privileged-type check.
     if (targetName !== '' && !TEMPLATE_TARGETS.some((t) => t.toLowerCase() === targetName.toLowerCase())) {
       findings.push(deny(`${field}.target`, 'eso.es.template-target', `templateFrom target=${JSON.stringify(targetName)} is not allowed when targeting a Secret, must be one of "Data", "Annotations" or "Labels".`));
-    }
-    for (const source of ['configMap', 'secret'] as const) {
-      if (has(tf, source)) findings.push(unsupported(`${field}.${source}`, `templateFrom.${source}`, 'put the template in spec.target.template.data or templateFrom[].literal'));
     }
     const literal = str(tf.literal);
     if (literal !== undefined) findings.push(...checkTemplateText(literal, `${field}.literal`));
@@ -199,6 +197,6 @@ function checkTemplateText(text: string, field: string): Finding[] {
 }
 
 function checkRegexp(source: string, field: string): Finding[] {
-  const compiled = compileGoRegexp(source);
+  const compiled = parseGoRegexp(source);
   return compiled.ok ? [] : [deny(field, 'eso.es.regexp', `${compiled.error}.`)];
 }

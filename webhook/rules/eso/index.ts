@@ -14,19 +14,22 @@
 import type { AdmissionContext } from '../../admission/context.ts';
 import type { Finding, KindHandler, KubeObject } from '../../admission/kinds.ts';
 import type { AdmissionRequest } from '../../admission/types.ts';
-import { ESO_GROUP, ESO_VERSION } from '../../../schemas/eso-kinds.ts';
+import { ESO_GROUP, ESO_PUSH_VERSION, ESO_VERSION } from '../../../schemas/eso-kinds.ts';
 import { withoutShadowedSchemaFindings } from '../finding.ts';
 import { schemaFindings } from '../schema.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { obj, str } from './access.ts';
 import { validateExternalSecret } from './externalsecret-rules.ts';
+import { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts';
+import { validatePushSecret } from './pushsecret-rules.ts';
 import { type StoreKind, validateStore } from './store-rules.ts';
 
 export { validateExternalSecret, EXTERNALSECRET_FEATURES_NOT_SUPPORTED } from './externalsecret-rules.ts';
+export { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts';
+export { validatePushSecret, PUSHSECRET_FEATURES_NOT_SUPPORTED } from './pushsecret-rules.ts';
 export { validateStore, STORE_FEATURES_NOT_SUPPORTED, SUPPORTED_AUTH_METHODS, ESO_AUTH_ORDER, type StoreKind } from './store-rules.ts';
-export { SUPPORTED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_KEYWORDS } from './template-subset.ts';
+export { SUPPORTED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_KEYWORDS } from '../../../eso/template-supported.ts';
 export { checkTemplate, lexTemplate } from './template-check.ts';
-export { compileGoRegexp } from './go-regexp.ts';
 export { parseGoDuration } from '../../../schemas/duration.ts';
 
 export interface StoreReference {
@@ -71,10 +74,24 @@ function storeHandler(kind: StoreKind): KindHandler {
     kind,
     validate(o: KubeObject, old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
       if (!isOurClass(str(obj(o.spec)?.controller), ctx.controllerClass)) return [];
-      const semantic = validateStore(kind, o, kind === 'SecretStore' ? namespaceOf(o, req) : undefined);
+      const semantic = validateStore(kind, o, kind === 'SecretStore' ? namespaceOf(o, req) : undefined, ctx);
       return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), semantic), o, old);
     },
   };
+}
+
+/**
+ * Whether `ref` names a store (known to the admission cache) of another controller class: the object is
+ * then that controller's to judge. Without `namespace` (a ClusterExternalSecret) only a ClusterSecretStore
+ * can tell: SecretStores are per namespace, and the controller decides there.
+ */
+function storeOfAnotherClass(ref: Record<string, unknown> | undefined, ctx: EsoAdmissionContext, namespace?: string): boolean {
+  const name = str(ref?.name);
+  if (!name || !ctx.storeControllerClass) return false;
+  const kind: StoreKind = ref?.kind === 'ClusterSecretStore' ? 'ClusterSecretStore' : 'SecretStore';
+  if (kind === 'SecretStore' && namespace === undefined) return false;
+  const storeClass = ctx.storeControllerClass({ kind, name, ...(kind === 'SecretStore' ? { namespace } : {}) });
+  return storeClass !== undefined && !isOurClass(storeClass, ctx.controllerClass);
 }
 
 const externalSecretHandler: KindHandler = {
@@ -82,15 +99,35 @@ const externalSecretHandler: KindHandler = {
   version: ESO_VERSION,
   kind: 'ExternalSecret',
   validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext, req: AdmissionRequest): Finding[] {
-    const ref = obj(obj(o.spec)?.secretStoreRef);
-    const name = str(ref?.name);
-    if (name && ctx.storeControllerClass) {
-      const kind: StoreKind = ref?.kind === 'ClusterSecretStore' ? 'ClusterSecretStore' : 'SecretStore';
-      const storeClass = ctx.storeControllerClass({ kind, name, ...(kind === 'SecretStore' ? { namespace: namespaceOf(o, req) } : {}) });
-      if (storeClass !== undefined && !isOurClass(storeClass, ctx.controllerClass)) return [];
-    }
+    if (storeOfAnotherClass(obj(obj(o.spec)?.secretStoreRef), ctx, namespaceOf(o, req))) return [];
     return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validateExternalSecret(o)), o, old);
   },
 };
 
-export const esoHandlers: KindHandler[] = [storeHandler('SecretStore'), storeHandler('ClusterSecretStore'), externalSecretHandler];
+/**
+ * A ClusterExternalSecret has no class either; one whose ExternalSecrets read a ClusterSecretStore of
+ * another class is that controller's (its SecretStores are per namespace: the controller decides there).
+ */
+const clusterExternalSecretHandler: KindHandler = {
+  group: ESO_GROUP,
+  version: ESO_VERSION,
+  kind: 'ClusterExternalSecret',
+  validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext): Finding[] {
+    if (storeOfAnotherClass(obj(obj(obj(o.spec)?.externalSecretSpec)?.secretStoreRef), ctx)) return [];
+    return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validateClusterExternalSecret(o)), o, old);
+  },
+};
+
+/** A PushSecret whose stores are all another controller's (named ones only) is that controller's. */
+const pushSecretHandler: KindHandler = {
+  group: ESO_GROUP,
+  version: ESO_PUSH_VERSION,
+  kind: 'PushSecret',
+  validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext, req: AdmissionRequest): Finding[] {
+    const refs = (Array.isArray(obj(o.spec)?.secretStoreRefs) ? obj(o.spec)?.secretStoreRefs as unknown[] : []).map((r) => obj(r));
+    if (refs.length > 0 && refs.every((r) => storeOfAnotherClass(r, ctx, namespaceOf(o, req)))) return [];
+    return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validatePushSecret(o)), o, old);
+  },
+};
+
+export const esoHandlers: KindHandler[] = [storeHandler('SecretStore'), storeHandler('ClusterSecretStore'), externalSecretHandler, clusterExternalSecretHandler, pushSecretHandler];

@@ -4,21 +4,24 @@
 // Pure: the controller re-runs `validateStore` as defence in depth when no webhook sat in front of it.
 import type { Finding } from '../../admission/kinds.ts';
 import { type Obj, child, deny, has, isObj, list, obj, str, warn } from './access.ts';
-import { compileGoRegexp } from './go-regexp.ts';
-import { parseGoDuration } from '../../../schemas/duration.ts';
+import { parseGoRegexp } from '../../../eso/go-regexp.ts';
+import type { AdmissionContext } from '../../admission/context.ts';
+import { DEFAULT_TARGET, targetName, type VaultTarget } from '../../../policy/capabilities.ts';
+import { vaultServerProblem } from './vault-servers.ts';
+import { storeTokenAudiences, TOKEN_AUDIENCE_RULE, tokenAsks, tokenAudienceProblem } from './token-audiences.ts';
 
 export type StoreKind = 'SecretStore' | 'ClusterSecretStore';
 
 /** ESO tries auth methods in this order and uses the first one set (providers/v1/vault/auth.go setAuth). */
 export const ESO_AUTH_ORDER = ['tokenSecretRef', 'appRole', 'kubernetes', 'ldap', 'userPass', 'jwt', 'cert', 'iam', 'gcp'] as const;
-export const SUPPORTED_AUTH_METHODS: readonly string[] = ['tokenSecretRef', 'appRole', 'kubernetes', 'jwt'];
+export const SUPPORTED_AUTH_METHODS: readonly string[] = ['tokenSecretRef', 'appRole', 'kubernetes', 'ldap', 'userPass', 'jwt', 'cert'];
 
 /**
  * ESO store features vaultgate refuses (deny) or ignores (warn), for documentation and the report.
  * Paths are relative to spec.provider.vault unless they start with spec.
  */
 export const STORE_FEATURES_NOT_SUPPORTED = {
-  refused: ['auth.ldap', 'auth.userPass', 'auth.cert', 'auth.iam', 'auth.gcp', 'auth.kubernetes.secretRef', 'headers', 'providers other than vault'],
+  refused: ['auth.iam', 'auth.gcp', 'auth.kubernetes.secretRef', 'headers', 'providers other than vault'],
   ignoredWithWarning: ['spec.retrySettings', 'readYourWrites', 'forwardInconsistent', 'checkAndSet (PushSecret only)', 'spec.conditions on a SecretStore'],
 } as const;
 
@@ -33,6 +36,10 @@ const REFERENCES: ReadonlyArray<{ path: string[]; esoName: string }> = [
   { path: ['auth', 'kubernetes', 'secretRef'], esoName: 'Auth.Kubernetes.SecretRef' },
   { path: ['auth', 'jwt', 'secretRef'], esoName: 'Auth.Jwt.SecretRef' },
   { path: ['auth', 'jwt', 'kubernetesServiceAccountToken', 'serviceAccountRef'], esoName: 'Auth.Jwt.KubernetesServiceAccountToken.ServiceAccountRef' },
+  { path: ['auth', 'ldap', 'secretRef'], esoName: 'Auth.Ldap.SecretRef' },
+  { path: ['auth', 'userPass', 'secretRef'], esoName: 'Auth.UserPass.SecretRef' },
+  { path: ['auth', 'cert', 'clientCert'], esoName: 'Auth.Cert.ClientCert' },
+  { path: ['auth', 'cert', 'secretRef'], esoName: 'Auth.Cert.SecretRef' },
   { path: ['tls', 'certSecretRef'], esoName: 'ClientTLS.ClientCert' },
   { path: ['tls', 'keySecretRef'], esoName: 'ClientTLS.SecretRef' },
   { path: ['caProvider'], esoName: 'CAProvider' },
@@ -43,7 +50,7 @@ const REFERENCES: ReadonlyArray<{ path: string[]; esoName: string }> = [
  * (metadata.namespace, or the request's); undefined when unknown (offline validation), in which
  * case the same-namespace rule cannot be checked and is skipped.
  */
-export function validateStore(kind: StoreKind, store: Obj, namespace: string | undefined): Finding[] {
+export function validateStore(kind: StoreKind, store: Obj, namespace: string | undefined, ctx?: AdmissionContext): Finding[] {
   const spec = obj(store.spec);
   if (!spec) return [];
   const findings: Finding[] = [
@@ -56,7 +63,33 @@ export function validateStore(kind: StoreKind, store: Obj, namespace: string | u
   }
   const vault = obj(obj(spec.provider)?.vault);
   if (vault) findings.push(...checkVault(kind, vault, namespace));
+  const server = str(vault?.server);
+  const problem = server !== undefined && ctx ? vaultServerProblem(server, kind === 'SecretStore' ? namespace : undefined, ctx) : undefined;
+  if (problem) findings.push(deny('spec.provider.vault.server', 'eso.store.vault-server', problem));
+  if (ctx) findings.push(...checkTokenAudiences(kind, vault, namespace, ctx));
+  findings.push(...checkLdapPlugin(vault, ctx?.vaultTarget ?? DEFAULT_TARGET));
   return findings;
+}
+
+/**
+ * Rule eso.store.ldap-plugin (a warning): OpenBao 2.7 no longer builds in the ldap auth method (openbao
+ * PR #3882 moved it to openbao-plugins; `sys/auth/ldap` answers "plugin not found in the catalog: ldap"),
+ * so such a store logs in only where the server's admin registered that plugin.
+ */
+function checkLdapPlugin(vault: Obj | undefined, target: VaultTarget): Finding[] {
+  if (!has(obj(vault?.auth) ?? {}, 'ldap') || target.flavor !== 'openbao') return [];
+  const [major = 0, minor = 0] = target.version.split('.').map(Number);
+  if (major < 2 || (major === 2 && minor < 7)) return [];
+  return [warn(`${VAULT}.auth.ldap`, 'eso.store.ldap-plugin', `${targetName(target)} has no built-in ldap auth method (it moved to the external openbao-plugins): this store logs in only if the server's admin registered that plugin and enabled it at its path; HashiCorp Vault has it built in.`)];
+}
+
+/** Rule eso.store.token-audience, where the ServiceAccount's namespace is known (a ClusterSecretStore's referent auth: at sync). */
+function checkTokenAudiences(kind: StoreKind, vault: Obj | undefined, namespace: string | undefined, ctx: AdmissionContext): Finding[] {
+  return tokenAsks(vault).flatMap((ask) => {
+    const ns = kind === 'SecretStore' ? namespace : ask.namespace;
+    const problem = ns === undefined ? undefined : tokenAudienceProblem(storeTokenAudiences(ask.audiences), ns, ctx.apiServerAudiences, ctx);
+    return problem ? [deny(ask.field, TOKEN_AUDIENCE_RULE, problem)] : [];
+  });
 }
 
 function checkConditions(kind: StoreKind, spec: Obj): Finding[] {
@@ -68,7 +101,7 @@ function checkConditions(kind: StoreKind, spec: Obj): Finding[] {
   conditions.forEach((condition, ci) => {
     list(obj(condition)?.namespaceRegexes).forEach((re, ri) => {
       if (typeof re !== 'string') return;
-      const compiled = compileGoRegexp(re);
+      const compiled = parseGoRegexp(re);
       if (!compiled.ok) {
         // ESO's wording (secretstore_validator.go validateConditions), indexes and all.
         findings.push(deny(`spec.conditions[${ci}].namespaceRegexes[${ri}]`, 'eso.store.namespace-regex',
@@ -79,17 +112,13 @@ function checkConditions(kind: StoreKind, spec: Obj): Finding[] {
   return findings;
 }
 
-/** Store refreshInterval: whole seconds (ESO's int field) or a Go duration; never negative. */
+/** Store refreshInterval: whole seconds, as ESO's int field (its CRD refuses "5m"); never negative. */
 export function checkRefreshInterval(value: unknown, field = 'spec.refreshInterval', rule = 'eso.store.refresh-interval'): Finding[] {
   if (value === undefined || value === null) return [];
-  if (typeof value === 'number') {
-    if (!Number.isInteger(value)) return [deny(field, rule, `refreshInterval ${value} must be a whole number of seconds or a Go duration such as "5m".`)];
-    return value < 0 ? [deny(field, rule, `refreshInterval must not be negative (got ${value}).`)] : [];
-  }
-  if (typeof value !== 'string') return [];
-  const parsed = parseGoDuration(value);
-  if (!parsed.ok) return [deny(field, rule, `refreshInterval is not a duration: ${parsed.error}.`)];
-  return parsed.ms < 0 ? [deny(field, rule, `refreshInterval must not be negative (got ${JSON.stringify(value)}).`)] : [];
+  if (typeof value === 'string') return [deny(field, rule, `refreshInterval is a whole number of seconds in a secret store (ESO's CRD refuses a string): write ${JSON.stringify(value)} as seconds, e.g. 300 for "5m".`)];
+  if (typeof value !== 'number') return [];
+  if (!Number.isInteger(value)) return [deny(field, rule, `refreshInterval ${value} must be a whole number of seconds.`)];
+  return value < 0 ? [deny(field, rule, `refreshInterval must not be negative (got ${value}).`)] : [];
 }
 
 function checkProviders(spec: Obj): Finding[] {
@@ -165,6 +194,7 @@ function checkAuth(kind: StoreKind, auth: Obj | undefined): Finding[] {
   if (jwt && !has(jwt, 'secretRef') && !has(jwt, 'kubernetesServiceAccountToken')) {
     findings.push(deny(`${field}.jwt`, 'eso.store.jwt-token-source', 'neither `secretRef` nor `kubernetesServiceAccountToken` was supplied as token source for jwt authentication.'));
   }
+  findings.push(...checkSecretLogins(auth, field));
   const kube = obj(auth.kubernetes);
   if (kube) {
     if (has(kube, 'secretRef')) {
@@ -177,6 +207,29 @@ function checkAuth(kind: StoreKind, auth: Obj | undefined): Finding[] {
     }
   }
   return findings;
+}
+
+/**
+ * userPass, ldap and cert read their credentials from Secrets: each reference needs a name and a key
+ * (ESO accepts neither missing and fails at every login), and cert needs both the certificate and its key.
+ */
+function checkSecretLogins(auth: Obj, field: string): Finding[] {
+  const out: Finding[] = [];
+  const needRef = (ref: Obj | undefined, refField: string, what: string): void => {
+    if (!str(ref?.name) || !str(ref?.key)) out.push(deny(refField, 'eso.store.auth-secret', `${what}: name and key of the Secret holding it are required (ESO fails every login without them).`));
+  };
+  for (const method of ['userPass', 'ldap'] as const) {
+    const m = obj(auth[method]);
+    if (!m) continue;
+    if (!str(m.username)?.trim()) out.push(deny(`${field}.${method}.username`, 'eso.store.auth-secret', 'username is required.'));
+    needRef(obj(m.secretRef), `${field}.${method}.secretRef`, 'the password');
+  }
+  const cert = obj(auth.cert);
+  if (cert) {
+    needRef(obj(cert.clientCert), `${field}.cert.clientCert`, 'the client certificate');
+    needRef(obj(cert.secretRef), `${field}.cert.secretRef`, 'the client certificate\'s private key');
+  }
+  return out;
 }
 
 /** "References in a namespaced store may not leave its namespace" (ESO: ValidateReferent*Selector). */

@@ -1,0 +1,171 @@
+// The audit record and its line format. One record = one JSON line:
+//
+//   {"audit":"vaultgate/v2","replica":"…","chain":"…","seq":7,"ts":"…","prev":"<sha256 hex>","event":{…},"hash":"<sha256 hex>"[,"jws":"…"]}
+//
+// Every record is hash-chained: `hash` = SHA-256 (hex) of the record's canonical payload
+// (canonicalJson of {v, replica, chain, seq, ts, prev, event}: keys sorted, no whitespace), and `prev` is
+// the previous record's hash in the same chain. The last record of every batch the trail writes is a
+// checkpoint: it also carries `jws`, a compact JWS (EdDSA / Ed25519) whose payload is exactly that
+// canonical payload, so one signature commits to the whole chain up to and including it (as a
+// transparency log signs its tree head). The trail writes a batch (records + its signed last record) in
+// one write before any decision in it is answered, so a well-formed trail always ends on a signed record.
+// The first record of a chain has seq 0, a prev of 64 zeros and a `chain-start` event.
+//
+// Chains: each replica keeps its own chain (`chain` is a random id). After a restart the trail continues
+// the chain whose last record it can read back from its file sink; without one it starts a new chain
+// whose chain-start event names the previous head when known. See audit/README.md.
+import { createHash } from 'node:crypto';
+
+export const AUDIT_FORMAT = 'vaultgate/v2';
+/** The payload version inside the hash and the signature. */
+export const PAYLOAD_VERSION = 2;
+export const JWS_TYPE = 'vaultgate-audit+jws';
+export const GENESIS_PREV = '0'.repeat(64);
+
+export type AdmissionOutcome = 'allowed' | 'denied' | 'mutated';
+
+/** An admission decision, without any object content (no spec, no data, no patch values). */
+export interface AdmissionAuditEvent {
+  type: 'admission';
+  webhook?: 'mutating' | 'validating';
+  uid: string;
+  /** `group/version/Kind` of the object (core group: `v1/Kind`). */
+  kind: string;
+  namespace?: string;
+  name?: string;
+  operation: string;
+  dryRun?: boolean;
+  user: { username?: string; groups?: string[] };
+  outcome: AdmissionOutcome;
+  /** Stable rule ids that fired (denials and warnings). */
+  rules: string[];
+  warnings: string[];
+  /** The denial message, when denied. */
+  message?: string;
+  /** JSON Patch operations applied by the mutating webhook: op and path only, never the values. */
+  patch: Array<{ op: string; path: string }>;
+  /**
+   * Who sent the AdmissionReview, as the TLS layer saw it: `authenticated` when the webhook required
+   * and verified a client certificate (then `subject` is its CN), otherwise `authenticated: false` and
+   * only the TCP peer is known; `user` above is then merely what the body claims.
+   */
+  caller?: AdmissionCaller;
+}
+
+export interface AdmissionCaller {
+  authenticated: boolean;
+  /** TLS peer address `ip:port`. */
+  peer?: string;
+  /** Subject CN of the verified client certificate. */
+  subject?: string;
+}
+
+export type VaultWriteAction = 'create' | 'update' | 'delete' | 'repair' | 'adopt';
+
+/** A write the controller made in Vault (policies and kubernetes-auth roles). */
+export interface VaultWriteAuditEvent {
+  type: 'vault-write';
+  action: VaultWriteAction;
+  object: 'policy' | 'role';
+  /** Vault-side name, e.g. `vaultgate.payments.db-read`. */
+  vaultName: string;
+  /** Auth mount for roles. */
+  mount?: string;
+  /** The Kubernetes object that owns it. */
+  owner?: { kind: string; namespace: string; name: string; uid?: string };
+  /** Why: e.g. `spec changed`, `drift: content differed from desired state`, `owner deleted`. */
+  reason?: string;
+  /** SHA-256 of the written content (policy text / canonical role JSON); the content itself is not kept. */
+  contentSha256?: string;
+  /** e.g. "widens access: +read on secret/data/x/*". */
+  change?: string;
+}
+
+export interface ChainStartEvent {
+  type: 'chain-start';
+  /** first-start: no earlier record for this replica was found; previous-unreadable: the sink's last line could not be read back. */
+  reason: 'first-start' | 'previous-unreadable' | 'replica-changed';
+  /** The head of the chain this one follows, when known (a verifier checks it against the files). */
+  previous?: { chain: string; seq: number; hash: string };
+}
+
+export interface LifecycleEvent {
+  type: 'lifecycle';
+  action: 'start' | 'resume';
+  /** Process version or build, for the record. */
+  version?: string;
+}
+
+export type AuditEvent = AdmissionAuditEvent | VaultWriteAuditEvent | ChainStartEvent | LifecycleEvent;
+
+/** What is hashed (and, for a checkpoint, signed). */
+export interface AuditPayload {
+  v: typeof PAYLOAD_VERSION;
+  replica: string;
+  chain: string;
+  seq: number;
+  ts: string;
+  prev: string;
+  event: AuditEvent;
+}
+
+/** A record: the payload's fields, its hash and, on a checkpoint (last record of a batch), the compact JWS over the payload. */
+export interface AuditRecord extends Omit<AuditPayload, 'v'> {
+  audit: typeof AUDIT_FORMAT;
+  hash: string;
+  jws?: string;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** JSON with object keys sorted and undefined members left out, so equal content hashes equally in any language. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJson(x))).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    let out = '';
+    for (const k of Object.keys(o).sort()) {
+      if (o[k] === undefined) continue;
+      out += `${out ? ',' : ''}${JSON.stringify(k)}:${canonicalJson(o[k])}`;
+    }
+    return `{${out}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** The canonical payload text of a record (what its hash covers and a checkpoint's JWS signs). */
+export function payloadText(r: Pick<AuditRecord, 'replica' | 'chain' | 'seq' | 'ts' | 'prev' | 'event'>): string {
+  return canonicalJson({ v: PAYLOAD_VERSION, replica: r.replica, chain: r.chain, seq: r.seq, ts: r.ts, prev: r.prev, event: r.event });
+}
+
+/** The hash a following record puts in `prev`, computed from the record's content (not its `hash` field). */
+export function recordHash(record: Pick<AuditRecord, 'replica' | 'chain' | 'seq' | 'ts' | 'prev' | 'event'>): string {
+  return sha256Hex(payloadText(record));
+}
+
+export function toLine(record: AuditRecord): string {
+  const { audit, replica, chain, seq, ts, prev, event, hash, jws } = record;
+  return JSON.stringify(jws === undefined ? { audit, replica, chain, seq, ts, prev, event, hash } : { audit, replica, chain, seq, ts, prev, event, hash, jws });
+}
+
+/** A line that claims to be an audit record (other log lines on a shared stdout are ignored). */
+export function parseLine(line: string): AuditRecord | undefined {
+  let v: unknown;
+  try { v = JSON.parse(line); } catch { return undefined; }
+  if (typeof v !== 'object' || v === null || (v as { audit?: unknown }).audit !== AUDIT_FORMAT) return undefined;
+  return v as AuditRecord;
+}
+
+/** The head of a chain, for resuming: what the next record continues from. */
+export interface ChainHead {
+  replica: string;
+  chain: string;
+  seq: number;
+  hash: string;
+}
+
+export function headOf(record: AuditRecord): ChainHead {
+  return { replica: record.replica, chain: record.chain, seq: record.seq, hash: recordHash(record) };
+}

@@ -1,0 +1,285 @@
+// Sprig's snakecase/camelcase/kebabcase (github.com/huandu/xstrings v1.5.0, the version ESO v0.16.2
+// builds: ToSnakeCase, ToCamelCase, ToKebabCase) and wrap/wrapWith (Masterminds/goutils v1.1.1 Wrap and
+// WrapCustom), ported line by line over Go's byte strings: xstrings decodes runes with
+// utf8.DecodeRuneInString (an invalid byte is U+FFFD of width 1, skipped by nextValidRune and copied
+// raw into a word), goutils works on bytes. Unicode classes are Go's unicode package (IsUpper = Lu,
+// IsLetter = L, IsNumber = N, IsPunct = P, IsSpace) and its simple case mappings.
+import { fail } from './template-func.ts';
+import { decodeRune, goString } from './template-values.ts';
+
+const RUNE_ERROR = 0xfffd;
+const ch = (r: number): string => String.fromCodePoint(r);
+
+/** unicode.IsSpace. */
+export function goIsSpace(r: number): boolean {
+  if (r <= 0xff) return r === 0x20 || (r >= 0x09 && r <= 0x0d) || r === 0x85 || r === 0xa0;
+  return /\p{White_Space}/u.test(ch(r));
+}
+const isUpper = (r: number): boolean => /\p{Lu}/u.test(ch(r));
+const isLetter = (r: number): boolean => /\p{L}/u.test(ch(r));
+const isNumber = (r: number): boolean => /\p{N}/u.test(ch(r));
+const isPunct = (r: number): boolean => /\p{P}/u.test(ch(r));
+
+/** Greek letters with ypogegrammeni: their simple upper case is the title-case letter (UnicodeData). */
+function greekIotaUpper(r: number): number | undefined {
+  if ((r >= 0x1f80 && r <= 0x1f87) || (r >= 0x1f90 && r <= 0x1f97) || (r >= 0x1fa0 && r <= 0x1fa7)) return r + 8;
+  if (r === 0x1fb3 || r === 0x1fc3 || r === 0x1ff3) return r + 9;
+  return undefined;
+}
+
+/** unicode.ToUpper: the simple mapping (one rune), never a full one like ß → SS. */
+export function goToUpper(r: number): number {
+  const g = greekIotaUpper(r);
+  if (g !== undefined) return g;
+  const u = [...ch(r).toUpperCase()];
+  return u.length === 1 ? u[0]!.codePointAt(0)! : r;
+}
+
+/** unicode.ToLower: the simple mapping (İ → i, not i + combining dot). */
+export function goToLower(r: number): number {
+  if (r === 0x130) return 0x69;
+  const l = [...ch(r).toLowerCase()];
+  return l.length === 1 ? l[0]!.codePointAt(0)! : r;
+}
+
+/** xstrings' isAlphabet: a letter, but not a CJK ideograph. */
+function isAlphabet(r: number): boolean {
+  if (!isLetter(r)) return false;
+  if (r < 0x3400) return true;
+  if (r >= 0x4e00 && r <= 0x9fcc) return false;
+  if (r >= 0x3400 && r <= 0x4d85) return false;
+  if (r >= 0x20000 && r <= 0x2b81d) return false;
+  return true;
+}
+
+const isConnector = (r: number): boolean => r === 0x2d || r === 0x5f || goIsSpace(r);
+
+/** utf8.EncodeRune as a Go (byte) string; U+FFFD for an invalid rune. */
+const runeBytes = (r: number): string => (r < 0x80 ? String.fromCharCode(r) : goString(ch(r)));
+
+// ---- ToCamelCase ----
+
+export function toCamelCase(str: string): string {
+  if (str.length === 0) return '';
+  let out = '';
+  let i = 0;
+  let isFirstRuneUpper = false;
+  let r0 = 0;
+  let r1 = 0;
+  let size = 0;
+  // leading connectors are kept
+  while (i < str.length) {
+    [r0, size] = decodeRune(str, i);
+    i += size;
+    if (!isConnector(r0)) {
+      isFirstRuneUpper = isUpper(r0);
+      r0 = goToLower(r0);
+      break;
+    }
+    out += runeBytes(r0);
+  }
+  if (i >= str.length) {
+    // xstrings writes the last rune once more here (so "_" becomes "__").
+    if (size !== 0) out += runeBytes(r0);
+    return out;
+  }
+  while (i < str.length) {
+    r1 = r0;
+    [r0, size] = decodeRune(str, i);
+    i += size;
+    if (isConnector(r0) && isConnector(r1)) {
+      out += runeBytes(r1);
+      continue;
+    }
+    if (isConnector(r1)) {
+      isFirstRuneUpper = isUpper(r0);
+      r0 = goToUpper(r0);
+    } else {
+      if (isFirstRuneUpper) {
+        if (isUpper(r0)) r0 = goToLower(r0);
+        else isFirstRuneUpper = false;
+      }
+      out += runeBytes(r1);
+    }
+  }
+  if (isFirstRuneUpper) r0 = goToLower(r0);
+  out += runeBytes(r0);
+  return out;
+}
+
+// ---- ToSnakeCase / ToKebabCase (camelCaseToLowerCase) ----
+
+const enum W { invalid, number, upper, alphabet, connector, punct, other }
+
+/** nextValidRune: the first rune that is not RuneError, its width counting the skipped bytes; `prev` if none. */
+function nextValidRune(s: string, at: number, prev: number): [number, number] {
+  let size = 0;
+  let i = at;
+  while (i < s.length) {
+    const [r, sz] = decodeRune(s, i);
+    size += sz;
+    if (r !== RUNE_ERROR) return [r, size];
+    i += sz;
+  }
+  return [prev, size];
+}
+
+/** nextWord over s[at:]: the word's type and its end (the remaining text starts there). */
+function nextWord(s: string, at: number): [W, number] {
+  if (at >= s.length) return [W.invalid, at];
+  let offset = 0;
+  let rem = at;
+  let [r, size] = nextValidRune(s, rem, RUNE_ERROR);
+  offset += size;
+  if (r === RUNE_ERROR) return [W.invalid, at + offset];
+  /** xstrings' loop: take runes while `keep` holds for the next one (r and size end on the first refused). */
+  const advanceWhile = (keep: (rune: number, runeSize: number) => boolean): void => {
+    while (rem < s.length) {
+      [r, size] = nextValidRune(s, rem, r);
+      if (!keep(r, size)) break;
+      offset += size;
+      rem += size;
+    }
+  };
+  const lowerLetter = (x: number): boolean => isAlphabet(x) && !isUpper(x);
+  const otherRune = (x: number, sz: number): boolean => !(sz === 0 || isConnector(x) || isAlphabet(x) || isNumber(x) || isPunct(x));
+  // xstrings' order of word types; every word takes its first rune.
+  rem += size;
+  if (!isConnector(r) && !isPunct(r) && isUpper(r)) {
+    if (rem < s.length) {
+      [r, size] = nextValidRune(s, rem, r);
+      if (isUpper(r)) {
+        let prevSize = size;
+        offset += size;
+        rem += size;
+        advanceWhile((x, sz) => {
+          if (!isUpper(x)) return false;
+          prevSize = sz;
+          return true;
+        });
+        // "HTTPStatus": "HTTP" and "Status", so the "S" stays in the remaining text.
+        if (rem < s.length && isAlphabet(r)) {
+          offset -= prevSize;
+          rem = at + offset;
+        }
+      } else if (isAlphabet(r)) {
+        offset += size;
+        rem += size;
+        advanceWhile(lowerLetter);
+      }
+    }
+    return [W.upper, at + offset];
+  }
+  const [wt, keep]: [W, (x: number, sz: number) => boolean] = isConnector(r) ? [W.connector, isConnector] : isPunct(r) ? [W.punct, isPunct]
+    : isAlphabet(r) ? [W.alphabet, lowerLetter] : isNumber(r) ? [W.number, isNumber] : [W.other, otherRune];
+  advanceWhile(keep);
+  return [wt, at + offset];
+}
+
+function lowerWord(wt: W, word: string, connector: string): string {
+  if (wt !== W.upper && wt !== W.connector) return word;
+  let out = '';
+  for (let i = 0; i < word.length;) {
+    const [r, size] = decodeRune(word, i);
+    i += size;
+    if (isConnector(r)) out += connector;
+    else if (isUpper(r)) out += runeBytes(goToLower(r));
+    else out += runeBytes(r);
+  }
+  return out;
+}
+
+function camelCaseToLowerCase(str: string, connector: string): string {
+  if (str.length === 0) return '';
+  const parts: string[] = [];
+  const emit = (wt: W, from: number, to: number): void => { parts.push(lowerWord(wt, str.slice(from, to), connector)); };
+  const advance = (from: number): [W, number, number] => [...nextWord(str, from), from] as [W, number, number];
+  let [wt, end, start] = advance(0);
+  while (end < str.length) {
+    if (wt !== W.connector) emit(wt, start, end);
+    const prev = wt;
+    const lastStart = start;
+    const lastEnd = end;
+    [wt, end, start] = advance(end);
+    if (prev === W.number) {
+      while (wt === W.alphabet || wt === W.number) { emit(wt, start, end); [wt, end, start] = advance(end); }
+      if (wt !== W.invalid && wt !== W.punct && wt !== W.connector) parts.push(connector);
+    } else if (prev === W.connector) {
+      emit(prev, lastStart, lastEnd);
+    } else if (prev === W.punct) {
+      // nothing
+    } else {
+      if (wt !== W.number) {
+        if (wt !== W.connector && wt !== W.punct) parts.push(connector);
+        continue;
+      }
+      if (end >= str.length) continue;
+      const numStart = start;
+      const numEnd = end;
+      [wt, end, start] = advance(end);
+      // a number is part of the word before it ("Bld4Floor" → "bld4_floor") ...
+      if (wt !== W.alphabet) {
+        emit(W.number, numStart, numEnd);
+        if (wt !== W.connector && wt !== W.punct) parts.push(connector);
+        continue;
+      }
+      // ... unless lower-case letters follow it ("HTTP2xx" → "http_2xx")
+      parts.push(connector);
+      emit(W.number, numStart, numEnd);
+      while (wt === W.alphabet || wt === W.number) { emit(wt, start, end); [wt, end, start] = advance(end); }
+      if (wt !== W.invalid && wt !== W.connector && wt !== W.punct) parts.push(connector);
+    }
+  }
+  emit(wt, start, end);
+  return parts.join('');
+}
+
+export const toSnakeCase = (s: string): string => camelCaseToLowerCase(s, '_');
+export const toKebabCase = (s: string): string => camelCaseToLowerCase(s, '-');
+
+// ---- goutils.WrapCustom ----
+
+const MAX_RESULT = 1 << 20;
+
+/** goutils.WrapCustom(str, wrapLength, newLineStr, wrapLongWords), byte-wise as goutils does it. */
+export function wrapCustom(str: string, wrapLength: number, newLineStr: string, wrapLongWords: boolean): string {
+  if (str === '') return '';
+  const nl = newLineStr === '' ? '\n' : newLineStr;
+  const width = wrapLength < 1 ? 1 : wrapLength;
+  const len = str.length;
+  let offset = 0;
+  const out: string[] = [];
+  let size = 0;
+  const put = (s: string): void => {
+    size += s.length;
+    if (size > MAX_RESULT) fail(`wrap result exceeds ${MAX_RESULT} bytes (a Secret holds at most 1 MiB)`);
+    out.push(s);
+  };
+  while (len - offset > width) {
+    if (str[offset] === ' ') { offset++; continue; }
+    const end = width + offset + 1;
+    const spaceToWrapAt = str.slice(offset, end).lastIndexOf(' ') + offset;
+    if (spaceToWrapAt >= offset) {
+      put(str.slice(offset, spaceToWrapAt));
+      put(nl);
+      offset = spaceToWrapAt + 1;
+    } else if (wrapLongWords) {
+      put(str.slice(offset, width + offset));
+      put(nl);
+      offset += width;
+    } else {
+      const e = width + offset;
+      const index = str.indexOf(' ', e);
+      if (index === -1) {
+        put(str.slice(offset));
+        offset = len;
+      } else {
+        put(str.slice(offset, index));
+        put(nl);
+        offset = index + 1;
+      }
+    }
+  }
+  put(str.slice(offset));
+  return out.join('');
+}

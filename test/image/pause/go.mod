@@ -1,0 +1,3 @@
+module vaultgate.test/pause
+
+go 1.24

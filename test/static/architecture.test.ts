@@ -1,0 +1,54 @@
+// The layout is the architecture (ARCHITECTURE.md): these checks fail a change that puts an import in
+// the wrong direction, so the layers stay as written down.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cycles, packageGraph, productImports, under, type ImportEdge } from './import-graph.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+const edges = productImports(root);
+const offending = (pred: (e: ImportEdge) => boolean): string[] => edges.filter(pred).map((e) => `${e.from} → ${e.to}`);
+
+test('the import graph is read (a broken reader would pass every rule below)', () => {
+  assert.ok(edges.length > 300, `only ${edges.length} imports found`);
+  assert.ok(edges.some((e) => e.from === 'controller/reconcilers/vaultpolicy.ts' && e.to === 'policy/spec-rules.ts'));
+});
+
+test('no package-level import cycle', () => {
+  assert.deepEqual(cycles(packageGraph(edges)), []);
+});
+
+test('the cycle finder finds cycles (so the test above can fail)', () => {
+  const g = packageGraph([
+    { from: 'a/x.ts', to: 'b/y.ts' }, { from: 'b/y.ts', to: 'c/z.ts' }, { from: 'c/z.ts', to: 'a/w.ts' }, { from: 'c/z.ts', to: 'd/v.ts' },
+  ]);
+  assert.deepEqual(cycles(g), [['a', 'b', 'c']]);
+});
+
+// What each bottom layer may import: nothing above it.
+const BOTTOM: Record<string, readonly string[]> = {
+  observability: [],
+  schemas: [],
+  kube: ['observability', 'schemas'],
+  vault: ['observability'],
+  policy: ['schemas', 'vault'],
+  eso: ['schemas', 'kube'],
+  'audit/trail': ['kube', 'observability'],
+  certs: ['kube', 'observability'],
+};
+
+for (const [layer, allowed] of Object.entries(BOTTOM)) {
+  test(`${layer}/ imports only ${allowed.length ? allowed.map((a) => `${a}/`).join(', ') : 'itself'}`, () => {
+    const bad = offending((e) => under(e.from, layer) && !under(e.to, layer) && !allowed.some((a) => under(e.to, a)));
+    assert.deepEqual(bad, []);
+  });
+}
+
+test('nothing outside controller/ imports it, except the CLI starting the controller process', () => {
+  const bad = offending((e) => under(e.to, 'controller') && !under(e.from, 'controller') && !(under(e.from, 'cli') && e.to === 'controller/main.ts'));
+  assert.deepEqual(bad, []);
+});
+
+test('the webhook never imports the controller, and the trail never imports a process', () => {
+  assert.deepEqual(offending((e) => under(e.from, 'webhook') && under(e.to, 'controller')), []);
+  assert.deepEqual(offending((e) => under(e.from, 'audit') && (under(e.to, 'controller') || under(e.to, 'webhook/review') || e.to.startsWith('webhook/main'))), []);
+});

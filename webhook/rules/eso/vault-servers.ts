@@ -1,0 +1,43 @@
+// Which Vault servers a secret store may name. The controller sends a ServiceAccount token (minted by
+// a TokenRequest for the store's ServiceAccount) to spec.provider.vault.server, and the tenant writes
+// that field: unchecked, a SecretStore is a token oracle (any SA of the namespace, delivered to any
+// host) and a way to make the controller pod call any URL. So the server must be one the cluster admin
+// allowed: the cluster default (the chart passes vault.address) plus what enforce guardrails selecting
+// the store's namespace add (`spec.allowedVaultServers`). With neither configured, any server is allowed
+// (offline `vaultgate validate`, and installs that have not set one: the README says to set it).
+// Admission checks it (rule eso.store.vault-server) and the controller checks it again before it mints a
+// token or sends a request (controller/reconcilers/store-connector.ts).
+import type { AdmissionContext } from '../../admission/context.ts';
+import { matchingGuardrails } from '../guardrails.ts';
+
+/** scheme://host:port with the default port made explicit; undefined when not an http(s) URL. */
+export function vaultOrigin(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return undefined;
+  const port = u.port || (u.protocol === 'https:' ? '443' : '80');
+  return `${u.protocol}//${u.hostname.toLowerCase()}:${port}`;
+}
+
+/** The origins a store in `namespace` (undefined: a ClusterSecretStore) may use; undefined = unrestricted. */
+export function allowedVaultServers(namespace: string | undefined, ctx: AdmissionContext): string[] | undefined {
+  const fromGuardrails = namespace === undefined ? [] : matchingGuardrails(namespace, ctx)
+    .filter((g) => g.mode === 'enforce')
+    .flatMap((g) => g.allowedVaultServers ?? []);
+  const all = [...(ctx.vaultServers ?? []), ...fromGuardrails];
+  if (all.length === 0) return undefined;
+  return [...new Set(all.map((s) => vaultOrigin(s) ?? s))];
+}
+
+/** Why `server` may not be used by a store in `namespace`, or undefined when it may. */
+export function vaultServerProblem(server: string, namespace: string | undefined, ctx: AdmissionContext): string | undefined {
+  const allowed = allowedVaultServers(namespace, ctx);
+  if (!allowed) return undefined;
+  const origin = vaultOrigin(server);
+  if (origin && allowed.includes(origin)) return undefined;
+  return `Vault server ${JSON.stringify(server)} is not one this cluster allows (${allowed.join(', ')}): the controller sends ServiceAccount tokens to this address. A cluster admin allows more with an enforce VaultGuardrail's spec.allowedVaultServers, or the controller's and webhook's --allowed-vault-server`;
+}
