@@ -10,6 +10,7 @@ import type { KubeClient } from '../kube/kube-client.ts';
 import { Manager, type ManagerOptions } from '../kube/manager.ts';
 import { RuntimeMetrics } from '../kube/metrics.ts';
 import { objectKey, type KubeObject } from '../kube/objects.ts';
+import { OwnWrites } from '../kube/own-writes.ts';
 import { startHealthServer, type HealthServer } from '../kube/health.ts';
 import {
   CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, CONFIGMAPS, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, SECRET_STORES, SECRETS, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
@@ -213,9 +214,13 @@ function controllerSession(opts: ControllerAppOptions, tokens: TokenCache, limit
 }
 
 export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
+  const log = opts.log ?? silentLogger;
+  const tokens = opts.tokens ?? new TokenCache({ logger: log });
   // Opened at start(); reconcilers only run after that (caches sync first), so no write goes unrecorded.
   let trail: AuditTrail | undefined;
   const onVaultWrite: VaultWriteObserver = (write) => {
+    // Stores logging in with a role just written hold tokens with its old policies: log in afresh.
+    if (write.object === 'role' && write.mount) tokens.roleChanged(write.mount, write.vaultName);
     // A record that cannot be written must not undo or block the Vault write: log it (never the content).
     trail?.append(auditVaultWrite(write)).catch((err: unknown) => {
       opts.log?.error({ err: err instanceof Error ? err.message : String(err), vaultName: write.vaultName }, 'audit record of a Vault write could not be written');
@@ -223,10 +228,8 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   };
   const prefix = opts.namePrefix ?? DEFAULT_PREFIX;
   assertValidPrefix(prefix);
-  const log = opts.log ?? silentLogger;
   const registry = new Registry();
   const metrics = new RuntimeMetrics(registry);
-  const tokens = opts.tokens ?? new TokenCache({ logger: log });
   const limits = opts.vault.rateLimits ?? new VaultRateLimits();
   const own = opts.sys ? undefined : controllerSession(opts, tokens, limits);
   const sys = opts.sys ?? own!.sys;
@@ -293,11 +296,13 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     // target before its first sync, or one whose label was removed by hand) it reads with a GET and labels
     // on the next write. A Secret losing the label arrives as a delete, so its ExternalSecret re-syncs.
     const storeReadiness: Predicate = readinessChanged;
+    const ownSecretWrites = new OwnWrites();
     const externalSecrets = manager.controller('externalsecret')
       .for(EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
       .withIndex(STORE_INDEX, storeIndex)
       .withIndex(TARGET_INDEX, targetIndex)
-      .watches(SECRETS, { index: TARGET_INDEX, values: (s) => [objectKey(s)] }, { labelSelector: MANAGED_SECRETS_SELECTOR })
+      // Not the event of the reconciler's own write: it knows that Secret already (kube/own-writes.ts).
+      .watches(SECRETS, { index: TARGET_INDEX, values: (s) => [objectKey(s)] }, { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: ownSecretWrites.notOwn })
       // templateFrom sources: a changed ConfigMap re-renders at once (ConfigMaps are cached, as ESO's
       // client caches them); a Secret source at once if it is a managed Secret (another ExternalSecret's
       // output, in the Secret cache), else at the next refresh (read with a GET, as ESO reads it).
@@ -308,7 +313,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     if (!scoped) externalSecrets.watches(CLUSTER_SECRET_STORES, { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] }, { predicate: storeReadiness });
     externalSecrets
       .workers(workers)
-      .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ...(opts.now ? { now: opts.now } : {}) }));
+      .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ownSecretWrites, ...(opts.now ? { now: opts.now } : {}) }));
 
     // ClusterExternalSecrets (cluster-wide installs only, as ESO's scoped mode): a namespace created,
     // deleted or relabelled, or one of its ExternalSecrets changed or deleted, re-checks it at once.

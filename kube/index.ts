@@ -20,3 +20,4 @@ export { applyStatus, statusUnchanged } from './status.ts';
 export { applyOwned, controllerReference, isManagedByUs, MANAGED_BY_LABEL, MANAGED_BY } from './apply.ts';
 export { redactSecrets } from './redact.ts';
 export { systemClock, FakeClock, type Clock } from './clock.ts';
+export { OwnWrites } from './own-writes.ts';

@@ -9,7 +9,7 @@
 //   `forbiddenReloginIntervalMs`, so a genuinely forbidden path does not turn into a login per request;
 // - entries are LRU-bounded; an evicted login token is revoked (revoke-self), never a user-supplied token.
 import { silentLogger, type Logger } from '../observability/log.ts';
-import { identityKey, login, renewSelf, revokeSelf } from './auth.ts';
+import { identityKey, login, renewSelf, revokeSelf, trimMount } from './auth.ts';
 import { errorKind, isKind } from './errors.ts';
 import { noopVaultMetrics, type VaultMetrics } from './metrics.ts';
 import type { VaultClient, VaultCredentials, VaultRequest, VaultRequester, VaultTokenInfo } from './types.ts';
@@ -105,6 +105,18 @@ export class TokenCache {
   invalidate(client: VaultClient, creds: VaultCredentials): void {
     const entry = this.entries.get(identityKey(client, creds));
     if (entry) this.drop(entry);
+  }
+
+  /**
+   * A kubernetes-auth role was written or deleted (by vaultgate's own controller): a token keeps the
+   * policies its role had at login, so every cached token of that role is replaced at its next use (the
+   * old one revoked by that login) instead of answering 403 until the forbidden re-login interval or its
+   * TTL runs out. Matched on mount and role alone: a same-named role on another server costs one login.
+   */
+  roleChanged(mount: string, role: string): void {
+    for (const e of this.entries.values()) {
+      if (e.creds.method === 'kubernetes' && e.creds.role === role && trimMount(e.creds.mount) === trimMount(mount)) e.expiresAt = 0;
+    }
   }
 
   /** Drop every entry; with `revoke`, wait for revoke-self of login tokens (best effort). */

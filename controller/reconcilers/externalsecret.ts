@@ -12,6 +12,7 @@ import { getCondition, setCondition, timestamp } from '../../kube/conditions.ts'
 import { isNotFound } from '../../kube/errors.ts';
 import { controllerReference } from '../../kube/apply.ts';
 import type { Condition, KubeObject } from '../../kube/objects.ts';
+import type { OwnWrites } from '../../kube/own-writes.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
 import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS } from '../../kube/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
@@ -85,6 +86,8 @@ export interface ExternalSecretDeps {
   maxRefreshWindowMs?: number;
   /** Retry delay when the target Secret of creationPolicy Merge does not exist yet. Default 30 s. */
   missingTargetRetryMs?: number;
+  /** Each target Secret write, so the Secret watch drops its own event (kube/own-writes.ts). */
+  ownSecretWrites?: OwnWrites;
   now?: () => Date;
 }
 
@@ -126,7 +129,11 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       const message = withoutSecrets(safeMessage(err), secretTexts);
       await writeStatus({ status: 'False', reason, message }, false);
       ctx.events.record(es, { type: 'Warning', reason: 'UpdateFailed', note: message });
-      if (isVaultError(err) && err.retryable) throw err; // backoff; the Secret keeps its last good data
+      // Every Vault error goes back to the work queue's per-key backoff (5 ms → 1000 s), as ESO returns
+      // it to controller-runtime: a role or policy applied in the same batch, or a path granted later,
+      // changes Vault without any Kubernetes event that would wake this ExternalSecret. The Secret keeps
+      // its last good data meanwhile. Rethrown with the status's own message (never a value).
+      if (isVaultError(err)) throw err.retryable ? err : new SafeError(reason, message);
       return retryAfterMs !== undefined ? requeueAfter(retryAfterMs) : DONE;
     };
 
@@ -225,7 +232,7 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     } catch (err) {
       // A template source that does not exist yet: wait for it (the ConfigMap watch, or the retry).
       if (err instanceof TemplateSourceMissingError) return fail(err, intervalMs > 0 ? Math.min(intervalMs, 60_000) : 60_000, 'TemplateSourceNotFound');
-      return fail(err, isVaultError(err) ? undefined : intervalMs > 0 ? intervalMs : undefined);
+      return fail(err, intervalMs > 0 ? intervalMs : undefined);
     }
 
     if (creationPolicy === 'None') {
@@ -247,7 +254,7 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       // one per sync: 1,000 ExternalSecrets, 1,000 Events), one when a Secret edited by hand is repaired.
       const editedByHand = existing !== undefined && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] !== undefined
         && existing.metadata.annotations[ANNOTATION_DATA_HASH] !== dataHash(existing.data ?? {});
-      const wrote = await converge(ctx, es, targetName, writePolicy, desired, existing);
+      const wrote = await converge(ctx, es, targetName, writePolicy, desired, existing, deps.ownSecretWrites);
       await addTemplateFinalizers(ctx, ns, targetName, spec.target?.template?.metadata?.finalizers, existing);
       if (wrote && editedByHand) ctx.events.record(es, { type: 'Normal', reason: 'Repaired', note: `Secret ${targetName} was changed outside vaultgate; its data was restored from the provider` });
     } catch (err) {
@@ -340,7 +347,7 @@ async function addTemplateFinalizers(ctx: ReconcileContext, ns: string, name: st
 }
 
 /** Make the Secret match `desired`; false when it already did (no write). */
-async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: string, policy: string, desired: DesiredSecret, existing: SecretObject | undefined): Promise<boolean> {
+async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: string, policy: string, desired: DesiredSecret, existing: SecretObject | undefined, ownWrites?: OwnWrites): Promise<boolean> {
   const ns = es.metadata.namespace ?? '';
   const ours = new Map([...desired.data].map(([k, v]) => [k, v.toString('base64')]));
   const actualData = existing?.data ?? {};
@@ -368,7 +375,8 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
   // No label of vaultgate's own: the Secret carries ESO's bookkeeping only (reconcile.external-secrets.io/*),
   // as ESO writes it, so an Orphan or Merge target looks the same whichever of the two wrote it.
   if (owner) body.metadata.ownerReferences = [controllerReference(EXTERNAL_SECRETS, es)];
-  await ctx.client.apply(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }, { force: true });
+  const written = await ctx.client.apply(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }, { force: true });
+  ownWrites?.record(written);
   return true;
 }
 

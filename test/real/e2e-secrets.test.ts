@@ -164,4 +164,34 @@ void describe('e2e 3: SecretStore (kubernetes auth as the tenant) + ExternalSecr
     ]);
     await waitForObject<Obj>(stack, 'secretstore', 'together', NS, (o) => condition(o)?.status === 'True', 'SecretStore together Ready', 60_000);
   });
+
+  void test('an ExternalSecret applied before the VaultPolicy its role needs gets its Secret when the policy lands, not at its next refresh (1 h)', async () => {
+    await stack.cp.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'late', namespace: NS } });
+    await stack.vaultRoot('POST', 'secret/data/team-a/late/db', { data: { password: 'late-password' } });
+    await stack.kubectlApply([
+      {
+        apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'late', namespace: NS },
+        spec: { serviceAccounts: ['late'], policies: ['late'], audience: 'vault' },
+      },
+      {
+        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'late', namespace: NS },
+        spec: { provider: { vault: { server: stack.vault.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'vaultgate.team-a.late', serviceAccountRef: { name: 'late', audiences: ['vault'] } } } } } },
+      },
+      {
+        apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'late', namespace: NS },
+        spec: { refreshInterval: '1h', secretStoreRef: { name: 'late', kind: 'SecretStore' }, target: { name: 'late' }, data: [{ secretKey: 'password', remoteRef: { key: 'team-a/late/db', property: 'password' } }] },
+      },
+    ]);
+    // The role is written without the policy that does not exist yet (fail closed): the store logs in and
+    // is Ready, and OpenBao refuses the read.
+    await waitForObject<Obj>(stack, 'secretstore', 'late', NS, (o) => condition(o)?.status === 'True', 'SecretStore late Ready');
+    await waitForObject<Obj>(stack, 'externalsecret', 'late', NS, (o) => /permission denied/.test(condition(o)?.message ?? ''), 'ExternalSecret late refused by OpenBao');
+    await stack.kubectlApply({
+      apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'late', namespace: NS },
+      spec: { rules: [{ path: 'secret/data/{{namespace}}/late/*', capabilities: ['read'] }] },
+    });
+    const secret = await waitForObject<SecretObj>(stack, 'secret', 'late', NS, (s) => decode(s).password === 'late-password', 'Secret late once the policy is in OpenBao');
+    assert.deepEqual(decode(secret), { password: 'late-password' });
+    await waitForObject<Obj>(stack, 'externalsecret', 'late', NS, (o) => condition(o)?.status === 'True', 'ExternalSecret late Ready');
+  });
 });

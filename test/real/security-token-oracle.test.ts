@@ -97,7 +97,11 @@ void describe('a SecretStore is not a token oracle (real apiserver, OpenBao 2.7.
     await ci.cp.apply([store('vault', ci.cp.vaultAddr!), externalSecret('db', 'vault')]);
     assert.equal((await waitStore('vault', (r) => r?.status === 'True', 'store Valid'))?.reason, 'Valid');
     let secret: Obj | undefined;
-    await waitFor(async () => (secret = await get(`/api/v1/namespaces/${NS}/secrets/db`)) ? true : undefined, { what: 'Secret db', timeoutMs: 120_000, intervalMs: 300 });
+    await waitFor(async () => (secret = await get(`/api/v1/namespaces/${NS}/secrets/db`)) ? true : undefined, { what: 'Secret db', timeoutMs: 120_000, intervalMs: 300 })
+      .catch(async (err: unknown) => {
+        const es = await get(`/apis/external-secrets.io/v1/namespaces/${NS}/externalsecrets/db`);
+        throw new Error(`${(err as Error).message}\nExternalSecret status: ${JSON.stringify(es?.status ?? null)}\n${ci.procs.logTail('controller')}`);
+      });
     assert.equal(Buffer.from(String((secret?.data as Record<string, string>).password), 'base64').toString(), 'oracle-canary');
   });
 

@@ -146,6 +146,36 @@ void describe('TokenCache', () => {
     }
   });
 
+  void test('roleChanged: a role vaultgate just rewrote is used with a fresh token at once, the stale one revoked', async () => {
+    const events = eventWaiter<TokenCacheEvent>();
+    const h = await startHarness();
+    const cache = new TokenCache({ forbiddenReloginIntervalMs: 30_000, onEvent: (e) => events.push(e) });
+    try {
+      await withRole(h, { policies: ['p-one'] });
+      const kv = createKvApi(cache.session(h.client, creds(h)), { mount: 'secret', version: 2 });
+      // Applied in one batch, the store's ExternalSecret reads before the role grants the path: 403 (and
+      // the one re-login this 403 allows finds the role unchanged).
+      await assert.rejects(kv.read('team/two'), (e: unknown) => (e as VaultError).kind === 'forbidden');
+      assert.equal(h.sim.loginCount(), 2);
+      await createSysApi(h.root).writeKubernetesRole('kubernetes', 'app', {
+        bound_service_account_names: ['app'], bound_service_account_namespaces: ['team'], token_policies: ['p-one', 'p-two'], token_ttl: '1h',
+      });
+      await assert.rejects(kv.read('team/two'), (e: unknown) => (e as VaultError).kind === 'forbidden', 'without the notice the stale token is kept for 30 s');
+      cache.roleChanged('kubernetes', 'another-role');
+      await assert.rejects(kv.read('team/two'), (e: unknown) => (e as VaultError).kind === 'forbidden', 'another role changed: this token is kept');
+      assert.equal(h.sim.loginCount(), 2);
+      cache.roleChanged('/kubernetes/', 'app');
+      const revoked = events.next((e) => e.type === 'revoked');
+      assert.equal((await kv.read('team/two'))?.data.v, 'two');
+      assert.equal(h.sim.loginCount(), 3);
+      await revoked;
+      assert.equal(h.sim.liveTokens, 1, 'the stale token is revoked');
+    } finally {
+      await cache.close();
+      await h.close();
+    }
+  });
+
   void test('LRU eviction revokes the evicted login token; close() revokes the rest', async () => {
     const events = eventWaiter<TokenCacheEvent>();
     const h = await startHarness();
