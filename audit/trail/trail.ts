@@ -20,7 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditSigner } from './keys.ts';
 import {
-  AUDIT_FORMAT, GENESIS_PREV, headOf, parseLine, payloadText, recordHash, sha256Hex, toLine,
+  AUDIT_FORMAT, canonicalJson, GENESIS_PREV, headOf, parseLine, payloadText, recordHash, sha256Hex, toLine,
   type AuditEvent, type AuditRecord, type ChainHead, type ChainStartEvent,
 } from './record.ts';
 
@@ -194,12 +194,13 @@ export class AuditTrail {
       const ts = this.#clock.now().toISOString();
       for (let i = 0; i < batch.length; i++) {
         const fields = { replica: this.replica, chain: head.chain, seq: head.seq + 1, ts, prev: head.hash, event: batch[i]!.event };
-        const text = payloadText(fields);
+        const eventJson = canonicalJson(fields.event);
+        const text = payloadText(fields, eventJson);
         const hash = sha256Hex(text);
         const record: AuditRecord = { audit: AUDIT_FORMAT, ...fields, hash };
         if (i === batch.length - 1) record.jws = await this.#signer.sign(Buffer.from(text, 'utf8'));
         records.push(record);
-        lines.push(toLine(record));
+        lines.push(toLine(record, eventJson));
         head = { replica: this.replica, chain: head.chain, seq: fields.seq, hash };
       }
       if (this.#sink.writeBatch) await this.#sink.writeBatch(lines, records);

@@ -383,6 +383,13 @@ function table(rows: Array<[string, ...string[]]>, header: string[]): string {
 
 const vaultText = (v: VaultCounts): string => `${v.total} (${v.logins} login, ${v.reads} read, ${v.lookups} lookup, ${v.revocations} revoke${v.renewals ? `, ${v.renewals} renew` : ''}${v.other ? `, ${v.other} other` : ''})`;
 
+/** The admission rows alone (BENCH_PEER_ONLY="admission", for working on the webhook): JSON. */
+export async function benchPeerAdmission(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+  await ensureUpstream();
+  const a = await benchAdmission(log);
+  return JSON.stringify({ ...a, vaultgateOverEso: Number((a.trail.rps / a.eso.rps).toFixed(3)) }, null, 1);
+}
+
 /** The figures of one system alone (BENCH_PEER_ONLY="vaultgate", for working on one side): JSON. */
 export async function benchPeerOne(name: SystemName, log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
   await ensureUpstream();
