@@ -177,12 +177,9 @@ export function recordHash(record: PayloadFields): string {
   return sha256Hex(payloadText(record));
 }
 
-/** The record's line: its fields in the documented order, the event as `eventJson` when the caller has it. */
-export function toLine(record: AuditRecord, eventJson?: string): string {
-  const { audit, replica, chain, seq, ts, prev, event, hash, jws } = record;
-  if (eventJson === undefined) {
-    return JSON.stringify(jws === undefined ? { audit, replica, chain, seq, ts, prev, event, hash } : { audit, replica, chain, seq, ts, prev, event, hash, jws });
-  }
+/** The record's line: its fields in the documented order, the event as its canonical text (`eventJson` when the caller has it). */
+export function toLine(record: AuditRecord, eventJson: string = canonicalJson(record.event)): string {
+  const { audit, replica, chain, seq, ts, prev, hash, jws } = record;
   return `{"audit":${JSON.stringify(audit)},"replica":${JSON.stringify(replica)},"chain":${JSON.stringify(chain)},"seq":${canonicalJson(seq)},"ts":${JSON.stringify(ts)},"prev":${JSON.stringify(prev)},"event":${eventJson},"hash":${JSON.stringify(hash)}${jws === undefined ? '' : `,"jws":${JSON.stringify(jws)}`}}`;
 }
 
