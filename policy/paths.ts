@@ -1,6 +1,7 @@
 // Vault ACL path patterns: syntax as Vault enforces it (vault/policy.go parsePaths and the docs'
 // "glob only as the last character"), `{{namespace}}` templates, and set relations between patterns
 // (containment for allowed paths, overlap for forbidden ones) decided exactly on small automata.
+import { vaultPathProblems } from '../vault/paths.ts';
 
 /** A template placeholder vaultgate expands; spaces inside the braces are tolerated as in Vault's templating. */
 const NAMESPACE_TEMPLATE = /\{\{\s*namespace\s*\}\}/g;
@@ -13,6 +14,8 @@ export interface PathProblem {
 
 /** Non-empty segments of letters, digits, `_`, `.`, `-`, optionally ending in `*` or `/*`. */
 const PLAIN_PATH = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*(\/\*|\*)?$/;
+/** A whole `.` or `..` segment (a plain path may still have one). */
+const DOT_SEGMENT = /(^|\/)\.\.?(\/|\*?$)/;
 
 /**
  * What is wrong with a policy path pattern, as Vault reads it. Vault itself silently strips a leading
@@ -22,7 +25,7 @@ const PLAIN_PATH = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*(\/\*|\*)?$/;
 export function pathProblems(path: string, opts: { allowNamespaceTemplate?: boolean } = {}): PathProblem[] {
   // Nearly every path in practice is plain segments with an optional trailing glob; none of the checks
   // can fire on those (test/policy/paths-fast-path.test.ts proves the equivalence), so skip them.
-  return PLAIN_PATH.test(path) ? [] : pathProblemsFull(path, opts);
+  return PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) ? [] : pathProblemsFull(path, opts);
 }
 
 /** The complete syntax check, without pathProblems' fast path (exported for the equivalence test). */
@@ -44,6 +47,11 @@ export function pathProblemsFull(path: string, opts: { allowNamespaceTemplate?: 
     if (seg.includes('+') && seg !== '+') out.push({ message: `"${path}": "+" must be a whole path segment (segment ${i + 1} is "${seg}"), e.g. "secret/data/+/config"`, code: 'plus-partial' });
   });
   if (/\/\//.test(p.replace(/^\/+/, ''))) out.push({ message: `"${path}" contains an empty path segment ("//")`, code: 'empty-segment' });
+  // Dot segments and URL characters (vault/paths.ts, the rule every tenant path shares): Vault
+  // would grant the pattern as written while the path it names is another one.
+  for (const problem of vaultPathProblems(p, { allowTrailingGlob: true })) {
+    if (problem.code !== 'empty-segment') out.push({ message: problem.message.replace(JSON.stringify(p), `"${path}"`), code: problem.code });
+  }
   return out;
 }
 

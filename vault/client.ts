@@ -16,6 +16,7 @@ import { VaultError, errorKind, toVaultError } from './errors.ts';
 import { RequestLimiter, type LimiterOptions } from './limiter.ts';
 import { VaultRateLimits } from './rate-limits.ts';
 import { noopVaultMetrics, type VaultMetrics } from './metrics.ts';
+import { vaultPathProblems } from './paths.ts';
 import type { VaultClient, VaultRequest } from './types.ts';
 
 export interface VaultTlsOptions {
@@ -149,6 +150,10 @@ export function createVaultClient(opts: VaultClientOptions): VaultClient {
     address,
     namespace: opts.namespace || undefined,
     async request<T>(req: VaultRequest): Promise<T | undefined> {
+      // The last check before a request leaves: the path as it is sent must name itself (no `..`, no
+      // empty segment, nothing a URL parser reads differently), whoever built it.
+      const problems = vaultPathProblems(req.path);
+      if (problems.length > 0) throw new VaultError('invalid', `${req.operation}: refused to send: ${problems.map((p) => p.message).join('; ')}`, undefined, req.operation);
       const sensitive = [...(req.token ? [req.token] : []), ...(req.sensitive ?? [])];
       return limiter.run(async () => {
         const started = performance.now();

@@ -7,6 +7,7 @@ import { type Obj, child, deny, has, list, obj, str, warn } from './access.ts';
 import { parseGoRegexp } from '../../../eso/go-regexp.ts';
 import { parseGoDuration } from '../../../schemas/duration.ts';
 import { checkTemplate } from './template-check.ts';
+import { vaultPathFindings } from './vault-path.ts';
 import { syncWindowProblems } from '../../../eso/sync-windows.ts';
 
 /** ESO ExternalSecret features vaultgate refuses at admission (each named in its finding). */
@@ -93,6 +94,7 @@ function checkData(spec: Obj, deletionPolicy: string): Finding[] {
     const e = obj(entry);
     const field = `spec.data[${i}]`;
     findings.push(...checkSourceRef(obj(e?.sourceRef), `${field}.sourceRef`));
+    findings.push(...vaultPathFindings(obj(e?.remoteRef)?.key, `${field}.remoteRef.key`, 'eso.es.vault-path'));
     const key = str(e?.secretKey);
     if (key === undefined) return;
     if (seen.has(key)) {
@@ -126,7 +128,9 @@ function checkDataFrom(spec: Obj): Finding[] {
     }
     findings.push(...checkSourceRef(sourceRef, `${field}.sourceRef`));
 
+    findings.push(...vaultPathFindings(obj(e.extract)?.key, `${field}.extract.key`, 'eso.es.vault-path'));
     const find = obj(e.find);
+    findings.push(...vaultPathFindings(find?.path, `${field}.find.path`, 'eso.es.vault-path'));
     const nameRe = str(obj(find?.name)?.regexp);
     if (nameRe !== undefined) findings.push(...checkRegexp(nameRe, `${field}.find.name.regexp`));
 

@@ -11,6 +11,7 @@ import { parseGoRegexp } from '../../../eso/go-regexp.ts';
 import { selectorProblems } from '../../../kube/label-selector.ts';
 import { validateExternalSecret } from './externalsecret-rules.ts';
 import { checkTemplate } from './template-check.ts';
+import { vaultPathFindings } from './vault-path.ts';
 
 /** PushSecret features vaultgate refuses at admission. */
 export const PUSHSECRET_FEATURES_NOT_SUPPORTED: readonly string[] = ['spec.selector.generatorRef (generators)'];
@@ -23,6 +24,7 @@ export function validatePushSecret(ps: Obj): Finding[] {
     ...checkSelector(obj(spec.selector)),
     ...checkStoreRefs(spec),
     ...checkDataTo(spec),
+    ...list(spec.data).flatMap((d, i) => vaultPathFindings(obj(obj(obj(d)?.match)?.remoteRef)?.remoteKey, `spec.data[${i}].match.remoteRef.remoteKey`, 'eso.ps.vault-path')),
     ...checkTemplate_(obj(spec.template)),
   ];
 }
@@ -72,6 +74,7 @@ function checkDataTo(spec: Obj): Finding[] {
     const ref = obj(d.storeRef);
     if (!str(ref?.name) && !has(ref, 'labelSelector')) out.push(deny(`${field}.storeRef`, 'eso.ps.datato-store', 'storeRef must specify either name or labelSelector.'));
     else if (str(ref?.name) && !named.has(storeKey(ref))) out.push(deny(`${field}.storeRef.name`, 'eso.ps.datato-store', `storeRef ${JSON.stringify(str(ref?.name))} not found in secretStoreRefs.`));
+    out.push(...vaultPathFindings(d.remoteKey, `${field}.remoteKey`, 'eso.ps.vault-path'));
     if (str(d.remoteKey) && list(d.rewrite).length > 0) out.push(deny(`${field}.rewrite`, 'eso.ps.datato-rewrite', 'remoteKey and rewrite are mutually exclusive: rewrite is only supported in per-key mode (without remoteKey).'));
     const re = str(obj(d.match)?.regexp);
     if (re) out.push(...regexp(re, `${field}.match.regexp`));

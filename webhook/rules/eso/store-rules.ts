@@ -8,6 +8,7 @@ import { parseGoRegexp } from '../../../eso/go-regexp.ts';
 import type { AdmissionContext } from '../../admission/context.ts';
 import { DEFAULT_TARGET, targetName, type VaultTarget } from '../../../policy/capabilities.ts';
 import { vaultServerProblem } from './vault-servers.ts';
+import { vaultPathFindings } from './vault-path.ts';
 import { storeTokenAudiences, TOKEN_AUDIENCE_RULE, tokenAsks, tokenAudienceProblem } from './token-audiences.ts';
 
 export type StoreKind = 'SecretStore' | 'ClusterSecretStore';
@@ -142,6 +143,12 @@ function checkVault(kind: StoreKind, vault: Obj, namespace: string | undefined):
     ...checkAuth(kind, obj(vault.auth)),
     ...checkReferences(kind, vault, namespace),
   ];
+  findings.push(...vaultPathFindings(vault.path, `${VAULT}.path`, 'eso.store.vault-path'));
+  const auth = obj(vault.auth);
+  for (const method of ESO_AUTH_ORDER) {
+    const m = obj(auth?.[method]);
+    for (const key of ['path', 'mountPath'] as const) findings.push(...vaultPathFindings(m?.[key], `${VAULT}.auth.${method}.${key}`, 'eso.store.vault-path'));
+  }
   const tls = obj(vault.tls);
   if (has(tls, 'certSecretRef') !== has(tls, 'keySecretRef')) {
     findings.push(deny(`${VAULT}.tls`, 'eso.store.client-tls', 'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided (set tls.certSecretRef and tls.keySecretRef together).'));
