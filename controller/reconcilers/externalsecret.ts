@@ -9,7 +9,7 @@
 // Ready=False/SecretSyncedError says what failed (never a value).
 import type { ExternalSecretSpec, SecretStoreRef } from '../../schemas/types.ts';
 import { getCondition, setCondition, timestamp } from '../../kube/conditions.ts';
-import { isNotFound } from '../../kube/errors.ts';
+import { isAlreadyExists, isNotFound } from '../../kube/errors.ts';
 import { controllerReference } from '../../kube/apply.ts';
 import type { Condition, KubeObject } from '../../kube/objects.ts';
 import type { OwnWrites } from '../../kube/own-writes.ts';
@@ -29,6 +29,12 @@ import type { StoreConnector, StoreKind, StoreObject } from './store-connector.t
 import { tryCache } from './vaultpolicy.ts';
 import { readTemplateSources, RenderedSourceVersions } from './template-sources.ts';
 import { TemplateSourceMissingError } from '../../eso/target-template.ts';
+
+/**
+ * Label on a Secret vaultgate wrote with creationPolicy Orphan (which leaves no owner reference): the uid of
+ * the ExternalSecret it was written for, so the next sync knows the Secret is its own.
+ */
+export const LABEL_CREATED_FOR = 'vaultgate.io/created-for';
 
 /**
  * Annotation on an ExternalSecret that lets it take over a target Secret vaultgate did not create (with
@@ -164,7 +170,7 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     // keys nulled, then garbage-collected with the ExternalSecret). Checked before Vault is read.
     if (existing && (creationPolicy === 'Owner' || creationPolicy === 'Orphan') && !createdByUs(existing, es) && !wantsSecretAdoption(es)) {
       return fail(new SafeError('SecretNotOwned', `Secret ${ns}/${targetName} already exists and was not created by vaultgate for this ExternalSecret `
-        + `(no owner reference to it, no ${LABEL_MANAGED} label); it is left untouched. To let this ExternalSecret take it over `
+        + `(no owner reference to it, no ${LABEL_CREATED_BY} or ${LABEL_CREATED_FOR} label naming it); it is left untouched. To let this ExternalSecret take it over `
         + `(its other keys are removed${creationPolicy === 'Owner' ? ', and it is deleted with the ExternalSecret' : ''}), annotate the ExternalSecret `
         + `${ADOPT_SECRET_ANNOTATION}: "true"; to add keys to it instead, use creationPolicy Merge`), intervalMs || undefined, 'SecretNotOwned');
     }
@@ -259,6 +265,7 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       if (wrote && editedByHand) ctx.events.record(es, { type: 'Normal', reason: 'Repaired', note: `Secret ${targetName} was changed outside vaultgate; its data was restored from the provider` });
     } catch (err) {
       if (isNotFound(err) && writePolicy === 'Merge') return fail(new SafeError('SecretMissing', `target Secret ${targetName} disappeared`), deps.missingTargetRetryMs ?? 30_000, 'SecretMissing');
+      if (err instanceof SafeError && err.reason === 'SecretNotOwned') return fail(err, deps.missingTargetRetryMs ?? 30_000, 'SecretNotOwned');
       return fail(new SafeError(reasonOf(err, 'SecretSyncedError'), `cannot write Secret ${targetName}: ${safeMessage(err)}`), deps.missingTargetRetryMs ?? 30_000);
     }
     await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'secret synced' }, true);
@@ -300,9 +307,17 @@ async function openSource(ctx: ReconcileContext, deps: ExternalSecretDeps, ref: 
   return deps.reader.source(conn, maxAge, shareTag);
 }
 
-/** Created by vaultgate (or ESO) for an ExternalSecret: an owner reference to this one, or the managed label. */
-function createdByUs(secret: KubeObject, es: KubeObject): boolean {
-  return (secret.metadata.ownerReferences ?? []).some((r) => r.uid === es.metadata.uid) || secret.metadata.labels?.[LABEL_MANAGED] === 'true';
+/**
+ * Created by vaultgate (or ESO) for this ExternalSecret: an owner reference to its uid (ESO's Owner
+ * Secrets have one too), ESO's created-by label with the hash of its namespace/name (Owner), or
+ * vaultgate's created-for label with its uid (Orphan). Never the managed label: ESO and vaultgate stamp
+ * it on every target, a Merge target someone else created included, so it says nothing about who made it.
+ */
+export function createdByUs(secret: KubeObject, es: KubeObject): boolean {
+  const labels = secret.metadata.labels ?? {};
+  return (secret.metadata.ownerReferences ?? []).some((r) => r.uid === es.metadata.uid)
+    || labels[LABEL_CREATED_BY] === createdByLabel(es.metadata.namespace ?? '', es.metadata.name)
+    || (es.metadata.uid !== undefined && labels[LABEL_CREATED_FOR] === es.metadata.uid);
 }
 
 export function wantsSecretAdoption(es: KubeObject): boolean {
@@ -355,8 +370,14 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
   const finalData = policy === 'Merge' ? { ...actualData, ...Object.fromEntries(ours) } : Object.fromEntries(ours);
   const annotations = { ...desired.annotations, [ANNOTATION_DATA_HASH]: dataHash(finalData) };
   const owner = policy === 'Owner';
-  // ESO's created-by label marks Owner Secrets (it finds orphans by it); never set on others.
-  const labels = { ...desired.labels, [LABEL_MANAGED]: 'true', ...(owner ? { [LABEL_CREATED_BY]: createdByLabel(ns, es.metadata.name) } : {}) };
+  // Who the Secret was written for: ESO's created-by label on Owner Secrets (with the owner reference; ESO
+  // finds orphans by it), vaultgate's created-for label on Orphan ones; nothing on a Merge target, which
+  // stays whoever made it's (ESO's managed label only tells the caches to watch it).
+  const labels = {
+    ...desired.labels, [LABEL_MANAGED]: 'true',
+    ...(owner ? { [LABEL_CREATED_BY]: createdByLabel(ns, es.metadata.name) } : {}),
+    ...(policy === 'Orphan' && es.metadata.uid ? { [LABEL_CREATED_FOR]: es.metadata.uid } : {}),
+  };
 
   if (existing && upToDate(existing, ours, labels, annotations, desired, policy, owner ? es : undefined)) return false;
 
@@ -372,10 +393,17 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
     ...(policy !== 'Merge' && (desired.type || !existing) ? { type: desired.type ?? 'Opaque' } : {}),
     ...(desired.immutable ? { immutable: true } : {}),
   };
-  // No label of vaultgate's own: the Secret carries ESO's bookkeeping only (reconcile.external-secrets.io/*),
-  // as ESO writes it, so an Orphan or Merge target looks the same whichever of the two wrote it.
+  // ESO's bookkeeping (reconcile.external-secrets.io/*) as ESO writes it; vaultgate's own label only on an
+  // Orphan Secret (created-for), where nothing of ESO's says which ExternalSecret it belongs to.
   if (owner) body.metadata.ownerReferences = [controllerReference(EXTERNAL_SECRETS, es)];
-  const written = await ctx.client.apply(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }, { force: true });
+  // A new Secret is created (POST), never applied: an apply would silently take over one someone else
+  // created since we looked; a create fails on it, and the next sync finds it and checks whose it is.
+  const written = existing
+    ? await ctx.client.apply(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }, { force: true })
+    : await ctx.client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }).catch((err: unknown) => {
+      if (isAlreadyExists(err)) throw new SafeError('SecretNotOwned', `Secret ${ns}/${name} was created by someone else while this ExternalSecret was creating it; it is left untouched`);
+      throw err;
+    });
   ownWrites?.record(written);
   return true;
 }

@@ -55,7 +55,9 @@ void describe("the Secret's metadata is ESO's", () => {
     assert.equal(s.metadata.labels?.tier, 'db');
     assert.equal(s.metadata.labels?.app, undefined);
     assert.equal(s.metadata.labels?.[LABEL_CREATED_BY], undefined, 'Orphan Secrets carry no created-by label (ESO deletes Secrets by it)');
-    assert.deepEqual(Object.keys(s.metadata.labels ?? {}).sort(), ['reconcile.external-secrets.io/managed', 'tier'], 'no label of vaultgate\'s own');
+    // The one label of vaultgate's own: which ExternalSecret an Orphan Secret was created for (its uid).
+    assert.deepEqual(Object.keys(s.metadata.labels ?? {}).sort(), ['reconcile.external-secrets.io/managed', 'tier', 'vaultgate.io/created-for']);
+    assert.equal(s.metadata.labels?.['vaultgate.io/created-for'], kube.getObj(EXTERNAL_SECRETS, 'team-a/app')?.metadata.uid);
   });
 
   void test("status holds only the fields ESO's CRD declares (with ESO's CRDs installed the apiserver refuses others)", async () => {
