@@ -22,6 +22,7 @@ import { selectorMatches, type LabelSelectorLike } from '../../kube/label-select
 import { createKvApi, resolveKvPath } from '../../vault/kv.ts';
 import type { KvApi } from '../../vault/types.ts';
 import { isVaultError } from '../../vault/errors.ts';
+import { vaultPathProblems } from '../../vault/paths.ts';
 import { parseGoDuration } from '../../schemas/duration.ts';
 import { syncedResourceVersion } from '../../eso/refresh.ts';
 import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
@@ -32,7 +33,7 @@ import {
 } from '../../eso/push.ts';
 import { guardrailsFor, policyRuleGuardrailFindings } from '../../webhook/rules/guardrails.ts';
 import { admissionContext } from './admission-context.ts';
-import { admissionDenials, describeFindings, safeMessage, SafeError } from './common.ts';
+import { admissionDenials, describeFindings, safeMessage, SafeError, type VaultWriteObserver } from './common.ts';
 import { isOurClass } from './secretstore.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
 import { readTemplateSources } from './template-sources.ts';
@@ -48,6 +49,8 @@ interface PsStatus { refreshTime?: string; syncedResourceVersion?: string; synce
 
 export interface PushSecretDeps {
   connector: StoreConnector;
+  /** Every KV write and delete (data and custom metadata), for the audit trail: paths and versions, never a value. */
+  onVaultWrite?: VaultWriteObserver;
   controllerClass: string;
   namePrefix: string;
   now?: () => Date;
@@ -56,6 +59,9 @@ export interface PushSecretDeps {
 const DEFAULT_REFRESH_MS = 3_600_000;
 
 interface ResolvedStore extends StoreIdentity { store: StoreObject }
+
+/** Reports one Vault write of this PushSecret to the audit observer (its owner filled in). */
+type KvWriteRecorder = (write: { action: 'create' | 'update' | 'delete'; object: 'kv-secret' | 'kv-metadata'; vaultName: string; reason: string; content?: Record<string, unknown>; kvVersion?: number }) => void;
 
 export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
@@ -67,6 +73,8 @@ export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
     const spec = ps.spec;
     const status = (ps.status ?? {}) as PsStatus;
     const t = now();
+    const owner = { kind: 'PushSecret', namespace: ns, name: ps.metadata.name, ...(ps.metadata.uid ? { uid: ps.metadata.uid } : {}) };
+    const recordWrite: KvWriteRecorder = (w) => deps.onVaultWrite?.({ ...w, owner });
     const actx = {
       ...admissionContext({ guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }),
     };
@@ -102,7 +110,7 @@ export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
     if (ps.metadata.deletionTimestamp) {
       if (!(ps.metadata.finalizers ?? []).includes(PUSH_FINALIZER)) return DONE;
       try {
-        const left = await deleteRemote(ctx, deps, ours, ns, id, status.syncedPushSecrets ?? {}, {}, actx);
+        const left = await deleteRemote(ctx, deps, ours, ns, id, status.syncedPushSecrets ?? {}, {}, actx, recordWrite, 'PushSecret deleted (deletionPolicy Delete)');
         if (Object.keys(left).length > 0) return await fail(new SafeError('Errored', 'Failed to Delete Secrets from Provider: some remote secrets could not be deleted'), left);
       } catch (err) {
         return fail(new SafeError('Errored', `Failed to Delete Secrets from Provider: ${safeMessage(err)}`));
@@ -144,7 +152,7 @@ export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
           : source.data;
         for (const v of data.values()) secretTexts.push(v.toString('utf8'));
         // Filled push by push, so a failure still records what was pushed before it (as ESO does).
-        for (const store of ours) await pushToStore(deps, store, ns, id, spec, data, actx, (synced[storeStatusKey(store)] ??= {}));
+        for (const store of ours) await pushToStore(deps, store, ns, id, spec, data, actx, (synced[storeStatusKey(store)] ??= {}), recordWrite);
       }
     } catch (err) {
       // ESO's errFailedSetSecret wrapping (a Vault outage keeps its own error: it is retried with backoff).
@@ -156,7 +164,7 @@ export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
     let kept = synced;
     if (spec.deletionPolicy === 'Delete') {
       try {
-        kept = mergeSynced(synced, await deleteRemote(ctx, deps, ours, ns, id, status.syncedPushSecrets ?? {}, synced, actx));
+        kept = mergeSynced(synced, await deleteRemote(ctx, deps, ours, ns, id, status.syncedPushSecrets ?? {}, synced, actx, recordWrite, 'no longer pushed (deletionPolicy Delete)'));
       } catch (err) {
         return fail(new SafeError('Errored', `Failed to Delete Secrets from Provider: ${safeMessage(err)}`), mergeSynced(synced, status.syncedPushSecrets));
       }
@@ -228,6 +236,9 @@ async function resolveSources(ctx: ReconcileContext, spec: PushSecretSpec, ns: s
 interface Target { kv: KvApi; key: string; dataPath: string; metadataPath?: string; cas: boolean }
 
 async function target(deps: PushSecretDeps, store: ResolvedStore, ns: string, remoteKey: string): Promise<Target> {
+  // Keys computed at sync (dataTo's per-key names and rewrites) were never seen by admission.
+  const traversal = vaultPathProblems(remoteKey);
+  if (traversal.length > 0) throw new SafeError('InvalidSpec', `remote key: ${traversal.map((p) => p.message).join('; ')} (rule eso.ps.vault-path)`);
   const conn = await deps.connector.connect(store.kind, store.store, ns);
   const r = resolveKvPath(conn.kv.storePath, conn.kv.version, remoteKey);
   const v2 = conn.kv.version === 2;
@@ -260,7 +271,7 @@ async function readRemote(t: Target): Promise<RemoteState> {
 
 async function pushToStore(
   deps: PushSecretDeps, store: ResolvedStore, ns: string, id: string, spec: PushSecretSpec,
-  data: Map<string, Buffer>, actx: ReturnType<typeof admissionContext>, out: Record<string, PushSecretData>,
+  data: Map<string, Buffer>, actx: ReturnType<typeof admissionContext>, out: Record<string, PushSecretData>, record: KvWriteRecorder,
 ): Promise<void> {
   let pushes;
   try {
@@ -291,13 +302,20 @@ async function pushToStore(
     if (next !== undefined || remote.customMetadata?.[PUSHED_BY_KEY] !== id) {
       const markers = { ...remote.customMetadata, [MANAGED_BY_KEY]: MANAGED_BY_VALUE, [PUSHED_BY_KEY]: id };
       const body = next ?? remote.data ?? {};
+      const reason = `push through ${store.kind} ${store.name}`;
+      const dataAction = remote.data === undefined ? 'create' : 'update';
       try {
         if (t.metadataPath) {
           const meta = t.cas ? await t.kv.readMetadata(t.key) : undefined;
           await t.kv.writeMetadata(t.key, { customMetadata: markers });
-          if (next !== undefined || remote.data === undefined) await t.kv.write(t.key, body, t.cas ? { cas: meta?.currentVersion ?? 0 } : {});
+          record({ action: remote.customMetadata === undefined ? 'create' : 'update', object: 'kv-metadata', vaultName: t.metadataPath, reason: `${reason}: ownership markers`, content: markers });
+          if (next !== undefined || remote.data === undefined) {
+            const written = await t.kv.write(t.key, body, t.cas ? { cas: meta?.currentVersion ?? 0 } : {});
+            record({ action: dataAction, object: 'kv-secret', vaultName: t.dataPath, reason, ...(written.version !== undefined ? { kvVersion: written.version } : {}) });
+          }
         } else {
           await t.kv.write(t.key, { ...body, custom_metadata: markers });
+          record({ action: dataAction, object: 'kv-secret', vaultName: t.dataPath, reason });
         }
       } catch (err) {
         throw new SafeError('Errored', `${where}: ${safeMessage(err)}`);
@@ -320,6 +338,7 @@ function exists(remote: RemoteState, push: PushSecretData): boolean {
  */
 async function deleteRemote(
   _ctx: ReconcileContext, deps: PushSecretDeps, stores: ResolvedStore[], ns: string, id: string, old: Synced, keep: Synced, actx: ReturnType<typeof admissionContext>,
+  record: KvWriteRecorder, reason: string,
 ): Promise<Synced> {
   const left: Synced = {};
   for (const [storeKey, entries] of Object.entries(old)) {
@@ -330,16 +349,23 @@ async function deleteRemote(
         (left[storeKey] ??= {})[ref] = entry;
         continue;
       }
+      // A key that does not name itself was never pushed by vaultgate: nothing of ours is there to delete.
+      if (vaultPathProblems(entry.match.remoteRef.remoteKey).length > 0) continue;
       const t = await target(deps, store, ns, entry.match.remoteRef.remoteKey);
       const remote = await readRemote(t);
       const plan = remoteAfterDelete(remote, entry, id);
       if (!plan) continue; // not there, or not ours to delete
       for (const p of [t.dataPath, t.metadataPath].filter((x): x is string => x !== undefined)) assertPathAllowed(p, ['delete', 'update'], ns, actx, `status.syncedPushSecrets ${storeKey} ${ref}`);
       if ('keep' in plan) {
-        await t.kv.write(t.key, t.metadataPath ? plan.keep : { ...plan.keep, custom_metadata: remote.customMetadata });
+        const written = await t.kv.write(t.key, t.metadataPath ? plan.keep : { ...plan.keep, custom_metadata: remote.customMetadata });
+        record({ action: 'update', object: 'kv-secret', vaultName: t.dataPath, reason: `${reason}: property ${entry.match.remoteRef.property ?? ''} removed`, ...(written.version !== undefined ? { kvVersion: written.version } : {}) });
       } else {
         await t.kv.delete(t.key);
-        if (t.metadataPath) await t.kv.deleteAll(t.key);
+        record({ action: 'delete', object: 'kv-secret', vaultName: t.dataPath, reason });
+        if (t.metadataPath) {
+          await t.kv.deleteAll(t.key);
+          record({ action: 'delete', object: 'kv-metadata', vaultName: t.metadataPath, reason: `${reason}: every version and the metadata` });
+        }
       }
     }
   }
