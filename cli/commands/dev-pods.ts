@@ -12,8 +12,8 @@ import { NODE_IP, NODE_ROOT } from '../../test/harness/node/layout.ts';
 import { grantControllerVaultIdentity, helmInstall, RELEASE, RELEASE_NS } from '../../test/harness/node/vaultgate-release.ts';
 import { vaultRequest } from '../../test/harness/vault.ts';
 import { buildVaultgateImage } from '../../test/image/images.ts';
-import { ensureNodeUpstream, nodeUnsupportedReason } from '../../test/upstream/node-binaries.ts';
-import { ensureUpstream } from '../../test/upstream/paths.ts';
+import { nodeUnsupportedReason } from '../../test/upstream/node-binaries.ts';
+import { runSetup, setupSteps } from '../../test/upstream/setup.ts';
 
 const HELP = `Usage: vaultgate dev --pods [options]     (sudo npm run dev -- --pods)
 
@@ -55,8 +55,7 @@ export async function run(argv: string[]): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   try {
-    await ensureUpstream({ log });
-    await ensureNodeUpstream({ log });
+    await runSetup({ log, steps: setupSteps(['cluster', 'node']) });
     const image = await buildVaultgateImage({ log });
     cluster = await startNodeCluster({ images: [image], log });
     const cp = cluster.cp;

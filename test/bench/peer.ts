@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { parse } from 'yaml';
 import { startControlPlane } from '../harness/control-plane.ts';
-import { ensureUpstream } from '../upstream/paths.ts';
+import { runSetup, setupSteps } from '../upstream/setup.ts';
 import { ProcessGroup } from '../harness/processes.ts';
 import { readAudit, type AuditEntry } from '../harness/openbao-audit.ts';
 import { installEsoCrds, startEsoWebhook } from '../harness/eso.ts';
@@ -383,23 +383,26 @@ function table(rows: Array<[string, ...string[]]>, header: string[]): string {
 
 const vaultText = (v: VaultCounts): string => `${v.total} (${v.logins} login, ${v.reads} read, ${v.lookups} lookup, ${v.revocations} revoke${v.renewals ? `, ${v.renewals} renew` : ''}${v.other ? `, ${v.other} other` : ''})`;
 
+/** The bench needs the control plane, OpenBao and ESO, not the one-node cluster or the oracles. */
+const setUpPeers = (): Promise<unknown> => runSetup({ steps: setupSteps(['cluster', 'eso']) });
+
 /** The admission rows alone (BENCH_PEER_ONLY="admission", for working on the webhook): JSON. */
 export async function benchPeerAdmission(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
-  await ensureUpstream();
+  await setUpPeers();
   const a = await benchAdmission(log);
   return JSON.stringify({ ...a, vaultgateOverEso: Number((a.trail.rps / a.eso.rps).toFixed(3)) }, null, 1);
 }
 
 /** The figures of one system alone (BENCH_PEER_ONLY="vaultgate", for working on one side): JSON. */
 export async function benchPeerOne(name: SystemName, log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
-  await ensureUpstream();
+  await setUpPeers();
   const spec = SYSTEMS.find((s) => s.name === name);
   if (!spec) throw new Error(`BENCH_PEER_ONLY: one of ${SYSTEMS.map((s) => s.name).join(', ')}`);
   return JSON.stringify(await runSystem(spec, COUNT, log, true), null, 1);
 }
 
 export async function benchPeer(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
-  await ensureUpstream();
+  await setUpPeers();
   const results: SystemFigures[] = [];
   for (const s of SYSTEMS) {
     results.push(await runSystem(s, COUNT, log, true));

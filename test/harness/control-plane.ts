@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { baoAvailable, binaryPath, missingBinaries } from '../upstream/paths.ts';
 import { type ControllerManagerOptions, startControllerManager } from './controller-manager.ts';
 import { startEtcd } from './etcd.ts';
+import { harnessFetch } from './fetch.ts';
 import { type ApiserverFiles, type ApiserverOptions, SERVICE_CLUSTER_IP_RANGE, startApiserverProcess, waitApiserverReady } from './kube-apiserver.ts';
 import { type KubeCredentials, type KubeResponse, kubeRequest, statusMessage } from './kube-http.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
@@ -240,7 +241,7 @@ export class ControlPlane {
    */
   async compact(): Promise<void> {
     const post = async (path: string, body: unknown): Promise<unknown> => {
-      const res = await fetch(`${this.#etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+      const res = await harnessFetch(`etcd ${path}`, `${this.#etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body), timeoutMs: 30_000 });
       if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
       return res.json();
     };

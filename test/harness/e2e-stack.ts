@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { type ControlPlane, startControlPlane } from './control-plane.ts';
 import { type ControllerHandle, type ControllerOptions, REPO_ROOT, VaultgateProcesses, type WebhookHandle } from './e2e-processes.ts';
+import { stepFailed } from './errors.ts';
 import { CONTROLLER_IDENTITY, type E2EVault, grantControllerIdentity, startE2EVault, vaultCall, type VaultKind } from './e2e-vault.ts';
 import { waitFor } from './wait.ts';
 import type { Condition } from '../../kube/objects.ts';
@@ -100,20 +101,27 @@ function diagnostics(p: VaultgateProcesses): string {
 export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
   const log = opts.log ?? stderrLog;
   const t = performance.now();
-  const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log });
+  const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log }).catch((err: unknown) => {
+    throw stepFailed('e2e stack: starting the control plane', err);
+  });
   let procs: VaultgateProcesses | undefined;
   let vault: E2EVault | undefined;
+  let step = 'installing the CRDs';
   try {
     if (opts.crds !== false) await installAllCRDs(cp);
     await cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'vaultgate-system' } });
+    step = `starting ${opts.vault === 'simulator' ? 'the Vault simulator' : `OpenBao${opts.persistentVault ? ' (raft storage: init and unseal)' : ''}`}`;
     vault = await startE2EVault(cp, { kind: opts.vault ?? 'openbao', persistent: opts.persistentVault === true, dir: join(cp.dir, 'e2e-vault'), log });
     procs = new VaultgateProcesses(cp, { log });
+    step = "granting the controller's Vault identity";
     const saTokenFile = procs.writeSecretFile('controller-sa-token', await grantControllerIdentity(cp, vault));
     let webhook: WebhookHandle | undefined;
     if (opts.webhook !== false) {
+      step = 'starting the vaultgate webhook';
       webhook = await procs.startWebhook();
       await cp.registerWebhooks({ url: webhook.url, caBundlePem: webhook.caPem });
     }
+    step = 'starting the vaultgate controller';
     const v = vault;
     const p = procs;
     const startController = (o: StackControllerOptions = {}): Promise<ControllerHandle> =>
@@ -144,11 +152,11 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
     };
     return stack;
   } catch (err) {
-    if (procs) process.stderr.write(`${diagnostics(procs)}\n`);
+    const details = [procs && diagnostics(procs), vault?.logTail() && `--- Vault log (tail)\n${vault.logTail()}`].filter(Boolean).join('\n');
     await procs?.stopAll();
     await vault?.stop();
     await cp.stop();
-    throw err;
+    throw stepFailed(`e2e stack: ${step}`, err, details);
   }
 }
 

@@ -14,6 +14,7 @@ import { baoAvailable, binaryPath } from '../upstream/paths.ts';
 import { VaultSim } from '../sim/vault.ts';
 import { type ControlPlane, TOKEN_REVIEWER } from './control-plane.ts';
 import { REPO_ROOT } from './e2e-processes.ts';
+import { harnessFetch } from './fetch.ts';
 import { type KubernetesLogin, kubernetesLogins, readAudit } from './openbao-audit.ts';
 import { startOpenBao } from './openbao.ts';
 import { type TokenReviewOutcome, tokenReviewVerifier } from './tokenreview-verifier.ts';
@@ -106,7 +107,7 @@ export async function startSimulatedVault(cp: ControlPlane, opts: { log?: (line:
   await front.start();
   const addr = `http://127.0.0.1:${front.port}`;
   // The same configuration a real Vault gets (auth/kubernetes/config), so reads of it look right.
-  const res = await fetch(`${addr}/v1/auth/kubernetes/config`, {
+  const res = await harnessFetch('configuring kubernetes auth on the simulator', `${addr}/v1/auth/kubernetes/config`, {
     method: 'POST',
     headers: { 'x-vault-token': rootToken, 'content-type': 'application/json' },
     body: JSON.stringify({ kubernetes_host: cp.server, kubernetes_ca_cert: cp.caPem, token_reviewer_jwt: reviewerJwt }),
@@ -127,7 +128,8 @@ export async function startSimulatedVault(cp: ControlPlane, opts: { log?: (line:
 
 /** A raw Vault API call (tests read back what the controller wrote). */
 export async function vaultCall(addr: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`${addr}/v1/${path}`, {
+  const res = await harnessFetch(`Vault ${method} /v1/${path}`, `${addr}/v1/${path}`, {
+    timeoutMs: 30_000,
     method,
     headers: { ...(token ? { 'x-vault-token': token } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),

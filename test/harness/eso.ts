@@ -5,7 +5,7 @@
 // Readiness is the ExternalSecret controller's "Starting workers" log line (ESO has no readiness endpoint).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureEso, esoCrdsYaml } from '../upstream/eso.ts';
+import { esoCrdsYaml, requireEso } from '../upstream/eso.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { freePort } from './ports.ts';
 import type { ManagedProcess, ProcessGroup } from './processes.ts';
@@ -62,7 +62,7 @@ export function esoControllerArgs(opts: EsoControllerOptions, metricsPort: numbe
 
 /** Starts `eso` (the controller) and waits until its ExternalSecret workers run. */
 export async function startEsoController(group: ProcessGroup, opts: EsoControllerOptions): Promise<EsoController> {
-  const bin = await ensureEso();
+  const bin = requireEso();
   const name = opts.name ?? 'eso';
   const port = await freePort();
   const args = esoControllerArgs(opts, port);
@@ -90,7 +90,7 @@ export interface EsoWebhook {
  * ESO's CRDs must be installed. Its paths are /validate-external-secrets-io-v1-<kind>.
  */
 export async function startEsoWebhook(group: ProcessGroup, cp: ControlPlane): Promise<EsoWebhook> {
-  const bin = await ensureEso();
+  const bin = requireEso();
   const cert = await cp.issueServingCert(['localhost', '127.0.0.1']);
   const certDir = join(group.dir, 'eso-webhook-certs');
   mkdirSync(certDir, { recursive: true });

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProcessGroup } from './processes.ts';
@@ -57,5 +57,27 @@ void describe('ProcessGroup', () => {
     assert.equal(signal, 'SIGKILL');
     const { pid, dir } = JSON.parse(out) as { pid: number; dir: string };
     await waitFor(() => Promise.resolve(!running(pid) && !existsSync(dir) ? true : undefined), { what: 'orphaned server reaped', timeoutMs: 15_000, intervalMs: 200 });
+  });
+
+  void test('a server is killed even when another reaper removes the dir in the second its owner dies (the orphaned kube-scheduler)', async () => {
+    const script = [
+      "import { mkdtempSync } from 'node:fs'; import { tmpdir } from 'node:os'; import { join } from 'node:path';",
+      `import { ProcessGroup } from ${JSON.stringify(join(import.meta.dirname, 'processes.ts'))};`,
+      "const g = new ProcessGroup(mkdtempSync(join(tmpdir(), 'vaultgate-pg-')));",
+      "const p = g.spawn('server', 'sleep', ['300']);",
+      // Long enough for the reaper to have seen the server (it looks once a second), as with any real server.
+      'setTimeout(() => process.stdout.write(JSON.stringify({ pid: p.pid, dir: g.dir }) + "\\n", () => process.kill(process.pid, "SIGKILL")), 2500);',
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    await new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const { pid, dir } = JSON.parse(out) as { pid: number; dir: string };
+    rmSync(dir, { recursive: true, force: true }); // what the node stack's reaper does to its own directory
+    try {
+      await waitFor(() => Promise.resolve(!running(pid) ? true : undefined), { what: 'server killed although its dir is gone', timeoutMs: 15_000, intervalMs: 200 });
+    } finally {
+      if (running(pid)) process.kill(pid, 'SIGKILL');
+    }
   });
 });

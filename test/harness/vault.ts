@@ -8,6 +8,7 @@
 // process log header): the token is passed through the environment, the JWT through the HTTP API.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { harnessFetch } from './fetch.ts';
 import type { ProcessGroup } from './processes.ts';
 import { collectOutput } from './tools.ts';
 import { waitFor } from './wait.ts';
@@ -33,11 +34,12 @@ export interface VaultResponse {
 
 /** One HTTP call to the Vault API with the given token; JSON in, JSON (or nothing) out. */
 export async function vaultRequest(v: VaultEndpoint, method: string, path: string, body?: unknown): Promise<VaultResponse> {
-  const res = await fetch(`${v.addr}/v1/${path.replace(/^\/+/, '')}`, {
+  // 30 s: a raft OpenBao's sys/init on 2 busy cores (two stacks starting at once) can take over 10 s.
+  const res = await harnessFetch(`Vault ${method} /v1/${path}`, `${v.addr}/v1/${path.replace(/^\/+/, '')}`, {
     method,
     headers: { 'X-Vault-Token': v.token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    timeoutMs: 30_000,
   });
   const text = await res.text();
   let parsed: unknown = undefined;

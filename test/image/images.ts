@@ -4,7 +4,8 @@
 //    for the bundle's `#!/usr/bin/env node`, and the production bundle (cli/build.ts) built into a
 //    staging dir (never the checkout's dist/, which bin/vaultgate.mjs would then prefer);
 //  - pause: a static Go binary (pause/main.go) as the pod sandbox image.
-// Archives go to ${XDG_CACHE_HOME:-~/.cache}/vaultgate/images/, named by content, so a re-run is free.
+// Archives go to the upstream cache's images/ (paths.ts: ${XDG_CACHE_HOME:-~/.cache}/vaultgate/upstream/images/), named
+// by content, so a re-run is free; an empty upstream directory (.ci/run) builds them again.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
@@ -25,7 +26,7 @@ export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 export const LOCAL_REGISTRY = 'vaultgate.local';
 
 export function imagesDir(): string {
-  return join(dirname(upstreamCacheRoot()), 'images');
+  return join(upstreamCacheRoot(), 'images');
 }
 
 /** Shared libraries an ELF binary loads (ldd), as absolute paths, the loader included. */

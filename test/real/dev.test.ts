@@ -147,7 +147,7 @@ void describe('vaultgate dev (npm run dev): local cluster + Vault + vaultgate, e
   void test('without the binaries and without Go it names each missing binary and how to get it, and exits 1', async () => {
     const emptyCache = mkdtempSync(join(scratch, 'cache-'));
     const res = await runTool(process.execPath, vaultgateArgv(['dev']), {
-      env: { ...process.env, XDG_CACHE_HOME: emptyCache, PATH: '/nonexistent', VAULTGATE_BAO_BIN: '' },
+      env: { ...process.env, XDG_CACHE_HOME: emptyCache, VAULTGATE_UPSTREAM_DIR: '', PATH: '/nonexistent', VAULTGATE_BAO_BIN: '' },
     }).then(() => undefined, (e: unknown) => e);
     assert.ok(res instanceof CommandError, 'vaultgate dev fails');
     assert.equal(res.code, 1);

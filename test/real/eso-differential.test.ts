@@ -15,14 +15,14 @@ import { parseAllDocuments } from 'yaml';
 import { startPeerStack, type PeerStack } from '../harness/peer-stack.ts';
 import { baoSkipReason, realTier } from '../harness/real-tier.ts';
 import { waitFor } from '../harness/wait.ts';
-import { ensureEso } from '../upstream/eso.ts';
+import { requireEso } from '../upstream/eso.ts';
 import { syncedResourceVersion } from '../../eso/refresh.ts';
 import { ANNOTATION_FORCE_SYNC, createdByLabel, LABEL_CREATED_BY } from '../../eso/target.ts';
 
 const tier = await realTier();
 const skip = tier.skip || baoSkipReason();
-// Built here, outside any hook's timeout, when the cache lacks it (`npm run upstream` builds it with the rest).
-if (!skip) await ensureEso();
+// Fails at once, naming the command, when setup has not built it.
+if (!skip) requireEso();
 const CORPUS_DIR = new URL('../eso/corpus/', import.meta.url).pathname;
 const SYSTEMS = ['eso', 'vaultgate'] as const;
 type System = typeof SYSTEMS[number];

@@ -1,31 +1,37 @@
-// `npm run upstream`: builds the missing upstream binaries into the cache and lists what is there.
-// A second run with everything cached only stats files.
+// `npm run upstream` (and the first phase of `npm test`): builds or installs whatever the tiers need that is
+// missing (setup.ts, with progress), then lists what is there. With everything cached it only stats files.
+// Exit 1: a step failed (the message names it); exit 3: Go is missing, so nothing can be built here.
 import { statSync } from 'node:fs';
 import { BINARIES } from './catalog.ts';
 import { ESO_VERSION, esoPath } from './eso.ts';
-import { ensureNodeUpstream, NODE_BINARIES, nodeBinaryPath, nodePackageVersions, nodeUnsupportedReason } from './node-binaries.ts';
+import { NODE_BINARIES, nodeBinaryPath, nodePackageVersions, nodeUnsupportedReason } from './node-binaries.ts';
 import { baoVersion } from './openbao.ts';
-import { binaryPath, ensureUpstream, goAvailable, missingBinaries, upstreamBinDir } from './paths.ts';
+import { binaryPath, goAvailable, upstreamBinDir } from './paths.ts';
+import { formatDuration, missingSetup, runSetup, setupSteps } from './setup.ts';
 
-const started = performance.now();
-if (missingBinaries().length > 0 && !goAvailable()) {
-  console.error(`[upstream] missing ${missingBinaries().join(', ')} and no Go toolchain: cannot build (the real-cluster tier will be skipped)`);
+const missing = missingSetup();
+const needGo = setupSteps().filter((s) => s.needsGo && missing.includes(s.name)).map((s) => s.name);
+if (needGo.length > 0 && !goAvailable()) {
+  console.error(`[upstream] missing ${needGo.join(', ')} and no Go toolchain on PATH to build them: install Go >= 1.24, then \`npm run upstream\``);
+  process.exit(3);
+}
+try {
+  const report = await runSetup();
+  const mib = (p: string): string => (statSync(p).size / 2 ** 20).toFixed(1).padStart(6);
+  console.log(`[upstream] binaries in ${upstreamBinDir()}`);
+  for (const b of BINARIES) console.log(`  ${b.name.padEnd(24)} ${mib(binaryPath(b.name))} MiB`);
+  console.log(`  ${'bao'.padEnd(24)} ${mib(binaryPath('bao'))} MiB  ${baoVersion(binaryPath('bao')).line}  (${binaryPath('bao')})`);
+  console.log(`  ${'eso'.padEnd(24)} ${mib(esoPath())} MiB  External Secrets Operator ${ESO_VERSION}  (${esoPath()})`);
+  const nodeUnsupported = nodeUnsupportedReason();
+  if (nodeUnsupported) {
+    console.log(`  one-node cluster: not set up here (${nodeUnsupported})`);
+  } else {
+    for (const b of NODE_BINARIES) console.log(`  ${b.name.padEnd(24)} ${mib(nodeBinaryPath(b.name))} MiB  (${nodeBinaryPath(b.name)})`);
+    console.log(`  ${'node packages'.padEnd(24)} ${nodePackageVersions().join('; ')}`);
+  }
+  const ran = Object.entries(report.ran);
+  console.log(`[upstream] ready in ${formatDuration(report.seconds)}${ran.length ? `: ${ran.map(([n, s]) => `${n} ${s.toFixed(1)}s`).join(', ')}` : ' (everything was cached)'}`);
+} catch (err) {
+  console.error(`[upstream] ${(err as Error).message}`);
   process.exit(1);
 }
-await ensureUpstream();
-console.log(`[upstream] binaries in ${upstreamBinDir()}`);
-for (const b of BINARIES) {
-  console.log(`  ${b.name.padEnd(24)} ${(statSync(binaryPath(b.name)).size / 2 ** 20).toFixed(1).padStart(6)} MiB`);
-}
-console.log(`  ${'bao'.padEnd(24)} ${(statSync(binaryPath('bao')).size / 2 ** 20).toFixed(1).padStart(6)} MiB  ${baoVersion(binaryPath('bao')).line}  (${binaryPath('bao')})`);
-console.log(`  ${'eso'.padEnd(24)} ${(statSync(esoPath()).size / 2 ** 20).toFixed(1).padStart(6)} MiB  External Secrets Operator ${ESO_VERSION}  (${esoPath()})`);
-// The one-node cluster (test/real/pods.test.ts): Debian's containerd, runc, CNI plugins, nft, and the node binaries.
-const nodeUnsupported = nodeUnsupportedReason();
-if (nodeUnsupported) {
-  console.log(`  one-node cluster: not set up here (${nodeUnsupported})`);
-} else {
-  await ensureNodeUpstream();
-  for (const b of NODE_BINARIES) console.log(`  ${b.name.padEnd(24)} ${(statSync(nodeBinaryPath(b.name)).size / 2 ** 20).toFixed(1).padStart(6)} MiB  (${nodeBinaryPath(b.name)})`);
-  console.log(`  ${'node packages'.padEnd(24)} ${nodePackageVersions().join('; ')}`);
-}
-console.log(`[upstream] ready in ${((performance.now() - started) / 1000).toFixed(1)}s`);

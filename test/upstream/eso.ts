@@ -30,6 +30,13 @@ export function esoAvailable(): boolean {
   return existsSync(esoPath());
 }
 
+/** ESO's binary for a test: never built inside a test (setup.ts does it first); a missing one fails at once. */
+export function requireEso(): string {
+  const out = esoPath();
+  if (!existsSync(out)) throw new Error(`ESO ${ESO_VERSION} is not built (expected at ${out}); build it with \`npm run upstream\` (\`npm test\` does it before any test runs)`);
+  return out;
+}
+
 /**
  * Builds ESO if it is not in the cache yet (about 3 minutes on 2 idle cores); returns the binary's path.
  * `npm run upstream` builds it with the other binaries; test files that call this in parallel build it

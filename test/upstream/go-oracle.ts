@@ -27,7 +27,7 @@ export interface OracleAnswer {
   error?: string;
 }
 
-const goOracle = goProgram<OracleRequest, OracleAnswer>({
+export const goOracle = goProgram<OracleRequest, OracleAnswer>({
   name: 'go-oracle', srcDir: GO_ORACLE_SRC, sources: ['go.mod', 'go.sum', 'main.go', 'eso_jwk.go', 'eso_pem.go', 'eso_pem_chain.go', 'eso_pkcs12.go', 'eso_yaml.go'],
   buildNote: 'downloads github.com/external-secrets/sprig/v3 through the Go module proxy the first time',
 });

@@ -1,4 +1,4 @@
-// What the one-node cluster (test/harness/node/) needs besides the control plane:
+// What the one-node cluster (test/harness/node/) needs besides the control plane (setup.ts builds and installs it):
 //  - kubelet, kube-scheduler and kube-proxy, built from the wrapper module test/upstream/node (same
 //    Kubernetes version and replace list as test/upstream/kube) into a cache directory with a key of its
 //    own, so adding them never changes the control-plane binaries' key (which would rebuild everything);
@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BinarySpec, K8S_VERSION, kubeStamps, type NodeBinaryName, UPSTREAM_DIR } from './catalog.ts';
-import { buildBinaries, type BuildResult, type Log } from './builder.ts';
-import { goAvailable, stderrLog, upstreamCacheRoot, withLock } from './paths.ts';
+import type { Log } from './builder.ts';
+import { stderrLog, upstreamCacheRoot, withLock } from './paths.ts';
 
 export type { NodeBinaryName } from './catalog.ts';
 
@@ -99,25 +99,6 @@ export async function ensureNodePackages(opts: { log?: Log } = {}): Promise<stri
     if (still.length > 0) throw new Error(`apt-get installed ${missing.join(', ')} but these files are still missing: ${NODE_PACKAGES.filter((p) => still.includes(p.pkg)).map((p) => p.file).join(', ')}`);
     return missing;
   });
-}
-
-/** Builds the missing node binaries (about 5 minutes cold on 2 cores, seconds from a warm Go cache). */
-export async function ensureNodeBinaries(opts: { log?: Log } = {}): Promise<BuildResult[]> {
-  const log = opts.log ?? stderrLog;
-  if (missingNodeBinaries().length === 0) return [];
-  if (!goAvailable()) throw new Error(`node binaries missing (${missingNodeBinaries().join(', ')}) and no Go toolchain on PATH`);
-  return withLock(nodeVersionsKey(), log, async () => {
-    const missing = missingNodeBinaries();
-    if (missing.length === 0) return [];
-    log(`[upstream] building ${missing.join(', ')} from Go modules into ${nodeBinDir()}`);
-    return buildBinaries(NODE_BINARIES.filter((b) => missing.includes(b.name)), nodeBinDir(), log);
-  });
-}
-
-/** Everything the one-node cluster needs: Debian packages, then the node binaries. */
-export async function ensureNodeUpstream(opts: { log?: Log } = {}): Promise<void> {
-  await ensureNodePackages(opts);
-  await ensureNodeBinaries(opts);
 }
 
 /** `containerd --version` etc., for the build summary. */

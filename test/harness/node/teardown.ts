@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BRIDGE, CGROUP_ROOT, NFT_TABLES, NODE_ROOT, paths, SERVICE_CIDR } from './layout.ts';
+import { NODE_BINARIES, nodeBinaryPath } from '../../upstream/node-binaries.ts';
 import { kill, linkExists, mountPoints, processes, readSysctl, sh, writeSysctl } from './host.ts';
 
 export interface NodeState {
@@ -78,9 +79,15 @@ function cgroupPids(): number[] {
   return [...pids];
 }
 
-/** Processes of the node stack: in our cgroups, or started with a path under NODE_ROOT (containerd, its shims, kubelet, kube-proxy, kube-scheduler). */
+/**
+ * Processes of the node stack: in our cgroups, started with a path under NODE_ROOT (containerd, its shims,
+ * kubelet, kube-proxy), or running a node binary (kube-scheduler's command line names neither: it was left
+ * running, orphaned, after a full run). One node stack runs at a time (lock.ts), so any of them is ours.
+ */
 export function nodeProcesses(): number[] {
-  const byPath = processes().filter((p) => p.pid !== process.pid && p.cmdline.includes(NODE_ROOT)).map((p) => p.pid);
+  const binaries = NODE_BINARIES.map((b) => nodeBinaryPath(b.name));
+  const ours = (cmdline: string): boolean => cmdline.includes(NODE_ROOT) || binaries.some((b) => cmdline.startsWith(b));
+  const byPath = processes().filter((p) => p.pid !== process.pid && ours(p.cmdline)).map((p) => p.pid);
   return [...new Set([...byPath, ...cgroupPids()])].filter((p) => p !== process.pid);
 }
 
