@@ -22,6 +22,18 @@ export function helmPath(): string | undefined {
   }
 }
 
+/**
+ * `false` when helm is built, else why the chart tests skip (`npm run test:fast` on a machine where setup
+ * has not run). `npm test` builds helm before any test; under VAULTGATE_REQUIRE_REAL_TIER=1 (CI) a missing
+ * helm fails the file instead of skipping it.
+ */
+export function helmSkip(): false | string {
+  if (helmPath()) return false;
+  const reason = `helm not built at ${binaryPath('helm')} (\`npm run upstream\` builds it; \`npm test\` does it before any test)`;
+  if (process.env.VAULTGATE_REQUIRE_REAL_TIER === '1') throw new Error(`${reason}; VAULTGATE_REQUIRE_REAL_TIER=1 requires it`);
+  return reason;
+}
+
 export function helm(args: string[]): { status: number; stdout: string; stderr: string } {
   const bin = helmPath();
   if (!bin) throw new Error('helm not built (npm run upstream)');

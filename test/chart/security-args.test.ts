@@ -5,12 +5,12 @@
    rendered manifests are untyped YAML that these checks walk field by field */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHART_DIR, helm, helmPath, one, ofKind, render, type Obj } from './render.ts';
+import { CHART_DIR, helm, helmSkip, one, ofKind, render, type Obj } from './render.ts';
 
 const args = (objs: Obj[], component: 'controller' | 'webhook'): string[] =>
   (one(objs, 'Deployment', `-${component}`).spec.template.spec.containers[0] as Obj).args as string[];
 
-void describe('chart: token oracle and namespaced install settings', { skip: helmPath() ? false : 'helm not built (npm run upstream)' }, () => {
+void describe('chart: token oracle and namespaced install settings', { skip: helmSkip() }, () => {
   void test('both processes get vault.address (as an origin) and eso.allowedVaultServers as --allowed-vault-server', () => {
     const objs = render({ set: ['vault.address=https://vault.example:8200/some/path', 'eso.allowedVaultServers[0]=https://vault-b.example:8200'] });
     for (const c of ['controller', 'webhook'] as const) {

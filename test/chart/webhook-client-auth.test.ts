@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { CHART_DIR, helm, helmPath, one, ofKind, render, type Obj } from './render.ts';
+import { CHART_DIR, helm, helmSkip, one, ofKind, render, type Obj } from './render.ts';
 
-const skip = helmPath() ? false : 'helm not built (npm run upstream)';
+const skip = helmSkip();
 const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n';
 
 const webhookContainer = (objs: Obj[]): Obj => one(objs, 'Deployment', '-webhook').spec.template.spec.containers[0] as Obj;

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { CONTROLLER_HELP, CONTROLLER_OPTIONS, controllerOptionsFrom } from '../../cli/commands/controller.ts';
 import { silentLogger } from '../../observability/log.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
-import { helmPath, render, one } from '../chart/render.ts';
+import { helmSkip, render, one } from '../chart/render.ts';
 
 const deps = { client: new FakeKubeClient(), log: silentLogger, env: { POD_NAMESPACE: 'vaultgate', VAULT_TOKEN: 't' } };
 const parse = (args: string[]) => controllerOptionsFrom(parseArgs({ args, options: CONTROLLER_OPTIONS, strict: true }).values, deps);
@@ -34,7 +34,7 @@ void describe('vaultgate controller flags', () => {
     for (const flag of Object.keys(CONTROLLER_OPTIONS)) assert.ok(CONTROLLER_HELP.includes(`--${flag}`), `--${flag} in the help`);
   });
 
-  void test('every argument the chart passes to the controller is accepted', { skip: helmPath() ? false : 'helm not built (npm run upstream)' }, () => {
+  void test('every argument the chart passes to the controller is accepted', { skip: helmSkip() }, () => {
     const deployment = one(render(), 'Deployment', '-controller');
     const container = deployment.spec.template.spec.containers[0];
     const args: string[] = container.args;

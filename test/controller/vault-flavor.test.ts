@@ -16,7 +16,7 @@ import { checkVaultVersion } from '../../controller/main.ts';
 import { createLogger, silentLogger } from '../../observability/log.ts';
 import { parseVaultTarget, versionMismatch } from '../../policy/capabilities.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
-import { helm, helmPath, one, render, CHART_DIR } from '../chart/render.ts';
+import { helm, helmSkip, one, render, CHART_DIR } from '../chart/render.ts';
 
 const deps = { client: new FakeKubeClient(), log: silentLogger, env: { POD_NAMESPACE: 'vaultgate', VAULT_TOKEN: 't' } };
 const controller = (args: string[]) => controllerOptionsFrom(parseArgs({ args: ['--vault-addr=http://v', ...args], options: CONTROLLER_OPTIONS, strict: true }).values, deps);
@@ -85,7 +85,7 @@ void describe('the controller compares the server version with the setting at st
   });
 });
 
-void describe('chart: vault.flavor / vault.version', { skip: helmPath() ? false : 'helm not built (npm run upstream)' }, () => {
+void describe('chart: vault.flavor / vault.version', { skip: helmSkip() }, () => {
   const args = (objs: ReturnType<typeof render>, suffix: string): string[] => one(objs, 'Deployment', suffix).spec.template.spec.containers[0].args as string[];
 
   void test('both Deployments get the setting (default openbao 2.7)', () => {

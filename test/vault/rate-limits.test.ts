@@ -11,7 +11,7 @@ import { createVaultClient } from '../../vault/client.ts';
 import { DEFAULT_VAULT_RATE_LIMIT } from '../../vault/limiter.ts';
 import { parseRateLimit, parseServerRateLimit, VaultRateLimits } from '../../vault/rate-limits.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
-import { helmPath, one, render } from '../chart/render.ts';
+import { helmSkip, one, render } from '../chart/render.ts';
 
 void describe('VaultRateLimits', () => {
   let server: Server;
@@ -83,7 +83,7 @@ void describe('--vault-rate-limit and --vault-server-rate-limit', () => {
   });
 });
 
-void describe("the chart's vault.rateLimit", { skip: helmPath() ? false : 'helm not built (npm run upstream)' }, () => {
+void describe("the chart's vault.rateLimit", { skip: helmSkip() }, () => {
   void test('becomes the controller flags, per server; a bad value fails the install naming the value', () => {
     const deployment = one(render({ set: ['vault.rateLimit.requestsPerSecond=200', 'vault.rateLimit.servers[0].address=https://vault-b:8200', 'vault.rateLimit.servers[0].requestsPerSecond=20', 'vault.rateLimit.servers[0].maxInFlight=4'] }), 'Deployment', '-controller');
     const args = (deployment as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec.template.spec.containers[0]!.args;
