@@ -1,11 +1,15 @@
 // Runs one ControllerSpec: maps informer events to keys in a WorkQueue and runs N workers that call the
 // reconciler, as controller-runtime's internal controller. Workers run only while started (i.e. while
 // this replica leads); event handlers run always, so a new leader starts from a warm queue and cache.
+// Keys are queued with a priority (kube/event-priority.ts): new objects and changes before metadata-only
+// changes of the primary (a force-sync), before the initial list, resyncs and requeue-after (the periodic
+// refresh); a retry keeps the priority its key was handed out with.
 import type { Logger } from '../observability/log.ts';
 import type { ControllerSpec, IndexMapping, MapFn, Predicate } from './builder.ts';
 import type { Store } from './cache.ts';
 import type { Clock } from './clock.ts';
 import { isConflict, KubeApiError } from './errors.ts';
+import { eventPriority, primaryEventPriority } from './event-priority.ts';
 import type { EventRecorder } from './events.ts';
 import type { Informer, ObjectEvent, WatchSelectors } from './informer.ts';
 import type { KubeClient } from './kube-client.ts';
@@ -15,7 +19,7 @@ import type { RateLimiter } from './rate-limiter.ts';
 import { isTerminal, type ReconcileContext } from './reconciler.ts';
 import { redactSecrets } from './redact.ts';
 import type { ResourceRef } from './resources.ts';
-import { WorkQueue } from './workqueue.ts';
+import { Priority, WorkQueue } from './workqueue.ts';
 
 export interface ControllerDeps {
   client: KubeClient;
@@ -59,9 +63,9 @@ export class Controller {
     const { spec, deps } = this;
     const primary = deps.informerFor(spec.primary, spec.primarySelectors);
     for (const idx of spec.indexes) primary.cache.addIndex(idx.name, idx.fn);
-    primary.addHandler(this.handler(spec.primaryPredicate, (obj) => [objectKey(obj)]));
-    for (const o of spec.owns) deps.informerFor(o.resource, o.selectors).addHandler(this.handler(o.predicate, (obj) => ownerKeys(spec.primary, obj)));
-    for (const w of spec.watches) deps.informerFor(w.resource, w.selectors).addHandler(this.handler(w.predicate, this.mapper(w.map)));
+    primary.addHandler(this.handler(spec.primaryPredicate, (obj) => [objectKey(obj)], primaryEventPriority));
+    for (const o of spec.owns) deps.informerFor(o.resource, o.selectors).addHandler(this.handler(o.predicate, (obj) => ownerKeys(spec.primary, obj), eventPriority));
+    for (const w of spec.watches) deps.informerFor(w.resource, w.selectors).addHandler(this.handler(w.predicate, this.mapper(w.map), eventPriority));
   }
 
   /** Start the workers (on becoming leader). */
@@ -96,12 +100,13 @@ export class Controller {
     return this.run !== undefined;
   }
 
-  private handler(predicate: Predicate | undefined, map: (obj: KubeObject) => string[]): (ev: ObjectEvent) => void {
+  private handler(predicate: Predicate | undefined, map: (obj: KubeObject) => string[], priorityOf: (ev: ObjectEvent) => number): (ev: ObjectEvent) => void {
     return (ev) => {
       if (predicate && !predicate(ev)) return;
       const keys = new Set(map(ev.obj));
       if (ev.type === 'update') for (const k of map(ev.old)) keys.add(k); // also whoever the old version pointed at
-      for (const k of keys) this.queue.add(k);
+      const priority = priorityOf(ev);
+      for (const k of keys) this.queue.add(k, priority);
     };
   }
 
@@ -137,7 +142,7 @@ export class Controller {
       const result = await spec.reconciler(key, ctx);
       this.queue.forget(key);
       if (result.requeueAfterMs !== undefined && result.requeueAfterMs >= 0) {
-        this.queue.addAfter(key, result.requeueAfterMs);
+        this.queue.addAfter(key, result.requeueAfterMs, Priority.Low); // the periodic look again
         outcome = 'requeue_after';
       } else outcome = 'success';
     } catch (err) {
@@ -154,7 +159,7 @@ export class Controller {
     const controller = this.spec.name;
     const message = redactSecrets(err instanceof Error ? err.message : String(err));
     if (signal.aborted) {
-      this.queue.add(key); // interrupted by lost leadership: pick it up again if we lead again
+      this.queue.add(key, this.queue.inFlightPriority(key)); // interrupted by lost leadership: pick it up again if we lead again
       return 'requeue';
     }
     if (isTerminal(err)) {

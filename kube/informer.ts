@@ -26,7 +26,8 @@ import type { ResourceRef } from './resources.ts';
 
 /** A change to a cached object, delivered to handlers (which only enqueue keys). */
 export type ObjectEvent<T extends KubeObject = KubeObject> =
-  | { type: 'add'; obj: T }
+  /** `initial`: from a scope's first LIST, or replayed to a late handler (client-go's isInInitialList). */
+  | { type: 'add'; obj: T; initial?: boolean }
   | { type: 'update'; old: T; obj: T }
   | { type: 'delete'; obj: T }
   /** Periodic re-delivery of every cached object (controller-runtime's SyncPeriod). */
@@ -156,7 +157,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   addHandler(fn: (ev: ObjectEvent<T>) => void): void {
     this.handlers.push(fn);
     // A late handler still hears about what is already cached (client-go's AddEventHandler does the same).
-    if (this.syncedFlag) for (const obj of this.cache.list()) this.safeCall(fn, { type: 'add', obj });
+    if (this.syncedFlag) for (const obj of this.cache.list()) this.safeCall(fn, { type: 'add', obj, initial: true });
   }
 
   onLifecycle(fn: (ev: InformerLifecycleEvent) => void): void {
@@ -239,7 +240,9 @@ export class Informer<T extends KubeObject = KubeObject> {
       cont = page.continue || undefined;
     } while (cont && !this.stopController.signal.aborted);
     const delta = this.cache.replaceAll(items, scope.owns);
-    for (const obj of delta.added) this.dispatch({ type: 'add', obj });
+    // After a relist (410), an object not cached before is one created meanwhile: new, not initial.
+    const initial = !scope.synced;
+    for (const obj of delta.added) this.dispatch(initial ? { type: 'add', obj, initial } : { type: 'add', obj });
     for (const { old, obj } of delta.updated) this.dispatch({ type: 'update', old, obj });
     for (const obj of delta.deleted) this.dispatch({ type: 'delete', obj });
     this.emit({ type: 'LIST', items: items.length, pages, added: delta.added.length, updated: delta.updated.length, deleted: delta.deleted.length });
