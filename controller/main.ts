@@ -331,7 +331,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     manager.controller('pushsecret')
       .for(PUSH_SECRETS, { predicate: specOrMetaChanged })
       .workers(Math.max(1, Math.floor(workers / 2)))
-      .complete(createPushSecretReconciler({ connector, controllerClass, namePrefix: prefix, ...(opts.now ? { now: opts.now } : {}) }));
+      .complete(createPushSecretReconciler({ connector, controllerClass, namePrefix: prefix, onVaultWrite, ...(opts.now ? { now: opts.now } : {}) }));
   }
 
   const wc = opts.webhookCerts;

@@ -76,7 +76,7 @@ function objectName(request: AdmissionRequest): string | undefined {
 
 /** A Vault write as the controller reports it: the audit event's fields, with the content itself (hashed here, never kept). */
 export type VaultWriteInput = Omit<VaultWriteAuditEvent, 'type' | 'contentSha256'> & {
-  /** What was written (policy text or role body): hashed, not kept. */
+  /** What was written (policy text, role body, KV custom metadata; never KV secret data): hashed, not kept. */
   content?: string | Record<string, unknown>;
 };
 
@@ -92,6 +92,7 @@ export function auditVaultWrite(input: VaultWriteInput): VaultWriteAuditEvent {
     ...(input.owner ? { owner: { ...input.owner } } : {}),
     ...(input.reason ? { reason: clip(input.reason) } : {}),
     ...(content !== undefined ? { contentSha256: sha256Hex(content) } : {}),
+    ...(input.kvVersion !== undefined ? { kvVersion: input.kvVersion } : {}),
     ...(input.change ? { change: clip(input.change) } : {}),
   };
 }

@@ -62,12 +62,12 @@ export interface AdmissionCaller {
 
 export type VaultWriteAction = 'create' | 'update' | 'delete' | 'repair' | 'adopt';
 
-/** A write the controller made in Vault (policies and kubernetes-auth roles). */
+/** A write the controller made in Vault (policies, kubernetes-auth roles, KV secrets and their metadata pushed by PushSecrets). */
 export interface VaultWriteAuditEvent {
   type: 'vault-write';
   action: VaultWriteAction;
-  object: 'policy' | 'role';
-  /** Vault-side name, e.g. `vaultgate.payments.db-read`. */
+  object: 'policy' | 'role' | 'kv-secret' | 'kv-metadata';
+  /** Vault-side name, e.g. `vaultgate.payments.db-read`; for KV, the API path written (`secret/data/team-a/db`). */
   vaultName: string;
   /** Auth mount for roles. */
   mount?: string;
@@ -75,8 +75,13 @@ export interface VaultWriteAuditEvent {
   owner?: { kind: string; namespace: string; name: string; uid?: string };
   /** Why: e.g. `spec changed`, `drift: content differed from desired state`, `owner deleted`. */
   reason?: string;
-  /** SHA-256 of the written content (policy text / canonical role JSON); the content itself is not kept. */
+  /**
+   * SHA-256 of the written content (policy text / canonical role JSON / KV custom metadata); the content
+   * itself is not kept. Never for KV secret data: a hash of a password confirms a guess of it.
+   */
   contentSha256?: string;
+  /** The KV v2 version a write created (Vault's own audit log and metadata name it the same way). */
+  kvVersion?: number;
   /** e.g. "widens access: +read on secret/data/x/*". */
   change?: string;
 }
