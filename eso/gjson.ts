@@ -3,6 +3,7 @@
 // `a.#.b`), and `*`/`?` wildcards matching the first key. String() semantics: strings unquoted,
 // numbers/bools as JSON text, null as "", objects/arrays as compact JSON.
 import { goJson } from './template-functions.ts';
+import { compileGoRegexp, quoteMeta, type GoRegexp } from './go-regexp.ts';
 
 export interface GjsonResult {
   exists: boolean;
@@ -26,17 +27,18 @@ function unescape(part: string): string {
   return part.replace(/\\(.)/g, '$1');
 }
 
-function wildcardRe(part: string): RegExp | undefined {
+/** A key pattern with `*`/`?` as a Go regexp (linear time: RE2), or undefined when it has no wildcard. */
+function wildcardRe(part: string): GoRegexp | undefined {
   if (!/(^|[^\\])[*?]/.test(part)) return undefined;
   let src = '';
   for (let i = 0; i < part.length; i++) {
     const c = part[i]!;
-    if (c === '\\' && i + 1 < part.length) { src += part[++i]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); continue; }
-    if (c === '*') src += '[\\s\\S]*';
-    else if (c === '?') src += '[\\s\\S]';
-    else src += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    if (c === '\\' && i + 1 < part.length) { src += quoteMeta(part[++i]!); continue; }
+    if (c === '*') src += '.*';
+    else if (c === '?') src += '.';
+    else src += quoteMeta(c);
   }
-  return new RegExp(`^${src}$`);
+  return compileGoRegexp(`(?s)^${src}$`);
 }
 
 function step(value: unknown, part: string): { ok: boolean; value?: unknown } {

@@ -1,217 +1,217 @@
-// Go RE2 regular expressions, one translator for admission and the controller: ESO compiles
-// namespaceRegexes, find.name.regexp, rewrite.regexp and Sprig's regex* arguments with Go's regexp
-// package, so admission refuses what ESO could not compile and the controller matches what ESO would.
-// Differences handled here:
-//  - RE2 has no lookaround or backreferences: JS accepts them, so they are refused with Go's error.
-//  - Go's inline flags `(?i)`, named groups `(?P<n>…)`, `\A`, `\z`, `\x{…}`, `\a` and POSIX classes
-//    `[[:alpha:]]` have no (or a different) JS spelling: translated. Node 20 has no inline modifiers,
-//    so flags are accepted only as a leading `(?flags)` group and become RegExp flags.
-//  - `\Q…\E` is quoted as a literal; Unicode classes (`\pL`), `\C` and the ungreedy flag `U` are refused as unsupported
-//    rather than matched differently.
-//  - ReplaceAllString skips an empty match that abuts the previous match (JS's replace does not).
-// Known remaining difference: JS `.` also stops at \r, U+2028 and U+2029 (Go's only at \n).
+// Go's regexp package (RE2) for every regexp a tenant writes: ESO compiles namespaceRegexes,
+// find.name.regexp, rewrite.regexp, PushSecret's match.regexp and Sprig's regex* arguments with Go's
+// regexp, so admission refuses what Go could not compile and the controller matches what Go would.
+// The engine is re2js, a port of Go's regexp: Go's syntax and error messages, and matching in time
+// linear in the input (no backtracking), so a nested quantifier such as `(a+)+$` cannot stall the event
+// loop. This module is the glue: a bounded compile (program size) and cache, and Go's own loops over
+// matches (FindAll, ReplaceAll with Regexp.Expand, Split), run on UTF-8 bytes as Go runs them.
+// Strings here are either text (JavaScript strings: keys, names) or Go strings (the template engine's:
+// one char per byte, eso/template-values.ts); the `Go…` functions take Go strings.
+import { RE2JS } from 're2js';
+import { decodeRune, goString } from './template-values.ts';
 
-export type GoRegexpResult = { ok: true; regexp: RegExp } | { ok: false; error: string };
+/** The largest compiled program accepted, in RE2 instructions (Go's own limit is far larger: README). */
+export const MAX_PROGRAM_SIZE = 10_000;
+/**
+ * The most work one call may do, as program size × input bytes: RE2's worst case (its NFA) costs about
+ * 10 ns per unit here, so a call ends within about a second. Beyond it the call fails (README).
+ */
+export const MAX_MATCH_WORK = 100_000_000;
+const CACHE_SIZE = 64;
+const UNANCHORED = 0;
 
-const POSIX: Record<string, string> = {
-  alnum: '0-9A-Za-z', alpha: 'A-Za-z', ascii: '\\x00-\\x7F', blank: '\\t ', cntrl: '\\x00-\\x1F\\x7F',
-  digit: '0-9', graph: '!-~', lower: 'a-z', print: ' -~', punct: '!-\\/:-@\\[-`{-~',
-  space: '\\t\\n\\v\\f\\r ', upper: 'A-Z', word: '0-9A-Za-z_', xdigit: '0-9A-Fa-f',
-};
-/** Escapes Go accepts that mean the same in a non-unicode JS RegExp. */
-const SAME_ESCAPES = new Set(['d', 'D', 's', 'S', 'w', 'W', 'b', 'B', 'f', 't', 'n', 'r', 'v', '0']);
-
-function fail(detail: string): GoRegexpResult {
-  return { ok: false, error: `error parsing regexp: ${detail}` };
-}
-
-/** Translate a Go regexp, or say why Go (or vaultgate) refuses it, in Go's wording. */
-export function parseGoRegexp(pattern: string): GoRegexpResult {
-  let out = '';
-  let flags = '';
-  let i = 0;
-  let inClass = false;
-  let classStart = -1;
-  while (i < pattern.length) {
-    const c = pattern[i] ?? '';
-    if (c === '\\') {
-      const e = pattern[i + 1];
-      if (e === undefined) return fail('trailing backslash at end of expression: ``');
-      if (/[1-9]/.test(e)) return fail(`invalid escape sequence: \`\\${e}\` (RE2 has no backreferences)`);
-      if (e === 'A' || e === 'z') {
-        if (inClass) return fail(`invalid escape sequence: \`\\${e}\``);
-        out += e === 'A' ? '(?<![\\s\\S])' : '(?![\\s\\S])';
-      } else if (e === 'a') {
-        out += '\\x07';
-      } else if (e === 'x') {
-        const braced = /^\\x\{([0-9A-Fa-f]{1,6})\}/.exec(pattern.slice(i));
-        const plain = /^\\x[0-9A-Fa-f]{2}/.exec(pattern.slice(i));
-        if (braced?.[1] !== undefined) {
-          const code = parseInt(braced[1], 16);
-          if (code > 0xffff) return fail('\\x{…} above U+FFFF is not supported by vaultgate');
-          out += `\\u${code.toString(16).padStart(4, '0')}`;
-          i += braced[0].length;
-          continue;
-        }
-        if (!plain) return fail(`invalid escape sequence: \`${pattern.slice(i, i + 4)}\``);
-        out += plain[0];
-        i += plain[0].length;
-        continue;
-      } else if (e === 'p' || e === 'P') {
-        return fail(`Unicode class \`\\${e}\` is not supported by vaultgate`);
-      } else if (e === 'Q' && !inClass) {
-        // \Q…\E quotes a literal run (to \E or the end), as RE2 does.
-        const end = pattern.indexOf('\\E', i + 2);
-        const lit = pattern.slice(i + 2, end < 0 ? pattern.length : end);
-        out += lit.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
-        i = end < 0 ? pattern.length : end + 2;
-        continue;
-      } else if (e === 'Q' || e === 'C') {
-        return fail(`\`\\${e}\` is not supported by vaultgate`);
-      } else if (/[A-Za-z]/.test(e) && !SAME_ESCAPES.has(e)) {
-        return fail(`invalid escape sequence: \`\\${e}\``);
-      } else {
-        out += `\\${e}`;
-      }
-      i += 2;
-      continue;
-    }
-    if (inClass) {
-      if (c === '[' && pattern[i + 1] === ':') {
-        const m = /^\[:(\^?)([a-z]+):\]/.exec(pattern.slice(i));
-        if (m) {
-          const cls = POSIX[m[2] ?? ''];
-          if (!cls) return fail(`invalid character class range: \`${m[0]}\``);
-          if (m[1]) return fail(`negated POSIX class \`${m[0]}\` is not supported by vaultgate`);
-          out += cls;
-          i += m[0].length;
-          continue;
-        }
-      }
-      if (c === ']' && i > classStart) {
-        inClass = false;
-        out += ']';
-      } else if (c === ']' || c === '[') {
-        out += `\\${c}`;
-      } else {
-        out += c;
-      }
-      i++;
-      continue;
-    }
-    if (c === '[') {
-      inClass = true;
-      out += '[';
-      i++;
-      if (pattern[i] === '^') { out += '^'; i++; }
-      // Go reads a `]` right after `[` or `[^` as a literal; JS would close an empty class.
-      classStart = pattern[i] === ']' ? i + 1 : i;
-      continue;
-    }
-    if (c === '(' && pattern[i + 1] === '?') {
-      const rest = pattern.slice(i);
-      const named = /^\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
-      if (named) { out += `(?<${named[1] ?? ''}>`; i += named[0].length; continue; }
-      const look = /^\(\?(<=|<!|=|!)/.exec(rest);
-      if (look) return fail(`invalid or unsupported Perl syntax: \`${look[0]}\``);
-      if (rest.startsWith('(?:')) { out += '(?:'; i += 3; continue; }
-      const flagGroup = /^\(\?([a-zA-Z-]*)([):])/.exec(rest);
-      if (flagGroup) {
-        const given = flagGroup[1] ?? '';
-        if (!/^[imsU]+$/.test(given)) return fail(`invalid or unsupported Perl syntax: \`${flagGroup[0]}\``);
-        if (given.includes('U')) return fail('the ungreedy flag `U` is not supported by vaultgate');
-        if (i !== 0 || flagGroup[2] !== ')') return fail(`inline flags \`${flagGroup[0]}\` anywhere but at the start are not supported by vaultgate (only a leading (?flags) group is)`);
-        flags = [...new Set(given)].join('');
-        i += flagGroup[0].length;
-        continue;
-      }
-      return fail(`invalid or unsupported Perl syntax: \`${rest.slice(0, 3)}\``);
-    }
-    out += c;
-    i++;
-  }
-  if (inClass) return fail(`missing closing ]: \`${pattern.slice(Math.max(0, classStart - 1))}\``);
-  try {
-    return { ok: true, regexp: new RegExp(out, flags) };
-  } catch (err) {
-    return fail((err as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '').toLowerCase());
-  }
-}
+type Re2 = ReturnType<RE2JS['re2']>;
 
 export class GoRegexpError extends Error {
   override readonly name = 'GoRegexpError';
 }
 
-/** The translated RegExp (unanchored, as Go's MatchString and ReplaceAllString are), or a GoRegexpError. */
-export function compileGoRegexp(source: string, extraFlags = ''): RegExp {
+/** A compiled Go regexp. */
+export class GoRegexp {
+  /** Index → name ('' for an unnamed group), index 0 the whole match, as Go's SubexpNames. */
+  readonly subexpNames: readonly string[];
+
+  constructor(readonly source: string, private readonly re2: Re2, readonly programSize: number) {
+    const names: string[] = new Array<string>(re2.numberOfCapturingGroups() + 1).fill('');
+    for (const [name, i] of Object.entries(re2.namedGroups)) names[i] = name;
+    this.subexpNames = names;
+  }
+
+  /** Go's MatchString on text (a JavaScript string, as UTF-8). */
+  test(text: string): boolean {
+    return this.matchGo(goString(text));
+  }
+
+  /** Go's MatchString on a Go string. */
+  matchGo(s: string): boolean {
+    return this.re2.matchUTF8(this.bytes(s));
+  }
+
+  /** Go's FindAllStringIndex (n < 0: all): [start, end] byte offsets. */
+  findAllIndexGo(s: string, n: number): Array<[number, number]> {
+    if (n === 0) return [];
+    const found = this.re2.findAllUTF8Index(this.bytes(s), n) as Array<[number, number]> | null;
+    return found ?? [];
+  }
+
+  /** Go's regexp.replaceAll loop: `repl` gives the replacement for one match (submatch offsets). */
+  replaceAllGo(s: string, withGroups: boolean, repl: (match: readonly number[]) => string): string {
+    const b = this.bytes(s);
+    const groups = withGroups ? this.subexpNames.length : 1;
+    let out = '';
+    let lastMatchEnd = 0;
+    let searchPos = 0;
+    while (searchPos <= b.length) {
+      const [found, a] = this.re2.matchWithGroup(b, searchPos, b.length, UNANCHORED, groups) as [boolean, number[] | null];
+      if (!found || !a) break;
+      const [start, end] = [a[0]!, a[1]!];
+      out += s.slice(lastMatchEnd, start);
+      if (end > lastMatchEnd || start === 0) out += repl(a);
+      lastMatchEnd = end;
+      // Advance past this match; always advance at least one character (Go's comment and rule).
+      const width = searchPos < s.length ? decodeRune(s, searchPos)[1] : 0;
+      if (searchPos + width > end) searchPos += width;
+      else if (searchPos + 1 > end) searchPos++;
+      else searchPos = end;
+    }
+    return out + s.slice(lastMatchEnd);
+  }
+
+  private bytes(s: string): Buffer {
+    if (this.programSize * s.length > MAX_MATCH_WORK) {
+      throw new GoRegexpError(`regexp: the input (${s.length} bytes) is too large for this expression (${this.programSize} instructions): vaultgate allows ${MAX_MATCH_WORK} instructions × bytes per call`);
+    }
+    return Buffer.from(s, 'latin1');
+  }
+}
+
+export type GoRegexpResult = { ok: true; regexp: GoRegexp } | { ok: false; error: string };
+
+const cache = new Map<string, GoRegexpResult>();
+
+/** Compile `pattern` (text) as Go's regexp.Compile does, or say why Go (or vaultgate) refuses it, in Go's words. */
+export function parseGoRegexp(pattern: string): GoRegexpResult {
+  const hit = cache.get(pattern);
+  if (hit) {
+    cache.delete(pattern); // least recently used goes first
+    cache.set(pattern, hit);
+    return hit;
+  }
+  const result = compile(pattern);
+  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  cache.set(pattern, result);
+  return result;
+}
+
+function compile(pattern: string): GoRegexpResult {
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : '';
+    // re2js's syntax errors are Go's (`error parsing regexp: <code>: \`<expr>\``), except that a few leave
+    // out the expression Go names (the whole pattern); anything else is not ours to quote.
+    if (!message.startsWith('error parsing regexp: ')) return { ok: false, error: 'error parsing regexp: the expression could not be compiled' };
+    return { ok: false, error: message.endsWith('`') ? message : `${message}: \`${pattern}\`` };
+  }
+  const size = re.programSize();
+  if (size > MAX_PROGRAM_SIZE) return { ok: false, error: `error parsing regexp: expression too large for vaultgate (${size} instructions, at most ${MAX_PROGRAM_SIZE})` };
+  return { ok: true, regexp: new GoRegexp(pattern, re.re2(), size) };
+}
+
+/** The compiled regexp, or a GoRegexpError with Go's message (naming the pattern). */
+export function compileGoRegexp(source: string): GoRegexp {
   const r = parseGoRegexp(source);
   if (!r.ok) throw new GoRegexpError(`regexp ${JSON.stringify(source)}: ${r.error}`);
-  if (!extraFlags) return r.regexp;
-  return new RegExp(r.regexp.source, [...new Set(r.regexp.flags + extraFlags)].join(''));
+  return r.regexp;
 }
 
-export interface GoMatch {
-  /** groups[0] is the whole match; undefined for groups that did not participate. */
-  groups: (string | undefined)[];
-  named: Record<string, string | undefined>;
+/** Go's Regexp.Expand name parsing (regexp.go `extract`): a name of letters, digits and `_`, maybe braced. */
+function extract(t: string, from: number): { name: string; num: number; next: number } | undefined {
+  let i = from;
+  const brace = t[i] === '{';
+  if (brace) i++;
+  const start = i;
+  while (i < t.length) {
+    const [r, w] = decodeRune(t, i);
+    const c = String.fromCodePoint(r);
+    if (!/^[\p{L}\p{Nd}_]$/u.test(c)) break;
+    i += w;
+  }
+  if (i === start) return undefined;
+  const name = t.slice(start, i);
+  if (brace) {
+    if (t[i] !== '}') return undefined;
+    i++;
+  }
+  let num = 0;
+  for (const ch of name) {
+    if (ch < '0' || ch > '9' || num >= 1e8) { num = -1; break; }
+    num = num * 10 + Number(ch);
+  }
+  if (name[0] === '0' && name.length > 1) num = -1; // no leading zeros
+  return { name, num, next: i };
 }
 
-/** Go's Regexp.Expand: `$1`/`${1}` by number, `$name`/`${name}` by name (longest name), `$$` a dollar. */
-export function expandGoTemplate(template: string, match: GoMatch): string {
+/** Go's Regexp.Expand on Go strings: `$1`/`${1}`, `$name`/`${name}`, `$$` a dollar; malformed: `$` kept. */
+export function expandGo(re: GoRegexp, template: string, src: string, match: readonly number[]): string {
   let out = '';
-  let rest = template;
+  let i = 0;
   for (;;) {
-    const i = rest.indexOf('$');
-    if (i < 0) break;
-    out += rest.slice(0, i);
-    rest = rest.slice(i + 1);
-    if (rest.startsWith('$')) {
+    const d = template.indexOf('$', i);
+    if (d < 0) break;
+    out += template.slice(i, d);
+    i = d + 1;
+    if (template[i] === '$') {
       out += '$';
-      rest = rest.slice(1);
+      i++;
       continue;
     }
-    let name: string | undefined;
-    const braced = /^\{([A-Za-z0-9_]+)\}/.exec(rest);
-    const bare = /^[A-Za-z0-9_]+/.exec(rest);
-    if (braced) {
-      name = braced[1]!;
-      rest = rest.slice(braced[0].length);
-    } else if (bare) {
-      name = bare[0];
-      rest = rest.slice(bare[0].length);
-    }
-    if (name === undefined) {
-      out += '$'; // malformed: the dollar is kept as text
+    const ref = extract(template, i);
+    if (!ref) {
+      out += '$';
       continue;
     }
-    if (/^[0-9]+$/.test(name)) out += match.groups[Number(name)] ?? '';
-    else out += match.named[name] ?? '';
+    i = ref.next;
+    const group = ref.num >= 0 ? ref.num : re.subexpNames.indexOf(ref.name, 1);
+    if (group >= 0 && 2 * group + 1 < match.length && match[2 * group]! >= 0) out += src.slice(match[2 * group], match[2 * group + 1]);
   }
-  return out + rest;
+  return out + template.slice(i);
 }
 
-/**
- * Go's ReplaceAllString(src, template), following regexp.go's replaceAll loop: an empty match right
- * after the previous match is not replaced, and the search always advances at least one character.
- */
-export function replaceAllGo(re: RegExp, src: string, template: string): string {
-  const global = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
-  let out = '';
-  let lastMatchEnd = 0;
-  let searchPos = 0;
-  while (searchPos <= src.length) {
-    global.lastIndex = searchPos;
-    const m = global.exec(src);
-    if (!m) break;
-    const start = m.index;
-    const end = start + m[0].length;
-    out += src.slice(lastMatchEnd, start);
-    if (end > lastMatchEnd || start === 0) {
-      out += expandGoTemplate(template, { groups: [...m], named: m.groups ?? {} });
-    }
-    lastMatchEnd = end;
-    const width = (src.codePointAt(searchPos) ?? 0) > 0xffff ? 2 : 1;
-    searchPos = searchPos + width > end ? searchPos + width : end;
+/** Go's ReplaceAllString on Go strings. */
+export function replaceAllStringGo(re: GoRegexp, src: string, template: string): string {
+  return re.replaceAllGo(src, template.includes('$'), (m) => expandGo(re, template, src, m));
+}
+
+/** Go's ReplaceAllLiteralString on Go strings. */
+export function replaceAllLiteralStringGo(re: GoRegexp, src: string, repl: string): string {
+  return re.replaceAllGo(src, false, () => repl);
+}
+
+/** Go's Regexp.Split on a Go string (n == 0: nil, returned as null). */
+export function splitGo(re: GoRegexp, s: string, n: number): string[] | null {
+  if (n === 0) return null;
+  if (re.source.length > 0 && s.length === 0) return [''];
+  const out: string[] = [];
+  let beg = 0;
+  let end = 0;
+  for (const [start, stop] of re.findAllIndexGo(s, n)) {
+    if (n > 0 && out.length === n - 1) break;
+    end = start;
+    if (stop !== 0) out.push(s.slice(beg, end));
+    beg = stop;
   }
-  return out + src.slice(lastMatchEnd);
+  if (end !== s.length) out.push(s.slice(beg));
+  return out;
+}
+
+/** Go's regexp.QuoteMeta: a backslash before each of `\\.+*?()|[]{}^$` (bytes or text alike). */
+export function quoteMeta(s: string): string {
+  return s.replace(/[\\.+*?()|[\]{}^$]/g, (c) => `\\${c}`);
+}
+
+/** Go's ReplaceAllString on text (keys, names): `$1`, `${name}` as Go's Regexp.Expand reads them. */
+export function replaceAllGo(re: GoRegexp, src: string, template: string): string {
+  return Buffer.from(replaceAllStringGo(re, goString(src), goString(template)), 'latin1').toString('utf8');
 }

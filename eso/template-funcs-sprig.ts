@@ -4,7 +4,7 @@
 // a missing key is "", `nospace`/`initials` work byte by byte, `substr` out of range panics (an error),
 // `first nil` panics. Errors never quote an argument.
 import { createDecipheriv, createHash } from 'node:crypto';
-import { compileGoRegexp, replaceAllGo } from './go-regexp.ts';
+import { GoRegexpError, parseGoRegexp, quoteMeta, replaceAllLiteralStringGo, replaceAllStringGo, splitGo, type GoRegexp, type GoRegexpResult } from './go-regexp.ts';
 import { toGoJson } from './template-encode.ts';
 import { formatFloat, formatV, goQuote } from './template-fmt.ts';
 import { fail, fixed, variadic, type FuncTable } from './template-func.ts';
@@ -362,57 +362,45 @@ function adler32(s: string): number {
   return ((b << 16) | a) >>> 0;
 }
 
-// ---- regular expressions (Go RE2 syntax, eso/go-regexp.ts), on the strings' text ----
+// ---- regular expressions (Go's regexp, eso/go-regexp.ts: RE2 in linear time), on the strings' bytes ----
 
-function compile(re: string): RegExp {
+/** The pattern (a Go string) compiled; the error names the rule, never the pattern (it may be secret data). */
+function compile(re: string): GoRegexp {
+  const r = parse(re);
+  if (r.ok) return r.regexp;
+  // Go's message ends with the offending part of the pattern in backquotes: left out.
+  return fail(r.error.replace(/: `[\s\S]*`$/, ''));
+}
+
+function parse(re: string): GoRegexpResult {
+  const text = utf8Text(re);
+  // Go reads a pattern as UTF-8: one that does not round-trip is invalid.
+  return goString(text) === re ? parseGoRegexp(text) : { ok: false, error: 'error parsing regexp: invalid UTF-8' };
+}
+
+/** A regexp call, its bound (input size × program size) reported as a function error. */
+function guarded<T>(call: () => T): T {
   try {
-    return compileGoRegexp(utf8Text(re), 'g');
-  } catch {
-    return fail('error parsing regexp: the expression is not valid RE2 syntax (or uses a construct vaultgate cannot reproduce)');
+    return call();
+  } catch (e) {
+    if (e instanceof GoRegexpError) return fail(e.message);
+    throw e;
   }
 }
 
-/** FindAllStringIndex: empty matches right after a match are skipped; n < 0 means all. */
-function findAll(re: RegExp, text: string, n: number): Array<[number, number, RegExpExecArray]> {
-  const out: Array<[number, number, RegExpExecArray]> = [];
-  const limit = n < 0 ? text.length + 1 : n;
-  let pos = 0;
-  let prevEnd = -1;
-  while (out.length < limit && pos <= text.length) {
-    re.lastIndex = pos;
-    const m = re.exec(text);
-    if (!m) break;
-    const start = m.index;
-    const end = start + m[0].length;
-    let accept = true;
-    if (end === start) {
-      if (start === prevEnd) accept = false;
-      pos = start < text.length ? start + ((text.codePointAt(start) ?? 0) > 0xffff ? 2 : 1) : text.length + 1;
-    } else pos = end;
-    prevEnd = end;
-    if (accept) out.push([start, end, m]);
-  }
-  return out;
+function findAllStrings(re: string, s: string, n: number): unknown {
+  const found = guarded(() => compile(re).findAllIndexGo(s, n));
+  return found.length === 0 ? nilSlice('string') : stringSlice(found.map(([a, b]) => s.slice(a, b)));
 }
 
-function regexSplit(re: RegExp, text: string, n: number): string[] | null {
-  if (n === 0) return null;
-  if (re.source !== '(?:)' && text.length === 0) return [''];
-  const out: string[] = [];
-  let beg = 0;
-  let end = 0;
-  for (const [s, e] of findAll(re, text, n)) {
-    if (n > 0 && out.length === n - 1) break;
-    end = s;
-    if (e !== 0) out.push(text.slice(beg, end));
-    beg = e;
-  }
-  if (end !== text.length) out.push(text.slice(beg));
-  return out;
+function findString(re: string, s: string): string {
+  const m = guarded(() => compile(re).findAllIndexGo(s, 1))[0];
+  return m ? s.slice(m[0], m[1]) : '';
 }
 
-function quoteMeta(s: string): string {
-  return s.replace(/[\\.+*?()|[\]{}^$]/g, (c) => `\\${c}`);
+function split(re: string, s: string, n: number): unknown {
+  const parts = guarded(() => splitGo(compile(re), s, n));
+  return parts === null ? nilSlice('string') : stringSlice(parts);
 }
 
 // ---- lists ----
@@ -917,19 +905,18 @@ export const SPRIG_FUNCS: FuncTable = {
   // flow control
   fail: fixed(['string'], (msg) => fail(`the template called fail (its message is not shown: it may contain secret data; ${msg.length} bytes)`)),
   // regular expressions
-  regexMatch: fixed(['string', 'string'], (re, s) => { try { return compile(re).test(utf8Text(s)); } catch { return false; } }),
-  mustRegexMatch: fixed(['string', 'string'], (re, s) => compile(re).test(utf8Text(s))),
-  regexFindAll: fixed(['string', 'string', 'int'], (re, s, n) => { const t = utf8Text(s); return stringSlice(findAll(compile(re), t, n).map(([a, b]) => goString(t.slice(a, b)))); }),
-  mustRegexFindAll: fixed(['string', 'string', 'int'], (re, s, n) => { const t = utf8Text(s); return stringSlice(findAll(compile(re), t, n).map(([a, b]) => goString(t.slice(a, b)))); }),
-  regexFind: fixed(['string', 'string'], (re, s) => { const t = utf8Text(s); const m = findAll(compile(re), t, 1)[0]; return m ? goString(t.slice(m[0], m[1])) : ''; }),
-  mustRegexFind: fixed(['string', 'string'], (re, s) => { const t = utf8Text(s); const m = findAll(compile(re), t, 1)[0]; return m ? goString(t.slice(m[0], m[1])) : ''; }),
-  regexReplaceAll: fixed(['string', 'string', 'string'], (re, s, r) => goString(replaceAllGo(compile(re), utf8Text(s), utf8Text(r)))),
-  mustRegexReplaceAll: fixed(['string', 'string', 'string'], (re, s, r) => goString(replaceAllGo(compile(re), utf8Text(s), utf8Text(r)))),
-  // A literal replacement is an Expand template whose every $ is escaped ($$ expands to $).
-  regexReplaceAllLiteral: fixed(['string', 'string', 'string'], (re, s, r) => goString(replaceAllGo(compile(re), utf8Text(s), utf8Text(r).replace(/\$/g, '$$$$')))),
-  mustRegexReplaceAllLiteral: fixed(['string', 'string', 'string'], (re, s, r) => goString(replaceAllGo(compile(re), utf8Text(s), utf8Text(r).replace(/\$/g, '$$$$')))),
-  regexSplit: fixed(['string', 'string', 'int'], (re, s, n) => { const parts = regexSplit(compile(re), utf8Text(s), n); return parts === null ? nilSlice('string') : stringSlice(parts.map(goString)); }),
-  mustRegexSplit: fixed(['string', 'string', 'int'], (re, s, n) => { const parts = regexSplit(compile(re), utf8Text(s), n); return parts === null ? nilSlice('string') : stringSlice(parts.map(goString)); }),
+  regexMatch: fixed(['string', 'string'], (re, s) => { const r = parse(re); return r.ok && guarded(() => r.regexp.matchGo(s)); }),
+  mustRegexMatch: fixed(['string', 'string'], (re, s) => guarded(() => compile(re).matchGo(s))),
+  regexFindAll: fixed(['string', 'string', 'int'], findAllStrings),
+  mustRegexFindAll: fixed(['string', 'string', 'int'], findAllStrings),
+  regexFind: fixed(['string', 'string'], findString),
+  mustRegexFind: fixed(['string', 'string'], findString),
+  regexReplaceAll: fixed(['string', 'string', 'string'], (re, s, r) => guarded(() => replaceAllStringGo(compile(re), s, r))),
+  mustRegexReplaceAll: fixed(['string', 'string', 'string'], (re, s, r) => guarded(() => replaceAllStringGo(compile(re), s, r))),
+  regexReplaceAllLiteral: fixed(['string', 'string', 'string'], (re, s, r) => guarded(() => replaceAllLiteralStringGo(compile(re), s, r))),
+  mustRegexReplaceAllLiteral: fixed(['string', 'string', 'string'], (re, s, r) => guarded(() => replaceAllLiteralStringGo(compile(re), s, r))),
+  regexSplit: fixed(['string', 'string', 'int'], split),
+  mustRegexSplit: fixed(['string', 'string', 'int'], split),
   regexQuoteMeta: fixed(['string'], quoteMeta),
   // semantic versions (Masterminds/semver v3.3.1)
   semver: fixed(['string'], semverFunc),
