@@ -6,7 +6,7 @@
 // YAML map of strings (sigs.k8s.io/yaml into map[string]string: scalars become their Go text, a list
 // or a map is an error, as in ESO). Template sources (ConfigMaps, Secrets) come from the caller:
 // this module does no I/O. No message quotes a value: they go into status and Events.
-import { LineCounter, parseDocument } from 'yaml';
+import { parseDocument } from 'yaml';
 import type { ExternalSecretTarget } from '../schemas/types.ts';
 import { goStringMap, renderTemplateBytes, TemplateError, type GoMap } from './template.ts';
 
@@ -37,7 +37,18 @@ export interface RenderedTemplate {
   annotations: Record<string, string>;
 }
 
+let fieldObserver: ((where: string) => void) | undefined;
+
+/**
+ * Be told the field path of each template before it renders (the render worker writes it where the
+ * controller can read it after a deadline, to name the field in its error). One observer at a time.
+ */
+export function observeTemplateFields(fn: ((where: string) => void) | undefined): void {
+  fieldObserver = fn;
+}
+
 function render(src: string, name: string, values: GoMap, where: string): Buffer {
+  fieldObserver?.(where);
   try {
     return renderTemplateBytes(src, values, name);
   } catch (e) {
@@ -52,19 +63,23 @@ function render(src: string, name: string, values: GoMap, where: string): Buffer
  * The rendered text of a KeysAndValues template as ESO reads it: YAML 1.1 (goyaml.v2) read into a
  * map[string]string by sigs.k8s.io/yaml, which turns scalars into strings on the way (an int as its
  * decimal, a float as Go's FormatFloat(f, 'g', -1, 32), a bool as true/false, null as ""); a list or a
- * map as a value is an error. The text is secret: the parser's messages quote it, so they are replaced
- * by the position.
+ * map as a value is an error. The text is secret, its keys included (they are rendered too), and so is
+ * where in it an error is (a column is the length of what came before): no message quotes a key, an
+ * alias or a position of the rendered text, only the field of the template and the kind of error.
  */
 function parseKeysAndValues(rendered: Buffer, where: string): Map<string, string> {
   const text = rendered.toString('utf8');
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { version: '1.1', intAsBigInt: true, logLevel: 'silent', prettyErrors: false, uniqueKeys: true, lineCounter });
-  const err = doc.errors[0];
-  if (err) {
-    const pos = lineCounter.linePos(err.pos[0]);
-    throw new TemplateError(`${where}: the rendered template is not valid YAML${pos ? ` (line ${pos.line}, column ${pos.col})` : ''}; the rendered text is not shown because it contains secret data`);
+  const doc = parseDocument(text, { version: '1.1', intAsBigInt: true, logLevel: 'silent', prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new TemplateError(`${where}: the rendered template is not valid YAML; the rendered text and the error's position in it are not shown because they contain secret data`);
   }
-  const v: unknown = doc.toJS({ maxAliasCount: 100 });
+  let v: unknown;
+  try {
+    v = doc.toJS({ maxAliasCount: 100 });
+  } catch {
+    // An alias without its anchor, or too many aliases: the parser's message names the alias (rendered text).
+    throw new TemplateError(`${where}: the rendered template is not valid YAML (an alias cannot be resolved); the rendered text is not shown because it contains secret data`);
+  }
   const out = new Map<string, string>();
   if (v === null || v === undefined) return out;
   if (typeof v !== 'object' || Array.isArray(v)) throw new TemplateError(`${where}: could not unmarshal template to 'map[string][]byte': the rendered template is not a YAML map`);
@@ -74,7 +89,7 @@ function parseKeysAndValues(rendered: Buffer, where: string): Map<string, string
     else if (typeof x === 'bigint') out.set(k, x.toString());
     else if (typeof x === 'number') out.set(k, formatFloat32(x));
     else if (typeof x === 'boolean') out.set(k, x ? 'true' : 'false');
-    else throw new TemplateError(`${where}: could not unmarshal template to 'map[string][]byte': the value of key ${JSON.stringify(k)} is a ${Array.isArray(x) ? 'list' : 'map'}, not a string`);
+    else throw new TemplateError(`${where}: could not unmarshal template to 'map[string][]byte': a value is a ${Array.isArray(x) ? 'list' : 'map'}, not a string (the key is not shown: it is rendered text)`);
   }
   return out;
 }

@@ -3,7 +3,13 @@
 // (template-values.ts) and checks every call against the function's Go signature (template-func.ts) as
 // evalCall does: argument count, literal kinds, value types. Limits Go does not have, because a Secret
 // holds at most 1 MiB and the controller must not hang: output over 1 MiB, more than 1,000,000 loop
-// iterations, or nesting deeper than the JS stack allows is an error, never a hang.
+// iterations, or nesting deeper than the JS stack allows is an error, never a hang. Work is counted, not
+// only nodes: every function call is charged the size of what it reads and what it returns (bytes of a
+// string, elements of a list or map), so a loop that copies a growing list (`append`) or doubles a
+// string runs out of budget (MAX_WORK) long before it runs out of time or memory, and no value in a
+// render may grow past MAX_VALUE_BYTES / MAX_LIST_ITEMS. The controller also renders in a worker with a
+// deadline and a heap limit (controller/render-pool.ts): these budgets make the common cases fail fast,
+// with a message, instead of at the deadline.
 import { formatV } from './template-fmt.ts';
 import { FuncError, type GoFunc, type GoParam } from './template-func.ts';
 import { timeMethod } from './template-time.ts';
@@ -12,6 +18,12 @@ import { GoMap, GoNum, GoStruct, GoTime, float64, goType, isTrue, sliceElem } fr
 
 export const MAX_OUTPUT = 1 << 20;
 const MAX_STEPS = 1_000_000;
+/** Units of work (bytes or elements read and returned by function calls) one render may spend: ~0.1 s. */
+export const MAX_WORK = 16_000_000;
+/** The largest string (bytes) any value in a render may be: 4 times the most a Secret can hold. */
+export const MAX_VALUE_BYTES = 4 << 20;
+/** The most elements a list or map value may have. */
+export const MAX_LIST_ITEMS = 1 << 18;
 const MAX_TEMPLATE_DEPTH = 1000;
 
 /** "No value was passed down the pipeline" (Go's missingVal), distinct from nil. */
@@ -28,6 +40,7 @@ class State {
   out: string[] = [];
   size = 0;
   steps = 0;
+  work = 0;
   depth = 0;
   line = 0;
   constructor(readonly set: TemplateSet, readonly funcs: ReadonlyMap<string, GoFunc>, dot: unknown) {
@@ -44,6 +57,11 @@ class State {
   }
   step(): void {
     if (++this.steps > MAX_STEPS) this.errorf(`template exceeds ${MAX_STEPS} steps`);
+  }
+  /** Charge `units` of work (see MAX_WORK). */
+  charge(units: number): void {
+    this.work += units;
+    if (this.work > MAX_WORK) this.errorf(`template exceeds its work budget (${MAX_WORK} bytes or list elements read and produced by function calls)`);
   }
   setVar(name: string, value: unknown): void {
     for (let i = this.vars.length - 1; i >= 0; i--) {
@@ -66,7 +84,10 @@ export function execute(set: TemplateSet, dot: unknown, funcs: ReadonlyMap<strin
   } catch (e) {
     if (e instanceof TemplateExecError) throw e;
     if (e instanceof BreakSignal || e instanceof ContinueSignal) throw new TemplateExecError('break or continue outside range');
-    if (e instanceof RangeError) throw new TemplateExecError(`line ${st.line}: exceeded maximum template depth`);
+    if (e instanceof RangeError) {
+      // The stack (deep nesting, a deeply nested value) or a string/array past the engine's maximum.
+      throw new TemplateExecError(`line ${st.line}: ${/call stack/i.test(e.message) ? 'exceeded maximum template depth' : `a value exceeds the maximum size (${MAX_VALUE_BYTES} bytes)`}`);
+    }
     // Our own messages carry no values (see TemplateError); anything else (a bug, a library) is not
     // trusted: its message could quote the data.
     throw new TemplateExecError(e instanceof TemplateError ? e.message : 'template execution failed');
@@ -302,8 +323,17 @@ function evalCall(st: State, dot: unknown, fn: GoFunc, name: string, argNodes: A
     argv.push(validateType(st, final, t));
   }
   const line = st.line;
+  let work = 1;
+  for (const a of argv) work += sizeOf(a);
+  st.charge(work);
   try {
-    return fn.fn(...(argv as never[]));
+    const result = fn.fn(...(argv as never[]));
+    const size = sizeOf(result);
+    st.charge(size);
+    if (typeof result === 'string' || result instanceof Uint8Array) {
+      if (size > MAX_VALUE_BYTES) st.errorf(`error calling ${name}: the result exceeds ${MAX_VALUE_BYTES} bytes (a Secret holds at most 1 MiB)`);
+    } else if (size > MAX_LIST_ITEMS) st.errorf(`error calling ${name}: the result exceeds ${MAX_LIST_ITEMS} elements`);
+    return result;
   } catch (e) {
     st.line = line;
     // Only our own FuncError/TemplateError texts (types, positions, Go's words) are kept; an error from
@@ -313,6 +343,13 @@ function evalCall(st: State, dot: unknown, fn: GoFunc, name: string, argNodes: A
     const why = e instanceof FuncError || e instanceof TemplateError ? e.message : 'the function failed (details withheld: they could contain secret data)';
     return st.errorf(`error calling ${name}: ${why}`);
   }
+}
+
+/** What a value costs to read or make: bytes of a string, elements of a list or map, 1 for anything else. */
+function sizeOf(v: unknown): number {
+  if (typeof v === 'string' || Array.isArray(v) || v instanceof Uint8Array) return v.length;
+  if (v instanceof Map) return v.size;
+  return 1;
 }
 
 const NILABLE: ReadonlySet<GoParam> = new Set(['any', 'value', 'map', 'strings', '*semver.Version']);

@@ -216,8 +216,10 @@ interface Spec { minus: boolean; plus: boolean; sharp: boolean; space: boolean; 
 
 function pad(s: string, spec: Spec, numeric = false): string {
   const w = spec.width;
+  // No width, or one the text already fills (a rune is at least one byte): no need to count runes.
+  if (w === undefined || s.length >= 4 * w) return s;
   const len = [...utf8Text(s)].length;
-  if (w === undefined || len >= w) return s;
+  if (len >= w) return s;
   if (spec.minus) return s + ' '.repeat(w - len);
   if (spec.zero && numeric) {
     const sign = /^[+\- ]/.test(s) ? s[0]! : '';

@@ -4,7 +4,7 @@
 // (plain or encrypted), key bags and shrouded key bags, certificate bags; PBES2 (PBKDF2 + AES-CBC),
 // PBE-SHA1-3DES and PBE-SHA1-RC2 (40 and 128 bits, template-rc2.ts). Errors name the step, never a byte
 // of the input.
-import { createDecipheriv, createHash, createHmac, createPrivateKey, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
+import { createDecipheriv, createHash, createHmac, createPrivateKey, hash as digest, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
 import { fail } from './template-func.ts';
 import { rc2CbcDecrypt } from './template-rc2.ts';
 
@@ -80,8 +80,23 @@ function bmpPassword(password: string): Buffer {
   return out;
 }
 
+/**
+ * The most key-derivation iterations a PFX may ask for. Real files use far fewer: OpenSSL (PKCS12_DEFAULT_ITER)
+ * and go-pkcs12 write 2048, Java's keytool 10000 (JDK 12+), Windows 2000. A file is tenant input, and each
+ * iteration is a hash on the renderer's thread (a 131-byte PFX declaring 4,000,000 MAC iterations took
+ * 25.7 s): 100,000 is ten times the largest default, and a file using it everywhere (MAC, key, IV, two
+ * bags) still decodes in about a second. Go has no limit; vaultgate refuses such a file with this message.
+ */
+export const MAX_PKCS12_ITERATIONS = 100_000;
+
+function iterations(n: number): number {
+  if (n > MAX_PKCS12_ITERATIONS) fail(`pkcs12: the file asks for more than ${MAX_PKCS12_ITERATIONS} key-derivation iterations (OpenSSL and Go write 2048, Java 10000): refused`);
+  return n;
+}
+
 /** RFC 7292 appendix B.2 (go-pkcs12's pbkdf): `id` 1 key, 2 IV, 3 MAC key. */
-function pkcs12Kdf(hash: 'sha1' | 'sha256' | 'sha512', salt: Buffer, password: Buffer, iterations: number, id: number, size: number): Buffer {
+function pkcs12Kdf(hash: 'sha1' | 'sha256' | 'sha512', salt: Buffer, password: Buffer, iter: number, id: number, size: number): Buffer {
+  const rounds = iterations(iter);
   const u = hash === 'sha1' ? 20 : hash === 'sha256' ? 32 : 64;
   const v = hash === 'sha512' ? 128 : 64;
   const fill = (b: Buffer): Buffer => {
@@ -95,7 +110,7 @@ function pkcs12Kdf(hash: 'sha1' | 'sha256' | 'sha512', salt: Buffer, password: B
   const out: Buffer[] = [];
   for (let got = 0; got < size;) {
     let A = createHash(hash).update(D).update(I).digest();
-    for (let r = 1; r < iterations; r++) A = createHash(hash).update(A).digest();
+    for (let r = 1; r < rounds; r++) A = digest(hash, A, 'buffer');
     out.push(A);
     got += u;
     if (got >= size) break;
@@ -122,7 +137,7 @@ function pbDecrypt(alg: Tlv, data: Buffer, password: Buffer): Buffer {
   if (algOid === OID.pbeSha13Des) {
     const p = children(expect(parts[1], 0x30, 'expected PBE parameters'));
     const salt = expect(p[0], 0x04, 'expected a salt').value;
-    const iter = int(p[1]);
+    const iter = iterations(int(p[1]));
     decipher = createDecipheriv('des-ede3-cbc', pkcs12Kdf('sha1', salt, password, iter, 1, 24), pkcs12Kdf('sha1', salt, password, iter, 2, 8));
     blockSize = 8;
   } else if (algOid === OID.pbes2) {
@@ -132,7 +147,7 @@ function pbDecrypt(alg: Tlv, data: Buffer, password: Buffer): Buffer {
     const kp = children(expect(kdf[1], 0x30, 'expected PBKDF2 parameters'));
     if (kp[0]?.tag !== 0x04) fail('pkcs12: only octet string salts are supported for pbes2/pbkdf2');
     const salt = kp[0]!.value;
-    const iter = int(kp[1]);
+    const iter = iterations(int(kp[1]));
     const prfTlv = kp.slice(2).find((t) => t.tag === 0x30);
     const prfOid = prfTlv ? oid(children(prfTlv)[0]) : OID.hmacSha1;
     const prf = prfOid === OID.hmacSha256 ? 'sha256' : prfOid === OID.hmacSha512 ? 'sha512' : prfOid === OID.hmacSha1 ? 'sha1' : fail('pkcs12: pbes2 prf is not supported');
@@ -148,7 +163,7 @@ function pbDecrypt(alg: Tlv, data: Buffer, password: Buffer): Buffer {
   } else if (algOid === OID.pbeSha1Rc2128 || algOid === OID.pbeSha1Rc240) {
     const p = children(expect(parts[1], 0x30, 'expected PBE parameters'));
     const salt = expect(p[0], 0x04, 'expected a salt').value;
-    const iter = int(p[1]);
+    const iter = iterations(int(p[1]));
     const keyLen = algOid === OID.pbeSha1Rc240 ? 5 : 16;
     if (data.length === 0) fail('pkcs12: empty encrypted data');
     if (data.length % 8 !== 0) fail('pkcs12: input is not a multiple of the block size');
@@ -182,7 +197,7 @@ function verifyMac(mac: Tlv, message: Buffer, password: Buffer): boolean {
   const alg = oid(children(expect(digestInfo[0], 0x30, 'expected a digest algorithm'))[0]);
   const digest = expect(digestInfo[1], 0x04, 'expected a digest').value;
   const salt = expect(m[1], 0x04, 'expected a MAC salt').value;
-  const iter = m[2] ? int(m[2]) : 1;
+  const iter = iterations(m[2] ? int(m[2]) : 1);
   const hash = alg === OID.sha1 ? 'sha1' : alg === OID.sha256 ? 'sha256' : alg === OID.sha512 ? 'sha512' : fail('pkcs12: MAC digest algorithm not supported');
   const key = pkcs12Kdf(hash, salt, password, iter, 3, hash === 'sha1' ? 20 : hash === 'sha256' ? 32 : 64);
   const expected = createHmac(hash, key).update(message).digest();

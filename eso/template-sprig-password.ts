@@ -30,24 +30,86 @@ const u32 = (n: number): Buffer => {
   return b;
 };
 
-// scrypt with these parameters costs ~32 MiB and ~0.1 s of the controller's one event loop: the last keys
-// are kept (by a hash of their inputs), so a template that derives many site passwords for one user
-// scrypts once, and new keys are budgeted per process (a tenant's template looping over users must not
-// stall every other reconcile): beyond the budget the render fails and is retried with backoff.
+// scrypt with these parameters costs ~32 MiB and ~0.1 s of CPU: the last keys are kept (by a hash of
+// their inputs and the namespace that derived them), so a template that derives many site passwords for
+// one user scrypts once, and new keys are budgeted per namespace (NEW_KEYS_PER_MINUTE): a tenant's
+// template looping over users runs out of its own budget, never another namespace's. Beyond it the
+// render fails and is retried with backoff. The controller renders in worker threads
+// (controller/render-pool.ts), so the scrypt blocks a worker, not the event loop; the pool keeps the
+// budgets (NamespaceKeyBudgets) and hands each render its namespace's allowance (withDeriveBudget).
 const keys = new Map<string, Buffer>();
 const KEEP = 256;
 export const NEW_KEYS_PER_MINUTE = 32;
-const minted: number[] = [];
+const WINDOW_MS = 60_000;
+
+/** Who pays for the new keys of the render under way. */
+export interface DeriveBudget {
+  readonly namespace: string;
+  /** New keys a minute (for the message). */
+  readonly perMinute: number;
+  /** Take one new key from the budget; false when there is none left. */
+  take(now: number): boolean;
+}
+
+/** New-key budgets per namespace, over a sliding minute. */
+export class NamespaceKeyBudgets {
+  readonly #minted = new Map<string, number[]>();
+  constructor(readonly perMinute = NEW_KEYS_PER_MINUTE) {}
+  #window(namespace: string, now: number): number[] {
+    const m = this.#minted.get(namespace) ?? [];
+    while (m.length > 0 && m[0]! <= now - WINDOW_MS) m.shift();
+    if (m.length === 0) this.#minted.delete(namespace);
+    return m;
+  }
+  /** New keys `namespace` may still derive now. */
+  remaining(namespace: string, now = Date.now()): number {
+    return Math.max(0, this.perMinute - this.#window(namespace, now).length);
+  }
+  /** Record `n` new keys derived by `namespace`. */
+  charge(namespace: string, n: number, now = Date.now()): void {
+    if (n <= 0) return;
+    const m = this.#window(namespace, now);
+    for (let i = 0; i < n; i++) m.push(now);
+    this.#minted.set(namespace, m);
+  }
+  forNamespace(namespace: string): DeriveBudget {
+    return { namespace, perMinute: this.perMinute, take: (now) => (this.remaining(namespace, now) > 0 ? (this.charge(namespace, 1, now), true) : false) };
+  }
+}
+
+/** A budget of `allowance` new keys for one render (a worker's share of its namespace's budget). */
+export function allowanceBudget(namespace: string, allowance: number, perMinute = NEW_KEYS_PER_MINUTE): DeriveBudget & { readonly used: number } {
+  let used = 0;
+  return {
+    namespace,
+    perMinute,
+    get used() { return used; },
+    take: () => (used < allowance ? (used++, true) : false),
+  };
+}
+
+const processBudgets = new NamespaceKeyBudgets();
+let current: DeriveBudget = processBudgets.forNamespace('');
+
+/** Run `fn` (a synchronous render) charging new derivePassword keys to `budget`. */
+export function withDeriveBudget<T>(budget: DeriveBudget, fn: () => T): T {
+  const previous = current;
+  current = budget;
+  try {
+    return fn();
+  } finally {
+    current = previous;
+  }
+}
 
 function masterKey(password: Buffer, salt: Buffer, now = Date.now()): Buffer {
-  const id = createHash('sha256').update(u32(password.length)).update(password).update(salt).digest('hex');
+  const budget = current;
+  const id = createHash('sha256').update(u32(budget.namespace.length)).update(budget.namespace).update(u32(password.length)).update(password).update(salt).digest('hex');
   let key = keys.get(id);
   if (key === undefined) {
-    while (minted.length > 0 && minted[0]! <= now - 60_000) minted.shift();
-    if (minted.length >= NEW_KEYS_PER_MINUTE) {
-      fail(`derivePassword: more than ${NEW_KEYS_PER_MINUTE} new (password, user) pairs in a minute in this controller (each costs ~0.1 s of CPU): retried later`);
+    if (!budget.take(now)) {
+      fail(`derivePassword: more than ${budget.perMinute} new (password, user) pairs in a minute ${budget.namespace ? `in namespace ${budget.namespace}` : 'in this controller'} (each costs ~0.1 s of CPU): retried later`);
     }
-    minted.push(now);
     key = scryptSync(password, salt, 64, { N: 32768, r: 8, p: 2, maxmem: 256 * 1024 * 1024 });
     if (keys.size >= KEEP) keys.delete(keys.keys().next().value!);
   } else keys.delete(id);
