@@ -435,7 +435,7 @@ function unquote(t: Item, fail: (m: string) => never): string {
     if (e === s[0]) { out += e; continue; }
     const hex = (n: number): number => {
       const h = body.slice(i + 1, i + 1 + n);
-      if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(h)) fail('invalid syntax');
+      if (h.length !== n || !/^[0-9a-fA-F]*$/.test(h)) fail('invalid syntax');
       i += n;
       return parseInt(h, 16);
     };

@@ -107,9 +107,12 @@ export function tokens(text: string): string[] | undefined {
       if (!m) return undefined;
       const marker = m[1]!;
       const bodyStart = i + m[0].length;
-      const endRe = new RegExp(`^[ \\t]*${marker}[ \\t]*$`, 'm');
       const rest = text.slice(bodyStart);
-      const end = endRe.exec(rest);
+      // The first line that holds the marker alone (spaces and tabs around it): a fixed pattern whose
+      // captured word is compared, rather than a RegExp built from the policy's text.
+      const lineWord = /^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*$/gm;
+      let end: RegExpExecArray | null;
+      while ((end = lineWord.exec(rest)) && end[1] !== marker);
       if (!end) return undefined;
       out.push(`s:${rest.slice(0, end.index).replace(/\r?\n$/, '')}`);
       i = bodyStart + end.index + end[0].length;

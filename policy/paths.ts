@@ -56,7 +56,7 @@ export function pathProblemsFull(path: string, opts: { allowNamespaceTemplate?: 
 }
 
 export function hasNamespaceTemplate(text: string): boolean {
-  return new RegExp(NAMESPACE_TEMPLATE.source).test(text);
+  return text.search(NAMESPACE_TEMPLATE) >= 0; // search ignores the g flag's lastIndex
 }
 
 /** Replace every `{{namespace}}` with the namespace. */
