@@ -7,10 +7,13 @@
 // store (ESO does when serviceAccountRef and secretRef are both absent; anchors §5 #9: escalation).
 //
 // A tenant writes both the ServiceAccount and the server of a SecretStore, so before anything is sent or
-// minted the connector checks, with admission's own rules, that the server is one the cluster admin
-// allowed (rule eso.store.vault-server) and that the token's audiences are not the apiserver's own (rule
-// eso.store.token-audience; a store naming none gets "vault"). The webhook checks both too, but it may
-// have been down or bypassed, and this is the last point before a token leaves the cluster.
+// minted the connector runs admission's rules for the store (among them: the server is scheme://host[:port]
+// and one the cluster admin allowed, rules eso.store.vault-server-syntax and eso.store.vault-server; its
+// paths name themselves; no auth method or field admission refuses) and checks that the token's audiences
+// are not the apiserver's own (rule eso.store.token-audience; a store naming none gets "vault"). The
+// webhook checks all of it too, but it may have been down or bypassed, and this is the last point before
+// a token leaves the cluster. Features admission refuses (kubernetes.secretRef, headers) are not
+// implemented here at all.
 import { createHash } from 'node:crypto';
 import type { SecretStoreSpec, SecretKeySelector, ServiceAccountSelector, VaultProvider } from '../../schemas/types.ts';
 import type { KubeClient } from '../../kube/kube-client.ts';
@@ -21,9 +24,9 @@ import type { TokenCache, VaultSession } from '../../vault/token-cache.ts';
 import type { KvMountRef, VaultClient, VaultCredentials } from '../../vault/types.ts';
 import { ApiServerAudiences } from '../../kube/api-audiences.ts';
 import { defaultContext, type AdmissionContext } from '../../webhook/admission/context.ts';
-import { vaultServerProblem } from '../../webhook/rules/eso/vault-servers.ts';
+import { ESO_API_VERSION } from '../../schemas/eso-kinds.ts';
 import { storeTokenAudiences, TOKEN_AUDIENCE_RULE, tokenAudienceProblem } from '../../webhook/rules/eso/token-audiences.ts';
-import { safeMessage, SafeError } from './common.ts';
+import { admissionDenials, describeFindings, safeMessage, SafeError } from './common.ts';
 
 export interface StoreObject extends KubeObject {
   spec: SecretStoreSpec;
@@ -81,9 +84,11 @@ export class StoreConnector {
       return ns;
     };
     const ctx = this.opts.admission?.() ?? defaultContext();
-    // Before any Secret is read, token minted or request sent: the server must be one the admin allowed.
-    const serverProblem = vaultServerProblem(vault.server, storeNs, ctx);
-    if (serverProblem) throw new SafeError('InvalidProviderConfig', `spec.provider.vault.server: ${serverProblem} (rule eso.store.vault-server)`);
+    // Before any Secret is read, token minted or request sent: the store must pass admission's rules
+    // (server syntax and allow-list, paths, auth methods, references), whatever its Ready condition says:
+    // an ExternalSecret may be reconciled before the store is, and the webhook may have been bypassed.
+    const denials = admissionDenials({ ...store, apiVersion: ESO_API_VERSION, kind }, ctx);
+    if (denials.length > 0) throw new SafeError('InvalidProviderConfig', describeFindings(denials));
     const client = await this.vaultClient(vault, nsOf, await this.certAuthTls(vault, nsOf));
     const creds = await this.credentials(vault, nsOf, ctx);
     return {
@@ -120,8 +125,8 @@ export class StoreConnector {
     }
     // Cert auth's certificate is the connection's, in place of tls.certSecretRef (as ESO's transport).
     if (certAuth) ({ cert, key } = certAuth);
-    const headers = Object.fromEntries(Object.entries(vault.headers ?? {}).filter((e): e is [string, string] => e[1] !== undefined));
-    const id = createHash('sha256').update(JSON.stringify([vault.server, vault.namespace ?? '', ca ?? '', cert ?? '', key ?? '', headers])).digest('hex');
+    // Custom headers are refused by admission (rule eso.store.unsupported-field): none are ever sent.
+    const id = createHash('sha256').update(JSON.stringify([vault.server, vault.namespace ?? '', ca ?? '', cert ?? '', key ?? ''])).digest('hex');
     let c = this.clients.get(id);
     if (!c) {
       const make = this.opts.makeClient ?? createVaultClient;
@@ -131,7 +136,6 @@ export class StoreConnector {
         timeoutMs: this.opts.timeoutMs ?? 10_000,
         ...(vault.namespace ? { namespace: vault.namespace } : {}),
         ...(ca || cert ? { tls: { ...(ca ? { ca } : {}), ...(cert ? { cert, key } : {}) } } : {}),
-        ...(Object.keys(headers).length ? { headers } : {}),
       });
       this.clients.set(id, c);
     }
@@ -169,11 +173,8 @@ export class StoreConnector {
         const audiences = await this.checkedAudiences(ns, sa, sa.audiences, 'spec.provider.vault.auth.kubernetes.serviceAccountRef.audiences', ctx);
         return { method: 'kubernetes', mount, role: k.role, subject: `serviceaccount ${ns}/${sa.name}`, jwt: () => this.tokenFor(ns, sa, audiences, exp) };
       }
-      if (k.secretRef) {
-        const ref = k.secretRef;
-        return { method: 'kubernetes', mount, role: k.role, subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.kubernetes.secretRef'), jwt: () => this.secretValue(ref, 'spec.provider.vault.auth.kubernetes.secretRef', nsOf, 'token') };
-      }
-      throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth.kubernetes needs serviceAccountRef (or secretRef): vaultgate never logs in to Vault with its own service account on behalf of a store');
+      // secretRef (a long-lived token Secret) is refused by admission (rule eso.store.auth-unsupported).
+      throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth.kubernetes needs serviceAccountRef: vaultgate never logs in to Vault with its own service account on behalf of a store');
     }
     const passwordLogin = this.secretLoginCredentials(auth, nsOf, ['ldap', 'userPass']);
     if (passwordLogin) return passwordLogin;

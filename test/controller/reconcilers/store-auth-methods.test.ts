@@ -60,7 +60,7 @@ void describe('store logins: userPass, ldap, cert', () => {
     await firstRead(r, store({ userPass: { path: 'userpass', username: 'alice', secretRef: { name: 'creds', key: 'password' } } }, 'ClusterSecretStore'), 'ClusterSecretStore', 'team-b');
     assert.deepEqual(r.requests[0]?.body, { password: 'team-b-pw' });
     const err = await firstRead(rig(), store({ userPass: { path: 'userpass', username: 'alice', secretRef: { name: 'creds', key: 'password', namespace: 'team-b' } } })).then(() => undefined, (e: unknown) => e);
-    assert.ok(err instanceof SafeError && /may only reference its own namespace/.test(err.message), String(err));
+    assert.ok(err instanceof SafeError && /rule eso\.store\.cross-namespace/.test(err.message), String(err));
   });
 
   void test('cert: the certificate and key become the connection\'s TLS client certificate; the login body names only the role', async () => {

@@ -7,7 +7,7 @@ import { type Obj, child, deny, has, isObj, list, obj, str, warn } from './acces
 import { parseGoRegexp } from '../../../eso/go-regexp.ts';
 import type { AdmissionContext } from '../../admission/context.ts';
 import { DEFAULT_TARGET, targetName, type VaultTarget } from '../../../policy/capabilities.ts';
-import { vaultServerProblem } from './vault-servers.ts';
+import { vaultServerProblem, vaultServerSyntaxProblem } from './vault-servers.ts';
 import { vaultPathFindings } from './vault-path.ts';
 import { storeTokenAudiences, TOKEN_AUDIENCE_RULE, tokenAsks, tokenAudienceProblem } from './token-audiences.ts';
 
@@ -65,7 +65,9 @@ export function validateStore(kind: StoreKind, store: Obj, namespace: string | u
   const vault = obj(obj(spec.provider)?.vault);
   if (vault) findings.push(...checkVault(kind, vault, namespace));
   const server = str(vault?.server);
-  const problem = server !== undefined && ctx ? vaultServerProblem(server, kind === 'SecretStore' ? namespace : undefined, ctx) : undefined;
+  const syntax = server !== undefined ? vaultServerSyntaxProblem(server) : undefined;
+  if (syntax) findings.push(deny('spec.provider.vault.server', 'eso.store.vault-server-syntax', `spec.provider.vault.server ${syntax}`));
+  const problem = server !== undefined && !syntax && ctx ? vaultServerProblem(server, kind === 'SecretStore' ? namespace : undefined, ctx) : undefined;
   if (problem) findings.push(deny('spec.provider.vault.server', 'eso.store.vault-server', problem));
   if (ctx) findings.push(...checkTokenAudiences(kind, vault, namespace, ctx));
   findings.push(...checkLdapPlugin(vault, ctx?.vaultTarget ?? DEFAULT_TARGET));

@@ -10,6 +10,20 @@
 import type { AdmissionContext } from '../../admission/context.ts';
 import { matchingGuardrails } from '../guardrails.ts';
 
+/**
+ * A server is `scheme://host[:port]`, optionally with one trailing `/`: nothing the client would send as
+ * part of every request's path (`/v1/secret/data/team-b/db?x=` makes every read go where the tenant
+ * chose), no user info, no query, no fragment, no backslash (a separator to URL parsers). Host: a DNS
+ * name, an IPv4 address or a bracketed IPv6 address.
+ */
+const SERVER_SYNTAX = /^https?:\/\/(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?\/?$/i;
+
+/** Why `server` is not `scheme://host[:port]`, or undefined when it is. The value is not quoted: user info may hold a password. */
+export function vaultServerSyntaxProblem(server: string): string | undefined {
+  if (SERVER_SYNTAX.test(server) && vaultOrigin(server) !== undefined) return undefined;
+  return 'must be scheme://host[:port] (http or https, e.g. "https://vault.example:8200"), optionally ending in "/": no path, query ("?"), fragment ("#"), user info ("@") or backslash';
+}
+
 /** scheme://host:port with the default port made explicit; undefined when not an http(s) URL. */
 export function vaultOrigin(url: string): string | undefined {
   let u: URL;
