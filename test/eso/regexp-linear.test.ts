@@ -9,6 +9,8 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REGEXP_ATTACKS } from './regexp-attacks.ts';
+import { goStringMap, renderTemplate, TemplateError } from '../../eso/template.ts';
+import { MAX_MATCH_WORK } from '../../eso/go-regexp.ts';
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'regexp-attacks.ts');
 /** How long one call may take: RE2 needs milliseconds; the bound leaves room for a loaded CI machine. */
@@ -59,5 +61,24 @@ void describe('tenant regexps run in linear time (RE2)', () => {
       else if (r.result !== c.go) failures.push(`${c.name}: ${JSON.stringify(r.result)}, Go gives ${JSON.stringify(c.go)}`);
     });
     assert.deepEqual(failures, []);
+  });
+});
+
+void describe('a regexp call\'s work is bounded (program size × input bytes)', () => {
+  void test('a large expression over a large value fails fast with a message that names the bound, not the sizes', () => {
+    const big = 'a'.repeat(99_999) + 'z';
+    const t0 = performance.now();
+    let error: unknown;
+    try {
+      renderTemplate('{{ regexFind "(?:a|b|c|d|e|f|g|h|i|j){1000}" .big }}', goStringMap({ big }));
+    } catch (e) {
+      error = e;
+    }
+    assert.ok(performance.now() - t0 < CALL_LIMIT_MS, `${performance.now() - t0} ms`);
+    assert.ok(error instanceof TemplateError, String(error));
+    assert.match(error.message, new RegExp(`error calling regexFind: regexp: the input is too large for this expression: vaultgate bounds one call's work \\(the expression's program size × the input's bytes\\) at ${MAX_MATCH_WORK}`));
+    assert.doesNotMatch(error.message, /\b(100000|99999|1002)\b/, 'neither the value\'s length nor the pattern\'s size');
+    // The same expression over a value within the bound runs, as Go would.
+    assert.equal(renderTemplate('{{ regexFind "(?:a|b|c|d|e|f|g|h|i|j){1000}" .big }}', goStringMap({ big: 'a'.repeat(5000) })), 'a'.repeat(1000));
   });
 });
