@@ -903,7 +903,8 @@ export const SPRIG_FUNCS: FuncTable = {
   values: fixed(['map'], (d) => toMap(d).sortedKeys().map((k) => toMap(d).get(k))),
   dig: variadic([], 'any', dig),
   // flow control
-  fail: fixed(['string'], (msg) => fail(`the template called fail (its message is not shown: it may contain secret data; ${msg.length} bytes)`)),
+  // Neither the message nor its length (a length is secret too: it narrows a guess).
+  fail: fixed(['string'], () => fail('the template called fail (its message is not shown: it may contain secret data)')),
   // regular expressions
   regexMatch: fixed(['string', 'string'], (re, s) => { const r = parse(re); return r.ok && guarded(() => r.regexp.matchGo(s)); }),
   mustRegexMatch: fixed(['string', 'string'], (re, s) => guarded(() => compile(re).matchGo(s))),

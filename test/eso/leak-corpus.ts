@@ -13,6 +13,31 @@ export const CANARY_JSON = '{"cnry":"Jv4Tn6Rb"}';
 /** Every string that must not appear outside the Secret (the distinctive parts of the canaries included). */
 export const CANARY_NEEDLES = [CANARY, 'Zq9x7WvKp2', 'Yq8Lm3', 'Jv4Tn6Rb', Buffer.from(CANARY).toString('base64')];
 
+/** The distinctive parts of the canaries, for canaryLeaks (test/eso/canary-variants.ts): their names (`.canary`) may be quoted. */
+export const CANARY_TOKENS = ['Zq9x7WvKp2', 'Yq8Lm3', 'Jv4Tn6Rb'];
+
+/**
+ * A secret transformed as a template can transform it before it reaches an error (issue #21 item 3):
+ * case, split and joined, encodings, quoting, truncation, formatting.
+ */
+export const CANARY_TRANSFORMS = [
+  '.canary', '.canary | upper', '.canary | lower', '.canary | title', 'splitList "" .canary | join "."', 'splitList "" .canary | join " "',
+  'splitList "" .canary | join ""', '.canary | b64enc', '.canary | quote', '.canary | squote', 'printf "%q" .canary', 'printf "%x" .canary',
+  'trunc 12 .canary', 'abbrev 12 .canary', 'substr 3 13 .canary', 'wrap 3 .canary', '.yaml', '.yaml | upper', '.json',
+];
+
+/**
+ * Where a rendered (secret) text meets a parser or a check that can fail: a KeysAndValues literal whose
+ * key is secret and whose value is a list or a map, invalid YAML after it, an alias named by it, a
+ * duplicate key, `fail` with it.
+ */
+export function renderedTextShapes(t: string): string[] {
+  return [
+    `{{ ${t} }}: [1]`, `{{ ${t} }}: {a: 1}`, `{{ ${t} }}`, `k: {{ ${t} }}`, `k: [{{ ${t} }}`, `{{ ${t} }}: 1\n{{ ${t} }}: 2`, `k: "{{ ${t} }}`,
+    `{{ fail (${t}) }}`, `k: {{ ${t} }}\nk2: [x`, `- {{ ${t} }}`, `k: *{{ ${t} }}`, `&{{ ${t} }} k: 1`, `k: !!int {{ ${t} }}`,
+  ];
+}
+
 /** Template data as ESO passes it (map[string]string). */
 export const LEAK_DATA: Record<string, string> = { canary: CANARY, yaml: CANARY_YAML, json: CANARY_JSON, int: '7' };
 
