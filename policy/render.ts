@@ -66,11 +66,21 @@ function hclList(values: readonly unknown[]): string {
   return `[${values.map(hclValue).join(', ')}]`;
 }
 
-/** Parameter values: strings, numbers and booleans as HCL literals; anything else as its JSON text. */
+/**
+ * Parameter values as HCL literals that Vault's decoder reads back to the same value: strings, numbers,
+ * booleans, lists and objects (`[{"good" = "one"}]`), so the policy Vault enforces is the one admitted.
+ * (Written as a quoted JSON string, an object constraint would allow that string and deny the object.)
+ * HCL has no null; a null (only possible in spec.rules) stays the string "null".
+ */
 function hclValue(v: unknown): string {
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   if (typeof v === 'boolean') return String(v);
   if (typeof v === 'string') return hclString(v);
+  if (Array.isArray(v)) return hclList(v);
+  if (v !== null && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${hclString(k)} = ${hclValue(x)}`).join(', ')}}`;
+  }
   return hclString(JSON.stringify(v) ?? 'null');
 }
 
