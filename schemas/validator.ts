@@ -60,6 +60,7 @@ function validators(): Map<string, ValidateFunction> {
 /** Compile every schema now (at startup) rather than on the first admission request. */
 export function warmUp(): void {
   validators();
+  limitsValidators();
 }
 
 /** Problems of an object against the schema of the kind its apiVersion/kind name; [] for kinds we do not serve. */
@@ -76,6 +77,76 @@ export function validateAgainst(meta: KindMeta, obj: unknown): SchemaProblem[] {
   if (!validate(obj)) problems.push(...dedupe((validate.errors ?? []).map((e) => describe(e, obj))));
   problems.push(...unknownFields(schemaOf(meta.schemaFile), obj, []));
   return problems;
+}
+
+/**
+ * vaultgate's own bounds where a kind's schema sets none (ESO's lists and maps have none; the apiserver's
+ * request limit is the only one): a list of more items or a map of more keys is refused before any rule
+ * looks at it. Generous for any real object (ESO's own examples use tens).
+ */
+export const DEFAULT_MAX_ITEMS = 1000;
+export const DEFAULT_MAX_PROPERTIES = 1000;
+
+/**
+ * The size keywords of a schema only (maxLength, maxItems, maxProperties, with the defaults above where
+ * a list or map has none), over the same structure: what a size check needs, nothing it does not.
+ */
+function limitsOnly(schema: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of ['maxItems', 'maxProperties'] as const) if (typeof schema[k] === 'number') out[k] = schema[k];
+  if (typeof schema.maxLength === 'number') out.maxChars = schema.maxLength;
+  if (isRecord(schema.items)) {
+    out.items = limitsOnly(schema.items);
+    out.maxItems ??= DEFAULT_MAX_ITEMS;
+  } else if (schema.type === 'array') out.maxItems ??= DEFAULT_MAX_ITEMS;
+  if (isRecord(schema.properties)) {
+    out.properties = Object.fromEntries(Object.entries(schema.properties).filter(([, v]) => isRecord(v)).map(([k, v]) => [k, limitsOnly(v as Record<string, unknown>)]));
+  }
+  if (isRecord(schema.additionalProperties)) {
+    out.additionalProperties = limitsOnly(schema.additionalProperties);
+    out.maxProperties ??= DEFAULT_MAX_PROPERTIES;
+  } else if (schema.type === 'object' && !isRecord(schema.properties)) out.maxProperties ??= DEFAULT_MAX_PROPERTIES;
+  return out;
+}
+
+let limitValidators: Map<string, ValidateFunction> | undefined;
+
+function limitsValidators(): Map<string, ValidateFunction> {
+  if (limitValidators) return limitValidators;
+  // allErrors off: the check stops at the first limit exceeded, so an oversized object costs one pass at most.
+  const ajv = new Ajv({ allErrors: false, strict: false, verbose: true });
+  // maxLength counts code points (as ajv and the apiserver do), which walks the whole string: a 6 MiB
+  // string took 60–170 ms. maxChars decides from .length (UTF-16 units, never fewer than code points)
+  // and counts only when that cannot: a string of more than twice the limit is over it for sure.
+  ajv.addKeyword({ keyword: 'maxChars', type: 'string', schemaType: 'number', errors: true, validate: (limit: number, s: string) => s.length <= limit || (s.length <= 2 * limit && codePoints(s) <= limit) });
+  limitValidators = new Map();
+  for (const file of new Set(KINDS.map((k) => k.schemaFile))) limitValidators.set(file, ajv.compile(limitsOnly(schemaOf(file))));
+  return limitValidators;
+}
+
+/**
+ * The first size limit an object exceeds (the schema's maxLength, maxItems and maxProperties, and
+ * DEFAULT_MAX_ITEMS / DEFAULT_MAX_PROPERTIES where it has none), or undefined. Cheap and bounded: run
+ * it before anything parses or copies the object (HCL, templates, the mutation's deep copy), so an
+ * oversized object is refused in one pass instead of being parsed first.
+ */
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff || i + 1 >= s.length) n++;
+    else { n++; i++; }
+  }
+  return n;
+}
+
+export function sizeLimitProblem(obj: unknown): SchemaProblem | undefined {
+  if (!isRecord(obj)) return undefined;
+  const meta = findKindOf(typeof obj.apiVersion === 'string' ? obj.apiVersion : '', typeof obj.kind === 'string' ? obj.kind : '');
+  const validate = meta ? limitsValidators().get(meta.schemaFile) : undefined;
+  if (!validate || validate(obj)) return undefined;
+  const err = validate.errors?.[0];
+  return err ? describe(err, obj) : undefined;
 }
 
 function dedupe(problems: SchemaProblem[]): SchemaProblem[] {
@@ -108,6 +179,8 @@ function describe(err: ErrorObject, root: unknown): SchemaProblem {
     case 'maxItems': message = `must list at most ${String(params.limit)} items`; break;
     case 'minLength': message = Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`; break;
     case 'maxLength': message = `must be at most ${String(params.limit)} characters long`; break;
+    case 'maxChars': message = `must be at most ${String(err.schema)} characters long`; break;
+    case 'maxProperties': message = `must have at most ${String(params.limit)} keys`; break;
     case 'minimum': message = `must be at least ${String(params.limit)}`; break;
     case 'maximum': message = `must be at most ${String(params.limit)}`; break;
     case 'format': message = `${show(value)} is not a valid ${String(params.format)}`; break;
@@ -118,7 +191,7 @@ function describe(err: ErrorObject, root: unknown): SchemaProblem {
     }
     default: message = err.message ?? `fails the schema's ${err.keyword} check`;
   }
-  return { field, message, rule: `schema.${err.keyword}`, severity: 'deny' };
+  return { field, message, rule: `schema.${err.keyword === 'maxChars' ? 'maxLength' : err.keyword}`, severity: 'deny' };
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Logger } from '../observability/log.ts';
 import type { AdmissionContext } from './admission/context.ts';
 import { mutate, validate } from './review/review.ts';
 import type { AdmissionDecision, AdmissionRequest, AdmissionReview } from './admission/types.ts';
-import { jsonBody } from './json-body.ts';
+import { jsonBody, MAX_JSON_VALUES } from './json-body.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { securityHeaders, type SecurityHeaders } from './security-headers.ts';
 
@@ -128,7 +128,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
 
   // The admission routes come first and set helmet's headers themselves (with the answer, or before
   // any other response); every other route gets them from security.middleware, registered after.
-  const json = jsonBody({ limit: BODY_LIMIT, limitBytes: BODY_LIMIT_BYTES });
+  const json = jsonBody({ limit: BODY_LIMIT, limitBytes: BODY_LIMIT_BYTES, maxValues: MAX_JSON_VALUES });
   const clientCert = opts.requireClientCert === true;
   const closing = (): boolean => opts.draining?.() === true;
   for (const webhook of ['validate', 'mutate'] as const) {
@@ -209,6 +209,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
     if (!res.headersSent) security.apply(req, res); // admission-route errors arrive before security.middleware ran
     const e = err as { type?: string; status?: number };
     if (e.type === 'entity.too.large') { res.status(413).json({ error: `AdmissionReview larger than ${BODY_LIMIT}` }); return; }
+    if (e.type === 'entity.too.complex') { res.status(413).json({ error: `AdmissionReview with more than ${MAX_JSON_VALUES} JSON values (vaultgate's limit, checked before parsing)` }); return; }
     if (e.type === 'entity.parse.failed') { res.status(400).json({ error: 'body is not valid JSON' }); return; }
     const status = typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 400;
     res.status(status).json({ error: 'request could not be read' });

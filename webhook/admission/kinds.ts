@@ -28,6 +28,17 @@ export interface KindHandler {
   validate(obj: KubeObject, oldObj: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[];
   /** Defaults and normalisation, applied in place to a deep copy. */
   mutate?(obj: KubeObject, ctx: AdmissionContext, req: AdmissionRequest): void;
+  /**
+   * The kind's own size limits beyond its schema's (e.g. the total template text of an ESO object),
+   * checked by the size gate (webhook/review/size-gate.ts) before anything parses the object. Cheap:
+   * lengths only, never a parse.
+   */
+  limits?(obj: KubeObject): Finding[];
+  /**
+   * What becomes of size denials on an UPDATE (ESO's ratchet: an unchanged spec is tolerated, so an
+   * object stored before vaultgate can still lose its finalizer). Default: they stay denials.
+   */
+  tolerate?(findings: Finding[], obj: KubeObject, oldObj: KubeObject | undefined): Finding[];
 }
 
 export class KindRegistry {

@@ -11,6 +11,7 @@ import { KindRegistry, type Finding, type KindHandler, type KubeObject } from '.
 import { vaultgateHandlers } from '../rules/index.ts';
 import * as esoRules from '../rules/eso/index.ts';
 import { sentence } from '../rules/finding.ts';
+import { gate, withinLimits } from './size-gate.ts';
 
 /** ESO handlers, once webhook/rules/eso/index.ts exports `esoHandlers: KindHandler[]`. */
 function esoHandlers(): KindHandler[] {
@@ -58,6 +59,9 @@ export function mutate(req: AdmissionRequest, ctx: AdmissionContext, reg: KindRe
   if (passesThrough(req)) return allow(req);
   const handler = reg.get(req.kind);
   if (!handler?.mutate || !isObject(req.object)) return allow(req);
+  // Nothing is copied or diffed before the size gate: an oversized object is refused here already.
+  const oversize = gate(handler, req.object, isObject(req.oldObject) ? req.oldObject : undefined);
+  if (oversize.length) return decisionFromFindings(req, oversize);
   const mutated = cloneJson(req.object);
   handler.mutate(mutated, ctx, req);
   const patchOps = jsonPatch(req.object, mutated);
@@ -82,7 +86,12 @@ export function validate(req: AdmissionRequest, ctx: AdmissionContext, reg: Kind
     };
   }
   const old = isObject(req.oldObject) ? req.oldObject : undefined;
-  return decisionFromFindings(req, handler.validate(req.object, old, ctx, req));
+  // The size gate before any rule parses anything (raw HCL, templates): see size-gate.ts.
+  const oversize = gate(handler, req.object, old);
+  if (oversize.length) return decisionFromFindings(req, oversize);
+  // An oldObject over the limits (the apiserver stores none such; a forged review may carry one) is not
+  // read either: the rules that compare with it (widening warnings, ratchet) go without.
+  return decisionFromFindings(req, handler.validate(req.object, old && withinLimits(handler, old) ? old : undefined, ctx, req));
 }
 
 /** Turn findings into the response: denials → 403 with one sentence each; warnings; audit-only annotations. */

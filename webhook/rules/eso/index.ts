@@ -23,6 +23,7 @@ import { validateExternalSecret } from './externalsecret-rules.ts';
 import { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts';
 import { validatePushSecret } from './pushsecret-rules.ts';
 import { type StoreKind, validateStore } from './store-rules.ts';
+import { templateSizeFindings } from './template-size.ts';
 
 export { validateExternalSecret, EXTERNALSECRET_FEATURES_NOT_SUPPORTED } from './externalsecret-rules.ts';
 export { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts';
@@ -30,6 +31,7 @@ export { validatePushSecret, PUSHSECRET_FEATURES_NOT_SUPPORTED } from './pushsec
 export { validateStore, STORE_FEATURES_NOT_SUPPORTED, SUPPORTED_AUTH_METHODS, ESO_AUTH_ORDER, type StoreKind } from './store-rules.ts';
 export { SUPPORTED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_KEYWORDS } from '../../../eso/template-supported.ts';
 export { checkTemplate, lexTemplate } from './template-check.ts';
+export { MAX_TEMPLATE_TEXT, templateSizeFindings } from './template-size.ts';
 export { parseGoDuration } from '../../../schemas/duration.ts';
 
 export interface StoreReference {
@@ -72,6 +74,7 @@ function storeHandler(kind: StoreKind): KindHandler {
     group: ESO_GROUP,
     version: ESO_VERSION,
     kind,
+    tolerate: ratchet,
     validate(o: KubeObject, old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
       if (!isOurClass(str(obj(o.spec)?.controller), ctx.controllerClass)) return [];
       const semantic = validateStore(kind, o, kind === 'SecretStore' ? namespaceOf(o, req) : undefined, ctx);
@@ -98,6 +101,8 @@ const externalSecretHandler: KindHandler = {
   group: ESO_GROUP,
   version: ESO_VERSION,
   kind: 'ExternalSecret',
+  limits: (o) => templateSizeFindings('ExternalSecret', o),
+  tolerate: ratchet,
   validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext, req: AdmissionRequest): Finding[] {
     if (storeOfAnotherClass(obj(obj(o.spec)?.secretStoreRef), ctx, namespaceOf(o, req))) return [];
     return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validateExternalSecret(o)), o, old);
@@ -112,6 +117,8 @@ const clusterExternalSecretHandler: KindHandler = {
   group: ESO_GROUP,
   version: ESO_VERSION,
   kind: 'ClusterExternalSecret',
+  limits: (o) => templateSizeFindings('ClusterExternalSecret', o),
+  tolerate: ratchet,
   validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext): Finding[] {
     if (storeOfAnotherClass(obj(obj(obj(o.spec)?.externalSecretSpec)?.secretStoreRef), ctx)) return [];
     return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validateClusterExternalSecret(o)), o, old);
@@ -123,6 +130,8 @@ const pushSecretHandler: KindHandler = {
   group: ESO_GROUP,
   version: ESO_PUSH_VERSION,
   kind: 'PushSecret',
+  limits: (o) => templateSizeFindings('PushSecret', o),
+  tolerate: ratchet,
   validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext, req: AdmissionRequest): Finding[] {
     const refs = (Array.isArray(obj(o.spec)?.secretStoreRefs) ? obj(o.spec)?.secretStoreRefs as unknown[] : []).map((r) => obj(r));
     if (refs.length > 0 && refs.every((r) => storeOfAnotherClass(r, ctx, namespaceOf(o, req)))) return [];
