@@ -6,10 +6,10 @@ import { buildControllerApp, type ControllerApp } from '../../controller/main.ts
 import { nullRecorder } from '../../kube/events.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS, SERVICEACCOUNTS } from '../../kube/resources.ts';
-import { createVaultClient, type VaultClient } from '../../vault/client.ts';
+import { createVaultClient } from '../../vault/client.ts';
 import { createKvApi } from '../../vault/kv.ts';
 import { createSysApi } from '../../vault/sys.ts';
-import type { KvApi, VaultRequest } from '../../vault/types.ts';
+import type { KvApi, VaultClient, VaultRequest } from '../../vault/types.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 import { KubeStore } from '../sim/kube-store.ts';
 import { VaultSim } from '../sim/vault.ts';
