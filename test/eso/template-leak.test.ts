@@ -79,7 +79,7 @@ void describe('template errors never carry template data', () => {
         for (const target of [{ templateFrom: [{ literal: shape }] }, { templateFrom: [{ literal: shape, target: 'Annotations' }] }, { data: { k: shape } }]) {
           const message = (data: Map<string, Buffer>): string | undefined => {
             try {
-              desiredSecret({ template: target } as unknown as ExternalSecretTarget, data);
+              desiredSecret({ template: target }, data);
               return undefined;
             } catch (e) {
               return (e as Error).message;
