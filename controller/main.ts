@@ -25,6 +25,7 @@ import { createClusterExternalSecretReconciler } from './reconcilers/clusterexte
 import { createPushSecretReconciler } from './reconcilers/pushsecret.ts';
 import { TEMPLATE_SOURCE_INDEX, templateSourceIndex } from './reconcilers/template-sources.ts';
 import { CoalescingKvReader } from './reconcilers/kv-reader.ts';
+import { RenderPool, type SecretRenderer } from './reconcilers/render-pool.ts';
 import { createSecretStoreReconciler } from './reconcilers/secretstore.ts';
 import { StoreConnector } from './reconcilers/store-connector.ts';
 import { auditVaultWrite } from '../audit/trail/events.ts';
@@ -91,6 +92,11 @@ export interface ControllerAppOptions {
   events?: ManagerOptions['events'];
   /** Wall clock of the ExternalSecret refresh logic (benchmarks move it forward to force a refresh cycle). */
   now?: () => Date;
+  /**
+   * Renders tenant templates (ExternalSecret target.template, PushSecret template). Default: a RenderPool,
+   * 2 worker threads with a 2 s deadline and a 64 MiB heap each, started at the first template.
+   */
+  renderer?: SecretRenderer;
   /** Keep the webhook's serving certificate (create, rotate, inject caBundle) while leading; off when omitted. */
   webhookCerts?: WebhookCertOptions;
   /** Signed audit trail of every Vault write (policy/role created, updated, deleted, drift repaired, adopted). */
@@ -251,6 +257,8 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     }),
   });
   const reader = new CoalescingKvReader(opts.now ? { now: () => opts.now!().getTime() } : {});
+  const renderPool = opts.renderer ? undefined : new RenderPool();
+  const renderer: SecretRenderer = opts.renderer ?? renderPool!;
 
   // Caches the reconcilers read besides their primaries: guardrails and namespaces (admission re-check,
   // ClusterSecretStore namespaceSelector). Scoped to watched namespaces, the Namespace informer lists
@@ -313,7 +321,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     if (!scoped) externalSecrets.watches(CLUSTER_SECRET_STORES, { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] }, { predicate: storeReadiness });
     externalSecrets
       .workers(workers)
-      .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ownSecretWrites, ...(opts.now ? { now: opts.now } : {}) }));
+      .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ownSecretWrites, renderer, ...(opts.now ? { now: opts.now } : {}) }));
 
     // ClusterExternalSecrets (cluster-wide installs only, as ESO's scoped mode): a namespace created,
     // deleted or relabelled, or one of its ExternalSecrets changed or deleted, re-checks it at once.
@@ -331,7 +339,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     manager.controller('pushsecret')
       .for(PUSH_SECRETS, { predicate: specOrMetaChanged })
       .workers(Math.max(1, Math.floor(workers / 2)))
-      .complete(createPushSecretReconciler({ connector, controllerClass, namePrefix: prefix, onVaultWrite, ...(opts.now ? { now: opts.now } : {}) }));
+      .complete(createPushSecretReconciler({ connector, controllerClass, namePrefix: prefix, onVaultWrite, renderer, ...(opts.now ? { now: opts.now } : {}) }));
   }
 
   const wc = opts.webhookCerts;
@@ -371,6 +379,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
       await starting?.catch(() => undefined); // a stop during start (a signal before the caches synced)
       await app.health?.close();
       reader.clear();
+      await renderPool?.close();
       connector.close();
       await tokens.close();
       own?.client.close();

@@ -1,6 +1,6 @@
 // One Secret render as data that crosses a thread boundary (structured clone): what desiredSecret needs
 // (target, provider data, the ExternalSecret's metadata, templateFrom's sources read beforehand) and what
-// it produces, or its error as a value-free message. The render pool (controller/render-pool.ts) sends
+// it produces, or its error as a value-free message. The render pool (controller/reconcilers/render-pool.ts) sends
 // jobs to render workers (eso/render-worker.ts); `vaultgate template` and the in-process path run the
 // same job here, so all three render the same way. Pure: no I/O.
 import type { ExternalSecretTarget } from '../schemas/types.ts';

@@ -1,5 +1,5 @@
 // A render worker (worker_threads): runs SecretRenderJobs (eso/render-job.ts) sent by the controller's
-// render pool (controller/render-pool.ts), one at a time, and answers each with its outcome. While a
+// render pool (controller/reconcilers/render-pool.ts), one at a time, and answers each with its outcome. While a
 // job runs it keeps two things in memory the pool shares with it (a SharedArrayBuffer), so the pool can
 // read them after terminating a worker that overran its deadline: the field path of the template being
 // rendered (to name it in the error) and how many new derivePassword keys it has derived (charged to the

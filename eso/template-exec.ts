@@ -8,7 +8,7 @@
 // string, elements of a list or map), so a loop that copies a growing list (`append`) or doubles a
 // string runs out of budget (MAX_WORK) long before it runs out of time or memory, and no value in a
 // render may grow past MAX_VALUE_BYTES / MAX_LIST_ITEMS. The controller also renders in a worker with a
-// deadline and a heap limit (controller/render-pool.ts): these budgets make the common cases fail fast,
+// deadline and a heap limit (controller/reconcilers/render-pool.ts): these budgets make the common cases fail fast,
 // with a message, instead of at the deadline.
 import { formatV } from './template-fmt.ts';
 import { FuncError, type GoFunc, type GoParam } from './template-func.ts';

@@ -35,7 +35,7 @@ const u32 = (n: number): Buffer => {
 // one user scrypts once, and new keys are budgeted per namespace (NEW_KEYS_PER_MINUTE): a tenant's
 // template looping over users runs out of its own budget, never another namespace's. Beyond it the
 // render fails and is retried with backoff. The controller renders in worker threads
-// (controller/render-pool.ts), so the scrypt blocks a worker, not the event loop; the pool keeps the
+// (controller/reconcilers/render-pool.ts), so the scrypt blocks a worker, not the event loop; the pool keeps the
 // budgets (NamespaceKeyBudgets) and hands each render its namespace's allowance (withDeriveBudget).
 const keys = new Map<string, Buffer>();
 const KEEP = 256;

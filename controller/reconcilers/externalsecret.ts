@@ -23,7 +23,8 @@ import type { CoalescingKvReader } from './kv-reader.ts';
 import { providerSecretData, type SecretSource } from '../../eso/provider-data.ts';
 import { nextRefreshInMs, refreshIntervalMs, shouldRefresh, syncedResourceVersion, type RefreshInput } from '../../eso/refresh.ts';
 import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
-import { ANNOTATION_DATA_HASH, ANNOTATION_FORCE_SYNC, createdByLabel, dataHash, desiredSecret, LABEL_CREATED_BY, LABEL_MANAGED, type DesiredSecret } from '../../eso/target.ts';
+import { ANNOTATION_DATA_HASH, ANNOTATION_FORCE_SYNC, createdByLabel, dataHash, LABEL_CREATED_BY, LABEL_MANAGED, type DesiredSecret } from '../../eso/target.ts';
+import { inProcessRenderer, RenderLimitError, type SecretRenderer } from './render-pool.ts';
 import { isOurClass } from './secretstore.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
 import { tryCache } from './vaultpolicy.ts';
@@ -94,6 +95,8 @@ export interface ExternalSecretDeps {
   missingTargetRetryMs?: number;
   /** Each target Secret write, so the Secret watch drops its own event (kube/own-writes.ts). */
   ownSecretWrites?: OwnWrites;
+  /** Renders target.template (the controller's render pool: worker threads, a deadline). Default: in process. */
+  renderer?: SecretRenderer;
   now?: () => Date;
 }
 
@@ -102,6 +105,7 @@ type EsStatus = { refreshTime?: string | null; syncedResourceVersion?: string; b
 export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
   const sourceVersions = new RenderedSourceVersions();
+  const renderer = deps.renderer ?? inProcessRenderer();
 
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const es = ctx.cache<ExternalSecretObject>(EXTERNAL_SECRETS).get(key);
@@ -140,6 +144,8 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       // changes Vault without any Kubernetes event that would wake this ExternalSecret. The Secret keeps
       // its last good data meanwhile. Rethrown with the status's own message (never a value).
       if (isVaultError(err)) throw err.retryable ? err : new SafeError(reason, message);
+      // A render stopped by the pool's deadline or heap limit: retried with the same backoff.
+      if (err instanceof RenderLimitError) throw new SafeError(reason, message);
       return retryAfterMs !== undefined ? requeueAfter(retryAfterMs) : DONE;
     };
 
@@ -233,7 +239,7 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
         await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'the provider returned no data; the existing Secret is kept (deletionPolicy Retain)' }, true);
         return scheduleNext(refreshIn, t);
       }
-      desired = desiredSecret(spec.target, data, es.metadata, templateSources.sources);
+      desired = await renderer.desiredSecret(ns, spec.target, data, es.metadata, templateSources.sources);
       for (const v of desired.data.values()) secretTexts.push(v.toString('utf8'));
     } catch (err) {
       // A template source that does not exist yet: wait for it (the ConfigMap watch, or the retry).

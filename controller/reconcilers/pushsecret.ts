@@ -26,7 +26,7 @@ import { vaultPathProblems } from '../../vault/paths.ts';
 import { parseGoDuration } from '../../schemas/duration.ts';
 import { syncedResourceVersion } from '../../eso/refresh.ts';
 import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
-import { desiredSecret } from '../../eso/target.ts';
+import { inProcessRenderer, RenderLimitError, type SecretRenderer } from './render-pool.ts';
 import {
   MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSH_FINALIZER, PUSHED_BY_KEY, plannedPushes, pushValue, remoteAfterDelete, remoteAfterPush,
   statusRef, storeStatusKey, type RemoteState, type StoreIdentity,
@@ -53,6 +53,8 @@ export interface PushSecretDeps {
   onVaultWrite?: VaultWriteObserver;
   controllerClass: string;
   namePrefix: string;
+  /** Renders spec.template (the controller's render pool: worker threads, a deadline). Default: in process. */
+  renderer?: SecretRenderer;
   now?: () => Date;
 }
 
@@ -65,6 +67,7 @@ type KvWriteRecorder = (write: { action: 'create' | 'update' | 'delete'; object:
 
 export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
+  const renderer = deps.renderer ?? inProcessRenderer();
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const ps = ctx.cache<PushSecretObject>(PUSH_SECRETS).get(key);
     if (!ps) return DONE;
@@ -102,7 +105,8 @@ export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
       const message = withoutSecrets(safeMessage(err), secretTexts);
       await writeStatus({ ...status, ...(synced ? { syncedPushSecrets: synced } : {}), conditions: condition('False', 'Errored', message) });
       ctx.events.record(ps!, { type: 'Warning', reason: 'Errored', note: message });
-      if (isVaultError(err) && err.retryable) throw err;
+      // A Vault outage, or a render stopped by the pool's deadline or heap limit: the work queue's backoff.
+      if ((isVaultError(err) && err.retryable) || err instanceof RenderLimitError) throw err;
       return requeueAfter(Math.min(refreshMs(spec), 300_000) || 60_000);
     }
 
@@ -148,7 +152,7 @@ export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
       for (const source of sources) {
         // ESO's PushSecret template: rendered over the Secret's data, keys it does not template kept.
         const data = spec.template
-          ? desiredSecret({ template: { ...spec.template, mergePolicy: 'Merge' } }, source.data, {}, templateSources?.sources).data
+          ? (await renderer.desiredSecret(ns, { template: { ...spec.template, mergePolicy: 'Merge' } }, source.data, {}, templateSources?.sources)).data
           : source.data;
         for (const v of data.values()) secretTexts.push(v.toString('utf8'));
         // Filled push by push, so a failure still records what was pushed before it (as ESO does).
@@ -156,7 +160,7 @@ export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
       }
     } catch (err) {
       // ESO's errFailedSetSecret wrapping (a Vault outage keeps its own error: it is retried with backoff).
-      if (isVaultError(err) && err.retryable) return fail(err, mergeSynced(synced, status.syncedPushSecrets));
+      if ((isVaultError(err) && err.retryable) || err instanceof RenderLimitError) return fail(err, mergeSynced(synced, status.syncedPushSecrets));
       return fail(new SafeError(err instanceof SafeError && err.reason === 'InvalidSpec' ? 'InvalidSpec' : 'Errored', `set secret failed: ${safeMessage(err)}`), mergeSynced(synced, status.syncedPushSecrets));
     }
 

@@ -1,7 +1,7 @@
 // The engine's own budgets (eso/template-exec.ts, eso/template-pkcs12.ts): each hostile template of
 // test/eso/hostile-templates.ts that the engine can bound by itself ends in well under 2 s, in process,
 // with a clear message that names no value. (The rest are bounded by the render pool's deadline:
-// test/controller/render-pool.test.ts.)
+// test/controller/reconcilers/render-pool.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { goStringMap, renderTemplate } from '../../eso/template.ts';

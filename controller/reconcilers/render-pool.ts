@@ -16,13 +16,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { ExternalSecretTarget } from '../schemas/types.ts';
-import { desiredSecret, type DesiredSecret, type SourceMetadata } from '../eso/target.ts';
-import type { TemplateSources } from '../eso/target-template.ts';
-import { desiredFromOutcome, hasTemplate, runSecretRenderJob, secretRenderJob, type RenderOutcome, type SecretRenderJob } from '../eso/render-job.ts';
-import { RENDER_WORKER_ROLE, SHARED_BYTES, sharedDerived, sharedField } from '../eso/render-worker.ts';
-import { TemplateError } from '../eso/template-parse.ts';
-import { NamespaceKeyBudgets, withDeriveBudget } from '../eso/template-sprig-password.ts';
+import type { ExternalSecretTarget } from '../../schemas/types.ts';
+import { desiredSecret, type DesiredSecret, type SourceMetadata } from '../../eso/target.ts';
+import type { TemplateSources } from '../../eso/target-template.ts';
+import { desiredFromOutcome, hasTemplate, runSecretRenderJob, secretRenderJob, type RenderOutcome, type SecretRenderJob } from '../../eso/render-job.ts';
+import { RENDER_WORKER_ROLE, SHARED_BYTES, sharedDerived, sharedField } from '../../eso/render-worker.ts';
+import { TemplateError } from '../../eso/template-parse.ts';
+import { NamespaceKeyBudgets, withDeriveBudget } from '../../eso/template-sprig-password.ts';
 
 /** Renders the Secret an ExternalSecret (or a PushSecret's template) should produce. */
 export interface SecretRenderer {
@@ -87,7 +87,7 @@ export interface RenderPoolStats {
 
 /** How a worker starts: the .ts module through tsx in a source checkout, else the bundle's own entry. */
 function workerScript(): { script: string | URL; eval: boolean } {
-  const source = new URL('../eso/render-worker.ts', import.meta.url);
+  const source = new URL('../../eso/render-worker.ts', import.meta.url);
   if (existsSync(fileURLToPath(source))) {
     const tsx = import.meta.resolve('tsx/esm/api');
     return { script: `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); })`, eval: true };
@@ -115,11 +115,16 @@ export class RenderPool implements SecretRenderer {
     this.#heapMb = opts.heapMb ?? 64;
     this.#perNamespace = Math.max(1, opts.perNamespace ?? 1);
     this.#budgets = opts.budgets ?? new NamespaceKeyBudgets();
-    for (let i = 0; i < this.#size; i++) this.#slots.push(this.#spawn());
   }
 
-  /** Resolves when every worker has started (they start in the background; renders queue meanwhile). */
+  /** Workers start with the first render that needs one (a controller whose targets have no template starts none). */
+  #start(): void {
+    if (this.#slots.length === 0 && !this.#closed) for (let i = 0; i < this.#size; i++) this.#slots.push(this.#spawn());
+  }
+
+  /** Starts the workers and resolves when every one is ready (renders queue meanwhile). */
   async ready(): Promise<void> {
+    this.#start();
     while (!this.#closed && this.#slots.some((s) => !s.ready)) await new Promise((r) => setTimeout(r, 10));
   }
 
@@ -133,6 +138,7 @@ export class RenderPool implements SecretRenderer {
   /** Run one job on a worker (queued behind others; at most `perNamespace` of its namespace at once). */
   run(job: SecretRenderJob): Promise<RenderOutcome> {
     if (this.#closed) return Promise.reject(new RenderLimitError('the template renderer is shut down'));
+    this.#start();
     return new Promise<RenderOutcome>((resolve, reject) => {
       this.#queue.push({ job, resolve, reject });
       this.#pump();

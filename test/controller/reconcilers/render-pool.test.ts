@@ -1,13 +1,13 @@
-// The controller's render path (controller/render-pool.ts): tenant templates rendered in worker threads
+// The controller's render path (controller/reconcilers/render-pool.ts): tenant templates rendered in worker threads
 // with a deadline and a heap limit. Every hostile template of test/eso/hostile-templates.ts ends in
 // under 2 s (plus the round trip) with a result or a value-free error naming the field; while one
 // namespace's render is hostile another namespace's renders promptly and the event loop keeps ticking.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RenderLimitError, RenderPool } from '../../controller/render-pool.ts';
-import { TemplateError } from '../../eso/template-parse.ts';
-import { CANARY, HOSTILE_TEMPLATES } from '../eso/hostile-templates.ts';
-import { NamespaceKeyBudgets } from '../../eso/template-sprig-password.ts';
+import { RenderLimitError, RenderPool } from '../../../controller/reconcilers/render-pool.ts';
+import { TemplateError } from '../../../eso/template-parse.ts';
+import { CANARY, HOSTILE_TEMPLATES } from '../../eso/hostile-templates.ts';
+import { NamespaceKeyBudgets } from '../../../eso/template-sprig-password.ts';
 
 const SLACK_MS = 600; // the round trip and a loaded CI machine's timer slip
 const dataOf = (extra: Record<string, string | Buffer> = {}): Map<string, Buffer> =>
