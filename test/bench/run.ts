@@ -17,6 +17,12 @@ if (only === 'peer') {
 }
 if (!only || only === 'webhook') {
   print('admission webhook (20-rule VaultPolicy CREATE, HTTPS keep-alive, 16 connections)', await benchWebhook());
+  const { benchWebhookMaxSize } = await import('./webhook-max-size.ts');
+  print('admission webhook: maximum-size reviews (7 MiB raw HCL / ESO templates) in flight, answer time against the 5 s webhook timeout', await benchWebhookMaxSize());
+}
+if (only === 'storm') {
+  const { benchStorm } = await import('./storm.ts');
+  print('refresh storm, SIMULATORS: a new ExternalSecret while every other one is force-synced (issue #24)', await benchStorm());
 }
 if (!only || only === 'controller') {
   const { benchController } = await import('./controller.ts');
