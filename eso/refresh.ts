@@ -4,7 +4,7 @@
 // up to ±10% from a hash of its uid, so 1,000 objects created together do not refresh in the same
 // second (ESO declined this in #4231; refresh storms are anchors §5 #6).
 import { createHash } from 'node:crypto';
-import { parseDuration } from '../schemas/duration.ts';
+import { parseGoDuration } from '../schemas/duration.ts';
 import { nextAllowedAt, periodicRefreshAllowed, type SyncWindows } from './sync-windows.ts';
 
 export const DEFAULT_REFRESH_INTERVAL_MS = 3_600_000;
@@ -42,9 +42,11 @@ export function syncedResourceVersion(generation: number, labels?: Record<string
 
 export function refreshIntervalMs(text: string | undefined): number {
   if (text === undefined || text === '') return DEFAULT_REFRESH_INTERVAL_MS;
-  const ms = parseDuration(text);
-  if (ms === undefined) throw new Error(`spec.refreshInterval "${text}" is not a duration such as "1h" or "15m"`);
-  return ms;
+  // A Go duration (metav1.Duration), as ESO and admission read it: ".5h", "+1h" and "1h.5m" included.
+  const d = parseGoDuration(text);
+  if (!d.ok) throw new Error(`spec.refreshInterval is not a duration: ${d.error}`);
+  if (d.ms < 0) throw new Error(`spec.refreshInterval must not be negative (got ${JSON.stringify(text)}); use "0" to fetch once`);
+  return d.ms;
 }
 
 /** A factor in [1 - JITTER_FRACTION, 1 + JITTER_FRACTION], fixed per uid. */

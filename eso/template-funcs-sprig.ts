@@ -12,6 +12,7 @@ import { semverCompare, semverFunc } from './template-semver.ts';
 import { derivePassword } from './template-sprig-password.ts';
 import { buildCustomCert } from './template-sprig-cert.ts';
 import { toCamelCase, toKebabCase, toSnakeCase, wrapCustom } from './template-sprig-text.ts';
+import { parseGoDurationNs } from '../schemas/duration.ts';
 import { ZERO_TIME, loadLocation, formatGoDuration, formatGoTime, parseGoTime } from './template-time.ts';
 import {
   GoMap, GoNum, GoStruct, GoTime, deepCopy, deepEqual, float64, fromJsValue, goString, goType, int64, kindOf,
@@ -715,7 +716,7 @@ const parseIntBase10 = (s: string): number => (/^[+-]?\d+$/.test(s) ? Number(s) 
 
 function durationRound(v: unknown): string {
   let d = 0;
-  if (typeof v === 'string') d = parseGoDurationNs(v) ?? 0;
+  if (typeof v === 'string') d = durationNs(v) ?? 0;
   else if (v instanceof GoNum && v.kind === 'int64') d = v.value;
   else if (v instanceof GoTime) fail('durationRound of a time value reads the clock: not supported by vaultgate');
   const u = Math.abs(d);
@@ -724,14 +725,10 @@ function durationRound(v: unknown): string {
   return '0s';
 }
 
-function parseGoDurationNs(s: string): number | undefined {
-  const m = /^([+-]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/.exec(s);
-  if (!m && s !== '0' && s !== '+0' && s !== '-0') return undefined;
-  if (!m) return 0;
-  const unit: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 6e10, h: 3.6e12 };
-  let total = 0;
-  for (const part of s.replace(/^[+-]/, '').matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) total += Number(part[1]) * unit[part[2]!]!;
-  return m[1] === '-' ? -total : total;
+/** time.ParseDuration in nanoseconds, undefined on Go's error (schemas/duration.ts: the one Go duration parser). */
+function durationNs(s: string): number | undefined {
+  const r = parseGoDurationNs(s);
+  return r.ok ? Number(r.ns) : undefined;
 }
 
 // ---- the table ----
@@ -936,10 +933,10 @@ export const SPRIG_FUNCS: FuncTable = {
   toDate: fixed(['string', 'string'], (layout, s) => { const t = parseGoTime(layout, s); return typeof t === 'string' ? ZERO_TIME : t; }),
   mustToDate: fixed(['string', 'string'], (layout, s) => { const t = parseGoTime(layout, s); return typeof t === 'string' ? fail(t) : t; }),
   unixEpoch: fixed(['time'], (t) => String(Math.floor((t as GoTime).ms / 1000))),
-  dateModify: fixed(['string', 'time'], (f, t) => { const d = parseGoDurationNs(f); const tt = t as GoTime; return d === undefined ? tt : new GoTime(tt.ms + Math.trunc(d / 1e6), tt.zone, tt.nanos); }),
-  date_modify: fixed(['string', 'time'], (f, t) => { const d = parseGoDurationNs(f); const tt = t as GoTime; return d === undefined ? tt : new GoTime(tt.ms + Math.trunc(d / 1e6), tt.zone, tt.nanos); }),
-  mustDateModify: fixed(['string', 'time'], (f, t) => { const d = parseGoDurationNs(f); if (d === undefined) fail('time: invalid duration'); const tt = t as GoTime; return new GoTime(tt.ms + Math.trunc(d! / 1e6), tt.zone, tt.nanos); }),
-  must_date_modify: fixed(['string', 'time'], (f, t) => { const d = parseGoDurationNs(f); if (d === undefined) fail('time: invalid duration'); const tt = t as GoTime; return new GoTime(tt.ms + Math.trunc(d! / 1e6), tt.zone, tt.nanos); }),
+  dateModify: fixed(['string', 'time'], (f, t) => { const d = durationNs(f); const tt = t as GoTime; return d === undefined ? tt : new GoTime(tt.ms + Math.trunc(d / 1e6), tt.zone, tt.nanos); }),
+  date_modify: fixed(['string', 'time'], (f, t) => { const d = durationNs(f); const tt = t as GoTime; return d === undefined ? tt : new GoTime(tt.ms + Math.trunc(d / 1e6), tt.zone, tt.nanos); }),
+  mustDateModify: fixed(['string', 'time'], (f, t) => { const d = durationNs(f); if (d === undefined) fail('time: invalid duration'); const tt = t as GoTime; return new GoTime(tt.ms + Math.trunc(d! / 1e6), tt.zone, tt.nanos); }),
+  must_date_modify: fixed(['string', 'time'], (f, t) => { const d = durationNs(f); if (d === undefined) fail('time: invalid duration'); const tt = t as GoTime; return new GoTime(tt.ms + Math.trunc(d! / 1e6), tt.zone, tt.nanos); }),
 };
 void must;
 

@@ -1,49 +1,101 @@
-// Go duration strings, the one parser of the project:
-// - parseGoDuration is Go's time.ParseDuration, as ESO reads `refreshInterval` (metav1.Duration) and
-//   `retryInterval`: an optional sign, then one or more decimal numbers each with a unit (ns, us, µs, ms,
-//   s, m, h); "0" alone needs no unit. Error texts are Go's, so users searching them find the same meaning.
+// Go duration strings, the one parser of the project (ESO's fields, sprig's duration functions in
+// templates, vaultgate's TTLs all read through it):
+// - parseGoDurationNs is Go's time.ParseDuration, as ESO reads `refreshInterval` (metav1.Duration) and
+//   `retryInterval`, parseGoDuration the same in milliseconds: an optional sign, then one or more decimal
+//   numbers each with a unit (ns, us, µs, ms, s, m, h); "0" alone needs no unit. Error texts are Go's, so
+//   users searching them find the same meaning.
 // - parseDuration / durationSeconds read vaultgate's own unsigned TTL fields ("90s", "1h30m", "1.5h"):
 //   the grammar the CRD schemas' pattern accepts (no sign, no µs, no bare ".5h"), valued by Go's rules.
 //   Vault itself also takes bare seconds; the API does not.
 
 export const DURATION_PATTERN = /^(0|([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+)$/;
 
-const UNIT_MS: Record<string, number> = {
-  ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000,
+/** Nanoseconds per unit (Go's unitMap), "µs" as U+00B5 and U+03BC. */
+const UNIT_NS: Record<string, bigint> = {
+  ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n,
 };
-/** Go's limit: durations are int64 nanoseconds (about 292 years). */
-const MAX_MS = 9_223_372_036_854.775;
+const LIMIT = 1n << 63n;
 
 export type DurationResult = { ok: true; ms: number } | { ok: false; error: string };
+export type DurationNsResult = { ok: true; ns: bigint } | { ok: false; error: string };
 
-/** Go's time.ParseDuration: milliseconds (signed), or Go's error text. */
-export function parseGoDuration(text: string): DurationResult {
-  const quoted = JSON.stringify(text);
-  const invalid: DurationResult = { ok: false, error: `time: invalid duration ${quoted}` };
+/** Go's time.quote: printable ASCII as is (with `"` and `\` escaped), every other byte as \xNN. */
+function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0) ?? 0;
+    if (c >= 0x80 || c < 0x20) for (const b of Buffer.from(ch, 'utf8')) out += `\\x${b.toString(16).padStart(2, '0')}`;
+    else out += ch === '"' || ch === '\\' ? `\\${ch}` : ch;
+  }
+  return `${out}"`;
+}
+
+/**
+ * Go's time.ParseDuration, step for step (int64 nanoseconds, overflow where Go overflows, the fraction
+ * through float64 as Go computes it): nanoseconds, or Go's error text.
+ */
+export function parseGoDurationNs(text: string): DurationNsResult {
+  const invalid: DurationNsResult = { ok: false, error: `time: invalid duration ${goQuote(text)}` };
   let s = text;
-  let sign = 1;
+  let neg = false;
   if (s.startsWith('-') || s.startsWith('+')) {
-    if (s.startsWith('-')) sign = -1;
+    neg = s.startsWith('-');
     s = s.slice(1);
   }
-  if (s === '0') return { ok: true, ms: 0 };
+  if (s === '0') return { ok: true, ns: 0n };
   if (s === '') return invalid;
-  let total = 0;
+  let d = 0n;
   while (s !== '') {
-    const num = /^([0-9]*)(\.([0-9]*))?/.exec(s);
-    const whole = num?.[1] ?? '';
-    const frac = num?.[3] ?? '';
-    if (!num || (whole === '' && frac === '')) return invalid;
-    s = s.slice(num[0].length);
-    const unit = /^[^0-9.]*/.exec(s)?.[0] ?? '';
-    if (unit === '') return { ok: false, error: `time: missing unit in duration ${quoted}` };
-    const factor = UNIT_MS[unit];
-    if (factor === undefined) return { ok: false, error: `time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}` };
+    if (!/^[0-9.]/.test(s)) return invalid;
+    const whole = /^[0-9]*/.exec(s)![0];
+    s = s.slice(whole.length);
+    let v = 0n;
+    for (const c of whole) {
+      if (v > LIMIT / 10n) return invalid;
+      v = v * 10n + BigInt(c);
+      if (v > LIMIT) return invalid;
+    }
+    let f = 0n;
+    let scale = 1;
+    let post = false;
+    if (s.startsWith('.')) {
+      const frac = /^[0-9]*/.exec(s.slice(1))![0];
+      s = s.slice(1 + frac.length);
+      post = frac.length > 0;
+      let overflow = false;
+      for (const c of frac) {
+        if (overflow) continue;
+        if (f > (LIMIT - 1n) / 10n) { overflow = true; continue; }
+        const y = f * 10n + BigInt(c);
+        if (y > LIMIT) { overflow = true; continue; }
+        f = y;
+        scale *= 10;
+      }
+    }
+    if (whole === '' && !post) return invalid;
+    const unit = /^[^0-9.]*/.exec(s)![0];
+    if (unit === '') return { ok: false, error: `time: missing unit in duration ${goQuote(text)}` };
     s = s.slice(unit.length);
-    total += Number(`${whole || '0'}.${frac || '0'}`) * factor;
-    if (total > MAX_MS) return invalid;
+    const factor = UNIT_NS[unit];
+    if (factor === undefined) return { ok: false, error: `time: unknown unit ${goQuote(unit)} in duration ${goQuote(text)}` };
+    if (v > LIMIT / factor) return invalid;
+    v *= factor;
+    if (f > 0n) {
+      v += BigInt(Math.trunc(Number(f) * (Number(factor) / scale)));
+      if (v > LIMIT) return invalid;
+    }
+    d += v;
+    if (d > LIMIT) return invalid;
   }
-  return { ok: true, ms: sign * total };
+  if (neg) return { ok: true, ns: -d };
+  if (d > LIMIT - 1n) return invalid;
+  return { ok: true, ns: d };
+}
+
+/** Go's time.ParseDuration in milliseconds (signed), or Go's error text. */
+export function parseGoDuration(text: string): DurationResult {
+  const r = parseGoDurationNs(text);
+  return r.ok ? { ok: true, ms: Number(r.ns) / 1e6 } : r;
 }
 
 /** Milliseconds of a vaultgate TTL field (the CRD pattern's grammar), or undefined when the text is not one. */
