@@ -10,6 +10,8 @@
 import { RE2JS } from 're2js';
 import { decodeRune, goString } from './template-values.ts';
 
+/** The longest pattern compiled, in characters: compiling 64 KiB costs about a second (README). */
+export const MAX_PATTERN_LENGTH = 4096;
 /** The largest compiled program accepted, in RE2 instructions (Go's own limit is far larger: README). */
 export const MAX_PROGRAM_SIZE = 10_000;
 /**
@@ -94,6 +96,8 @@ const cache = new Map<string, GoRegexpResult>();
 
 /** Compile `pattern` (text) as Go's regexp.Compile does, or say why Go (or vaultgate) refuses it, in Go's words. */
 export function parseGoRegexp(pattern: string): GoRegexpResult {
+  // Refused before the cache too, which holds only patterns of a bounded length.
+  if (pattern.length > MAX_PATTERN_LENGTH) return { ok: false, error: `error parsing regexp: expression too long for vaultgate (at most ${MAX_PATTERN_LENGTH} characters)` };
   const hit = cache.get(pattern);
   if (hit) {
     cache.delete(pattern); // least recently used goes first
@@ -118,14 +122,14 @@ function compile(pattern: string): GoRegexpResult {
     return { ok: false, error: message.endsWith('`') ? message : `${message}: \`${pattern}\`` };
   }
   const size = re.programSize();
-  if (size > MAX_PROGRAM_SIZE) return { ok: false, error: `error parsing regexp: expression too large for vaultgate (${size} instructions, at most ${MAX_PROGRAM_SIZE})` };
+  if (size > MAX_PROGRAM_SIZE) return { ok: false, error: `error parsing regexp: expression too large for vaultgate (its program exceeds ${MAX_PROGRAM_SIZE} instructions)` };
   return { ok: true, regexp: new GoRegexp(pattern, re.re2(), size) };
 }
 
 /** The compiled regexp, or a GoRegexpError with Go's message (naming the pattern). */
 export function compileGoRegexp(source: string): GoRegexp {
   const r = parseGoRegexp(source);
-  if (!r.ok) throw new GoRegexpError(`regexp ${JSON.stringify(source)}: ${r.error}`);
+  if (!r.ok) throw new GoRegexpError(`regexp ${source.length <= MAX_PATTERN_LENGTH ? JSON.stringify(source) : '(too long to quote)'}: ${r.error}`);
   return r.regexp;
 }
 
