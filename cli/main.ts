@@ -1,11 +1,14 @@
 // The single `vaultgate` entry point. Each subcommand lives in cli/commands/<name>.ts and exports
 // `run(argv: string[]): Promise<number>` (the exit code) and a one-line `summary`.
+import { isMainThread, workerData } from 'node:worker_threads';
+
 const commands: Record<string, { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }> = {
   webhook: { summary: 'serve the validating + mutating admission webhook (HTTPS)', load: () => import('./commands/webhook.ts') },
   controller: { summary: 'run the reconcilers (leader-elected) against Kubernetes and Vault', load: () => import('./commands/controller.ts') },
   run: { summary: 'run the webhook and the controller in one process', load: () => import('./commands/run.ts') },
   validate: { summary: 'make the webhook\'s decisions offline for manifests (GitOps CI): exit 1 on any denial', load: () => import('./commands/validate.ts') },
   audit: { summary: 'verify the signed decision trail; report who can read which Vault path', load: () => import('./commands/audit.ts') },
+  template: { summary: 'render an ExternalSecret\'s or PushSecret\'s template locally, as the controller would (esoctl template)', load: () => import('./commands/template.ts') },
   plan: { summary: 'show what the controller would write, change or delete in Vault for manifests', load: () => import('./commands/plan.ts') },
   certs: { summary: 'create a CA and webhook serving certificate for local use or bring-your-own', load: () => import('./commands/certs.ts') },
   dev: { summary: 'start a local apiserver + Vault, run vaultgate against them, apply the examples', load: () => import('./commands/dev.ts') },
@@ -39,10 +42,17 @@ async function main(argv: string[]): Promise<number> {
   return mod.run(rest);
 }
 
-main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
-  (err: unknown) => {
-    process.stderr.write(`vaultgate: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+// The production bundle starts the controller's render workers from this same entry
+// (controller/reconcilers/render-pool.ts): as one, it serves renders (the role is RENDER_WORKER_ROLE of
+// eso/render-worker.ts, spelt out here so the commands' chunks do not load the template engine).
+if (!isMainThread && (workerData as { role?: unknown } | null)?.role === 'vaultgate-render-worker') {
+  await import('../eso/render-worker.ts');
+} else {
+  main(process.argv.slice(2)).then(
+    (code) => { process.exitCode = code; },
+    (err: unknown) => {
+      process.stderr.write(`vaultgate: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
