@@ -16,7 +16,7 @@ type Outcome = { output: string } | { error: string };
 const text = (goStr: string): string => Buffer.from(goStr, 'latin1').toString('utf8');
 
 /** What vaultgate gives for one case. */
-export function ours(c: RegexpCase): Outcome {
+function ours(c: RegexpCase): Outcome {
   const r = parseGoRegexp(c.regexp);
   if (!r.ok) return { error: r.error };
   const re = r.regexp;
