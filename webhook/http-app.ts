@@ -36,10 +36,13 @@ export interface WebhookAppOptions {
   onDecision?: (webhook: WebhookKind, request: AdmissionRequest, decision: AdmissionDecision, caller: Caller) => void | Promise<unknown>;
   /**
    * Admission calls must come over a TLS connection whose client certificate the server verified
-   * (webhook/server.ts with clientCa). Others get 401 before their body is read: not decided, not recorded.
-   * /healthz, /readyz and /metrics stay open (kubelet probes and scrapers present no certificate).
+   * (webhook/server.ts with clientCa) and whose subject CN is one of `clientSubjects`. Others get 401
+   * before their body is read: not decided, not recorded. /healthz and /readyz stay open (kubelet
+   * probes present no certificate). /metrics is not served here: see webhook/metrics-server.ts.
    */
   requireClientCert?: boolean;
+  /** The accepted client certificate subjects (CN) when requireClientCert: DEFAULT_CLIENT_SUBJECTS unless given. */
+  clientSubjects?: readonly string[];
   /**
    * True while the process drains before exit: each answer then says `Connection: close`, so the
    * apiserver stops reusing its pooled connections to this replica and opens new ones (to a replica that
@@ -48,24 +51,43 @@ export interface WebhookAppOptions {
   draining?: () => boolean;
 }
 
+/**
+ * The subject (CN) the webhook accepts from a client certificate when none is configured: the name this
+ * project's docs and tests give the apiserver's webhook client certificate (README, "Webhook client
+ * authentication"). Kubernetes sets no standard one; set --client-subject to the CN you issue.
+ */
+export const DEFAULT_CLIENT_SUBJECTS: readonly string[] = ['kube-apiserver-webhook-client'];
+
 /** Who sent a review, as TLS saw it (recorded in the audit trail). */
 export interface Caller {
-  /** A client certificate was required and verified against the configured CA. */
+  /** A client certificate was required, verified against the configured CA, and its subject is a pinned one. */
   authenticated: boolean;
   /** TCP peer `ip:port` (`[ip]:port` for IPv6). */
   peer?: string;
   /** CN of the verified client certificate. */
   subject?: string;
+  /**
+   * What vouches for the caller, in words, when something does: `verified client certificate CN=<cn>
+   * (pinned subject)`. Absent: nothing does, and the record's user is only what the body claimed.
+   */
+  vouchedBy?: string;
 }
 
-/** The caller of a request: the peer address always, the certificate subject when verified. */
-export function callerOf(req: Request, clientCertRequired: boolean): Caller {
+/** The CN of the socket's verified client certificate, if any. */
+function verifiedSubject(sock: Partial<TLSSocket>): string | undefined {
+  if (sock.authorized !== true) return undefined;
+  const cn = sock.getPeerCertificate?.().subject?.CN;
+  return typeof cn === 'string' && cn ? cn : undefined;
+}
+
+/** The caller of a request: the peer address always, the certificate subject when verified and pinned. */
+export function callerOf(req: Request, clientCertRequired: boolean, subjects: readonly string[] = DEFAULT_CLIENT_SUBJECTS): Caller {
   const sock = req.socket as Partial<TLSSocket>;
   const addr = sock.remoteAddress;
   const peer = addr === undefined ? undefined : `${addr.includes(':') ? `[${addr}]` : addr}:${String(sock.remotePort)}`;
-  if (clientCertRequired && sock.authorized === true) {
-    const cn = sock.getPeerCertificate?.().subject?.CN;
-    return { authenticated: true, ...(peer ? { peer } : {}), ...(typeof cn === 'string' && cn ? { subject: cn } : {}) };
+  const cn = clientCertRequired ? verifiedSubject(sock) : undefined;
+  if (cn !== undefined && subjects.includes(cn)) {
+    return { authenticated: true, ...(peer ? { peer } : {}), subject: cn, vouchedBy: `verified client certificate CN=${cn} (pinned subject)` };
   }
   return { authenticated: false, ...(peer ? { peer } : {}) };
 }
@@ -82,8 +104,15 @@ function malformedReason(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body must be a JSON AdmissionReview object';
   const request = (body as { request?: unknown }).request;
   if (typeof request !== 'object' || request === null || Array.isArray(request)) return 'AdmissionReview.request is missing';
-  const uid = (request as { uid?: unknown }).uid;
-  if (typeof uid !== 'string' || uid === '') return 'AdmissionReview.request.uid must be a non-empty string';
+  const r = request as { uid?: unknown; kind?: unknown; operation?: unknown; userInfo?: unknown };
+  if (typeof r.uid !== 'string' || r.uid === '') return 'AdmissionReview.request.uid must be a non-empty string';
+  // What the core and the audit record read: without them there is no decision to make or record.
+  const kind = r.kind as { group?: unknown; version?: unknown; kind?: unknown } | null | undefined;
+  if (typeof kind !== 'object' || kind === null || Array.isArray(kind) || typeof kind.group !== 'string' || typeof kind.version !== 'string' || typeof kind.kind !== 'string' || kind.kind === '') {
+    return 'AdmissionReview.request.kind must be an object with string group, version and kind (e.g. {"group":"vaultgate.io","version":"v1alpha1","kind":"VaultPolicy"})';
+  }
+  if (typeof r.operation !== 'string' || r.operation === '') return 'AdmissionReview.request.operation must be a non-empty string (CREATE, UPDATE, DELETE or CONNECT)';
+  if (typeof r.userInfo !== 'object' || r.userInfo === null || Array.isArray(r.userInfo)) return 'AdmissionReview.request.userInfo must be an object';
   return undefined;
 }
 
@@ -91,10 +120,6 @@ function malformedReason(body: unknown): string | undefined {
 function envelopeProblem(review: Partial<AdmissionReview> & { apiVersion?: unknown; kind?: unknown }): string | undefined {
   if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
     return `vaultgate speaks AdmissionReview admission.k8s.io/v1 only; got kind ${JSON.stringify(review.kind)} apiVersion ${JSON.stringify(review.apiVersion)} (set admissionReviewVersions: ["v1"] in the webhook configuration)`;
-  }
-  const r = review.request as Partial<AdmissionRequest>;
-  if (typeof r.operation !== 'string' || typeof r.kind !== 'object' || r.kind === null) {
-    return 'AdmissionReview.request needs operation and kind';
   }
   return undefined;
 }
@@ -130,16 +155,23 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
   // any other response); every other route gets them from security.middleware, registered after.
   const json = jsonBody({ limit: BODY_LIMIT, limitBytes: BODY_LIMIT_BYTES, maxValues: MAX_JSON_VALUES });
   const clientCert = opts.requireClientCert === true;
+  const subjects = opts.clientSubjects?.length ? opts.clientSubjects : DEFAULT_CLIENT_SUBJECTS;
   const closing = (): boolean => opts.draining?.() === true;
   for (const webhook of ['validate', 'mutate'] as const) {
     const latencyLabels = { webhook };
     // Before the body is read: an unauthenticated caller costs no parsing, and nothing is recorded.
     const authenticate = (req: Request, res: Response, next: NextFunction): void => {
-      if ((req.socket as Partial<TLSSocket>).authorized === true) { next(); return; }
+      const sock = req.socket as Partial<TLSSocket>;
+      const cn = verifiedSubject(sock);
+      if (cn !== undefined && subjects.includes(cn)) { next(); return; }
       opts.metrics.requests.inc({ webhook, kind: 'unknown', operation: 'unknown', decision: 'unauthenticated' });
       security.apply(req, res);
       res.setHeader('connection', 'close');
-      res.status(401).json({ error: 'a client certificate signed by the configured CA is required (see --client-ca-file)' });
+      res.status(401).json({
+        error: sock.authorized === true
+          ? `the client certificate's subject is not one this webhook accepts (accepted: ${subjects.map((x) => `CN=${x}`).join(', ')}; see --client-subject)`
+          : 'a client certificate signed by the configured CA is required (see --client-ca-file)',
+      });
     };
     const handlers = clientCert ? [authenticate, json] : [json];
     app.post(`/${webhook}`, ...handlers, (req: Request, res: Response) => {
@@ -183,7 +215,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
       };
       let recorded: void | Promise<unknown>;
       try {
-        recorded = opts.onDecision?.(webhook, request, decision, callerOf(req, clientCert));
+        recorded = opts.onDecision?.(webhook, request, decision, callerOf(req, clientCert, subjects));
       } catch (err) {
         unrecorded(err);
         return;
@@ -198,9 +230,6 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
   app.get('/readyz', (_req, res) => {
     const ok = opts.ready();
     res.status(ok ? 200 : 503).type('text/plain').send(ok ? 'ok' : 'not ready');
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
   });
 
   // Body parser errors: bad JSON → 400, oversize → 413. Anything else → 400 with a generic message:

@@ -12,6 +12,7 @@ import { createContextSource, type ContextSource, type ContextSourceOptions } fr
 import { createWebhookApp } from './http-app.ts';
 import { createWebhookMetrics, registerAuditMetrics } from './metrics.ts';
 import { startWebhookServer, type WebhookServer } from './server.ts';
+import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
 
 /** The cluster-knowledge options are the admission cache's (context-source.ts), documented there. */
 export interface WebhookProcessOptions extends Omit<ContextSourceOptions, 'client'> {
@@ -29,6 +30,10 @@ export interface WebhookProcessOptions extends Omit<ContextSourceOptions, 'clien
    * client credentials, AdmissionConfiguration → kubeConfigFile); others get 401 and are not recorded.
    */
   clientCaFile?: string;
+  /** The client certificate subjects (CN) accepted with clientCaFile (default: http-app.ts DEFAULT_CLIENT_SUBJECTS). */
+  clientSubjects?: string[];
+  /** Plain-HTTP port of /metrics, apart from the admission port (0: any free port; undefined: not served). */
+  metricsPort?: number;
 }
 
 export interface WebhookProcess {
@@ -38,6 +43,8 @@ export interface WebhookProcess {
   stop(): Promise<void>;
   /** The audit trail once started (metrics, benchmark). */
   auditTrail(): AuditTrail | undefined;
+  /** The port /metrics listens on once started (undefined: not served). */
+  metricsPort(): number | undefined;
 }
 
 
@@ -58,6 +65,7 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
   });
   let trail: AuditTrail | undefined;
   let server: WebhookServer | undefined;
+  let metricsServer: MetricsServer | undefined;
   let draining = false;
   const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile) : undefined;
   registerAuditMetrics(metrics.registry, () => trail);
@@ -69,6 +77,7 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
     metrics,
     ready,
     requireClientCert: Boolean(clientCa),
+    ...(opts.clientSubjects?.length ? { clientSubjects: opts.clientSubjects } : {}),
     draining: () => draining,
     // The answer waits until the record is written (batched with concurrent decisions, one signature per
     // batch): no decision is answered unrecorded, and a full queue slows admission down instead of
@@ -81,6 +90,7 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
     url: () => server?.url ?? '',
     ready,
     auditTrail: () => trail,
+    metricsPort: () => metricsServer?.port,
     async start() {
       warmUp(); // compile every schema now: the first review must not pay ~1 s of ajv compilation
       source?.start();
@@ -91,13 +101,15 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
       });
       server = await startWebhookServer(app, { host: opts.host, port: opts.port, tls: { cert: pair.cert, key: pair.key }, ...(clientCa ? { clientCa } : {}) });
       reloader.start(server);
-      log.info({ url: server.url, subject: pair.subject, notAfter: new Date(pair.notAfter).toISOString(), audit: Boolean(trail), clientAuth: Boolean(clientCa) }, 'webhook serving');
+      if (opts.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics.registry, { host: opts.host, port: opts.metricsPort });
+      log.info({ url: server.url, subject: pair.subject, notAfter: new Date(pair.notAfter).toISOString(), audit: Boolean(trail), clientAuth: Boolean(clientCa), ...(clientCa ? { clientSubjects: opts.clientSubjects ?? 'default' } : {}), metricsPort: metricsServer?.port }, 'webhook serving');
     },
     async stop() {
       draining = true; // /readyz fails first so endpoints drop us, then keep answering in-flight traffic
       if (opts.drainSeconds > 0) await new Promise((r) => setTimeout(r, opts.drainSeconds * 1000));
       reloader.stop();
       await server?.close();
+      await metricsServer?.close();
       await source?.stop();
       await trail?.close();
     },

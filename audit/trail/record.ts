@@ -53,11 +53,18 @@ export interface AdmissionAuditEvent {
 }
 
 export interface AdmissionCaller {
+  /**
+   * A client certificate was verified against the webhook's client CA. Since subject pinning
+   * (--client-subject) its subject is also one the webhook accepts, and `vouchedBy` says so; a record
+   * with `authenticated: true` and no `vouchedBy` predates pinning: any certificate of the CA was taken.
+   */
   authenticated: boolean;
   /** TLS peer address `ip:port`. */
   peer?: string;
   /** Subject CN of the verified client certificate. */
   subject?: string;
+  /** What vouches for the caller, e.g. `verified client certificate CN=kube-apiserver-webhook-client (pinned subject)`; absent: nothing. */
+  vouchedBy?: string;
 }
 
 export type VaultWriteAction = 'create' | 'update' | 'delete' | 'repair' | 'adopt';

@@ -12,8 +12,9 @@ import { untilSignal, WEBHOOK_HELP, WEBHOOK_OPTIONS, webhookOptionsFrom } from '
 export const summary = 'run the webhook and the controller in one process';
 
 /** The controller needs the cluster, so the webhook's offline mode has no meaning here. */
-const { 'no-kube': _noKube, ...webhookFlags } = WEBHOOK_OPTIONS;
-export const RUN_OPTIONS = { ...webhookFlags, ...CONTROLLER_OPTIONS } as const;
+const { 'no-kube': _noKube, 'metrics-port': _webhookMetrics, ...webhookFlags } = WEBHOOK_OPTIONS;
+/** --metrics-port is the controller's in `run`; the webhook's /metrics gets a flag of its own. */
+export const RUN_OPTIONS = { ...webhookFlags, ...CONTROLLER_OPTIONS, 'webhook-metrics-port': { type: 'string' } } as const;
 
 /** Webhook flag sections without the flags the controller sections already list (shared ones, --help). */
 function webhookOnlyHelp(): string {
@@ -41,6 +42,7 @@ stops both gracefully (the webhook drains, the controller finishes in-flight rec
 Webhook (see vaultgate webhook --help):
 
 ${webhookOnlyHelp()}
+  --webhook-metrics-port <port> the webhook's plain-HTTP /metrics (default 8081; 0 = any free port)
 
 Controller and shared flags (see vaultgate controller --help):
 
@@ -56,8 +58,8 @@ export function runOptionsFrom(values: FlagValues, deps: { client?: HttpKubeClie
   const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
   // Webhook flags first: a bad one is reported before any kubeconfig is read. webhookOptionsFrom builds
   // its own client unless told there is none, so it is told so and handed the shared one.
-  const webhook = webhookOptionsFrom({ ...values, 'no-kube': true });
-  const { audit: _a, 'audit-namespace': _n, 'audit-key-file': _k, 'audit-file': _f, ...controllerValues } = values;
+  const webhook = webhookOptionsFrom({ ...values, 'no-kube': true, 'metrics-port': values['webhook-metrics-port'] });
+  const { audit: _a, 'audit-namespace': _n, 'audit-key-file': _k, 'audit-file': _f, 'webhook-metrics-port': _m, ...controllerValues } = values;
   const controller = controllerOptionsFrom(controllerValues, { client: deps.client ?? new HttpKubeClient(loadKubeConfig(str('kubeconfig'))) });
   // One set of audit flags for the process: the controller's Vault writes go to its own chain (stdout
   // only: two writers must not share one file's chain), signed with the webhook's key.

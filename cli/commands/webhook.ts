@@ -17,7 +17,7 @@ export const summary = 'serve the validating + mutating admission webhook (HTTPS
 export const WEBHOOK_HELP = `Usage: vaultgate webhook [options]
 
 Serves POST /mutate and POST /validate (AdmissionReview admission.k8s.io/v1) over HTTPS (TLS >= 1.2),
-plus /healthz, /readyz and /metrics. Decisions are the same as \`vaultgate validate\` makes offline.
+plus /healthz and /readyz; /metrics on a port of its own (--metrics-port). Decisions are the same as \`vaultgate validate\` makes offline.
 The certificate files are re-read every 5 s and swapped in without a restart.
 
 TLS:
@@ -27,6 +27,10 @@ TLS:
   --port <port>                listen port (default 8443)
   --client-ca-file <path>      require a client certificate verified by this CA on /mutate and /validate
                                (the apiserver's webhook client credentials); others get 401, unrecorded
+  --client-subject <cn>        with --client-ca-file: a certificate subject (CN) accepted (repeatable;
+                               default kube-apiserver-webhook-client); any other CN gets 401, unrecorded
+  --metrics-port <port>        plain-HTTP GET /metrics, apart from the admission port (default 8081;
+                               0 = any free port)
 
 Cluster knowledge (guardrails, namespace labels, policies, stores; cached by informers):
   --kubeconfig <path>          kubeconfig (env KUBECONFIG; default in-cluster, then ~/.kube/config)
@@ -64,7 +68,7 @@ Operations:
 
 export const WEBHOOK_OPTIONS = {
   'tls-cert-file': { type: 'string' }, 'tls-key-file': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' },
-  'client-ca-file': { type: 'string' }, 'audit-fsync': { type: 'boolean' },
+  'client-ca-file': { type: 'string' }, 'client-subject': { type: 'string', multiple: true }, 'metrics-port': { type: 'string' }, 'audit-fsync': { type: 'boolean' },
   kubeconfig: { type: 'string' }, 'no-kube': { type: 'boolean' }, namespace: { type: 'string', multiple: true }, 'service-account-token-file': { type: 'string' },
   'name-prefix': { type: 'string' }, 'controller-class': { type: 'string' }, 'allowed-vault-server': { type: 'string', multiple: true },
   'vault-flavor': { type: 'string' }, 'vault-version': { type: 'string' },
@@ -94,6 +98,17 @@ function apiServerAudiencesFrom(file: string | undefined): { apiServerAudiences?
   const audiences = audiencesOf(token);
   if (audiences.length === 0) throw new Error(`--service-account-token-file: ${path} holds no ServiceAccount token with an audience`);
   return { apiServerAudiences: audiences };
+}
+
+/** The webhook's /metrics port by default (the controller's is 8080: both fit in `vaultgate run`). */
+export const DEFAULT_WEBHOOK_METRICS_PORT = 8081;
+
+/** --client-subject: CNs, only with --client-ca-file (a pin without client authentication would pin nothing). */
+function clientSubjectsFrom(v: unknown, clientAuth: boolean): { clientSubjects?: string[] } {
+  const subjects = (Array.isArray(v) ? v : []).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean);
+  if (subjects.length === 0) return {};
+  if (!clientAuth) throw new Error('--client-subject needs --client-ca-file: without client certificates there is no subject to pin');
+  return { clientSubjects: subjects };
 }
 
 /** Flags → process options; throws with a message naming the flag. */
@@ -137,6 +152,8 @@ export function webhookOptionsFrom(values: Values): WebhookProcessOptions {
       },
     } : {}),
     ...(str('client-ca-file') ? { clientCaFile: str('client-ca-file') } : {}),
+    ...clientSubjectsFrom(values['client-subject'], str('client-ca-file') !== undefined),
+    metricsPort: int('metrics-port', DEFAULT_WEBHOOK_METRICS_PORT),
   };
 }
 

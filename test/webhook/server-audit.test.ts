@@ -16,6 +16,8 @@ import { createWebhookMetrics } from '../../webhook/metrics.ts';
 import { startWebhookServer, type WebhookServer } from '../../webhook/server.ts';
 import { defaultContext } from '../../webhook/admission/context.ts';
 import { silentLogger } from '../../observability/log.ts';
+import { auditAdmission } from '../../audit/trail/events.ts';
+import { startMetricsServer } from '../../webhook/metrics-server.ts';
 import { createCA, type CertAndKey, type CertificateAuthority } from '../harness/pki.ts';
 import { selfSignedTls, type TestTls } from '../support/tls.ts';
 
@@ -57,7 +59,7 @@ interface Recorded { uid: string; caller: Caller }
 async function serve(opts: Partial<WebhookAppOptions> & { clientCa?: string }, tls: TestTls): Promise<WebhookServer> {
   const { clientCa, ...app } = opts;
   return startWebhookServer(
-    createWebhookApp({ context: () => defaultContext(), logger: silentLogger, metrics: createWebhookMetrics(undefined, { defaultMetrics: false }), ready: () => true, ...app }),
+    createWebhookApp({ context: () => defaultContext(), logger: silentLogger, metrics: opts.metrics ?? createWebhookMetrics(undefined, { defaultMetrics: false }), ready: () => true, ...app }),
     { host: '127.0.0.1', port: 0, tls, ...(clientCa ? { clientCa } : {}) },
   );
 }
@@ -68,14 +70,18 @@ void describe('client certificate required (--client-ca-file)', () => {
   let apiserver: CertAndKey;
   let stranger: CertAndKey;
   let srv: WebhookServer;
+  let otherSubject: CertAndKey;
+  const metrics = createWebhookMetrics(undefined, { defaultMetrics: false });
   const recorded: Recorded[] = [];
   before(async () => {
     tls = await selfSignedTls('127.0.0.1');
     apiserverCa = await createCA('apiserver-webhook-client-ca');
     apiserver = await apiserverCa.issue({ commonName: 'kube-apiserver-webhook-client', usage: 'client' });
     stranger = await (await createCA('someone-else')).issue({ commonName: 'kube-apiserver-webhook-client', usage: 'client' });
+    // the same CA, another subject: e.g. a certificate the CA issued for a tenant's workload
+    otherSubject = await apiserverCa.issue({ commonName: 'system:kube-apiserver', organizations: ['system:masters'], usage: 'client' });
     srv = await serve({
-      requireClientCert: true, clientCa: apiserverCa.certPem,
+      metrics, requireClientCert: true, clientCa: apiserverCa.certPem,
       onDecision: (_w, req, _d, caller) => { recorded.push({ uid: req.uid, caller }); },
     }, tls);
   });
@@ -88,7 +94,18 @@ void describe('client certificate required (--client-ca-file)', () => {
     const rec = recorded.find((x) => x.uid === 'with-cert');
     assert.equal(rec?.caller.authenticated, true);
     assert.equal(rec?.caller.subject, 'kube-apiserver-webhook-client');
+    assert.equal(rec?.caller.vouchedBy, 'verified client certificate CN=kube-apiserver-webhook-client (pinned subject)');
     assert.match(rec?.caller.peer ?? '', /^127\.0\.0\.1:\d+$/);
+  });
+
+  void test('a certificate of the same CA with another subject is refused (401, naming the accepted subject) and recorded nowhere', async () => {
+    for (const path of ['/validate', '/mutate']) {
+      const r = await request(srv.url, path, { ca: tls.ca, client: otherSubject, body: review(`other-subject${path}`) });
+      assert.equal(r.status, 401);
+      assert.match(r.json.error ?? '', /subject is not one this webhook accepts \(accepted: CN=kube-apiserver-webhook-client; see --client-subject\)/);
+      assert.equal(r.json.response, undefined);
+    }
+    assert.deepEqual(recorded.filter((x) => x.uid.startsWith('other-subject')), []);
   });
 
   void test('a POST without a certificate is refused with 401 and recorded nowhere', async () => {
@@ -107,12 +124,11 @@ void describe('client certificate required (--client-ca-file)', () => {
     assert.deepEqual(recorded.filter((x) => x.uid === 'stranger'), []);
   });
 
-  void test('health probes and metrics need no certificate (kubelet and scrapers present none)', async () => {
+  void test('health probes need no certificate (the kubelet presents none); /metrics is not on this port', async () => {
     assert.equal((await request(srv.url, '/healthz', { ca: tls.ca, method: 'GET' })).status, 200);
     assert.equal((await request(srv.url, '/readyz', { ca: tls.ca, method: 'GET' })).status, 200);
-    const m = await request(srv.url, '/metrics', { ca: tls.ca, method: 'GET' });
-    assert.equal(m.status, 200);
-    assert.match(m.body, /vaultgate_admission_requests_total\{webhook="validate",kind="unknown",operation="unknown",decision="unauthenticated"\} [1-9]/);
+    assert.equal((await request(srv.url, '/metrics', { ca: tls.ca, method: 'GET' })).status, 404);
+    assert.match(await metrics.registry.metrics(), /vaultgate_admission_requests_total\{webhook="validate",kind="unknown",operation="unknown",decision="unauthenticated"\} [1-9]/);
   });
 
   void test('a rotated serving certificate keeps requiring client certificates', async () => {
@@ -121,6 +137,69 @@ void describe('client certificate required (--client-ca-file)', () => {
     assert.equal((await request(srv.url, '/validate', { ca: next.ca, body: review('rot-none') })).status, 401);
     assert.equal((await request(srv.url, '/validate', { ca: next.ca, client: apiserver, body: review('rot-ok') })).status, 200);
     srv.updateCertificate(tls);
+  });
+});
+
+void describe('client subjects pinned with --client-subject', () => {
+  void test('only the configured subjects are accepted: the default one is then refused too', async () => {
+    const tls = await selfSignedTls('127.0.0.1');
+    const ca = await createCA('managed-apiserver-client-ca');
+    const ours = await ca.issue({ commonName: 'apiserver-webhooks', usage: 'client' });
+    const usual = await ca.issue({ commonName: 'kube-apiserver-webhook-client', usage: 'client' });
+    const recorded: Recorded[] = [];
+    const srv = await serve({ requireClientCert: true, clientCa: ca.certPem, clientSubjects: ['apiserver-webhooks'], onDecision: (_w, req, _d, caller) => { recorded.push({ uid: req.uid, caller }); } }, tls);
+    try {
+      assert.equal((await request(srv.url, '/validate', { ca: tls.ca, client: ours, body: review('pinned') })).status, 200);
+      const refused = await request(srv.url, '/validate', { ca: tls.ca, client: usual, body: review('unpinned') });
+      assert.equal(refused.status, 401);
+      assert.match(refused.json.error ?? '', /accepted: CN=apiserver-webhooks/);
+      assert.deepEqual(recorded.map((r) => [r.uid, r.caller.vouchedBy]), [['pinned', 'verified client certificate CN=apiserver-webhooks (pinned subject)']]);
+    } finally { await srv.close(); }
+  });
+});
+
+void describe('a review the core cannot decide is a 400 naming the field (issue #21 item 9)', () => {
+  const envelope = (request: Record<string, unknown>): string => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });
+  const full = JSON.parse(review('x')) as { request: Record<string, unknown> };
+  const without = (field: string): Record<string, unknown> => {
+    const r: Record<string, unknown> = { ...full.request, uid: `no-${field}` };
+    delete r[field];
+    return r;
+  };
+
+  for (const [field, pattern] of [['kind', /request\.kind must be an object with string group, version and kind/], ['operation', /request\.operation must be a non-empty string/], ['userInfo', /request\.userInfo must be an object/]] as const) {
+    void test(`without request.${field}: HTTP 400 naming request.${field}, not a 500 "could not record"; nothing recorded`, async () => {
+      const tls = await selfSignedTls('127.0.0.1');
+      const recorded: string[] = [];
+      // as webhook/main.ts wires the trail: the record is built from the request
+      const srv = await serve({ onDecision: (_w, req, d, caller) => { recorded.push(JSON.stringify(auditAdmission(d, req, { caller }))); } }, tls);
+      try {
+        for (const path of ['/validate', '/mutate']) {
+          const r = await request(srv.url, path, { ca: tls.ca, body: envelope(without(field)) });
+          assert.equal(r.status, 400, r.body);
+          assert.match(r.json.error ?? '', pattern);
+          assert.ok(!r.body.includes(UNRECORDED_MESSAGE));
+        }
+        assert.deepEqual(recorded, []);
+      } finally { await srv.close(); }
+    });
+  }
+});
+
+void describe('/metrics on its own port (webhook/metrics-server.ts)', () => {
+  void test('GET /metrics answers there; nothing else does (no AdmissionReview is taken on it)', async () => {
+    const metrics = createWebhookMetrics(undefined, { defaultMetrics: false });
+    metrics.requests.inc({ webhook: 'validate', kind: 'VaultPolicy', operation: 'CREATE', decision: 'allowed' });
+    const m = await startMetricsServer(metrics.registry, { host: '127.0.0.1', port: 0 });
+    try {
+      const ok = await fetch(`http://127.0.0.1:${m.port}/metrics`);
+      assert.equal(ok.status, 200);
+      assert.match(await ok.text(), /vaultgate_admission_requests_total\{webhook="validate",kind="VaultPolicy",operation="CREATE",decision="allowed"\} 1/);
+      for (const [path, method] of [['/validate', 'POST'], ['/mutate', 'POST'], ['/metrics', 'POST'], ['/healthz', 'GET']] as const) {
+        const r = await fetch(`http://127.0.0.1:${m.port}${path}`, { method, ...(method === 'POST' ? { body: review('on-metrics-port') } : {}) });
+        assert.equal(r.status, 404, `${method} ${path}`);
+      }
+    } finally { await m.close(); }
   });
 });
 
@@ -163,15 +242,15 @@ void describe('without client authentication', () => {
   });
 
   void test('a decision that cannot be recorded is not answered as made: a denial says why', async () => {
-    const srv = await serve({ onDecision: () => Promise.reject(new Error('disk full')) }, tls);
+    const metrics = createWebhookMetrics(undefined, { defaultMetrics: false });
+    const srv = await serve({ metrics, onDecision: () => Promise.reject(new Error('disk full')) }, tls);
     try {
       const r = await request(srv.url, '/validate', { ca: tls.ca, body: review('unrecorded') });
       assert.equal(r.status, 200);
       assert.equal(r.json.response?.uid, 'unrecorded');
       assert.equal(r.json.response?.allowed, false);
       assert.equal(r.json.response?.status?.message, UNRECORDED_MESSAGE);
-      const m = await request(srv.url, '/metrics', { ca: tls.ca, method: 'GET' });
-      assert.match(m.body, /vaultgate_admission_unrecorded_total\{webhook="validate"\} 1/);
+      assert.match(await metrics.registry.metrics(), /vaultgate_admission_unrecorded_total\{webhook="validate"\} 1/);
     } finally { await srv.close(); }
   });
 });

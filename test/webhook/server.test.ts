@@ -42,9 +42,11 @@ const review = (uid: string, extra: Record<string, unknown> = {}) => JSON.string
 describe('webhook HTTPS server', () => {
   let tls: TestTls;
   let srv: WebhookServer;
+  let metrics: ReturnType<typeof createWebhookMetrics>;
   before(async () => {
     tls = await selfSignedTls();
-    const app = createWebhookApp({ context: () => defaultContext(), logger: silentLogger, metrics: createWebhookMetrics(undefined, { defaultMetrics: false }), ready: () => true });
+    metrics = createWebhookMetrics(undefined, { defaultMetrics: false });
+    const app = createWebhookApp({ context: () => defaultContext(), logger: silentLogger, metrics, ready: () => true });
     srv = await startWebhookServer(app, { host: '127.0.0.1', port: 0, tls });
   });
   after(async () => { await srv.close(); });
@@ -88,15 +90,17 @@ describe('webhook HTTPS server', () => {
     assert.match(r.json.response.status.message, /admission\.k8s\.io\/v1 only/);
   });
 
-  test('serves helmet headers, health and metrics', async () => {
+  test('serves helmet headers and health; counts in the metrics registry, which the admission port does not serve', async () => {
     const r = await post(srv.url, tls.ca, review('uid-m'));
     assert.equal(r.headers['x-content-type-options'], 'nosniff');
     assert.equal(r.headers['x-powered-by'], undefined);
-    const metrics = await new Promise<string>((resolve, reject) => {
-      https.get(srv.url + '/metrics', { ca: tls.ca }, (res) => { let d = ''; res.on('data', (c) => { d += String(c); }); res.on('end', () => resolve(d)); }).on('error', reject);
+    const status = await new Promise<number>((resolve, reject) => {
+      https.get(srv.url + '/metrics', { ca: tls.ca }, (res) => { res.resume(); resolve(res.statusCode ?? 0); }).on('error', reject);
     });
-    assert.match(metrics, /vaultgate_admission_requests_total\{webhook="validate",kind="VaultPolicy",operation="CREATE",decision="allowed"\}/);
-    assert.match(metrics, /vaultgate_admission_duration_seconds_bucket/);
+    assert.equal(status, 404, '/metrics is on its own port (webhook/metrics-server.ts)');
+    const text = await metrics.registry.metrics();
+    assert.match(text, /vaultgate_admission_requests_total\{webhook="validate",kind="VaultPolicy",operation="CREATE",decision="allowed"\}/);
+    assert.match(text, /vaultgate_admission_duration_seconds_bucket/);
   });
 
   test('refuses TLS 1.1 clients', async () => {
