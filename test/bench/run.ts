@@ -20,6 +20,10 @@ if (!only || only === 'webhook') {
   const { benchWebhookMaxSize } = await import('./webhook-max-size.ts');
   print('admission webhook: maximum-size reviews (7 MiB raw HCL / ESO templates) in flight, answer time against the 5 s webhook timeout', await benchWebhookMaxSize());
 }
+if (!only || only === 'render') {
+  const { benchRender } = await import('./render.ts');
+  print('template rendering: in process vs the render pool of worker threads (per render; issue #20)', await benchRender());
+}
 if (only === 'storm') {
   const { benchStorm } = await import('./storm.ts');
   print('refresh storm, SIMULATORS: a new ExternalSecret while every other one is force-synced (issue #24)', await benchStorm());
