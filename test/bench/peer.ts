@@ -77,8 +77,19 @@ const SYSTEMS: SystemSpec[] = [
 
 interface VaultCounts { total: number; logins: number; reads: number; lookups: number; revocations: number; renewals: number; other: number }
 interface PhaseFigures { seconds: number; vault: VaultCounts; writes: number; writesByKind: Record<string, number> }
+/** A new ExternalSecret created while every other one is force-synced (issue #24.2). */
+interface StormFigures {
+  /** Its CREATE → its Secret holding the right values. */
+  newSecretSeconds: number;
+  /** ExternalSecrets not yet refreshed when its Secret was correct. */
+  pendingAtSecret: number;
+  /** The annotate commands → every ExternalSecret refreshed. */
+  allSeconds: number;
+}
+
 interface SystemFigures {
   name: SystemName;
+  storm?: StormFigures;
   sync: PhaseFigures;
   forced: PhaseFigures;
   steady: PhaseFigures & { cpuPer20s: number };
@@ -223,7 +234,39 @@ async function measure(stack: PeerStack, run: () => Promise<void>): Promise<Phas
   return { seconds, vault, ...controllerWrites(delta(writesFrom, await apiserverWrites(stack.cp))) };
 }
 
-async function runSystem(spec: SystemSpec, count: number, log: (l: string) => void, full: boolean): Promise<SystemFigures> {
+/** Secret `name` in `ns` holds what ExternalSecret number `e` asks for. */
+async function secretCorrect(stack: PeerStack, ns: string, name: string, e: number): Promise<boolean> {
+  const res = await stack.cp.request('GET', `/api/v1/namespaces/${ns}/secrets/${name}`);
+  const data = (res.body as { data?: Record<string, string> } | undefined)?.data;
+  const text = (k: string): string => Buffer.from(data?.[k] ?? '', 'base64').toString('utf8');
+  return res.status === 200 && text('username') === valueOf(e, 'username') && text('password') === valueOf(e, 'password');
+}
+
+/**
+ * Every ExternalSecret force-synced at once (the annotate commands of the namespaces in parallel), then a
+ * new ExternalSecret created: how long until its Secret is correct, how many refreshes were still waiting.
+ */
+async function refreshStorm(stack: PeerStack, name: SystemName, log: (l: string) => void): Promise<StormFigures> {
+  const before = await syncedVersions(stack);
+  const t0 = performance.now();
+  const value = String(Date.now());
+  await Promise.all(Array.from({ length: NAMESPACES }, (_, i) => stack.cp.kubectl(['annotate', '--overwrite', '-n', nsName(i), 'externalsecrets', '--all', `external-secrets.io/force-sync=${value}`])));
+  const tc = performance.now();
+  await must(stack, 'POST', `/apis/external-secrets.io/v1/namespaces/${nsName(0)}/externalsecrets`, { ...externalSecret(3), metadata: { name: 'storm-new' } });
+  await waitFor(async () => ((await secretCorrect(stack, nsName(0), 'storm-new', 3)) ? true : undefined), { what: `${name}: the new ExternalSecret's Secret`, timeoutMs: 3_600_000, intervalMs: 50 });
+  const newSecretSeconds = (performance.now() - tc) / 1000;
+  const atSecret = await syncedVersions(stack);
+  const pendingAtSecret = [...before].filter(([k, v]) => atSecret.get(k) === v).length;
+  await waitFor(async () => {
+    const now = await syncedVersions(stack);
+    return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
+  }, { what: `${name}: every ExternalSecret refreshed after force-sync`, timeoutMs: 3_600_000, intervalMs: 1000 });
+  const allSeconds = (performance.now() - t0) / 1000;
+  log(`[peer] ${name}: new ExternalSecret's Secret ${newSecretSeconds.toFixed(2)}s after its CREATE, ${pendingAtSecret} refreshes still waiting then; all refreshed in ${allSeconds.toFixed(1)}s`);
+  return { newSecretSeconds, pendingAtSecret, allSeconds };
+}
+
+async function runSystem(spec: SystemSpec, count: number, log: (l: string) => void, full: boolean, storm = false): Promise<SystemFigures> {
   const stack = await startPeerStack({ log: () => undefined });
   try {
     await seed(stack);
@@ -241,7 +284,8 @@ async function runSystem(spec: SystemSpec, count: number, log: (l: string) => vo
     const afterSync = processStats(pid);
     log(`[peer] ${spec.name} (${count}): all Secrets correct in ${sync.seconds.toFixed(1)}s (the ${count} CREATEs took ${createdAfter.toFixed(1)}s)`);
     if (!full) {
-      return { name: spec.name, sync, forced: sync, steady: { ...sync, cpuPer20s: NaN }, rssStartMiB: start.rssMb, rssAfterSyncMiB: afterSync.rssMb, cpuSync: afterSync.cpuSeconds - start.cpuSeconds, cpuWhole: afterSync.cpuSeconds };
+      const stormFigures = storm ? await refreshStorm(stack, spec.name, log) : undefined;
+      return { name: spec.name, ...(stormFigures ? { storm: stormFigures } : {}), sync, forced: sync, steady: { ...sync, cpuPer20s: NaN }, rssStartMiB: start.rssMb, rssAfterSyncMiB: afterSync.rssMb, cpuSync: afterSync.cpuSeconds - start.cpuSeconds, cpuWhole: afterSync.cpuSeconds };
     }
 
     const before = await syncedVersions(stack);
@@ -397,8 +441,19 @@ export async function benchPeerAdmission(log: (l: string) => void = (l) => proce
 export async function benchPeerOne(name: SystemName, log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
   await setUpPeers();
   const spec = SYSTEMS.find((s) => s.name === name);
-  if (!spec) throw new Error(`BENCH_PEER_ONLY: one of ${SYSTEMS.map((s) => s.name).join(', ')}`);
+  if (!spec) throw new Error(`BENCH_PEER_ONLY: one of ${SYSTEMS.map((s) => s.name).join(', ')}, admission, storm`);
   return JSON.stringify(await runSystem(spec, COUNT, log, true), null, 1);
+}
+
+/** The refresh storm alone (BENCH_PEER_ONLY="storm"): ESO tuned and vaultgate at BENCH_PEER_LARGE, JSON. */
+export async function benchPeerStorm(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+  await setUpPeers();
+  const out: Record<string, unknown> = {};
+  for (const s of SYSTEMS.filter((x) => x.name !== 'ESO default')) {
+    const f = await runSystem(s, LARGE, log, false, true);
+    out[s.name] = { syncSeconds: f.sync.seconds, ...f.storm };
+  }
+  return JSON.stringify(out, null, 1);
 }
 
 export async function benchPeer(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
@@ -417,7 +472,7 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
   const large: SystemFigures[] = [];
   if (LARGE > 0) {
     for (const s of SYSTEMS.filter((x) => x.name !== 'ESO default')) {
-      large.push(await runSystem(s, LARGE, log, false));
+      large.push(await runSystem(s, LARGE, log, false, true));
       log(`[peer] ${s.name} at ${LARGE}: ${JSON.stringify(large.at(-1))}`);
     }
   }
@@ -479,6 +534,16 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
       largeRows.push([label, ...cells, ratio(get(g('vaultgate', large)), get(g('ESO tuned', large)))]);
     }
     out.push(`\n== growth: ${COUNT} → ${LARGE} ExternalSecrets (same 100 paths, 10 namespaces)`, table(largeRows, ['figure', 'ESO tuned', 'vaultgate', `vaultgate / ESO tuned at ${LARGE}`]));
+    const st = (n: SystemName): StormFigures | undefined => g(n, large).storm;
+    const stormRow = (label: string, get: (f: StormFigures) => number, digits: number): [string, ...string[]] => {
+      const [t, v] = [st('ESO tuned'), st('vaultgate')];
+      return [label, fmt(t ? get(t) : NaN, digits), fmt(v ? get(v) : NaN, digits), ratio(v ? get(v) : NaN, t ? get(t) : NaN)];
+    };
+    out.push(`\n== refresh storm: every one of the ${LARGE} ExternalSecrets force-synced, then a new one created (issue #24.2; goal: vaultgate ≤ 1 s)`, table([
+      stormRow("a new ExternalSecret's CREATE → its Secret correct (s)", (f) => f.newSecretSeconds, 2),
+      stormRow('  refreshes still waiting at that moment', (f) => f.pendingAtSecret, 0),
+      stormRow(`forced refresh of all ${LARGE}: time (s)`, (f) => f.allSeconds, 1),
+    ], ['figure', 'ESO tuned', 'vaultgate', 'vaultgate / ESO tuned']));
   }
   return out.join('\n');
 }

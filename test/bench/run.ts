@@ -13,7 +13,7 @@ const only = process.argv[2];
 if (only === 'peer') {
   const peer = await import('./peer.ts');
   const one = process.env.BENCH_PEER_ONLY;
-  console.log(one === 'admission' ? await peer.benchPeerAdmission() : one ? await peer.benchPeerOne(one as 'vaultgate') : await peer.benchPeer());
+  console.log(one === 'admission' ? await peer.benchPeerAdmission() : one === 'storm' ? await peer.benchPeerStorm() : one ? await peer.benchPeerOne(one as 'vaultgate') : await peer.benchPeer());
 }
 if (!only || only === 'webhook') {
   print('admission webhook (20-rule VaultPolicy CREATE, HTTPS keep-alive, 16 connections)', await benchWebhook());
