@@ -18,6 +18,7 @@ import { waitFor } from '../harness/wait.ts';
 import { requireEso } from '../upstream/eso.ts';
 import { syncedResourceVersion } from '../../eso/refresh.ts';
 import { ANNOTATION_FORCE_SYNC, createdByLabel, LABEL_CREATED_BY } from '../../eso/target.ts';
+import { LABEL_CREATED_FOR } from '../../controller/reconcilers/externalsecret.ts';
 
 const tier = await realTier();
 const skip = tier.skip || baoSkipReason();
@@ -56,8 +57,12 @@ export const DOCUMENTED_DIFFERENCES: Record<string, { phase: 1 | 2 | '*'; field:
 export const DOCUMENTED_FIELD_DIFFERENCES: Record<string, string> = {
   [`annotation ${ANNOTATION_FORCE_SYNC}`]: 'ESO copies every ExternalSecret annotation onto the Secret (without a template), the force-sync trigger too, so a forced refresh rewrites every Secret even when no value changed; vaultgate copies the others and not this one',
 };
+/** The other way round: vaultgate shows them, ESO never. */
+export const DOCUMENTED_VAULTGATE_FIELDS: Record<string, string> = {
+  [`label ${LABEL_CREATED_FOR}`]: 'on the Orphan Secrets vaultgate creates, the uid of their ExternalSecret: nothing of ESO\'s says whose an Orphan Secret is, and ESO\'s managed label (also on Merge targets) let a second ExternalSecret take a hand-made Secret over (issue #21)',
+};
 /** Per field above: how many Secrets showed it, per system. */
-const fieldSeen: Record<string, Record<System, number>> = Object.fromEntries(Object.keys(DOCUMENTED_FIELD_DIFFERENCES).map((k) => [k, { eso: 0, vaultgate: 0 }]));
+const fieldSeen: Record<string, Record<System, number>> = Object.fromEntries([...Object.keys(DOCUMENTED_FIELD_DIFFERENCES), ...Object.keys(DOCUMENTED_VAULTGATE_FIELDS)].map((k) => [k, { eso: 0, vaultgate: 0 }]));
 
 interface Case { name: string; expect?: string; expectAfterUpdate?: string; expectKey?: [string, string]; expectKeyAfterUpdate?: [string, string]; forceSync: boolean; targetName: string; creationPolicy: string }
 interface Outcome { ready: string; secret: unknown }
@@ -134,6 +139,10 @@ function normalizeSecret(s: SecretObj | undefined, ns: string, esName: string, s
   if (annotations[ANNOTATION_FORCE_SYNC] !== undefined) {
     fieldSeen[`annotation ${ANNOTATION_FORCE_SYNC}`]![system]++;
     delete annotations[ANNOTATION_FORCE_SYNC];
+  }
+  if (labels[LABEL_CREATED_FOR] !== undefined) {
+    fieldSeen[`label ${LABEL_CREATED_FOR}`]![system]++;
+    delete labels[LABEL_CREATED_FOR];
   }
   if (labels[LABEL_CREATED_BY] !== undefined) labels[LABEL_CREATED_BY] = labels[LABEL_CREATED_BY] === createdByLabel(ns, esName) ? '<sha3 of namespace/name>' : `WRONG ${labels[LABEL_CREATED_BY]}`;
   const data = Object.fromEntries(Object.entries(s.data ?? {}).sort(([a], [b]) => a.localeCompare(b)));
@@ -381,8 +390,12 @@ void describe('ESO side by side at sync time: the same manifests and OpenBao dat
     assert.deepEqual(changed.filter((n) => !targetsOfDocumented.has(n)), []);
   });
 
-  test('documented field differences: ESO shows them, vaultgate never', () => {
-    for (const [field, seen] of Object.entries(fieldSeen)) {
+  test('documented field differences: ESO shows them, vaultgate never (and the other way round)', () => {
+    for (const field of Object.keys(DOCUMENTED_VAULTGATE_FIELDS)) {
+      assert.equal(fieldSeen[field]!.eso, 0, `${field} on an ESO Secret`);
+      assert.ok(fieldSeen[field]!.vaultgate > 0, `${field} no longer seen on vaultgate's Secrets: remove it from DOCUMENTED_VAULTGATE_FIELDS and the README`);
+    }
+    for (const [field, seen] of Object.entries(fieldSeen).filter(([f]) => DOCUMENTED_VAULTGATE_FIELDS[f] === undefined)) {
       assert.equal(seen.vaultgate, 0, `${field} on a vaultgate Secret`);
       assert.ok(seen.eso > 0, `${field} no longer seen on ESO's Secrets: remove it from DOCUMENTED_FIELD_DIFFERENCES and the README`);
     }
