@@ -69,7 +69,8 @@ Webhook certificate (kept by the leader only; off unless --webhook-cert-secret i
 
 Audit trail (signed, hash-chained JSON lines on stdout; off unless --audit or --audit-key-file):
   --audit                            record every Vault write (policy/role created, updated, deleted,
-                                     drift repaired, adopted); key in Secret vaultgate-audit-key
+                                     drift repaired, adopted; KV pushed or deleted by a PushSecret);
+                                     key in Secret vaultgate-audit-key
   --audit-namespace <ns>             where that Secret and ConfigMap vaultgate-audit-jwks live
                                      (env POD_NAMESPACE; default vaultgate-system)
   --audit-key-file <path>            sign with this Ed25519 PEM key instead (vaultgate audit keygen)
