@@ -59,6 +59,13 @@ export interface VerifyReport {
    * request body claimed.
    */
   unauthenticated: number;
+  /**
+   * Admission records with a verified client certificate but no `caller.vouchedBy`: written before
+   * subject pinning, when any certificate of the client CA was accepted whatever its subject.
+   */
+  unpinned: number;
+  /** Admission records no caller authentication vouches for: unauthenticated + unpinned. */
+  unvouched: number;
 }
 
 export interface VerifyInput { name: string; text: string }
@@ -87,6 +94,7 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
   let ignoredLines = 0;
   let admissions = 0;
   let unauthenticated = 0;
+  let unpinned = 0;
 
   for (const input of inputs) {
     const lines = input.text.split('\n');
@@ -168,6 +176,7 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
       if (plain.event?.type === 'admission') {
         admissions++;
         if (plain.event.caller?.authenticated !== true) unauthenticated++;
+        else if (typeof plain.event.caller.vouchedBy !== 'string') unpinned++;
       }
       // Chain tracking uses the signed values when the signature holds, the claimed ones otherwise.
       const rec = payload ?? (plain as unknown as AuditPayload);
@@ -278,7 +287,7 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
     });
   }
   issues.sort((a, b) => inputs.findIndex((x) => x.name === a.file) - inputs.findIndex((x) => x.name === b.file) || a.line - b.line);
-  return { ok: !issues.some((i) => i.severity === 'error'), records, ignoredLines, issues, chains: [...chains.values()].map((c) => c.summary), admissions, unauthenticated };
+  return { ok: !issues.some((i) => i.severity === 'error'), records, ignoredLines, issues, chains: [...chains.values()].map((c) => c.summary), admissions, unauthenticated, unpinned, unvouched: unauthenticated + unpinned };
 }
 
 /** A chain-start that names the previous head: the files must show that chain ending exactly there. */

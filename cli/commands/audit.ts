@@ -25,15 +25,21 @@ Run "vaultgate audit <command> --help" for the options of each.
 `;
 
 const VERIFY_HELP = `Usage: vaultgate audit verify <file...> --jwks <file|url> [--output text|json] [--keep-order]
+                                                     [--require-authenticated]
 
 Verifies vaultgate audit files (JSON lines from the file sink, or a shipped stdout log with other log
 lines mixed in): every record's content against its SHA-256 hash, every checkpoint's EdDSA signature
 against the JWKS and its readable fields against the signed payload, and for each replica's chain: seq
 ascending without gaps, each record's prev equal to the hash of the record before it, every record
 covered by a later signed checkpoint (the trail signs the last record of every batch it writes), and
-restarts linked to the chain they follow. It also counts the admission records whose caller was not
-authenticated by a client certificate (webhook without --client-ca-file): their user is only what the
-request body claimed.
+restarts linked to the chain they follow.
+
+It also counts the admission records no caller authentication vouches for: those whose caller presented
+no verified client certificate (webhook without --client-ca-file), and those from before subject pinning
+(a certificate of the client CA, whatever its subject). Their user is only what the request body claimed:
+anyone who could reach the webhook's port could have sent them. A signature proves the webhook wrote a
+record, not that the apiserver asked for it. --require-authenticated makes any such record an error
+(exit 1): use it where the webhook runs with client authentication.
 
 Give rotated files oldest first; names like audit.log.2 audit.log.1 audit.log are put in that order
 automatically (a shell glob lists them the other way round); --keep-order turns that off.
@@ -45,7 +51,8 @@ or a URL serving it, or the jwks.json "vaultgate audit keygen" wrote.
 Every problem is printed as file:line (replica, seq): what was expected and what was found, e.g.
   audit.log:42 (replica webhook-0, seq 41): expected seq 40 after audit.log:41, found seq 41: record seq 40 is missing (dropped)
 
-Exit status: 0 intact (notices allowed, e.g. a chain whose start was rotated away), 1 any error, 2 usage.
+Exit status: 0 intact (notices allowed, e.g. a chain whose start was rotated away), 1 any error (or, with
+--require-authenticated, any record no caller authentication vouches for), 2 usage.
 `;
 
 const ACCESS_HELP = `Usage: vaultgate audit access [-f <file|dir>...] [query] [options]
@@ -132,7 +139,7 @@ async function loadJwks(source: string): Promise<JSONWebKeySet> {
 async function verify(argv: string[]): Promise<number> {
   const { values, positionals } = guard(() => parseArgs({
     args: argv, allowPositionals: true, strict: true,
-    options: { ...HELP_OPTION, jwks: { type: 'string', multiple: true }, output: { type: 'string', short: 'o' }, 'keep-order': { type: 'boolean' } },
+    options: { ...HELP_OPTION, jwks: { type: 'string', multiple: true }, output: { type: 'string', short: 'o' }, 'keep-order': { type: 'boolean' }, 'require-authenticated': { type: 'boolean' } },
   }));
   if (values.help) { process.stdout.write(VERIFY_HELP); return 0; }
   if (positionals.length === 0) throw new UsageError('give at least one audit file (see --help)');
@@ -144,12 +151,14 @@ async function verify(argv: string[]): Promise<number> {
     try { return { name: f, text: readFileSync(f, 'utf8') }; } catch { throw new UsageError(`cannot read ${f}`); }
   });
   const report = await verifyAuditFiles(inputs, jwks);
-  if (values.output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else process.stdout.write(renderVerify(report, files));
-  return report.ok ? 0 : 1;
+  const requireAuthenticated = values['require-authenticated'] === true;
+  const refused = requireAuthenticated && report.unvouched > 0;
+  if (values.output === 'json') process.stdout.write(`${JSON.stringify({ ...report, ...(requireAuthenticated ? { requireAuthenticated, ok: report.ok && !refused } : {}) }, null, 2)}\n`);
+  else process.stdout.write(renderVerify(report, files, requireAuthenticated));
+  return report.ok && !refused ? 0 : 1;
 }
 
-function renderVerify(r: VerifyReport, files: string[]): string {
+function renderVerify(r: VerifyReport, files: string[], requireAuthenticated = false): string {
   const out: string[] = [];
   for (const i of r.issues) out.push(`${i.severity === 'error' ? 'ERROR ' : 'notice'} ${i.kind}: ${i.message}${i.expected && !i.message.includes(i.expected) ? `\n       expected ${i.expected}, found ${i.found ?? '(nothing)'}` : ''}`);
   if (r.issues.length) out.push('');
@@ -157,12 +166,20 @@ function renderVerify(r: VerifyReport, files: string[]): string {
     out.push(`replica ${c.replica} chain ${c.chain}: ${c.records} records, ${c.checkpoints} signed checkpoint(s), seq ${c.firstSeq}–${c.lastSeq}${c.fromGenesis ? ' (from its start)' : ''}, head ${c.headHash.slice(0, 16)}…`);
   }
   if (r.admissions > 0) {
-    out.push(r.unauthenticated > 0
-      ? `${r.unauthenticated} of ${r.admissions} admission record(s) unauthenticated: the caller presented no verified client certificate (webhook without --client-ca-file), so their user is only what the request claimed`
-      : `${r.admissions} admission record(s), all from an authenticated caller (verified client certificate)`);
+    if (r.unvouched > 0) {
+      const why = [
+        ...(r.unauthenticated > 0 ? [`${r.unauthenticated} unauthenticated: the caller presented no verified client certificate (webhook without --client-ca-file)`] : []),
+        ...(r.unpinned > 0 ? [`${r.unpinned} from before subject pinning: any certificate of the client CA was accepted, whatever its subject`] : []),
+      ];
+      out.push(`${r.unvouched} of ${r.admissions} admission record(s) no caller authentication vouches for (${why.join('; ')}): their user is only what the request claimed, and anyone who reached the webhook's port could have sent them`);
+    } else {
+      out.push(`${r.admissions} admission record(s), all from a caller with a verified client certificate of a pinned subject`);
+    }
   }
   const errors = r.issues.filter((i) => i.severity === 'error').length;
-  out.push(`${r.ok ? 'OK' : 'FAILED'}: ${r.records} records in ${files.length} file(s), ${r.chains.length} chain(s), ${errors} error(s), ${r.issues.length - errors} notice(s)${r.ignoredLines ? `, ${r.ignoredLines} non-audit lines ignored` : ''}`);
+  const refused = requireAuthenticated && r.unvouched > 0;
+  if (refused) out.push(`--require-authenticated: ${r.unvouched} admission record(s) no caller authentication vouches for`);
+  out.push(`${r.ok && !refused ? 'OK' : 'FAILED'}: ${r.records} records in ${files.length} file(s), ${r.chains.length} chain(s), ${errors} error(s), ${r.issues.length - errors} notice(s)${r.ignoredLines ? `, ${r.ignoredLines} non-audit lines ignored` : ''}`);
   return `${out.join('\n')}\n`;
 }
 

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +48,7 @@ void test('keygen → trail → verify OK, then a dropped record is reported wit
   const ok = await cli('audit', 'verify', log, '--jwks', join(dir, 'audit-jwks.json'));
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
   assert.match(ok.stdout, /OK: 6 records in 1 file\(s\), 1 chain\(s\), 0 error\(s\)/);
-  assert.match(ok.stdout, /5 of 5 admission record\(s\) unauthenticated/);
+  assert.match(ok.stdout, /5 of 5 admission record\(s\) no caller authentication vouches for \(5 unauthenticated: /);
 
   const lines = readFileSync(log, 'utf8').split('\n');
   const tampered = join(dir, 'tampered.log');
@@ -57,6 +57,37 @@ void test('keygen → trail → verify OK, then a dropped record is reported wit
   assert.equal(bad.code, 1);
   assert.match(bad.stdout, /ERROR  missing: .*tampered\.log:4 \(replica webhook-0, seq 4\): expected seq 3 after .*tampered\.log:3, found seq 4: record seq 3 is missing/);
   assert.match(bad.stdout, /FAILED/);
+});
+
+void test('a forged review (kubernetes-admin, system:masters) from an unauthenticated caller: counted by verify, and an error with --require-authenticated (issue #21 item 4)', async () => {
+  mkdirSync(join(dir, 'forged'));
+  assert.equal((await cli('audit', 'keygen', '--out', join(dir, 'forged'))).code, 0);
+  const key = await auditKeyFromPem(readFileSync(join(dir, 'forged', 'audit-signing-key.pem'), 'utf8'));
+  const log = join(dir, 'forged', 'audit.log');
+  const trail = await AuditTrail.open({ replica: 'webhook-0', signer: createSigner(key), sink: fileSink({ path: log }) });
+  const request = { uid: 'f1', kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' }, namespace: 'pay', name: 'p', operation: 'CREATE', userInfo: { username: 'kubernetes-admin', groups: ['system:masters'] } };
+  const decision = { response: { uid: 'f1', allowed: true }, rules: [], patchOps: [] };
+  // the real apiserver through a pinned client certificate, then a pod POSTing the same claims without one
+  await trail.append(auditAdmission(decision, request, { caller: { authenticated: true, subject: 'kube-apiserver-webhook-client', vouchedBy: 'verified client certificate CN=kube-apiserver-webhook-client (pinned subject)', peer: '10.0.0.1:443' } }));
+  await trail.append(auditAdmission(decision, { ...request, uid: 'f2' }, { caller: { authenticated: false, peer: '10.244.3.7:40112' } }));
+  // a record written before subject pinning: any certificate of the CA was taken
+  await trail.append(auditAdmission(decision, { ...request, uid: 'f3' }, { caller: { authenticated: true, subject: 'tenant-workload', peer: '10.244.3.8:40113' } }));
+  await trail.close();
+  const jwks = join(dir, 'forged', 'audit-jwks.json');
+
+  const plain = await cli('audit', 'verify', log, '--jwks', jwks);
+  assert.equal(plain.code, 0, 'the chain itself is intact');
+  assert.match(plain.stdout, /2 of 3 admission record\(s\) no caller authentication vouches for \(1 unauthenticated: .*; 1 from before subject pinning: /);
+
+  const strict = await cli('audit', 'verify', log, '--jwks', jwks, '--require-authenticated');
+  assert.equal(strict.code, 1, strict.stdout + strict.stderr);
+  assert.match(strict.stdout, /--require-authenticated: 2 admission record\(s\) no caller authentication vouches for/);
+  assert.match(strict.stdout, /^FAILED: 4 records/m);
+
+  const json = await cli('audit', 'verify', log, '--jwks', jwks, '--require-authenticated', '-o', 'json');
+  assert.equal(json.code, 1);
+  const report = JSON.parse(json.stdout) as { ok: boolean; admissions: number; unauthenticated: number; unpinned: number; unvouched: number };
+  assert.deepEqual([report.ok, report.admissions, report.unauthenticated, report.unpinned, report.unvouched], [false, 3, 1, 1, 2]);
 });
 
 void test('verify usage errors exit 2 and say what is missing', async () => {

@@ -357,6 +357,9 @@ void describe('batches: many records, one signature; each append resolves only o
     assert.equal(r.ok, true);
     assert.equal(r.admissions, 3);
     assert.equal(r.unauthenticated, 2);
+    // the authenticated one predates subject pinning (no vouchedBy): any certificate of the CA was taken
+    assert.equal(r.unpinned, 1);
+    assert.equal(r.unvouched, 3);
     assert.deepEqual((parseLine(sink.lines[1]!)!.event as { caller?: unknown }).caller, { authenticated: false, peer: '10.0.0.9:51234' });
   });
 });
