@@ -34,6 +34,11 @@ export async function benchStorm(count = Number(process.env.BENCH_STORM_COUNT ??
     const before = new Map(sim.keys.map((k) => [k, sim.syncedVersion(k)]));
     const refreshed = (): number => sim.keys.filter((k) => sim.syncedVersion(k) !== before.get(k)).length;
     const esQueue = (): number => sim.app.manager.status().controllers.find((c) => c.name === 'externalsecret')?.queued ?? 0;
+    const errors = async (): Promise<number> => {
+      const m = await sim.app.manager.metrics.reconcileErrors.get();
+      return m.values.find((v) => v.labels.controller === 'externalsecret')?.value ?? 0;
+    };
+    const errorsFrom = await errors();
     const from = sim.kube.calls.length;
     sim.vault.resetCounts();
     const ts = performance.now();
@@ -54,6 +59,8 @@ export async function benchStorm(count = Number(process.env.BENCH_STORM_COUNT ??
     figures.forced_refresh_kube_writes = Object.values(kinds).reduce((s, n) => s + n, 0);
     figures.forced_refresh_kube_writes_by_kind = JSON.stringify(kinds);
     figures.forced_refresh_vault_reads = sim.vault.count('read', 'secret/data/');
+    // A failed reconcile (a Vault timeout on a loaded machine) writes a failed status, then the retry a good one.
+    figures.forced_refresh_reconcile_errors = (await errors()) - errorsFrom;
   } finally {
     await sim.stop();
   }
