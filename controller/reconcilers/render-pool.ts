@@ -107,6 +107,7 @@ export class RenderPool implements SecretRenderer {
   readonly #inFlight = new Map<string, number>();
   #nextId = 1;
   #closed = false;
+  #bootFailures = 0;
   readonly stats: RenderPoolStats = { renders: 0, deadlines: 0, heapLimits: 0, crashes: 0, replaced: 0 };
 
   constructor(opts: RenderPoolOptions = {}) {
@@ -216,11 +217,27 @@ export class RenderPool implements SecretRenderer {
     }
     void slot.worker.terminate();
     const i = this.#slots.indexOf(slot);
-    if (i >= 0 && !this.#closed) {
+    if (i < 0 || this.#closed) return;
+    if (slot.ready) {
+      this.#bootFailures = 0;
       this.#slots[i] = this.#spawn();
       this.stats.replaced++;
+      this.#pump();
+      return;
     }
-    this.#pump();
+    // It died before it could serve (a broken build, a heap too small to load the engine): no tight
+    // respawn loop; what waits fails now (retried with backoff) and the next worker starts after a delay.
+    this.#bootFailures++;
+    for (const p of this.#queue.splice(0)) p.reject(new RenderLimitError('spec.target.template: the template renderer could not start'));
+    const delay = Math.min(30_000, 500 * 2 ** Math.min(this.#bootFailures, 6));
+    const placeholder: Slot = { ...slot, ended: true };
+    this.#slots[i] = placeholder;
+    setTimeout(() => {
+      if (this.#closed || this.#slots[i] !== placeholder) return;
+      this.#slots[i] = this.#spawn();
+      this.stats.replaced++;
+      this.#pump();
+    }, delay).unref();
   }
 
   #finish(namespace: string, derived: number): void {

@@ -107,6 +107,19 @@ void describe('render pool', () => {
     }
   });
 
+  void test('a worker that cannot start fails what waits at once and is restarted after a delay, not in a tight loop', async () => {
+    const broken = new RenderPool({ size: 1, heapMb: 2 }); // too small a heap to load the engine
+    try {
+      const t0 = performance.now();
+      await assert.rejects(broken.desiredSecret('ns', targetOf('{{ "x" }}'), dataOf()), /^.*spec\.target\.template: the template renderer could not start$/);
+      assert.ok(performance.now() - t0 < 5000);
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.ok(broken.stats.heapLimits + broken.stats.crashes <= 3, `restarted ${broken.stats.replaced} times in 1.5 s`);
+    } finally {
+      await broken.close();
+    }
+  });
+
   void test('a target without a template never reaches a worker', async () => {
     const before = pool.stats.renders;
     const d = await pool.desiredSecret('ns', undefined, dataOf());
