@@ -65,6 +65,8 @@ void describe('chart rendered: client auth and network policy', { skip }, () => 
     assert.equal(String(cm.data['ca.crt']).trim(), CA_PEM.trim());
     const c = webhookContainer(objs);
     assert.ok((c.args as string[]).includes('--client-ca-file=/var/run/vaultgate/client-ca/ca.crt'));
+    // the accepted subject is pinned by default (issue #21 item 4)
+    assert.deepEqual((c.args as string[]).filter((a) => a.startsWith('--client-subject')), ['--client-subject=kube-apiserver-webhook-client']);
     assert.deepEqual((c.volumeMounts as Obj[]).find((m) => m.name === 'client-ca'), { name: 'client-ca', mountPath: '/var/run/vaultgate/client-ca', readOnly: true });
     const vol = (webhookPod(objs).volumes as Obj[]).find((v) => v.name === 'client-ca');
     assert.deepEqual(vol?.configMap, { name: cm.metadata.name, items: [{ key: 'ca.crt', path: 'ca.crt' }] });
@@ -77,14 +79,31 @@ void describe('chart rendered: client auth and network policy', { skip }, () => 
     assert.deepEqual(vol?.configMap, { name: 'apiserver-client-ca', items: [{ key: 'bundle.pem', path: 'ca.crt' }] });
   });
 
-  void test('the webhook NetworkPolicy admits only the apiserver CIDRs and the metrics scraper', () => {
+  void test('webhook.clientAuth.subjects: each accepted subject is a --client-subject', () => {
+    const objs = render({ set: ['webhook.clientAuth.enabled=true', 'webhook.clientAuth.existingConfigMap=apiserver-client-ca', 'webhook.clientAuth.subjects={apiserver-a,apiserver-b}'] });
+    assert.deepEqual((webhookContainer(objs).args as string[]).filter((a) => a.startsWith('--client-subject')), ['--client-subject=apiserver-a', '--client-subject=apiserver-b']);
+  });
+
+  void test('/metrics is on a port of its own: --metrics-port, a "metrics" container and Service port, the ServiceMonitor scrapes it over HTTP', () => {
+    const objs = render({ set: ['metrics.serviceMonitor.enabled=true'] });
+    const c = webhookContainer(objs);
+    assert.ok((c.args as string[]).includes('--metrics-port=8081'));
+    assert.deepEqual((c.ports as Obj[]).map((p): unknown[] => [p.name, p.containerPort]), [['https', 8443], ['metrics', 8081]]);
+    const svc = one(objs, 'Service', '-webhook');
+    assert.deepEqual((svc.spec.ports as Obj[]).map((p): unknown[] => [p.name, p.targetPort]), [['https', 'https'], ['metrics', 'metrics']]);
+    const sm = ofKind(objs, 'ServiceMonitor').find((o) => String(o.metadata.name).endsWith('-webhook'));
+    assert.deepEqual(sm?.spec.endpoints, [{ port: 'metrics', path: '/metrics', interval: '30s' }]);
+  });
+
+  void test('the webhook NetworkPolicy admits only the apiserver CIDRs to the admission port, and the metrics scraper only to the metrics port', () => {
     const objs = render({ set: ['networkPolicy.enabled=true', 'networkPolicy.apiserverCIDRs={10.1.0.10/32,10.1.0.11/32}'] });
     const np = one(objs, 'NetworkPolicy', '-webhook');
     const ingress = np.spec.ingress as Obj[];
     assert.ok(ingress.every((rule) => Array.isArray(rule.from) && rule.from.length > 0), 'no rule open to every source');
     assert.deepEqual(ingress[0]!.from, [{ ipBlock: { cidr: '10.1.0.10/32' } }, { ipBlock: { cidr: '10.1.0.11/32' } }]);
+    assert.deepEqual(ingress[0]!.ports, [{ port: 8443, protocol: 'TCP' }]);
     assert.deepEqual(ingress[1]!.from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
-    for (const rule of ingress) assert.deepEqual(rule.ports, [{ port: 8443, protocol: 'TCP' }]);
+    assert.deepEqual(ingress[1]!.ports, [{ port: 8081, protocol: 'TCP' }], 'the scraper cannot reach the admission port');
     assert.equal(ingress.length, 2);
   });
 
