@@ -30,6 +30,7 @@ import type { StoreConnector, StoreKind, StoreObject } from './store-connector.t
 import { tryCache } from './vaultpolicy.ts';
 import { readTemplateSources, RenderedSourceVersions } from './template-sources.ts';
 import { TemplateSourceMissingError } from '../../eso/target-template.ts';
+import { holdsSecretForm } from './secret-forms.ts';
 
 /**
  * Label on a Secret vaultgate wrote with creationPolicy Orphan (which leaves no owner reference): the uid of
@@ -331,9 +332,10 @@ export function wantsSecretAdoption(es: KubeObject): boolean {
 }
 
 /**
- * `message`, or a fixed text when it contains one of `secrets` (or its base64): error messages are built
- * without values, and this catches one that is not. Values shorter than 4 characters cannot be told
- * apart from ordinary words and are not checked.
+ * `message`, or a fixed text when it contains one of `secrets` (or its base64), or one in another form
+ * (case, reversed, split and joined, quoted, base64/hex, a long piece: secret-forms.ts): error messages
+ * are built without values, and this catches one that is not. Values shorter than 4 characters cannot be
+ * told apart from ordinary words and are not checked.
  */
 export function withoutSecrets(message: string, secrets: readonly string[]): string {
   for (const s of secrets) {
@@ -341,7 +343,7 @@ export function withoutSecrets(message: string, secrets: readonly string[]): str
     if (message.includes(s) || message.includes(Buffer.from(s).toString('base64'))) return WITHHELD_MESSAGE;
     for (const line of s.split('\n')) if (line.trim().length >= 8 && message.includes(line.trim())) return WITHHELD_MESSAGE;
   }
-  return message;
+  return holdsSecretForm(message, secrets) ? WITHHELD_MESSAGE : message;
 }
 
 function isControlledBy(secret: KubeObject, es: KubeObject): boolean {
