@@ -35,8 +35,8 @@ export function pfxWithMacIterations(iterations: number): Buffer {
 export interface HostileCase {
   name: string;
   template: string;
-  /** The render's data (values are secret: the canary is among them). */
-  data?: Record<string, string | Buffer>;
+  /** The render's data (values are secret: the canary is among them). Text, as Vault's KV gives it. */
+  data?: Record<string, string>;
   /** What the render must end with: an error matching this, or (undefined) either a result or an error. */
   error?: RegExp;
   /** Bounded only by the render pool's deadline (or another task's fix), not by the engine's own budgets. */
@@ -50,7 +50,8 @@ const billionLaughs = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Arr
 
 export const HOSTILE_TEMPLATES: readonly HostileCase[] = [
   // the table
-  { name: 'pkcs12key on a PFX declaring 4,000,000 MAC iterations', template: '{{ .pfx | pkcs12key }}', data: { pfx: pfxWithMacIterations(4_000_000) }, error: /key-derivation iterations|pkcs12/ },
+  // Given base64 (as text from Vault would be), decoded in the template.
+  { name: 'pkcs12key on a PFX declaring 4,000,000 MAC iterations', template: '{{ .pfx | b64dec | pkcs12key }}', data: { pfx: pfxWithMacIterations(4_000_000).toString('base64') }, error: /key-derivation iterations|pkcs12/ },
   { name: 'append in a range loop, 80k times', template: '{{ $l := list }}{{ range until 80000 }}{{ $l = append $l . }}{{ end }}{{ len $l }}', error: /work budget|exceeded 2s/ },
   { name: 'a string doubled in a loop, then sha256sum', template: '{{ $s := .password }}{{ range until 40 }}{{ $s = printf "%s%s" $s $s }}{{ end }}{{ sha256sum $s }}', error: /exceeds|budget|memory/ },
   // more of each family
