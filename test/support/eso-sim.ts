@@ -4,6 +4,7 @@
 // The test's own writes go through `admin` (its own call log), so `kube.calls` holds the controller's only.
 import { buildControllerApp, type ControllerApp } from '../../controller/main.ts';
 import { nullRecorder } from '../../kube/events.ts';
+import type { Logger } from '../../observability/log.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS, SERVICEACCOUNTS } from '../../kube/resources.ts';
 import { createVaultClient } from '../../vault/client.ts';
@@ -20,6 +21,8 @@ export interface EsoSimOptions {
   /** Distinct Vault paths per namespace (ExternalSecret e reads path e % paths). */
   paths: number;
   workers?: number;
+  /** The controller's logger (default: silent). */
+  log?: Logger;
 }
 
 export interface EsoSim {
@@ -81,6 +84,7 @@ export async function startEsoSim(opts: EsoSimOptions): Promise<EsoSim> {
     workers: opts.workers ?? 4,
     informer: { resyncMs: 0 },
     events: nullRecorder,
+    ...(opts.log ? { log: opts.log } : {}),
   });
   // The runtime's timers are unref'd and the in-process store has no sockets: keep the loop alive.
   const keepAlive = setInterval(() => undefined, 1000);
