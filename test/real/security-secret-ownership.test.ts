@@ -5,13 +5,14 @@
 // - an Orphan Secret vaultgate creates names its ExternalSecret (created-for label), and another
 //   ExternalSecret cannot take it;
 // - a secret transformed by a template (upper-cased into a KeysAndValues key, split and joined) reaches
-//   no status, Event, log line or audit record;
+//   no status, Event, log line, audit record, metric or `plan` output;
 // - every KV write and delete of a PushSecret is in the controller's audit trail, with no value.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runVaultgate } from '../harness/e2e-processes.ts';
+import { CommandError } from '../harness/tools.ts';
 import { condition, type E2EStack, startE2E, waitForObject } from '../harness/e2e-stack.ts';
 import { realTier, baoSkipReason } from '../harness/real-tier.ts';
 import { waitFor } from '../harness/wait.ts';
@@ -92,7 +93,7 @@ void describe('issue #21: no Secret taken over, no value in any message, every V
     assert.deepEqual((await stack.getJson<SecretObj>('secret', 'orphan-secret', NS))?.metadata.ownerReferences ?? [], []);
   });
 
-  void test('a secret upper-cased into a KeysAndValues key, or split and joined: no form of it in status, Events, logs or audit records', async () => {
+  void test('a secret upper-cased into a KeysAndValues key, or split and joined: no form of it in status, Events, logs, audit records, metrics or plan', async () => {
     const literals = ['{{ .password | upper }}: [1]', '{{ splitList "" .password | join "." }}: [1]', 'k: *{{ .password | upper }}', '{{ fail .password }}'];
     await stack.kubectlApply(literals.map((literal, i) => ({
       apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: `leak-${i}`, namespace: NS },
@@ -102,12 +103,20 @@ void describe('issue #21: no Secret taken over, no value in any message, every V
       },
     })));
     for (const i of literals.keys()) await waitForObject<Obj>(stack, 'externalsecret', `leak-${i}`, NS, (o) => condition(o)?.status === 'False', `ExternalSecret leak-${i} failed`);
+    // `vaultgate plan --vault` over everything in the namespace, compared with the real OpenBao.
+    const dump = join(stack.procs.dir, 'plan-input.yaml');
+    writeFileSync(dump, await stack.cp.kubectl(['get', 'vaultpolicies,vaultrolebindings,secretstores,externalsecrets', '-n', NS, '-o', 'yaml']));
+    const plan = await runVaultgate(['plan', '-f', dump, '--vault', '--vault-addr', stack.vault.addr], { env: { ...process.env, VAULT_TOKEN: stack.vault.rootToken } })
+      .catch((err: unknown) => { if (err instanceof CommandError) return err.stdout; throw err; });
     const texts = {
       status: (await stack.cp.request('GET', `/apis/external-secrets.io/v1/namespaces/${NS}/externalsecrets`)).text,
       events: (await stack.cp.request('GET', `/api/v1/namespaces/${NS}/events`)).text,
-      controller: stack.procs.log('controller'),
-      webhook: stack.procs.log('webhook'),
+      'controller log and audit records': stack.procs.log('controller'),
+      'webhook log and audit records': stack.procs.log('webhook'),
+      metrics: await (await fetch(`${stack.controller!.metricsUrl}/metrics`)).text(),
+      plan,
     };
+    assert.match(texts.plan, /Plan: \d+ to create/);
     for (const [where, text] of Object.entries(texts)) {
       assert.deepEqual(canaryLeaks(text, ['Vb7Qm4Xz']), [], where);
       assert.doesNotMatch(text, /\d+ bytes\)|column \d+/, where);
