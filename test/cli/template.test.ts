@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { bundle } from '../../cli/build.ts';
 import { CANARY, HOSTILE_TEMPLATES } from '../eso/hostile-templates.ts';
+import { canaryLeaks } from '../eso/canary-variants.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vaultgate-template-'));
 const outfile = join(dir, 'vaultgate.mjs');
@@ -87,6 +88,19 @@ void describe('vaultgate template', () => {
     assert.equal(m.status, 1);
     assert.match(m.stderr, /spec\.target\.template\.data\["x"\]: .*map has no entry for key "missing"/);
     assert.ok(!m.stderr.includes(CANARY));
+  });
+
+  // Issue #21 item 3: rendered text is secret too (a KeysAndValues key, an alias, a YAML error's position).
+  void test('a transformed secret in a render error: no form of it, no length, no position', () => {
+    const secret = 'hunter2-Vb7Qm4Xz';
+    const data = file({ password: b64(secret) });
+    for (const literal of ['{{ .password | upper }}: [1]', '{{ splitList "" .password | join "." }}: [1]', 'k: *{{ .password | upper }}', 'k: [{{ .password | b64enc }}', '{{ fail .password }}']) {
+      const r = cli(['--source-templated-object', file(externalSecret({ templateFrom: [{ literal }] })), '--source-secret-data-file', data]);
+      assert.equal(r.status, 1, `${literal}: ${r.stderr}`);
+      assert.match(r.stderr, /spec\.target\.template\.templateFrom\[0\]\.literal/);
+      assert.deepEqual(canaryLeaks(r.stdout + r.stderr, ['Vb7Qm4Xz']), [], r.stderr);
+      assert.doesNotMatch(r.stderr, /\d+ bytes\)|column \d+/);
+    }
   });
 
   void test('bad input is exit 2 naming the flag: a missing flag, a missing file, YAML that does not parse, another kind, data not in base64', () => {
