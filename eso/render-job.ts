@@ -8,6 +8,7 @@ import { desiredSecret, type DesiredSecret, type SourceMetadata } from './target
 import { templateSourceRefs, TemplateSourceMissingError, type TemplateSources } from './target-template.ts';
 import { TemplateError } from './template-parse.ts';
 import { allowanceBudget, withDeriveBudget, type DeriveBudget } from './template-sprig-password.ts';
+import { withRenderDeadline } from './template-exec.ts';
 
 type Entries = Array<[string, Uint8Array]>;
 
@@ -22,6 +23,8 @@ export interface SecretRenderJob {
   secrets: Array<[string, Entries | null]>;
   /** New derivePassword keys this render may derive (its namespace's remaining budget). */
   deriveAllowance: number;
+  /** Stop the render after `ms`, with `template rendering exceeded ${label}` (withRenderDeadline). */
+  deadline?: { ms: number; label: string };
 }
 
 export interface WireSecret {
@@ -68,7 +71,8 @@ export function runSecretRenderJob(job: SecretRenderJob, budget: DeriveBudget = 
     secret: (n) => { const e = secrets.get(n); return e ? { data: buffers(e) } : undefined; },
   };
   try {
-    const d = withDeriveBudget(counting, () => desiredSecret(job.target, buffers(job.providerData), job.source, sources));
+    const render = (): ReturnType<typeof desiredSecret> => withDeriveBudget(counting, () => desiredSecret(job.target, buffers(job.providerData), job.source, sources));
+    const d = job.deadline ? withRenderDeadline(job.deadline.ms, job.deadline.label, render) : render();
     return { ok: true, secret: { ...(d.type !== undefined ? { type: d.type } : {}), data: entries(d.data), labels: d.labels, annotations: d.annotations, ...(d.immutable ? { immutable: true } : {}) }, derived: used };
   } catch (e) {
     // TemplateError messages name fields, positions and types, never values; anything else is withheld.

@@ -26,6 +26,25 @@ export const MAX_VALUE_BYTES = 4 << 20;
 export const MAX_LIST_ITEMS = 1 << 18;
 const MAX_TEMPLATE_DEPTH = 1000;
 
+// A wall-clock deadline for the renders under way (withRenderDeadline), checked every 256 steps and after
+// every function call: a loop of costly calls stops at its deadline with a message instead of running on.
+// The render pool's workers set it a little inside the pool's own deadline (which then only has to kill
+// a worker stuck in one long call); in-process renders (rewrite transforms) set a short one.
+let deadlineAt = Infinity;
+let deadlineText = '';
+
+/** Run `fn` (synchronous renders) with a deadline `ms` from now, reported as `template rendering exceeded ${label}`. */
+export function withRenderDeadline<T>(ms: number, label: string, fn: () => T): T {
+  const [savedAt, savedText] = [deadlineAt, deadlineText];
+  const at = performance.now() + ms;
+  if (at < deadlineAt) [deadlineAt, deadlineText] = [at, label];
+  try {
+    return fn();
+  } finally {
+    [deadlineAt, deadlineText] = [savedAt, savedText];
+  }
+}
+
 /** "No value was passed down the pipeline" (Go's missingVal), distinct from nil. */
 const MISSING = Symbol('missing');
 type Final = unknown;
@@ -57,6 +76,10 @@ class State {
   }
   step(): void {
     if (++this.steps > MAX_STEPS) this.errorf(`template exceeds ${MAX_STEPS} steps`);
+    if ((this.steps & 255) === 0) this.checkDeadline();
+  }
+  checkDeadline(): void {
+    if (deadlineAt !== Infinity && performance.now() > deadlineAt) this.errorf(`template rendering exceeded ${deadlineText}`);
   }
   /** Charge `units` of work (see MAX_WORK). */
   charge(units: number): void {
@@ -328,6 +351,7 @@ function evalCall(st: State, dot: unknown, fn: GoFunc, name: string, argNodes: A
   st.charge(work);
   try {
     const result = fn.fn(...(argv as never[]));
+    st.checkDeadline();
     const size = sizeOf(result);
     st.charge(size);
     if (typeof result === 'string' || result instanceof Uint8Array) {

@@ -257,7 +257,12 @@ export class RenderPool implements SecretRenderer {
       const ns = p.job.namespace;
       this.#inFlight.set(ns, (this.#inFlight.get(ns) ?? 0) + 1);
       // The allowance is what the namespace has left now (an earlier render of it may have spent some).
-      const job = { ...p.job, deriveAllowance: this.#budgets.remaining(ns) };
+      // The engine stops itself a little before the pool's deadline (a message, and the worker lives on);
+      // the pool's timer is for a worker stuck in one long call.
+      const job: SecretRenderJob = {
+        ...p.job, deriveAllowance: this.#budgets.remaining(ns),
+        deadline: { ms: Math.max(1, this.#deadlineMs - ENGINE_MARGIN_MS), label: formatSeconds(this.#deadlineMs) },
+      };
       const id = this.#nextId++;
       const timer = setTimeout(() => {
         this.stats.deadlines++;
@@ -268,6 +273,9 @@ export class RenderPool implements SecretRenderer {
     }
   }
 }
+
+/** How much earlier than the pool's deadline the engine stops a render by itself. */
+const ENGINE_MARGIN_MS = 100;
 
 const formatSeconds = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
 

@@ -75,6 +75,8 @@ export const HOSTILE_TEMPLATES: readonly HostileCase[] = [
   { name: 'a deeply nested dict, then deepCopy', template: '{{ $d := dict }}{{ range until 200000 }}{{ $d = dict "a" $d }}{{ end }}{{ deepCopy $d | len }}', error: /depth|exceeds|steps|budget/ },
   // deepCopy of a 2,000-deep dict costs ~3.5 ms and the work budget charges it as one value: ~7 s in all.
   { name: 'deepCopy of a 2,000-deep dict, 2,000 times', template: '{{ $d := dict }}{{ range until 2000 }}{{ $d = dict "a" $d }}{{ end }}{{ range until 2000 }}{{ $_ := deepCopy $d }}{{ end }}', error: /exceeded 2s/, needsDeadline: true },
+  // One call, quadratic inside (Sprig's uniq compares every pair): no budget between calls can stop it.
+  { name: 'uniq of 200,000 distinct elements (one quadratic call)', template: '{{ len (uniq (until 200000)) }}', error: /exceeded 2s/, needsDeadline: true },
   { name: 'fromYaml of a billion laughs', template: '{{ fromYaml .yaml | toJson | len }}', data: { yaml: billionLaughs } },
   { name: 'derivePassword over 40 users', template: '{{ range $i := until 40 }}{{ derivePassword 1 "long" $.password (printf "user-%d" $i) "example.com" }}{{ end }}', error: /derivePassword: more than 32 new|exceeded 2s/, needsDeadline: true },
   { name: 'regexFind with nested quantifiers', template: '{{ regexFind "(a+)+$" .as }}', data: { as: `${'a'.repeat(46)}!` }, needsDeadline: true },

@@ -14,7 +14,7 @@ import { FakeKube, readyOf } from './harness.ts';
 import { EXTERNAL_SECRETS, externalSecret, SECRETS, secretData, startVault, stopVault, type Vault } from './eso-world.ts';
 import { CANARY, HOSTILE_TEMPLATES } from '../../eso/hostile-templates.ts';
 
-const SLOW = HOSTILE_TEMPLATES.find((h) => h.name.startsWith('deepCopy of a 2,000-deep dict'))!.template;
+const SLOW = HOSTILE_TEMPLATES.find((h) => h.name.startsWith('uniq of 200,000'))!.template;
 
 let v: Vault;
 let pool: RenderPool;

@@ -14,8 +14,8 @@ const dataOf = (extra: Record<string, string | Buffer> = {}): Map<string, Buffer
   new Map(Object.entries({ password: CANARY, ...extra }).map(([k, v]) => [k, typeof v === 'string' ? Buffer.from(v, 'utf8') : v]));
 const targetOf = (tpl: string): { template: { data: Record<string, string> } } => ({ template: { data: { out: tpl } } });
 
-/** A render that no budget of the engine stops early (see the corpus): only the deadline ends it. */
-const SLOW = HOSTILE_TEMPLATES.find((h) => h.name.startsWith('deepCopy of a 2,000-deep dict'))!.template;
+/** One long call (see the corpus): neither the budgets nor the engine's own deadline stop it; the pool kills the worker. */
+const SLOW = HOSTILE_TEMPLATES.find((h) => h.name.startsWith('uniq of 200,000'))!.template;
 const slowData = (): Map<string, Buffer> => dataOf();
 
 void describe('render pool', () => {
@@ -86,6 +86,18 @@ void describe('render pool', () => {
       clearInterval(tick);
     }
     assert.ok(worstGap < 150, `the event loop stalled for ${worstGap.toFixed(0)} ms`);
+  });
+
+  void test('a loop of costly calls is stopped by the engine itself just inside the deadline: a message with the line, the worker lives on', async () => {
+    const replaced = pool.stats.replaced;
+    const loop = HOSTILE_TEMPLATES.find((h) => h.name.startsWith('deepCopy of a 2,000-deep dict'))!.template;
+    const t0 = performance.now();
+    await assert.rejects(pool.desiredSecret('loop-ns', targetOf(loop), dataOf()), (e: Error) => {
+      assert.equal(e.message, 'spec.target.template.data["out"]: line 1: template rendering exceeded 2s');
+      return true;
+    });
+    assert.ok(performance.now() - t0 < 2000 + SLACK_MS);
+    assert.equal(pool.stats.replaced, replaced, 'no worker was terminated');
   });
 
   void test('derivePassword is charged to the namespace that asked, also when its render is cut short by the deadline', async () => {
