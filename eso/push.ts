@@ -10,6 +10,8 @@
 import type { PushSecretData, PushSecretDataTo } from '../schemas/types.ts';
 import { compileGoRegexp, replaceAllGo } from './go-regexp.ts';
 import { goStringMap, renderTemplate } from './template.ts';
+import { withRenderDeadline } from './template-exec.ts';
+import { IN_PROCESS_DEADLINE_MS } from './rewrite.ts';
 import { goJson } from './template-functions.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
 
@@ -69,7 +71,10 @@ function rewriteKey(rewrites: PushSecretDataTo['rewrite'], key: string): string 
   let k = key;
   for (const op of rewrites ?? []) {
     if (op.regexp) k = replaceAllGo(compileGoRegexp(op.regexp.source), k, op.regexp.target);
-    else if (op.transform) k = renderTemplate(op.transform.template, goStringMap({ value: k }));
+    else if (op.transform) {
+      const { template } = op.transform;
+      k = withRenderDeadline(IN_PROCESS_DEADLINE_MS, `${IN_PROCESS_DEADLINE_MS}ms`, () => renderTemplate(template, goStringMap({ value: k })));
+    }
   }
   return k;
 }

@@ -3,6 +3,10 @@
 // merged into keys or one JSON document).
 import { compileGoRegexp, GoRegexpError, replaceAllGo } from './go-regexp.ts';
 import { goStringMap, renderTemplate, TemplateError } from './template.ts';
+import { withRenderDeadline } from './template-exec.ts';
+
+/** The deadline of templates rendered in process (rewrite transforms: one key name each). */
+export const IN_PROCESS_DEADLINE_MS = 250;
 import { byteValue } from './values.ts';
 import { goJson } from './template-functions.ts';
 
@@ -42,7 +46,11 @@ function rewriteOne(op: RewriteOperation, input: Map<string, Buffer>): Map<strin
   }
   if (op.transform) {
     const out = new Map<string, Buffer>();
-    for (const [k, v] of input) out.set(renderTemplate(op.transform.template, goStringMap({ value: k })), v);
+    const { template } = op.transform;
+    // Rendered on the controller's thread (key names): every key of the operation shares one short deadline.
+    withRenderDeadline(IN_PROCESS_DEADLINE_MS, `${IN_PROCESS_DEADLINE_MS}ms`, () => {
+      for (const [k, v] of input) out.set(renderTemplate(template, goStringMap({ value: k })), v);
+    });
     return out;
   }
   return input;
