@@ -26,6 +26,9 @@ import { createPushSecretReconciler } from './reconcilers/pushsecret.ts';
 import { TEMPLATE_SOURCE_INDEX, templateSourceIndex } from './reconcilers/template-sources.ts';
 import { CoalescingKvReader } from './reconcilers/kv-reader.ts';
 import { RenderPool, type SecretRenderer } from './reconcilers/render-pool.ts';
+
+/** The controller's template renderer, also what `vaultgate template` renders with (the one entry the CLI imports). */
+export { RenderPool } from './reconcilers/render-pool.ts';
 import { createSecretStoreReconciler } from './reconcilers/secretstore.ts';
 import { StoreConnector } from './reconcilers/store-connector.ts';
 import { auditVaultWrite } from '../audit/trail/events.ts';
