@@ -126,9 +126,15 @@ export function parseManifests(text: string, file: string): Manifest[] {
       const pos = lineCounter.linePos(error.pos[0]);
       throw new ParseError(`${file}:${pos.line}:${pos.col}: ${error.message.split('\n')[0]}`);
     }
-    const value: unknown = doc.toJS();
-    if (value === null || value === undefined) continue;
     const line = doc.contents ? lineCounter.linePos(doc.contents.range[0]).line : 1;
+    let value: unknown;
+    try {
+      // toJS resolves aliases: an unresolved one, or an alias bomb (yaml's maxAliasCount), throws here
+      value = doc.toJS();
+    } catch (err) {
+      throw new ParseError(`${file}:${line}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+    }
+    if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) throw new ParseError(`${file}:${line}: a manifest must be a mapping with apiVersion and kind`);
     const obj = value as Record<string, unknown>;
     if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items)) {

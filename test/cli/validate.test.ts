@@ -22,6 +22,23 @@ function cli(args: string[], stdin?: string): Promise<{ code: number | null; std
 }
 
 void describe('vaultgate validate', () => {
+  void test('a YAML error is bad input, exit 2 with file:line, never a denial (exit 1): unresolved alias, alias bomb (issue #21 item 9)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vaultgate-validate-yaml-'));
+    try {
+      const alias = join(dir, 'alias.yaml');
+      writeFileSync(alias, 'apiVersion: vaultgate.io/v1alpha1\nkind: VaultPolicy\nmetadata: *undefined-anchor\n');
+      const bomb = join(dir, 'bomb.yaml');
+      const levels = ['a: &a [x,x,x,x,x,x,x,x,x,x]', ...'bcdef'.split('').map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcde'[i]!}`).join(',')}]`)];
+      writeFileSync(bomb, `${levels.join('\n')}\n`);
+      for (const [file, why] of [[alias, /alias\.yaml:1: Unresolved alias/], [bomb, /bomb\.yaml:1: Excessive alias count/]] as const) {
+        const r = await cli(['-f', file]);
+        assert.equal(r.code, 2, r.stdout + r.stderr);
+        assert.match(r.stderr, why);
+        assert.equal(r.stdout, '');
+      }
+    } finally { rmSync(dir, { recursive: true, force: true }); }
+  });
+
   void test('refuses the sudo-on-sys/* VaultPolicy, naming the rules, exit 1', async () => {
     const r = await cli(['-f', 'examples/bad-vaultpolicy-sudo-sys.yaml']);
     assert.equal(r.code, 1, r.stderr);
