@@ -25,20 +25,38 @@ export function loadManifests(paths: readonly string[]): KubeObj[] {
   };
   for (const p of paths) walk(p);
   for (const f of files) {
+    let n = 0;
     for (const doc of parseAllDocuments(readFileSync(f, 'utf8'), { version: '1.1' })) {
+      n++;
       if (doc.errors.length) throw new Error(`${f}: ${doc.errors[0]?.message ?? 'invalid YAML'}`);
-      const v = doc.toJS() as unknown;
-      push(v, out);
+      let v: unknown;
+      try { v = doc.toJS() as unknown; } catch (err) { throw new Error(`${f}: document ${n}: ${err instanceof Error ? err.message : String(err)}`); }
+      push(v, out, `${f}: document ${n}`);
     }
   }
   return out;
 }
 
-function push(v: unknown, out: KubeObj[]): void {
-  if (typeof v !== 'object' || v === null) return;
+/**
+ * A manifest is read whole or refused: an object without a string metadata.name (or one that is not a
+ * mapping at all) used to be dropped silently, so `plan` and `audit access` answered for fewer objects
+ * than they were given. It is an input error now (the commands exit 2 naming file and document).
+ */
+function push(v: unknown, out: KubeObj[], where: string): void {
+  if (v === null || v === undefined) return; // an empty document
+  if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`${where}: not a Kubernetes object (a mapping with apiVersion, kind and metadata)`);
   const o = v as KubeObj & { items?: unknown[] };
-  if (o.kind === 'List' && Array.isArray(o.items)) { for (const i of o.items) push(i, out); return; }
-  if (o.metadata && typeof o.metadata.name === 'string') out.push(o);
+  if (typeof o.kind === 'string' && o.kind.endsWith('List') && Array.isArray(o.items)) {
+    o.items.forEach((item, i) => { push(item, out, `${where}, items[${i}]`); });
+    return;
+  }
+  const meta = o.metadata as unknown;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta) || typeof (meta as { name?: unknown }).name !== 'string' || (meta as { name: string }).name === '') {
+    throw new Error(`${where}: ${typeof o.kind === 'string' ? o.kind : 'object'} without metadata.name (a non-empty string): refusing to answer for fewer objects than given`);
+  }
+  const ns = (meta as { namespace?: unknown }).namespace;
+  if (ns !== undefined && typeof ns !== 'string') throw new Error(`${where}: ${String(o.kind)} ${(meta as { name: string }).name}: metadata.namespace must be a string`);
+  out.push(o);
 }
 
 /** VaultPolicies, VaultRoleBindings, VaultGuardrails and Namespaces from the cluster in the kubeconfig. */

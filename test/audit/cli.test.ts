@@ -137,3 +137,21 @@ void test('--help teaches each command', async () => {
   assert.match(v.stdout, /--path <path> --capability <cap>/);
   assert.match(p.stdout, /unified diff for pull-request review/);
 });
+
+void test('plan and audit access refuse a manifest with malformed metadata (exit 2, naming file, document and field) instead of dropping it and exiting 0 (issue #21 item 9)', async () => {
+  const file = join(dir, 'malformed.yaml');
+  writeFileSync(file, [
+    readFileSync(EXAMPLE, 'utf8').trimEnd(),
+    '---',
+    'apiVersion: vaultgate.io/v1alpha1',
+    'kind: VaultPolicy',
+    'metadata: { name: 42, namespace: payments }',
+    'spec: { rules: [{ path: "secret/data/payments/*", capabilities: [read, sudo] }] }',
+    '',
+  ].join('\n'));
+  for (const args of [['plan', '-f', file], ['audit', 'access', '-f', file]]) {
+    const r = await cli(...args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /malformed\.yaml: document \d+: VaultPolicy without metadata\.name \(a non-empty string\)/);
+  }
+});
