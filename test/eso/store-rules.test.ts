@@ -200,6 +200,10 @@ void describe('auth methods', () => {
     const css = findings(withAuth(cluster, bare));
     assert.deepEqual(denials(css), []);
     assert.deepEqual(rules(warnings(css)), ['eso.store.kubernetes-identity']);
+    // the warning says what the controller does (store-connector.ts refuses such a store), not that it logs in with its own identity (issue #21 item 9)
+    const message = warnings(css)[0]?.message ?? '';
+    assert.match(message, /the controller refuses to connect this ClusterSecretStore \(InvalidProviderConfig\) and no ExternalSecret or PushSecret that uses it is synced/);
+    assert.doesNotMatch(message, /logs in with vaultgate's own/);
   });
 
   void test('a missing audience is not an error (Vault 1.21 reverted the requirement)', () => {

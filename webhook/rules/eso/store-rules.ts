@@ -212,7 +212,9 @@ function checkAuth(kind: StoreKind, auth: Obj | undefined): Finding[] {
       // ESO would log in with its own pod's token. A tenant's store must not borrow the controller's identity.
       findings.push(kind === 'SecretStore'
         ? deny(`${field}.kubernetes.serviceAccountRef`, 'eso.store.kubernetes-identity', 'a SecretStore must name a ServiceAccount of its namespace in serviceAccountRef; vaultgate never logs in to Vault with its own identity on a namespace\'s behalf.')
-        : warn(`${field}.kubernetes.serviceAccountRef`, 'eso.store.kubernetes-identity', 'no serviceAccountRef: this ClusterSecretStore logs in with vaultgate\'s own ServiceAccount token (as ESO does with its own); prefer a dedicated ServiceAccount.'));
+        // Warned, not denied, as ESO admits it; but say what the controller then does
+        // (controller/reconcilers/store-connector.ts refuses it), not what ESO would do.
+        : warn(`${field}.kubernetes.serviceAccountRef`, 'eso.store.kubernetes-identity', 'no serviceAccountRef: vaultgate never logs in to Vault with its own ServiceAccount on a store\'s behalf (ESO would use its own), so the controller refuses to connect this ClusterSecretStore (InvalidProviderConfig) and no ExternalSecret or PushSecret that uses it is synced until serviceAccountRef names a ServiceAccount.'));
     }
   }
   return findings;
