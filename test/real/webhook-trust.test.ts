@@ -70,6 +70,8 @@ void describe('webhook trust: only the apiserver is recorded, and no answered de
   let webhook: WebhookHandle;
   let auditFile: string;
   let apiserverClient: CertAndKey;
+  /** The same CA, another subject: what a leaked or mis-issued certificate of that CA would be (#21 item 4). */
+  let sameCaOtherSubject: CertAndKey;
   let caPem: string;
 
   before(async () => {
@@ -77,6 +79,7 @@ void describe('webhook trust: only the apiserver is recorded, and no answered de
     // The CA that signs the apiserver's webhook client certificate, and that certificate.
     const clientCA = await createCA('apiserver-webhook-client-ca');
     apiserverClient = await clientCA.issue({ commonName: CLIENT_CN, usage: 'client' });
+    sameCaOtherSubject = await clientCA.issue({ commonName: 'tenant-workload', organizations: ['system:masters'], usage: 'client' });
     const port = await freePort();
     // kubeconfig for webhook client credentials: the user's name is the webhook's host:port (a URL webhook).
     const kubeconfig = join(dir, 'webhook-client.kubeconfig');
@@ -121,7 +124,11 @@ void describe('webhook trust: only the apiserver is recorded, and no answered de
       const r = records(auditFile).filter((x) => x.event.type === 'admission' && (x.event.name === 'root-ish' || x.event.name === 'app-read'));
       return Promise.resolve(r.some((x) => x.event.name === 'root-ish' && x.event.outcome === 'denied') && r.some((x) => x.event.name === 'app-read' && x.event.webhook === 'validating') ? r : undefined);
     }, { what: 'records of the refusal and the admission', timeoutMs: 15_000 });
-    for (const r of mine) assert.deepEqual({ authenticated: r.event.caller?.authenticated, subject: r.event.caller?.subject }, { authenticated: true, subject: CLIENT_CN }, JSON.stringify(r.event));
+    for (const r of mine) {
+      assert.deepEqual(
+        { authenticated: r.event.caller?.authenticated, subject: r.event.caller?.subject, vouchedBy: (r.event.caller as { vouchedBy?: string } | undefined)?.vouchedBy },
+        { authenticated: true, subject: CLIENT_CN, vouchedBy: `verified client certificate CN=${CLIENT_CN} (pinned subject)` }, JSON.stringify(r.event));
+    }
   });
 
   void test('anyone else gets 401 (no certificate) or no TLS session (another CA) and is recorded nowhere', async () => {
@@ -132,13 +139,16 @@ void describe('webhook trust: only the apiserver is recorded, and no answered de
     const otherCa = new Agent({ ca: caPem, cert: stranger.certPem, key: stranger.keyPem, keepAlive: false });
     const refused = await post(otherCa, webhook.url, review('stranger-other-ca')).then((s) => s, () => 'no TLS session');
     assert.ok(refused === 401 || refused === 'no TLS session', `a certificate from another CA got ${String(refused)}`);
+    // the apiserver's CA, but not the pinned subject (the webhook runs with the default --client-subject)
+    const otherSubject = new Agent({ ca: caPem, cert: sameCaOtherSubject.certPem, key: sameCaOtherSubject.keyPem, keepAlive: false });
+    assert.equal(await post(otherSubject, webhook.url, review('stranger-same-ca')), 401);
     // The apiserver's own certificate works from here too: proof that the two refusals were about the caller.
     const trusted = new Agent({ ca: caPem, cert: apiserverClient.certPem, key: apiserverClient.keyPem, keepAlive: false });
     assert.equal(await post(trusted, webhook.url, review('trusted-direct')), 200);
     await waitFor(() => Promise.resolve(records(auditFile).some((r) => r.event.uid === 'trusted-direct') ? true : undefined), { what: 'the trusted review recorded', timeoutMs: 10_000 });
     const uids = new Set(records(auditFile).slice(before).map((r) => r.event.uid));
-    assert.ok(!uids.has('stranger-no-cert') && !uids.has('stranger-other-ca'), 'a refused caller was recorded');
-    for (const a of [noCert, otherCa, trusted]) a.destroy();
+    assert.ok(!uids.has('stranger-no-cert') && !uids.has('stranger-other-ca') && !uids.has('stranger-same-ca'), 'a refused caller was recorded');
+    for (const a of [noCert, otherCa, otherSubject, trusted]) a.destroy();
   });
 
   void test('SIGKILL under load: every review answered before the kill is in the trail, and the trail verifies', async () => {
