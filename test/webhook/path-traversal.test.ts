@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admissionDenials } from '../../controller/reconcilers/common.ts';
 import { defaultContext } from '../../webhook/admission/context.ts';
-import type { KubeObject } from '../../webhook/admission/kinds.ts';
+import type { KubeObject } from '../../kube/objects.ts';
 
 const ESO = 'external-secrets.io/v1';
 const meta = { name: 'x', namespace: 'team-a', uid: 'u1' };
