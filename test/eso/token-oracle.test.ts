@@ -32,9 +32,11 @@ const refusedBy = (o: KubeObject, ctx: AdmissionContext, ns = 'team-a'): string[
 
 void describe('rule eso.store.vault-server', () => {
   void test('a store naming the cluster\'s Vault is admitted, however the origin is spelled', () => {
-    for (const server of [CLUSTER_VAULT, `${CLUSTER_VAULT}/`, 'https://VAULT.vault.svc:8200', `${CLUSTER_VAULT}/v1/`]) {
+    for (const server of [CLUSTER_VAULT, `${CLUSTER_VAULT}/`, 'https://VAULT.vault.svc:8200']) {
       assert.deepEqual(refusedBy(edit(store, { [`${VAULT}.server`]: server }), ctxWith()), [], server);
     }
+    // A path after the allowed origin is not the allowed server: every request would go under it (#21 item 6).
+    assert.deepEqual(refusedBy(edit(store, { [`${VAULT}.server`]: `${CLUSTER_VAULT}/v1/` }), ctxWith()), ['eso.store.vault-server-syntax']);
     assert.equal(vaultOrigin('https://vault.example'), vaultOrigin('https://vault.example:443'));
   });
 
