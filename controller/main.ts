@@ -12,9 +12,11 @@ import { RuntimeMetrics } from '../kube/metrics.ts';
 import { objectKey, type KubeObject } from '../kube/objects.ts';
 import { OwnWrites } from '../kube/own-writes.ts';
 import { startHealthServer, type HealthServer } from '../kube/health.ts';
+import { CONFIGMAPS, NAMESPACES, SECRETS } from '../kube/resources.ts';
 import {
-  CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, CONFIGMAPS, EXTERNAL_SECRETS, NAMESPACES, PUSH_SECRETS, SECRET_STORES, SECRETS, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
-} from '../kube/resources.ts';
+  CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, PUSH_SECRETS, SECRET_STORES,
+  VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
+} from '../schemas/resources.ts';
 import { createVaultClient, type VaultClientOptions } from '../vault/client.ts';
 import { VaultRateLimits } from '../vault/rate-limits.ts';
 import { createSysApi } from '../vault/sys.ts';

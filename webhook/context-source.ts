@@ -1,9 +1,7 @@
 // Keeps the admission context current from informer caches (guardrails, namespaces, policies, stores),
 // so every review is a cache read, never an API call on the admission hot path.
-import {
-  CLUSTER_SECRET_STORES, Informer, NAMESPACES, SECRET_STORES, VAULT_GUARDRAILS, VAULT_POLICIES,
-  type KubeClient, type KubeObject,
-} from '../kube/index.ts';
+import { Informer, NAMESPACES, type KubeClient, type KubeObject } from '../kube/index.ts';
+import { CLUSTER_SECRET_STORES, SECRET_STORES, VAULT_GUARDRAILS, VAULT_POLICIES } from '../schemas/resources.ts';
 import type { Logger } from '../observability/log.ts';
 import type { AdmissionContext, GuardrailObject } from './admission/context.ts';
 import type { VaultTarget } from '../policy/capabilities.ts';

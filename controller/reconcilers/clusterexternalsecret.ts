@@ -11,7 +11,8 @@
 import type { ClusterExternalSecretSpec, ClusterExternalSecretStatus, ExternalSecretSpec, SecretStoreRef, SecretStoreSpec } from '../../schemas/types.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
-import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES } from '../../kube/resources.ts';
+import { NAMESPACES } from '../../kube/resources.ts';
+import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, SECRET_STORES } from '../../schemas/resources.ts';
 import { controllerReference } from '../../kube/apply.ts';
 import { applyStatus } from '../../kube/status.ts';
 import { parseGoDuration } from '../../schemas/duration.ts';

@@ -15,7 +15,8 @@ import type { PushSecretData, PushSecretSpec, PushSecretStoreRef, SecretStoreSpe
 import type { Condition, KubeObject } from '../../kube/objects.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
 import { listAll } from '../../kube/kube-client.ts';
-import { CLUSTER_SECRET_STORES, NAMESPACES, PUSH_SECRETS, SECRET_STORES, SECRETS, VAULT_GUARDRAILS } from '../../kube/resources.ts';
+import { NAMESPACES, SECRETS } from '../../kube/resources.ts';
+import { CLUSTER_SECRET_STORES, PUSH_SECRETS, SECRET_STORES, VAULT_GUARDRAILS } from '../../schemas/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
 import { timestamp } from '../../kube/conditions.ts';
 import { selectorMatches, type LabelSelectorLike } from '../../kube/label-selector.ts';

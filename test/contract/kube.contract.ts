@@ -9,7 +9,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { KubeApiError } from '../../kube/errors.ts';
 import type { KubeObject, WatchEvent } from '../../kube/objects.ts';
-import { CONFIGMAPS, NAMESPACES, SERVICEACCOUNTS, VAULT_POLICIES } from '../../kube/resources.ts';
+import { CONFIGMAPS, NAMESPACES, SERVICEACCOUNTS } from '../../kube/resources.ts';
+import { VAULT_POLICIES } from '../../schemas/resources.ts';
 
 export interface KubeContractTarget {
   kubeconfig: KubeConfig;

@@ -6,7 +6,7 @@ import { FakeClock } from '../../kube/clock.ts';
 import { Manager } from '../../kube/manager.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { DONE, requeueAfter } from '../../kube/reconciler.ts';
-import { VAULT_POLICIES } from '../../kube/resources.ts';
+import { VAULT_POLICIES } from '../../schemas/resources.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 
 const vp = (name: string): KubeObject => ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: 'default' }, spec: { policy: 'p' } });

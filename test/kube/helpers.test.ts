@@ -9,7 +9,8 @@ import { FINALIZER, withFinalizer } from '../../kube/finalizer.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { applyStatus } from '../../kube/status.ts';
 import { applyOwned } from '../../kube/apply.ts';
-import { CONFIGMAPS, EVENTS, VAULT_POLICIES } from '../../kube/resources.ts';
+import { CONFIGMAPS, EVENTS } from '../../kube/resources.ts';
+import { VAULT_POLICIES } from '../../schemas/resources.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 
 const policy = (name: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({

@@ -9,7 +9,8 @@ import { Manager } from '../../kube/manager.ts';
 import { objectKey, splitKey, type KubeObject } from '../../kube/objects.ts';
 import { ItemExponentialRateLimiter } from '../../kube/rate-limiter.ts';
 import { DONE, TerminalError, type ReconcileContext } from '../../kube/reconciler.ts';
-import { CONFIGMAPS, LEASES, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../kube/resources.ts';
+import { CONFIGMAPS, LEASES } from '../../kube/resources.ts';
+import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../schemas/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 

@@ -6,7 +6,8 @@ import { buildControllerApp, type ControllerApp } from '../../controller/main.ts
 import { nullRecorder } from '../../kube/events.ts';
 import type { Logger } from '../../observability/log.ts';
 import type { KubeObject } from '../../kube/objects.ts';
-import { EXTERNAL_SECRETS, NAMESPACES, SECRET_STORES, SECRETS, SERVICEACCOUNTS } from '../../kube/resources.ts';
+import { NAMESPACES, SECRETS, SERVICEACCOUNTS } from '../../kube/resources.ts';
+import { EXTERNAL_SECRETS, SECRET_STORES } from '../../schemas/resources.ts';
 import { createVaultClient } from '../../vault/client.ts';
 import { createKvApi } from '../../vault/kv.ts';
 import { createSysApi } from '../../vault/sys.ts';

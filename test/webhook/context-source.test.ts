@@ -4,7 +4,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
-import { NAMESPACES, SECRET_STORES, VAULT_GUARDRAILS, VAULT_POLICIES } from '../../kube/index.ts';
+import { NAMESPACES } from '../../kube/index.ts';
+import { SECRET_STORES, VAULT_GUARDRAILS, VAULT_POLICIES } from '../../schemas/resources.ts';
 import { silentLogger } from '../../observability/log.ts';
 import { createContextSource } from '../../webhook/context-source.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';

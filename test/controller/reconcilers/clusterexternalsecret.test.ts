@@ -5,7 +5,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeKube } from './harness.ts';
-import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, NAMESPACES } from '../../../kube/resources.ts';
+import { NAMESPACES } from '../../../kube/resources.ts';
+import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS } from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
 import { createClusterExternalSecretReconciler } from '../../../controller/reconcilers/clusterexternalsecret.ts';
 

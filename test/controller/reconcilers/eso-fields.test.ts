@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readyOf } from './harness.ts';
 import { EXTERNAL_SECRETS, SECRETS, externalSecret, secretData, startVault, stopVault, world, type Vault } from './eso-world.ts';
-import { SECRET_STORES } from '../../../kube/resources.ts';
+import { SECRET_STORES } from '../../../schemas/resources.ts';
 
 let v: Vault;
 void before(async () => {

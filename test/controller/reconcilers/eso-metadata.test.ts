@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../kube/objects.ts';
-import { SECRET_STORES } from '../../../kube/resources.ts';
+import { SECRET_STORES } from '../../../schemas/resources.ts';
 import { ANNOTATION_DATA_HASH, ANNOTATION_FORCE_SYNC, LABEL_CREATED_BY, LABEL_MANAGED } from '../../../eso/target.ts';
 import { readyOf } from './harness.ts';
 import { EXTERNAL_SECRETS, SECRETS, startVault, stopVault, world as newWorld, type Vault } from './eso-world.ts';

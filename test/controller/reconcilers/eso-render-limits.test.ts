@@ -3,7 +3,8 @@
 // so the work queue retries it with backoff; the next ExternalSecret renders on a fresh worker.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NAMESPACES, SECRET_STORES } from '../../../kube/resources.ts';
+import { NAMESPACES } from '../../../kube/resources.ts';
+import { SECRET_STORES } from '../../../schemas/resources.ts';
 import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
 import { CoalescingKvReader } from '../../../controller/reconcilers/kv-reader.ts';
 import { createSecretStoreReconciler } from '../../../controller/reconcilers/secretstore.ts';

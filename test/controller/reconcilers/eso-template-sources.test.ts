@@ -3,7 +3,8 @@
 // missing source waits with Ready False (TemplateSourceNotFound), never writing a half-rendered Secret.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONFIGMAPS, EXTERNAL_SECRETS, SECRETS } from '../../../kube/resources.ts';
+import { CONFIGMAPS, SECRETS } from '../../../kube/resources.ts';
+import { EXTERNAL_SECRETS } from '../../../schemas/resources.ts';
 import { readyOf } from './harness.ts';
 import { externalSecret, secretData, startVault, stopVault, world, type Vault } from './eso-world.ts';
 

@@ -4,7 +4,7 @@ import { VaultSim } from '../../sim/vault.ts';
 import { createVaultClient } from '../../../vault/client.ts';
 import { createSysApi } from '../../../vault/sys.ts';
 import type { VaultClient, VaultRequest, VaultRequester, SysApi } from '../../../vault/types.ts';
-import { VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../kube/resources.ts';
+import { VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import { FINALIZER } from '../../../kube/finalizer.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
 import { createVaultRoleBindingReconciler, OWNED_CONDITION, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';

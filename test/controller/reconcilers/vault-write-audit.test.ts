@@ -6,7 +6,7 @@ import { VaultSim } from '../../sim/vault.ts';
 import { createVaultClient } from '../../../vault/client.ts';
 import { createSysApi } from '../../../vault/sys.ts';
 import type { VaultClient, VaultRequest, SysApi } from '../../../vault/types.ts';
-import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../kube/resources.ts';
+import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';
 import { auditVaultWrite, type VaultWriteInput } from '../../../audit/trail/events.ts';
