@@ -5,7 +5,10 @@
 // maxLength only after 1.0–1.7 s of parsing, the last answer after 6.2 s.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { mutate, validate } from '../../webhook/review/review.ts';
 import { defaultContext } from '../../webhook/admission/context.ts';
 import type { AdmissionRequest } from '../../webhook/admission/types.ts';
@@ -126,17 +129,28 @@ void describe('size gate: limits before parsing', () => {
 
 interface Answer { status: number; ms: number; body: string }
 
-function post(url: string, ca: string, body: string, path: string, t0: number): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(url + path, { method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { data += c; });
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, body: data }); });
+const CONCURRENT_POST = new URL('../support/concurrent-post.ts', import.meta.url).pathname;
+
+/** `bodies` posted at once from a child process (as the apiserver is one): the answers in order. */
+async function postAtOnce(url: string, ca: string, bodies: { path: string; body: string }[]): Promise<Answer[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'vaultgate-size-gate-'));
+  try {
+    const requests = bodies.map((b, i) => {
+      const file = join(dir, `${i}.json`);
+      writeFileSync(file, b.body);
+      return { path: b.path, file };
     });
-    req.on('error', reject);
-    req.end(body);
-  });
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = execFile(process.execPath, ['--import', 'tsx', CONCURRENT_POST], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`concurrent-post.ts failed: ${err.message}\n${stderr}`));
+        else resolve(stdout);
+      });
+      child.stdin?.end(JSON.stringify({ url, ca, requests }));
+    });
+    return JSON.parse(out) as Answer[];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 void describe('size gate over HTTPS: maximum-size reviews in flight', () => {
@@ -158,8 +172,7 @@ void describe('size gate over HTTPS: maximum-size reviews in flight', () => {
         return { name, path: i % 2 && name.startsWith('VaultPolicy') ? '/mutate' : '/validate', body: reviewBody(`uid-${i}`, request) };
       });
       for (const b of bodies) assert.ok(b.body.length > NEAR_BODY_LIMIT - 65536 && b.body.length < 7 * 1024 * 1024, `${b.name}: ${b.body.length} bytes`);
-      const t0 = performance.now();
-      const answers = await Promise.all(bodies.map((b) => post(srv.url, tls.ca, b.body, b.path, t0)));
+      const answers = await postAtOnce(srv.url, tls.ca, bodies);
       answers.forEach((a, i) => {
         const { name } = bodies[i]!;
         assert.equal(a.status, 200, `${name}: HTTP ${a.status} ${a.body.slice(0, 200)}`);
@@ -170,8 +183,8 @@ void describe('size gate over HTTPS: maximum-size reviews in flight', () => {
       });
       const last = Math.max(...answers.map((a) => a.ms));
       t.diagnostic(`answers after ${answers.map((a) => a.ms.toFixed(0)).join(' ')} ms`);
-      // The test's own client (TLS, 7 MiB per body) shares this process and its CPU: the timeout itself
-      // is the bound here; the benchmark (npm run bench -- webhook) measures a separate server process.
+      // The client is a process of its own (as the apiserver is); the machine's other work still shares the
+      // cores, so the timeout itself is the bound here. The benchmark (npm run bench -- webhook) measures p99.
       assert.ok(last < WEBHOOK_TIMEOUT_MS, `the last of ${inFlight} answers came after ${last.toFixed(0)} ms (timeout ${WEBHOOK_TIMEOUT_MS} ms); all: ${answers.map((a) => a.ms.toFixed(0)).join(' ')}`);
     });
   }
@@ -179,8 +192,7 @@ void describe('size gate over HTTPS: maximum-size reviews in flight', () => {
   void test(`a body of more than ${MAX_JSON_VALUES} JSON values is refused unparsed (413, naming the bound), also 16 at once`, { timeout: 60_000 }, async () => {
     // 7 MiB of one-key objects: 1.7 s of JSON.parse each before the bound
     const body = `[${Array(2_000_000).fill('[]').join(',')}]`;
-    const t0 = performance.now();
-    const answers = await Promise.all(Array.from({ length: 16 }, () => post(srv.url, tls.ca, body, '/validate', t0)));
+    const answers = await postAtOnce(srv.url, tls.ca, Array.from({ length: 16 }, () => ({ path: '/validate', body })));
     for (const a of answers) {
       assert.equal(a.status, 413);
       assert.match(a.body, new RegExp(`more than ${MAX_JSON_VALUES} JSON values`));
