@@ -1,4 +1,4 @@
-// Every kind vaultgate serves: the three vaultgate kinds plus the ESO-compatible ones (eso-kinds.ts).
+// Every kind vaultgate serves: the vaultgate kinds plus the ESO-compatible ones (eso-kinds.ts).
 // The CRD generator, the schema validator and the admission registry all read this list.
 import type { KindMeta, PrinterColumn } from './kind-meta.ts';
 import { ESO_KINDS } from './eso-kinds.ts';
@@ -26,6 +26,16 @@ export const VAULTGATE_KINDS: KindMeta[] = [
     group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultGuardrail', plural: 'vaultguardrails', singular: 'vaultguardrail',
     shortNames: ['vgr'], categories: ['vaultgate'], scope: 'Cluster', schemaFile: 'vaultguardrail.schema.json',
     printerColumns: [READY, { name: 'Mode', type: 'string', jsonPath: '.spec.mode' }, AGE], statusSubresource: true,
+  },
+  {
+    group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultDynamicSecret', plural: 'vaultdynamicsecrets', singular: 'vaultdynamicsecret',
+    shortNames: ['vds'], categories: ['vaultgate'], scope: 'Namespaced', schemaFile: 'vaultdynamicsecret.schema.json',
+    printerColumns: [
+      { ...READY, description: 'Whether the Secret holds a live credential' },
+      { name: 'Path', type: 'string', jsonPath: '.spec.path' },
+      { name: 'Expires', type: 'date', jsonPath: '.status.lease.expiresAt', description: 'When the lease ends unless renewed' },
+      AGE,
+    ], statusSubresource: true,
   },
 ];
 

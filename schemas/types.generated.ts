@@ -377,6 +377,255 @@ export interface VaultGuardrailStatus {
 }
 
 /**
+ * The built-in floor as this guardrail leaves it in the namespaces it selects: the parts it relaxes lifted (honoured only in mode enforce). Another enforce guardrail selecting the same namespace may relax more there.
+ */
+export interface VaultGuardrailFloor {
+  /**
+   * The parts of the floor this guardrail lifts (spec.relaxFloor, when honoured).
+   *
+   * Items: A named part of the built-in floor.
+   */
+  relaxed?: ('sudo' | 'sys-paths' | 'auth-paths' | 'root-wildcard' | 'namespace-subtree')[];
+  /**
+   * Capabilities the floor still forbids.
+   *
+   * Items: A Vault capability.
+   */
+  forbiddenCapabilities?: string[];
+  /**
+   * Vault path patterns the floor still forbids.
+   *
+   * Items: A Vault path pattern.
+   */
+  forbiddenPaths?: string[];
+  /**
+   * Where the floor still confines a namespace's rules ({{namespace}}: the object's namespace); absent when namespace-subtree is relaxed.
+   *
+   * Items: A Vault path pattern, optionally with {{namespace}}.
+   */
+  allowedPaths?: string[];
+}
+
+/**
+ * A dynamic credential from Vault (a database user from the database engine, ...) kept alive in a Secret: its lease renewed at a fraction of its duration, replaced before Vault's max TTL or the minting token ends it, the replaced one revoked only after the workloads that use it have rolled, and its lease revoked when this object is deleted.
+ */
+export interface VaultDynamicSecret {
+  /**
+   * APIVersion defines the versioned schema of this representation of an object: vaultgate.io/v1alpha1.
+   */
+  apiVersion?: string;
+  /**
+   * Kind is the REST resource this object represents: VaultDynamicSecret.
+   */
+  kind?: string;
+  /**
+   * Standard object metadata.
+   */
+  metadata?: ObjectMeta;
+  spec: VaultDynamicSecretSpec;
+  status?: VaultDynamicSecretStatus;
+}
+
+/**
+ * Where the credential comes from, where it goes, and how its lease is kept.
+ */
+export interface VaultDynamicSecretSpec {
+  storeRef: VaultDynamicSecretStoreRef;
+  /**
+   * Full Vault path that issues the credential, mount included, e.g. database/creds/app.
+   */
+  path: string;
+  /**
+   * HTTP method of the issuing request: GET reads (database/creds/<role>); PUT/POST write `parameters` (kubernetes/creds/<role>, pki/issue/<role>).
+   */
+  method?: 'GET' | 'PUT' | 'POST';
+  /**
+   * Body of a PUT/POST issuing request (string values); refused with GET.
+   */
+  parameters?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * Lease: a credential with a renewable Vault lease (database engine, kubernetes secrets engine). StaticRole (database static roles) and Certificate (PKI) are reserved for later releases and refused at admission.
+   */
+  credentialType?: 'Lease' | 'StaticRole' | 'Certificate';
+  target?: VaultDynamicSecretTarget;
+  leasePolicy?: VaultDynamicSecretLeasePolicy;
+  revocation?: VaultDynamicSecretRevocation;
+  /**
+   * Workloads in this namespace that use the Secret; restarted when the credential changes (one rollout per change), and waited for before a replaced credential is revoked.
+   *
+   * @maxItems 32
+   */
+  rolloutRestartTargets?: RolloutRestartTarget[];
+}
+
+/**
+ * The SecretStore (this namespace) or ClusterSecretStore whose Vault server and identity mint the credential; the same checks as for a store apply (server allow-list, token audience, guardrails).
+ */
+export interface VaultDynamicSecretStoreRef {
+  /**
+   * Name of the SecretStore or ClusterSecretStore.
+   */
+  name?: string;
+  /**
+   * Kind of the store; default SecretStore.
+   */
+  kind?: 'SecretStore' | 'ClusterSecretStore';
+}
+
+/**
+ * The Secret written, in this namespace (ESO's target block, as far as it applies to a credential).
+ */
+export interface VaultDynamicSecretTarget {
+  /**
+   * Name of the Secret; default metadata.name.
+   */
+  name?: string;
+  /**
+   * Owner: the Secret is owned by this object and deleted with it; Orphan: created without owner and kept (with the credential revoked) when this object is deleted. Merge and None do not apply: the Secret holds nothing but the credential.
+   */
+  creationPolicy?: 'Owner' | 'Orphan';
+}
+
+/**
+ * When the lease is renewed and when the credential is replaced.
+ */
+export interface VaultDynamicSecretLeasePolicy {
+  /**
+   * Renew when this percentage of the lease's current duration has passed (VSO's renewalPercent).
+   */
+  renewAtPercent?: number;
+  /**
+   * A random part of the lease duration, up to this percentage, added to the renewal time so many objects do not renew at once.
+   */
+  jitterPercent?: number;
+  /**
+   * A replacement is minted while the current credential still has at least this long to live (to Vault's max TTL, or to the end of the token that minted it): time for the workloads to roll before the old one is revoked. Each renewal asks Vault for the lease's duration plus this much, so the max TTL is learned exactly that early.
+   */
+  minValidity?: string;
+  /**
+   * The issuing role's max_ttl, if known: rotation is then planned from issue. When absent (or larger than Vault's), it is learned from the renewal Vault caps.
+   */
+  maxTTL?: string;
+}
+
+/**
+ * Which leases are revoked, and when.
+ */
+export interface VaultDynamicSecretRevocation {
+  /**
+   * Revoke the current lease (and any replaced one not yet revoked) when this object is deleted (finalizer).
+   */
+  onDelete?: boolean;
+  /**
+   * A replaced credential: revoked once every rollout target runs with the new one (plus grace), at once, or left to expire.
+   */
+  previous?: 'AfterRollout' | 'Immediately' | 'Never';
+  /**
+   * Time after the rollout completed before the replaced lease is revoked (connections draining).
+   */
+  grace?: string;
+}
+
+export interface RolloutRestartTarget {
+  /**
+   * Workload kind.
+   */
+  kind: 'Deployment' | 'StatefulSet' | 'DaemonSet';
+  /**
+   * Workload name, in this namespace.
+   */
+  name: string;
+}
+
+/**
+ * The lease's persisted state, from which a restarted controller resumes (never the credential itself).
+ */
+export interface VaultDynamicSecretStatus {
+  /**
+   * The metadata.generation the status describes.
+   */
+  observedGeneration?: number;
+  lease?: VaultDynamicSecretLease;
+  /**
+   * Replaced leases not yet revoked.
+   *
+   * @maxItems 16
+   */
+  previous?: VaultDynamicSecretPreviousLease[];
+  /**
+   * Latest observations of the object's state; Ready is True once the controller has made the spec effective.
+   */
+  conditions?: Condition[];
+}
+
+/**
+ * The credential in the Secret now.
+ */
+export interface VaultDynamicSecretLease {
+  /**
+   * Vault lease id (an identifier, not the credential).
+   */
+  id: string;
+  /**
+   * Lease duration Vault granted at issue.
+   */
+  durationSeconds: number;
+  /**
+   * Whether Vault lets the lease be renewed.
+   */
+  renewable?: boolean;
+  /**
+   * When it was minted.
+   */
+  issuedAt: string;
+  /**
+   * Last successful renewal.
+   */
+  renewedAt?: string;
+  /**
+   * When the lease ends unless renewed.
+   */
+  expiresAt: string;
+  /**
+   * When Vault's max TTL ends it, once known.
+   */
+  maxExpiresAt?: string;
+  /**
+   * Accessor of the Vault token that minted it (Vault revokes the lease with that token).
+   */
+  tokenAccessor?: string;
+  /**
+   * When the minting token ends, as last seen; absent for a token without expiry.
+   */
+  tokenExpiresAt?: string;
+}
+
+export interface VaultDynamicSecretPreviousLease {
+  /**
+   * Vault lease id.
+   */
+  id: string;
+  /**
+   * When the replacement was written.
+   */
+  replacedAt: string;
+  /**
+   * When the lease ends on its own.
+   */
+  expiresAt?: string;
+  /**
+   * When every rollout target ran with the replacement (the grace starts here).
+   */
+  rolloutSettledAt?: string;
+  /**
+   * Why it was replaced (MaxTTL, TokenExpiry, SpecChanged, SecretLost, NotRenewable, LeaseLost).
+   */
+  reason?: string;
+}
+
+/**
  * A namespaced Vault connection and login that ExternalSecrets of the same namespace read through (ESO v1 field names, vault provider only).
  */
 export interface SecretStore {

@@ -3,5 +3,6 @@ import type { KindHandler } from '../admission/kinds.ts';
 import { vaultPolicyHandler } from './vaultpolicy.ts';
 import { vaultRoleBindingHandler } from './vaultrolebinding.ts';
 import { vaultGuardrailHandler } from './vaultguardrail.ts';
+import { vaultDynamicSecretHandler } from './vaultdynamicsecret.ts';
 
-export const vaultgateHandlers: KindHandler[] = [vaultPolicyHandler, vaultRoleBindingHandler, vaultGuardrailHandler];
+export const vaultgateHandlers: KindHandler[] = [vaultPolicyHandler, vaultRoleBindingHandler, vaultGuardrailHandler, vaultDynamicSecretHandler];

@@ -1,0 +1,104 @@
+// Rules "vaultdynamicsecret.*" for a VaultDynamicSecret, plus its defaults. The store it names is checked
+// as a store wherever that store is admitted (eso.store.*: server allow-list and syntax, token audience,
+// guardrails), and again by the controller's store connector before it sends anything, with this object's
+// namespace as the referent namespace; here: the issuing path (the same path rule as every Vault path a
+// tenant writes), what this release can keep alive, and timings that cannot work.
+import type { AdmissionContext } from '../admission/context.ts';
+import type { KindHandler } from '../admission/kinds.ts';
+import type { AdmissionRequest } from '../admission/types.ts';
+import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
+import { parseGoDuration } from '../../golang/duration.ts';
+import { deny, isRecord, stringAt, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
+import { mutateOwnership } from './common.ts';
+import { schemaFindings } from './schema.ts';
+import { vaultPathFindings } from './eso/vault-path.ts';
+
+export const VDS_DEFAULTS = {
+  method: 'GET',
+  credentialType: 'Lease',
+  renewAtPercent: 67,
+  jitterPercent: 10,
+  minValidity: '2m',
+  onDelete: true,
+  previous: 'AfterRollout',
+  grace: '30s',
+} as const;
+
+/** Milliseconds of a duration field, or undefined (absent or not a Go duration: the schema names that). */
+function ms(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const r = parseGoDuration(text);
+  return r.ok ? r.ms : undefined;
+}
+
+/** Rule "vaultdynamicsecret.credential-type": only lease-based credentials are kept alive by this release. */
+export function credentialTypeFindings(type: string | undefined): Finding[] {
+  if (type === undefined || type === 'Lease') return [];
+  return [deny('spec.credentialType', 'vaultdynamicsecret.credential-type', `"${type}" is not supported yet: this release keeps lease-based credentials (credentialType: Lease: the database and kubernetes secrets engines)`)];
+}
+
+/** Rule "vaultdynamicsecret.parameters-with-get": a GET sends no body, so parameters would be silently dropped. */
+export function parametersFindings(method: string, parameters: unknown): Finding[] {
+  if (method !== 'GET' || !isRecord(parameters) || Object.keys(parameters).length === 0) return [];
+  return [deny('spec.parameters', 'vaultdynamicsecret.parameters-with-get', 'parameters are sent only with method PUT or POST; with GET Vault would never see them')];
+}
+
+/**
+ * Rule "vaultdynamicsecret.min-validity": a replacement is minted when less than minValidity is left
+ * before the max TTL; a max TTL not longer than that would replace every credential as soon as it is
+ * minted. Rule "vaultdynamicsecret.grace" (a warning): a grace longer than minValidity may outlive the
+ * replaced credential, which then expires on its own before it is revoked.
+ */
+export function timingFindings(policy: Record<string, unknown> | undefined, revocation: Record<string, unknown> | undefined): Finding[] {
+  const out: Finding[] = [];
+  const minValidity = ms(stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity);
+  const maxTTL = ms(stringAt(policy, 'maxTTL'));
+  if (minValidity !== undefined && maxTTL !== undefined && maxTTL <= minValidity) {
+    out.push(deny('spec.leasePolicy.minValidity', 'vaultdynamicsecret.min-validity', `minValidity "${stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity}" must be shorter than maxTTL "${stringAt(policy, 'maxTTL')}": every credential would be replaced as soon as it is minted`));
+  }
+  const grace = ms(stringAt(revocation, 'grace'));
+  if (grace !== undefined && minValidity !== undefined && grace > minValidity) {
+    out.push(warn('spec.revocation.grace', 'vaultdynamicsecret.grace', `grace "${stringAt(revocation, 'grace')}" is longer than minValidity: a replaced credential may expire before it is revoked`));
+  }
+  return out;
+}
+
+/** Rule "vaultdynamicsecret.duplicate-target" (a warning). */
+export function rolloutTargetFindings(targets: unknown): Finding[] {
+  if (!Array.isArray(targets)) return [];
+  const seen = new Set<string>();
+  const out: Finding[] = [];
+  targets.forEach((t, i) => {
+    if (!isRecord(t)) return;
+    const key = `${String(t.kind)}/${String(t.name)}`;
+    if (seen.has(key)) out.push(warn(`spec.rolloutRestartTargets[${i}]`, 'vaultdynamicsecret.duplicate-target', `${key} is listed twice`));
+    seen.add(key);
+  });
+  return out;
+}
+
+export function validateVaultDynamicSecret(obj: KubeObject): Finding[] {
+  const schema = schemaFindings(obj);
+  const spec = isRecord(obj.spec) ? obj.spec : undefined;
+  if (!spec) return schema;
+  const policy = isRecord(spec.leasePolicy) ? spec.leasePolicy : undefined;
+  const revocation = isRecord(spec.revocation) ? spec.revocation : undefined;
+  const out: Finding[] = [
+    ...vaultPathFindings(spec.path, 'spec.path', 'vaultdynamicsecret.path'),
+    ...credentialTypeFindings(stringAt(spec, 'credentialType')),
+    ...parametersFindings(stringAt(spec, 'method') ?? VDS_DEFAULTS.method, spec.parameters),
+    ...timingFindings(policy, revocation),
+    ...rolloutTargetFindings(spec.rolloutRestartTargets),
+  ];
+  return withoutShadowedSchemaFindings(schema, out);
+}
+
+export function mutateVaultDynamicSecret(obj: KubeObject, _ctx: AdmissionContext, req: AdmissionRequest): void {
+  mutateOwnership(obj, req);
+}
+
+export const vaultDynamicSecretHandler: KindHandler = {
+  group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultDynamicSecret',
+  validate: (obj) => validateVaultDynamicSecret(obj),
+  mutate: mutateVaultDynamicSecret,
+};
