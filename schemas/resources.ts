@@ -23,6 +23,7 @@ function productResource(kind: string): ResourceRef {
 export const VAULT_POLICIES = productResource('VaultPolicy');
 export const VAULT_ROLE_BINDINGS = productResource('VaultRoleBinding');
 export const VAULT_GUARDRAILS = productResource('VaultGuardrail');
+export const VAULT_DYNAMIC_SECRETS = productResource('VaultDynamicSecret');
 export const SECRET_STORES = productResource('SecretStore');
 export const CLUSTER_SECRET_STORES = productResource('ClusterSecretStore');
 export const EXTERNAL_SECRETS = productResource('ExternalSecret');
