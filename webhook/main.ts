@@ -2,9 +2,9 @@
 // trail and the HTTPS server. The CLI (`vaultgate webhook`, `vaultgate run`) only parses flags into this.
 import { readFileSync } from 'node:fs';
 import { createCertReloader, type CertReloader } from '../certs/reloader.ts';
-import { auditAdmission } from '../audit/trail/events.ts';
-import { openAuditTrail, type AuditTrailConfig } from '../audit/trail/open.ts';
-import type { AuditTrail } from '../audit/trail/trail.ts';
+import { auditAdmission } from '../trail/events.ts';
+import { openAuditTrail, type AuditTrailConfig } from '../trail/open.ts';
+import type { AuditTrail } from '../trail/trail.ts';
 import type { KubeClient } from '../kube/index.ts';
 import { warmUp } from '../schemas/validator.ts';
 import { defaultContext } from './admission/context.ts';

@@ -10,7 +10,7 @@ export interface WebhookMetrics {
   unrecorded: Counter<'webhook'>;
 }
 
-/** What the audit trail reports (audit/trail/trail.ts AuditTrailStats). */
+/** What the audit trail reports (trail/trail.ts AuditTrailStats). */
 export interface AuditStatsSource {
   stats(): { records: number; batches: number; queued: number; queuedHighWater: number; waitedForRoom: number; lagMaxMs: number };
 }

@@ -12,7 +12,7 @@ import type { AccessFinding } from '../access/report.ts';
 import type { VaultCurrent } from '../access/sources.ts';
 
 export type { VaultCurrent };
-import { canonicalJson } from '../trail/events.ts';
+import { canonicalJson } from '../../trail/events.ts';
 
 export type PlanAction = 'create' | 'update' | 'delete' | 'unchanged' | 'skip' | 'refused';
 

@@ -2,8 +2,8 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { JSONWebKeySet } from 'jose';
-import { generateAuditKey, mergeJwks, parseJwks, privateKeyPem } from '../../audit/trail/keys.ts';
-import { orderRotatedFiles, verifyAuditFiles, type VerifyReport } from '../../audit/trail/verify.ts';
+import { generateAuditKey, mergeJwks, parseJwks, privateKeyPem } from '../../trail/keys.ts';
+import { orderRotatedFiles, verifyAuditFiles, type VerifyReport } from '../../trail/verify.ts';
 import { buildAccessReport, type AccessFinding } from '../../audit/access/report.ts';
 import { desiredState } from '../../audit/access/model.ts';
 import { renderAccessHtml, renderAccessText } from '../../audit/access/render.ts';

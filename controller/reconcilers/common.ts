@@ -1,7 +1,7 @@
 // Small helpers every reconciler here shares: safe error text for status/events, status building with
 // observedGeneration, the jittered periodic re-check, and the admission re-check (defence in depth: the
 // webhook may have been down or bypassed when the object was stored).
-import type { VaultWriteInput } from '../../audit/trail/events.ts';
+import type { VaultWriteInput } from '../../trail/events.ts';
 import type { SysApi } from '../../vault/types.ts';
 import { createHash } from 'node:crypto';
 import { KubeApiError } from '../../kube/errors.ts';

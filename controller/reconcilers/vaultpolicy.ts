@@ -26,7 +26,7 @@ import { applyStatus } from '../../kube/status.ts';
 import { admissionContext } from './admission-context.ts';
 import type { AclRule } from '../../policy/acl.ts';
 import { summariseRuleWidening } from '../../policy/widening.ts';
-import type { VaultWriteAction } from '../../audit/trail/record.ts';
+import type { VaultWriteAction } from '../../trail/record.ts';
 import { adoptionConsent } from '../../webhook/rules/guardrails.ts';
 import { assertAdmitted, buildStatus, jittered, notOwnedMessage, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultObjectDeps } from './common.ts';
 

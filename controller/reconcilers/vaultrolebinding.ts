@@ -30,7 +30,7 @@ import { applyStatus } from '../../kube/status.ts';
 import { admissionContext } from './admission-context.ts';
 import { assertAdmitted, buildStatus, jittered, notOwnedMessage, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultObjectDeps } from './common.ts';
 import { adoptionConsent } from '../../webhook/rules/guardrails.ts';
-import type { VaultWriteAction } from '../../audit/trail/record.ts';
+import type { VaultWriteAction } from '../../trail/record.ts';
 import { DEFAULT_AUTH_MOUNT, desiredRole, normaliseMount, roleDifferences, roleMatches, type DesiredRole } from '../../policy/role.ts';
 import { tryCache } from './vaultpolicy.ts';
 

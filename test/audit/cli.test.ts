@@ -7,10 +7,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AuditTrail } from '../../audit/trail/trail.ts';
-import { fileSink } from '../../audit/trail/sinks.ts';
-import { auditKeyFromPem, createSigner } from '../../audit/trail/keys.ts';
-import { auditAdmission } from '../../audit/trail/events.ts';
+import { AuditTrail } from '../../trail/trail.ts';
+import { fileSink } from '../../trail/sinks.ts';
+import { auditKeyFromPem, createSigner } from '../../trail/keys.ts';
+import { auditAdmission } from '../../trail/events.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EXAMPLE = join(ROOT, 'examples/audit/manifests.yaml');

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWebhookProcess } from '../../webhook/main.ts';
-import { generateAuditKey, privateKeyPem } from '../../audit/trail/keys.ts';
+import { generateAuditKey, privateKeyPem } from '../../trail/keys.ts';
 import { createWebhookApp } from '../../webhook/http-app.ts';
 import { createWebhookMetrics } from '../../webhook/metrics.ts';
 import { startWebhookServer } from '../../webhook/server.ts';

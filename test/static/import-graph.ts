@@ -1,4 +1,4 @@
-// The product's import graph at package level (a package is a folder, as in Go: `audit/trail` and
+// The product's import graph at package level (a package is a folder, as in Go: `audit/plan` and
 // `audit/access` are two packages), read with TypeScript's own pre-processor, and the checks the
 // architecture test runs over it: cycles (Tarjan's strongly connected components) and layer rules.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -6,7 +6,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 import ts from 'typescript';
 
 /** Top-level folders that hold product code (tests, charts and generated bundles are not layers). */
-export const PRODUCT_ROOTS = ['observability', 'schemas', 'kube', 'vault', 'policy', 'eso', 'audit', 'certs', 'webhook', 'controller', 'cli'] as const;
+export const PRODUCT_ROOTS = ['observability', 'schemas', 'kube', 'vault', 'policy', 'eso', 'trail', 'audit', 'certs', 'webhook', 'controller', 'cli'] as const;
 
 export interface ImportEdge { from: string; to: string }
 

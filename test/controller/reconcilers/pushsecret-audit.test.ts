@@ -14,7 +14,7 @@ import { PUSH_SECRETS, SECRET_STORES, VAULT_GUARDRAILS } from '../../../schemas/
 import type { KubeObject } from '../../../kube/objects.ts';
 import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
 import { createPushSecretReconciler } from '../../../controller/reconcilers/pushsecret.ts';
-import { auditVaultWrite, type VaultWriteInput } from '../../../audit/trail/events.ts';
+import { auditVaultWrite, type VaultWriteInput } from '../../../trail/events.ts';
 import { canaryLeaks } from '../../eso/canary-variants.ts';
 
 let v: Vault;

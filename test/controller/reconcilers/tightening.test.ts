@@ -11,7 +11,7 @@ import type { VaultClient, VaultRequest, VaultRequester, SysApi } from '../../..
 import { NAMESPACES } from '../../../kube/resources.ts';
 import { VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
-import type { VaultWriteInput } from '../../../audit/trail/events.ts';
+import type { VaultWriteInput } from '../../../trail/events.ts';
 import { createVaultPolicyReconciler, OWNED_CONDITION as POLICY_OWNED } from '../../../controller/reconcilers/vaultpolicy.ts';
 import { createVaultRoleBindingReconciler, OWNED_CONDITION as ROLE_OWNED, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';
 import { FakeKube, readyOf } from './harness.ts';

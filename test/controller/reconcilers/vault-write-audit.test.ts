@@ -9,7 +9,7 @@ import type { VaultClient, VaultRequest, SysApi } from '../../../vault/types.ts'
 import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';
-import { auditVaultWrite, type VaultWriteInput } from '../../../audit/trail/events.ts';
+import { auditVaultWrite, type VaultWriteInput } from '../../../trail/events.ts';
 import { FakeKube } from './harness.ts';
 
 let sim: VaultSim;

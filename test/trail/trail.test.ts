@@ -3,11 +3,11 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompactSign, type JSONWebKeySet } from 'jose';
-import { AuditTrail, type AuditSink } from '../../audit/trail/trail.ts';
-import { createSigner, generateAuditKey, mergeJwks, type AuditKey } from '../../audit/trail/keys.ts';
-import { verifyAuditFiles, type VerifyReport } from '../../audit/trail/verify.ts';
-import { GENESIS_PREV, JWS_TYPE, parseLine, payloadText, recordHash, type AuditEvent, type AuditRecord } from '../../audit/trail/record.ts';
-import { auditAdmission, auditVaultWrite } from '../../audit/trail/events.ts';
+import { AuditTrail, type AuditSink } from '../../trail/trail.ts';
+import { createSigner, generateAuditKey, mergeJwks, type AuditKey } from '../../trail/keys.ts';
+import { verifyAuditFiles, type VerifyReport } from '../../trail/verify.ts';
+import { GENESIS_PREV, JWS_TYPE, parseLine, payloadText, recordHash, type AuditEvent, type AuditRecord } from '../../trail/record.ts';
+import { auditAdmission, auditVaultWrite } from '../../trail/events.ts';
 
 let key: AuditKey;
 let otherKey: AuditKey;

@@ -2,7 +2,7 @@
 // cluster (Secret vaultgate-audit-key, created on first start; JWKS published to a ConfigMap), records
 // to stdout and optionally to a rotated file. Used by the webhook and the controller alike.
 import { readFileSync } from 'node:fs';
-import { CONFIGMAPS, SECRETS, type KubeClient } from '../../kube/index.ts';
+import { CONFIGMAPS, SECRETS, type KubeClient } from '../kube/index.ts';
 import { auditKeyFromPem, createSigner, keyStoreFromKubeClient, loadOrCreateAuditKey, publishJwks, type AuditKey } from './keys.ts';
 import { fileSink, stdoutSink, teeSink } from './sinks.ts';
 import { AuditTrail } from './trail.ts';

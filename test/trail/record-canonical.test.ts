@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { AUDIT_FORMAT, canonicalJson, payloadText, recordHash, sha256Hex, toLine, type AuditEvent, type AuditRecord } from '../../audit/trail/record.ts';
+import { AUDIT_FORMAT, canonicalJson, payloadText, recordHash, sha256Hex, toLine, type AuditEvent, type AuditRecord } from '../../trail/record.ts';
 
 /** The first implementation, verbatim. */
 function canonicalJsonV1(v: unknown): string {

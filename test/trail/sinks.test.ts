@@ -6,12 +6,12 @@ import { mkdtempSync, readFileSync, rmSync, appendFileSync, statSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { AuditTrail } from '../../audit/trail/trail.ts';
-import { fileSink, stdoutSink, teeSink } from '../../audit/trail/sinks.ts';
-import { createSigner, generateAuditKey, mergeJwks, type AuditKey } from '../../audit/trail/keys.ts';
-import { orderRotatedFiles, verifyAuditFiles } from '../../audit/trail/verify.ts';
-import { parseLine } from '../../audit/trail/record.ts';
-import { auditVaultWrite } from '../../audit/trail/events.ts';
+import { AuditTrail } from '../../trail/trail.ts';
+import { fileSink, stdoutSink, teeSink } from '../../trail/sinks.ts';
+import { createSigner, generateAuditKey, mergeJwks, type AuditKey } from '../../trail/keys.ts';
+import { orderRotatedFiles, verifyAuditFiles } from '../../trail/verify.ts';
+import { parseLine } from '../../trail/record.ts';
+import { auditVaultWrite } from '../../trail/events.ts';
 
 let dir: string;
 let key: AuditKey;

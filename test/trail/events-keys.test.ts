@@ -2,11 +2,11 @@
 // (replicas racing agree on one key) and its public half is published as a JWKS that keeps old keys.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { auditAdmission, auditVaultWrite } from '../../audit/trail/events.ts';
+import { auditAdmission, auditVaultWrite } from '../../trail/events.ts';
 import {
   JWKS_CONFIGMAP_FIELD, KEY_SECRET_FIELD, generateAuditKey, loadOrCreateAuditKey, parseJwks, publishJwks,
   type AuditKeyStore, type KubeObjectBody,
-} from '../../audit/trail/keys.ts';
+} from '../../trail/keys.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../webhook/admission/types.ts';
 
 const SECRET_VALUE = 'hunter2-very-secret';
