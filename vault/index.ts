@@ -9,4 +9,5 @@ export { login, lookupSelf, renewSelf, revokeSelf, identityKey } from './auth.ts
 export { TokenCache, type TokenCacheEvent, type TokenCacheOptions, type VaultSession } from './token-cache.ts';
 export { createSysApi } from './sys.ts';
 export { createKvApi, resolveKvPath } from './kv.ts';
+export { currentTokenLease, isLeaseGone, issueCredential, lookupLease, renewLease, revokeLease, type IssuedCredential, type LeaseInfo, type RenewedLease, type TokenLease } from './leases.ts';
 export { VaultClientPool, type PooledClientOptions } from './pool.ts';

@@ -1,0 +1,278 @@
+// The lease lifecycle of a VaultDynamicSecret, decided from persisted state only (status, the Secrets'
+// presence and the controller's copy, the minting token as Vault reports it, the rollout of the targets),
+// so a restarted controller, or one that logged in again, renews what is due and mints nothing because it
+// restarted: VSO re-mints (and restarts every workload) on both (VSO #285, #734). Pure: `now` is an input,
+// the renewal jitter is derived from the lease id (stable across restarts), and the plan names the
+// condition, Events and audit records each step implies. Never sees the credential itself.
+//
+// The credential is not in status, so a deleted target Secret is restored from a copy the controller keeps
+// in a Secret of its own (same namespace, owned by the object, so the tenant's RBAC exposes nothing new and
+// the garbage collector removes it with the object): a restore mints nothing and restarts nothing, as the
+// bytes the pods hold are the same. Without the copy (deleted too), the credential cannot be had again: a
+// new one is minted, the targets roll, and the old lease is revoked after them, as for any rotation.
+
+/** What a rollout target's coordinator answers (controller/rollouts/coordinator.ts settled()). */
+export type RolloutState = 'settled' | 'rolling' | 'paused' | 'missing';
+
+export type ReplaceReason = 'MaxTTL' | 'TokenExpiry' | 'SpecChanged' | 'SecretLost' | 'NotRenewable' | 'LeaseLost';
+
+export interface LeaseState {
+  id: string;
+  /** Seconds Vault granted at issue. */
+  durationSeconds: number;
+  renewable: boolean;
+  issuedAt: number;
+  renewedAt?: number;
+  expiresAt: number;
+  maxExpiresAt?: number;
+  tokenAccessor?: string;
+  tokenExpiresAt?: number;
+  /** Hash of what minted it (store, path, method, parameters): a change means a new credential. */
+  source?: string;
+}
+
+export interface PreviousLease {
+  id: string;
+  replacedAt: number;
+  expiresAt?: number;
+  /** Seconds of its last grant, to renew it while the rollout runs. */
+  durationSeconds?: number;
+  renewedAt?: number;
+  rolloutSettledAt?: number;
+  reason?: string;
+}
+
+export interface LeasePolicy {
+  renewAtPercent: number;
+  jitterPercent: number;
+  minValidityMs: number;
+  /** The role's max_ttl as the user states it (planning from issue); Vault's capped renewal corrects it. */
+  maxTTLMs?: number;
+  onDelete: boolean;
+  previous: 'AfterRollout' | 'Immediately' | 'Never';
+  graceMs: number;
+}
+
+export interface LifecycleObservation {
+  now: number;
+  deleting: boolean;
+  policy: LeasePolicy;
+  /** Hash of the spec's store, path, method and parameters now. */
+  source: string;
+  lease?: LeaseState;
+  previous: readonly PreviousLease[];
+  /** The target Secret: ours with the copy's data, ours with other data, absent, or someone else's. */
+  target: 'current' | 'differs' | 'missing' | 'foreign';
+  /** The lease id the controller's copy holds the credential of; undefined when there is no copy. */
+  copyLeaseId?: string;
+  /** The rollout of the targets onto the Secret's current data; only asked while a replaced lease waits. */
+  rollout?: RolloutState;
+}
+
+export type MainAction =
+  | { type: 'mint'; reason: 'Initial' | ReplaceReason }
+  | { type: 'adopt' }
+  | { type: 'restore' }
+  | { type: 'renew'; incrementSeconds: number }
+  | { type: 'revoke-all' }
+  | { type: 'release' }
+  | { type: 'refuse'; reason: 'SecretNotOwned' }
+  | { type: 'noop' };
+
+export type PreviousAction =
+  | { id: string; op: 'revoke'; why: 'Immediately' | 'AfterRollout' | 'Overflow' }
+  | { id: string; op: 'renew'; incrementSeconds: number }
+  | { id: string; op: 'settled' }
+  | { id: string; op: 'forget'; why: 'Never' | 'Expired' };
+
+export interface PlannedEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export interface LifecyclePlan {
+  main: MainAction;
+  previous: PreviousAction[];
+  condition: { status: 'True' | 'False' | 'Unknown'; reason: string; message: string };
+  events: PlannedEvent[];
+  /** Vault changes this plan makes, for the audit trail (lease ids only). */
+  audit: Array<{ action: 'mint' | 'renew' | 'revoke'; leaseId?: string; reason: string }>;
+  /** When to look again (ms from now) if nothing else happens. */
+  requeueAfterMs?: number;
+}
+
+/** At most this many replaced leases wait at once; beyond it the oldest is revoked (with a Warning). */
+export const MAX_PREVIOUS = 8;
+/** Renewal retried no sooner than this (a failed renewal is retried by the queue's backoff anyway). */
+const MIN_REQUEUE_MS = 1_000;
+
+/** A number in [0, 1) from a string: the same lease renews at the same point after a restart. */
+export function stableFraction(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+  return h / 2 ** 32;
+}
+
+/** When a lease (granted `grantMs` at `from`) is renewed: renewAtPercent of it, plus up to jitterPercent. */
+export function renewalTime(p: LeasePolicy, leaseId: string, from: number, grantMs: number): number {
+  const fraction = (p.renewAtPercent + p.jitterPercent * stableFraction(`${leaseId}@${from}`)) / 100;
+  return from + Math.min(0.95, fraction) * grantMs;
+}
+
+/** The end the credential cannot outlive: Vault's max TTL (known or stated) or the minting token's end. */
+function hardEnd(lease: LeaseState, p: LeasePolicy): { at: number; reason: ReplaceReason } | undefined {
+  const ends: Array<{ at: number; reason: ReplaceReason }> = [];
+  if (lease.maxExpiresAt !== undefined) ends.push({ at: lease.maxExpiresAt, reason: 'MaxTTL' });
+  if (p.maxTTLMs !== undefined) ends.push({ at: lease.issuedAt + p.maxTTLMs, reason: 'MaxTTL' });
+  if (!lease.renewable) ends.push({ at: lease.expiresAt, reason: 'NotRenewable' });
+  if (lease.tokenExpiresAt !== undefined) ends.push({ at: lease.tokenExpiresAt, reason: 'TokenExpiry' });
+  return ends.sort((a, b) => a.at - b.at)[0];
+}
+
+/** Increment asked at each renewal: the lease's own duration plus minValidity, so a capped answer shows the max TTL minValidity early. */
+export function renewIncrementSeconds(durationSeconds: number, p: LeasePolicy): number {
+  return Math.max(1, durationSeconds) + Math.ceil(p.minValidityMs / 1000);
+}
+
+function ready(reason: string, message: string): LifecyclePlan['condition'] {
+  return { status: 'True', reason, message };
+}
+
+function planPrevious(o: LifecycleObservation, events: PlannedEvent[], audit: LifecyclePlan['audit'], wakeAt: number[]): PreviousAction[] {
+  const out: PreviousAction[] = [];
+  const p = o.policy;
+  const overflow = Math.max(0, o.previous.length - MAX_PREVIOUS);
+  o.previous.forEach((prev, i) => {
+    if (prev.expiresAt !== undefined && prev.expiresAt <= o.now) {
+      out.push({ id: prev.id, op: 'forget', why: 'Expired' });
+      return;
+    }
+    if (i < overflow) {
+      out.push({ id: prev.id, op: 'revoke', why: 'Overflow' });
+      audit.push({ action: 'revoke', leaseId: prev.id, reason: 'Overflow' });
+      events.push({ type: 'Warning', reason: 'PreviousLeaseRevokedEarly', message: `more than ${MAX_PREVIOUS} replaced credentials waited for their rollout; the oldest was revoked` });
+      return;
+    }
+    if (p.previous === 'Never') {
+      out.push({ id: prev.id, op: 'forget', why: 'Never' });
+      return;
+    }
+    if (p.previous === 'Immediately') {
+      out.push({ id: prev.id, op: 'revoke', why: 'Immediately' });
+      audit.push({ action: 'revoke', leaseId: prev.id, reason: 'Immediately' });
+      return;
+    }
+    let settledAt = prev.rolloutSettledAt;
+    if (settledAt === undefined && (o.rollout === 'settled' || o.rollout === 'missing')) {
+      settledAt = o.now;
+      out.push({ id: prev.id, op: 'settled' });
+      if (o.rollout === 'missing') events.push({ type: 'Normal', reason: 'RolloutTargetMissing', message: 'a rollout target or the Secret does not exist: nothing to wait for before revoking the replaced credential' });
+    }
+    if (settledAt !== undefined && o.now >= settledAt + p.graceMs) {
+      out.push({ id: prev.id, op: 'revoke', why: 'AfterRollout' });
+      audit.push({ action: 'revoke', leaseId: prev.id, reason: 'AfterRollout' });
+      return;
+    }
+    if (settledAt !== undefined) wakeAt.push(settledAt + p.graceMs);
+    if (o.rollout === 'paused' && settledAt === undefined) {
+      events.push({ type: 'Warning', reason: 'RolloutPaused', message: 'a rollout target is paused: the replaced credential stays valid (renewed) until it has rolled' });
+    }
+    // Still in use by pods not yet rolled: keep it alive as the current one is kept.
+    if (prev.expiresAt !== undefined && prev.durationSeconds !== undefined) {
+      const from = prev.renewedAt ?? prev.replacedAt;
+      const at = renewalTime(p, prev.id, from, prev.expiresAt - from);
+      if (o.now >= at) out.push({ id: prev.id, op: 'renew', incrementSeconds: renewIncrementSeconds(prev.durationSeconds, p) });
+      else wakeAt.push(at);
+    }
+    if (settledAt === undefined) wakeAt.push(o.now + 5_000); // ask the coordinator again
+  });
+  return out;
+}
+
+function replace(reason: ReplaceReason, events: PlannedEvent[], audit: LifecyclePlan['audit']): MainAction {
+  const why: Record<ReplaceReason, string> = {
+    MaxTTL: 'the lease nears its max TTL',
+    TokenExpiry: 'the Vault token that minted it ends soon, and Vault revokes the lease with it',
+    SpecChanged: 'the store, path, method or parameters changed',
+    SecretLost: 'the Secret and the controller\'s copy of the credential were deleted',
+    NotRenewable: 'the lease is not renewable and ends soon',
+    LeaseLost: 'Vault no longer knows the lease (revoked, or expired unrenewed)',
+  };
+  events.push({ type: reason === 'LeaseLost' || reason === 'SecretLost' ? 'Warning' : 'Normal', reason: 'Rotating', message: `minting a replacement credential: ${why[reason]}` });
+  audit.push({ action: 'mint', reason });
+  return { type: 'mint', reason };
+}
+
+export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
+  const events: PlannedEvent[] = [];
+  const audit: LifecyclePlan['audit'] = [];
+  const wakeAt: number[] = [];
+  const p = o.policy;
+  const lease = o.lease;
+
+  if (o.deleting) {
+    if (!p.onDelete || (!lease && o.previous.length === 0)) {
+      return { main: { type: 'release' }, previous: [], condition: ready('Deleting', 'the object is being deleted'), events, audit };
+    }
+    for (const id of [lease?.id, ...o.previous.map((x) => x.id)]) if (id) audit.push({ action: 'revoke', leaseId: id, reason: 'Deleted' });
+    return { main: { type: 'revoke-all' }, previous: [], condition: ready('Deleting', 'revoking the leases of a deleted object'), events, audit };
+  }
+
+  if (o.target === 'foreign') {
+    return {
+      main: { type: 'refuse', reason: 'SecretNotOwned' }, previous: planPrevious(o, events, audit, wakeAt),
+      condition: { status: 'False', reason: 'SecretNotOwned', message: 'the target Secret exists and is not this object\'s: nothing is minted into a Secret someone else owns' },
+      events, audit, requeueAfterMs: 60_000,
+    };
+  }
+
+  const previous = planPrevious(o, events, audit, wakeAt);
+  const done = (main: MainAction, condition: LifecyclePlan['condition']): LifecyclePlan => {
+    const next = wakeAt.length > 0 ? Math.min(...wakeAt) - o.now : undefined;
+    return { main, previous, condition, events, audit, ...(next !== undefined ? { requeueAfterMs: Math.max(MIN_REQUEUE_MS, next) } : {}) };
+  };
+
+  // A copy newer than status: minted (and copied) before a crash, status not yet written. Adopt, never re-mint.
+  if (o.copyLeaseId !== undefined && o.copyLeaseId !== lease?.id && !o.previous.some((x) => x.id === o.copyLeaseId)) {
+    return done({ type: 'adopt' }, { status: 'Unknown', reason: 'Adopting', message: 'taking over a credential minted before the controller stopped' });
+  }
+
+  if (!lease) {
+    audit.push({ action: 'mint', reason: 'Initial' });
+    return done({ type: 'mint', reason: 'Initial' }, { status: 'Unknown', reason: 'Minting', message: 'minting the first credential' });
+  }
+
+  if (lease.expiresAt <= o.now) return done(replace('LeaseLost', events, audit), { status: 'False', reason: 'LeaseExpired', message: 'the lease expired before it was renewed' });
+  if (lease.source !== undefined && lease.source !== o.source) return done(replace('SpecChanged', events, audit), ready('Rotating', 'replacing the credential: the spec changed'));
+  if (o.target === 'missing' && o.copyLeaseId !== lease.id) return done(replace('SecretLost', events, audit), ready('Rotating', 'the Secret and the controller\'s copy were deleted: replacing the credential'));
+
+  const end = hardEnd(lease, p);
+  if (end && end.at - o.now < p.minValidityMs) {
+    return done(replace(end.reason, events, audit), ready('Rotating', `replacing the credential ${Math.max(0, Math.round((end.at - o.now) / 1000))}s before it ends`));
+  }
+  if (end) wakeAt.push(end.at - p.minValidityMs);
+
+  if (o.target === 'missing' || o.target === 'differs') {
+    events.push({ type: 'Normal', reason: 'SecretRestored', message: 'the target Secret was deleted or changed: restored with the current credential (nothing minted)' });
+    return done({ type: 'restore' }, ready('Restoring', 'restoring the target Secret from the controller\'s copy'));
+  }
+
+  if (lease.renewable) {
+    const from = lease.renewedAt ?? lease.issuedAt;
+    const grant = lease.expiresAt - from;
+    const at = renewalTime(p, lease.id, from, grant);
+    if (o.now >= at) {
+      // Past the renewal window's end by half of what was left: a renewal has been failing.
+      const late = o.now >= from + grant * (1 - (1 - (p.renewAtPercent + p.jitterPercent) / 100) / 2);
+      if (late) events.push({ type: 'Warning', reason: 'LeaseExpiringUnrenewed', message: `the lease ends in ${Math.max(0, Math.round((lease.expiresAt - o.now) / 1000))}s and has not been renewed` });
+      audit.push({ action: 'renew', leaseId: lease.id, reason: 'Due' });
+      return done({ type: 'renew', incrementSeconds: renewIncrementSeconds(lease.durationSeconds, p) }, ready('Renewing', 'renewing the lease'));
+    }
+    wakeAt.push(at);
+  }
+  const waiting = o.previous.length > 0 && p.previous === 'AfterRollout';
+  return done({ type: 'noop' }, ready(waiting ? 'AwaitingRollout' : 'LeaseValid', waiting
+    ? `the credential is valid; ${o.previous.length} replaced credential${o.previous.length === 1 ? '' : 's'} wait${o.previous.length === 1 ? 's' : ''} for the rollout before revocation`
+    : 'the credential is valid and its lease is renewed on schedule'));
+}
