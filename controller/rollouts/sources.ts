@@ -1,0 +1,24 @@
+// The objects that name workloads to restart. ExternalSecrets opt in with an annotation
+// (eso/rollout-targets.ts); the credential lifecycle's kinds add their own source with rolloutRestartTargets.
+import type { KubeObject } from '../../kube/objects.ts';
+import { EXTERNAL_SECRETS } from '../../schemas/resources.ts';
+import { externalSecretRolloutTargets } from '../../eso/rollout-targets.ts';
+import type { RolloutSource } from './coordinator.ts';
+
+type ExternalSecretShape = KubeObject & { spec?: { target?: { name?: string; creationPolicy?: string } } };
+
+/** An ExternalSecret's opted-in targets and its target Secret (none with creationPolicy None: it writes nothing). */
+export const externalSecretSource: RolloutSource = {
+  resource: EXTERNAL_SECRETS,
+  // An unreadable list names nothing (admission refuses it; the controller does not guess).
+  targets: (o) => {
+    const parsed = externalSecretRolloutTargets(o);
+    return parsed.problems.length > 0 ? [] : parsed.refs;
+  },
+  secretName: (o) => {
+    const target = (o as ExternalSecretShape).spec?.target;
+    return target?.creationPolicy === 'None' ? undefined : target?.name ?? o.metadata.name;
+  },
+  // Every target an ExternalSecret writes carries the managed label the Secret informer selects.
+  cachedSecrets: true,
+};
