@@ -92,9 +92,7 @@ export class Cache<T extends KubeObject = KubeObject> implements Store<T> {
     const key = objectKey(obj);
     const old = this.objects.get(key);
     if (old) this.unindex(key, old);
-    // managedFields are the apiserver's bookkeeping for server-side apply; no reconciler reads them from
-    // a cache, and they are a large part of every object (10,000 ExternalSecrets + Secrets: tens of MiB).
-    if (obj.metadata.managedFields !== undefined && !Object.isFrozen(obj.metadata)) delete obj.metadata.managedFields;
+    // What is kept of an object (no managedFields...) is the informer's transform (kube/cache-transform.ts).
     const frozen = deepFreeze(obj);
     this.objects.set(key, frozen);
     for (const [name, fn] of this.indexFns) this.indexOne(this.indexes.get(name)!, fn, key, frozen);

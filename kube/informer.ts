@@ -18,6 +18,7 @@
 // the apiserver has no "namespace in (a, b)" selector; a relist of one scope replaces only its own part.
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { Cache } from './cache.ts';
+import { stripBookkeeping, type CacheTransform } from './cache-transform.ts';
 import { systemClock, type Clock, type TimerHandle } from './clock.ts';
 import { isGone, isNotFound, errorFromResponse, toKubeError, type KubeApiError } from './errors.ts';
 import type { KubeClient } from './kube-client.ts';
@@ -88,6 +89,11 @@ export interface InformerOptions extends WatchSelectors {
    */
   optional?: boolean;
   notServedRetryMs?: number;
+  /**
+   * What is kept of each object, applied before it is cached or handed to handlers (kube/cache-transform.ts).
+   * Default `stripBookkeeping`: no managedFields, no last-applied annotation, repeated strings shared.
+   */
+  transform?: CacheTransform;
   clock?: Clock;
   random?: () => number;
 }
@@ -125,10 +131,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   private resyncTimer?: TimerHandle;
   private syncedFlag = false;
   private readonly syncWaiters: (() => void)[] = [];
+  private readonly transform: CacheTransform<T>;
 
   constructor(private readonly client: Client, readonly opts: InformerOptions) {
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;
+    this.transform = (opts.transform ?? stripBookkeeping) as unknown as CacheTransform<T>;
     const scope = (s: Omit<Scope, 'state' | 'synced' | 'backoff'>): Scope => ({ ...s, state: { phase: 'Empty' }, synced: false, backoff: new Backoff({ random: this.random, ...opts.backoff }) });
     const byName = (name: string): string => [opts.fieldSelector, `metadata.name=${name}`].filter(Boolean).join(',');
     this.scopes = opts.namespaces?.length
@@ -235,7 +243,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         limit: this.opts.pageSize ?? 500, continue: cont,
       });
       pages++;
-      items.push(...page.items);
+      for (const obj of page.items) items.push(this.transform(obj));
       rv = page.resourceVersion;
       cont = page.continue || undefined;
     } while (cont && !this.stopController.signal.aborted);
@@ -299,7 +307,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         events++;
         scope.backoff.reset();
         lastRv = ev.object.metadata?.resourceVersion || lastRv;
-        this.apply(ev.type, ev.object);
+        this.apply(ev.type, ev.type === 'BOOKMARK' ? ev.object : this.transform(ev.object));
       }
       if (abort.signal.aborted) throw abort.signal.reason;
       this.emit({ type: 'WATCH_CLOSED', events });

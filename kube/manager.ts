@@ -11,6 +11,7 @@ import type { Logger } from '../observability/log.ts';
 import { silentLogger } from '../observability/log.ts';
 import { ControllerBuilder, type ControllerHost, type ControllerSpec } from './builder.ts';
 import type { IndexFn, Store } from './cache.ts';
+import type { CacheTransform } from './cache-transform.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { Controller } from './controller.ts';
 import { KubeEventRecorder, nullRecorder, type EventRecorder } from './events.ts';
@@ -41,6 +42,11 @@ export interface ManagerOptions {
    * treat a 404 as synced and empty and look again every 30 s, so the process gets Ready without them.
    */
   optionalResources?: readonly ResourceRef[];
+  /**
+   * What the cache keeps of a resource's objects, instead of the informer's default (kube/cache-transform.ts),
+   * e.g. Secrets without their values.
+   */
+  cacheTransforms?: readonly { resource: ResourceRef; transform: CacheTransform }[];
   /** Off when omitted (single replica, tests). */
   leaderElection?: LeaderElectionConfig;
   /** An EventRecorder, or what's needed to build the Kubernetes one. Default: a recorder that drops events. */
@@ -122,6 +128,7 @@ export class Manager implements ControllerHost {
       inf = new Informer(this.client, {
         ...this.opts.informer, resource: res, ...this.scopeOf(res), clock: this.clock,
         ...(this.opts.optionalResources?.some((r) => resourceId(r) === id) ? { optional: true } : {}),
+        ...transformOf(this.opts.cacheTransforms, id),
         ...(selectors?.labelSelector ? { labelSelector: selectors.labelSelector } : {}),
         ...(selectors?.fieldSelector ? { fieldSelector: selectors.fieldSelector } : {}),
       });
@@ -275,4 +282,9 @@ function selectorsKey(s: WatchSelectors): string {
 function describeSelectors(s: WatchSelectors): string {
   const parts = [s.labelSelector ? `labelSelector "${s.labelSelector}"` : '', s.fieldSelector ? `fieldSelector "${s.fieldSelector}"` : ''].filter(Boolean);
   return parts.length ? parts.join(' and ') : 'no selector';
+}
+
+function transformOf(transforms: ManagerOptions['cacheTransforms'], id: string): Pick<InformerOptions, 'transform'> {
+  const t = transforms?.find((x) => resourceId(x.resource) === id);
+  return t ? { transform: t.transform } : {};
 }

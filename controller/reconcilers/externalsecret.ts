@@ -9,10 +9,11 @@
 // Ready=False/SecretSyncedError says what failed (never a value).
 import type { ExternalSecretSpec, SecretStoreRef } from '../../schemas/types.ts';
 import { getCondition, setCondition, timestamp } from '../../kube/conditions.ts';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.ts';
+import { isAlreadyExists, isNotFound, KubeApiError } from '../../kube/errors.ts';
 import { controllerReference } from '../../kube/apply.ts';
 import type { Condition, KubeObject } from '../../kube/objects.ts';
 import type { OwnWrites } from '../../kube/own-writes.ts';
+import { storedSecretData, type CachedSecret } from '../../kube/cache-transform.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
 import { NAMESPACES, SECRETS } from '../../kube/resources.ts';
 import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, SECRET_STORES } from '../../schemas/resources.ts';
@@ -54,7 +55,8 @@ export interface ExternalSecretObject extends KubeObject {
   spec: ExternalSecretSpec;
 }
 
-interface SecretObject extends KubeObject {
+// From the cache without its values (`dataDigest`, main.ts), or read with a GET (`data`): storedSecretData reads both.
+interface SecretObject extends CachedSecret {
   type?: string;
   data?: Record<string, string>;
   immutable?: boolean;
@@ -196,7 +198,7 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     // A target without the managed label is outside the Secret cache: hand edits to it would go unseen,
     // so it is not "valid" until re-labelled (ESO patches the label back the same way).
     const secretValid = creationPolicy === 'None' || (existing !== undefined && existing.metadata.labels?.[LABEL_MANAGED] === 'true'
-      && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] === dataHash(existing.data ?? {})
+      && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] === storedSecretData(existing).hash(dataHash)
       && sourceVersions.current(key, templateSources));
     const readyNow = getCondition(status.conditions, 'Ready');
     const syncedThisGeneration = status.syncedResourceVersion?.split('-')[0] === String(es.metadata.generation ?? 0);
@@ -267,7 +269,7 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
       // Events are for what a user should look at: no Event for a routine create or update (ESO records
       // one per sync: 1,000 ExternalSecrets, 1,000 Events), one when a Secret edited by hand is repaired.
       const editedByHand = existing !== undefined && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] !== undefined
-        && existing.metadata.annotations[ANNOTATION_DATA_HASH] !== dataHash(existing.data ?? {});
+        && existing.metadata.annotations[ANNOTATION_DATA_HASH] !== storedSecretData(existing).hash(dataHash);
       const wrote = await converge(ctx, es, targetName, writePolicy, desired, existing, deps.ownSecretWrites);
       await addTemplateFinalizers(ctx, ns, targetName, spec.target?.template?.metadata?.finalizers, existing);
       if (wrote && editedByHand) ctx.events.record(es, { type: 'Normal', reason: 'Repaired', note: `Secret ${targetName} was changed outside vaultgate; its data was restored from the provider` });
@@ -374,8 +376,16 @@ async function addTemplateFinalizers(ctx: ReconcileContext, ns: string, name: st
 async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: string, policy: string, desired: DesiredSecret, existing: SecretObject | undefined, ownWrites?: OwnWrites): Promise<boolean> {
   const ns = es.metadata.namespace ?? '';
   const ours = new Map([...desired.data].map(([k, v]) => [k, v.toString('base64')]));
-  const actualData = existing?.data ?? {};
+  const stored = existing ? storedSecretData(existing) : undefined;
+  const foreign = (stored?.keys() ?? []).filter((k) => !ours.has(k));
   // Merge: the hash covers the whole Secret as it will be, so the annotation stays consistent with its data.
+  // The cache keeps no values: the other keys' values are read with a GET, only for this.
+  const actualData = stored?.values ?? {};
+  if (policy === 'Merge' && foreign.length > 0 && !stored?.values) {
+    const live = await ctx.client.get<SecretObject>(SECRETS, name, ns);
+    if (!live) throw new KubeApiError(404, 'NotFound', `secrets "${name}" not found`);
+    return converge(ctx, es, name, policy, desired, live, ownWrites);
+  }
   const finalData = policy === 'Merge' ? { ...actualData, ...Object.fromEntries(ours) } : Object.fromEntries(ours);
   const annotations = { ...desired.annotations, [ANNOTATION_DATA_HASH]: dataHash(finalData) };
   const owner = policy === 'Owner';
@@ -392,8 +402,7 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
 
   // Keys written by someone else into a Secret that must hold exactly our data: SSA cannot remove
   // fields another manager owns, so clear them with a merge patch first.
-  const foreign = policy === 'Merge' ? [] : Object.keys(actualData).filter((k) => !ours.has(k));
-  if (existing && foreign.length > 0) {
+  if (existing && policy !== 'Merge' && foreign.length > 0) {
     await ctx.client.patch(SECRETS, name, ns, { data: Object.fromEntries(foreign.map((k) => [k, null])) }, 'merge');
   }
   const body: KubeObject = {
@@ -418,10 +427,10 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
 }
 
 function upToDate(existing: SecretObject, ours: Map<string, string>, labels: Record<string, string>, annotations: Record<string, string>, desired: DesiredSecret, policy: string, owner: KubeObject | undefined): boolean {
-  const data = existing.data ?? {};
-  for (const [k, v] of ours) if (data[k] !== v) return false;
+  const stored = storedSecretData(existing);
+  for (const [k, v] of ours) if (!stored.holds(k, v)) return false;
   if (policy !== 'Merge') {
-    if (Object.keys(data).some((k) => !ours.has(k))) return false;
+    if (stored.keys().some((k) => !ours.has(k))) return false;
     if ((existing.type ?? 'Opaque') !== (desired.type ?? 'Opaque')) return false;
   }
   for (const [k, v] of Object.entries(labels)) if (existing.metadata.labels?.[k] !== v) return false;
