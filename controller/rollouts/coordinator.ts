@@ -148,6 +148,7 @@ export class RolloutCoordinator {
     // No await from here to the reservation below: the cap is checked and taken in one step.
     const latest = ctx.cache(WORKLOAD_RESOURCES[kind]).get(key) ?? workload;
     const state = rolloutState(kind, latest);
+    this.landed(wkey, latest);
     this.measure(kind, wkey, state);
     const pending = this.pending.get(wkey);
     const restartedAt = Date.parse(latest.metadata.annotations?.[RESTARTED_AT_ANNOTATION] ?? '');
@@ -219,8 +220,7 @@ export class RolloutCoordinator {
       for (const w of this.workloads(kind).list(namespace)) {
         const k = workloadKey(kind, namespace, w.metadata.name);
         if (k === except || w.metadata.annotations?.[RESTARTED_AT_ANNOTATION] === undefined) continue;
-        const flight = this.inFlight.get(k);
-        if (flight && (w.metadata.generation ?? 0) > flight.generation) this.inFlight.delete(k);
+        this.landed(k, w);
         if (rolloutState(kind, w) === 'rolling' || this.inFlight.has(k)) {
           count++;
           seen.add(k);
@@ -229,6 +229,12 @@ export class RolloutCoordinator {
     }
     for (const [k, f] of this.inFlight) if (f.namespace === namespace && k !== except && !seen.has(k)) count++;
     return count;
+  }
+
+  /** A restart is in flight until the cache shows the generation it made. */
+  private landed(wkey: string, w: KubeObject): void {
+    const flight = this.inFlight.get(wkey);
+    if (flight && (w.metadata.generation ?? 0) > flight.generation) this.inFlight.delete(wkey);
   }
 
   private measure(kind: WorkloadKind, wkey: string, state: string): void {

@@ -8,6 +8,7 @@ import { parseGoRegexp } from '../../../eso/go-regexp.ts';
 import { parseGoDuration } from '../../../schemas/duration.ts';
 import { checkTemplate } from './template-check.ts';
 import { vaultPathFindings } from './vault-path.ts';
+import { checkRolloutTargets } from './rollout-targets.ts';
 import { syncWindowProblems } from '../../../eso/sync-windows.ts';
 
 /** ESO ExternalSecret features vaultgate refuses at admission (each named in its finding). */
@@ -41,6 +42,7 @@ export function validateExternalSecret(es: Obj): Finding[] {
     ...checkData(spec, deletionPolicy),
     ...checkDataFrom(spec),
     ...checkTarget(spec, target, template),
+    ...checkRolloutTargets(es),
   ];
 }
 
