@@ -3,10 +3,10 @@
 // them vaultgate renders (the function tables below), and, for every one it does not, why. Admission
 // (webhook/rules/eso/template-check.ts) and the controller's engine (template.ts) both read this file,
 // so they cannot disagree; the README's ESO section lists the same.
-import type { GoFunc } from './template-func.ts';
-import { ESO_OWN_FUNCS } from './template-funcs-eso.ts';
-import { GO_BUILTINS } from './template-funcs-go.ts';
-import { SPRIG_FUNCS } from './template-funcs-sprig.ts';
+import type { GoFunc } from '../golang/index.ts';
+import { ESO_OWN_FUNCS } from './own-functions.ts';
+import { GO_BUILTINS } from '../golang/template/index.ts';
+import { SPRIG_FUNCS } from '../golang/sprig/index.ts';
 
 const NONDETERMINISTIC = 'its output changes on every render (clock, randomness or a random salt/IV), so the Secret would be rewritten on every refresh and never converge';
 

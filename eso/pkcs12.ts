@@ -5,8 +5,8 @@
 // PBE-SHA1-3DES and PBE-SHA1-RC2 (40 and 128 bits, template-rc2.ts). Errors name the step, never a byte
 // of the input.
 import { createDecipheriv, createHash, createHmac, createPrivateKey, hash as digest, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
-import { fail } from './template-func.ts';
-import { rc2CbcDecrypt } from './template-rc2.ts';
+import { fail } from '../golang/index.ts';
+import { rc2CbcDecrypt } from './rc2.ts';
 
 interface Tlv { tag: number; value: Buffer; raw: Buffer }
 

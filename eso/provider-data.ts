@@ -3,7 +3,7 @@
 // A missing remote secret fails the sync with deletionPolicy Retain (the default) and is skipped with
 // Delete or Merge, so those policies can notice that everything is gone.
 import type { ExternalSecretDataRemoteRef, ExternalSecretFind, ExternalSecretSpec, SecretStoreRef } from '../schemas/types.ts';
-import { compileGoRegexp } from './go-regexp.ts';
+import { compileGoRegexp } from '../golang/index.ts';
 import { rewriteMap, type RewriteOperation } from './rewrite.ts';
 import { convertKeys, decodeMap, decodeValue } from './strategies.ts';
 import { secretMap, secretValue } from './values.ts';

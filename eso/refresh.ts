@@ -4,7 +4,7 @@
 // up to ±10% from a hash of its uid, so 1,000 objects created together do not refresh in the same
 // second (ESO declined this in #4231; refresh storms are anchors §5 #6).
 import { createHash } from 'node:crypto';
-import { parseGoDuration } from '../schemas/duration.ts';
+import { parseGoDuration } from '../golang/index.ts';
 import { nextAllowedAt, periodicRefreshAllowed, type SyncWindows } from './sync-windows.ts';
 
 export const DEFAULT_REFRESH_INTERVAL_MS = 3_600_000;

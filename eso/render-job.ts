@@ -6,9 +6,9 @@
 import type { ExternalSecretTarget } from '../schemas/types.ts';
 import { desiredSecret, type DesiredSecret, type SourceMetadata } from './target.ts';
 import { templateSourceRefs, TemplateSourceMissingError, type TemplateSources } from './target-template.ts';
-import { TemplateError } from './template-parse.ts';
-import { allowanceBudget, withDeriveBudget, type DeriveBudget } from './template-sprig-password.ts';
-import { withRenderDeadline } from './template-exec.ts';
+import { TemplateError } from '../golang/template/index.ts';
+import { allowanceBudget, withDeriveBudget, type DeriveBudget } from '../golang/sprig/index.ts';
+import { withRenderDeadline } from '../golang/template/index.ts';
 
 type Entries = Array<[string, Uint8Array]>;
 

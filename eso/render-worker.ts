@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runSecretRenderJob, type SecretRenderJob } from './render-job.ts';
 import { observeTemplateFields } from './target-template.ts';
-import { allowanceBudget } from './template-sprig-password.ts';
+import { allowanceBudget } from '../golang/sprig/index.ts';
 
 /** Layout of the shared buffer: [0] new keys derived by the job under way, [1] field length, then the field (UTF-8). */
 export const SHARED_BYTES = 1024;

@@ -4,7 +4,7 @@
 // if its namespaceSelector, its namespaces list or one of its namespaceRegexes matches.
 import type { ClusterSecretStoreCondition } from '../schemas/types.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
-import { compileGoRegexp } from './go-regexp.ts';
+import { compileGoRegexp } from '../golang/index.ts';
 
 export function storeAllowsNamespace(conditions: readonly ClusterSecretStoreCondition[] | undefined, namespace: string, namespaceLabels: Record<string, string> | undefined): boolean {
   if (!conditions || conditions.length === 0) return true;

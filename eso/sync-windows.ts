@@ -10,7 +10,7 @@
 // ported with its Next(), in UTC (ESO's container clock). No library: the npm cron parsers differ from
 // robfig on day-of-month/day-of-week and on steps, and the port is checked against robfig itself
 // (test/eso/sync-windows.test.ts, the Go cron oracle).
-import { parseGoDuration } from '../schemas/duration.ts';
+import { parseGoDuration } from '../golang/index.ts';
 
 export interface SyncWindowEntry { schedule: string; duration: string }
 export interface SyncWindows { kind: 'allow' | 'deny'; windows: SyncWindowEntry[] }

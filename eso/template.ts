@@ -2,13 +2,13 @@
 // functions ESO registers (template-supported.ts), over Go values (template-values.ts). A function ESO
 // has and vaultgate refuses fails by name with the reason, never silently; everything else renders as
 // ESO renders it (test/eso/go-differential.test.ts compares with Go's own text/template and Sprig).
-import { execute } from './template-exec.ts';
-import { functionsUsed, parseTemplateSet, TemplateError, type TemplateSet } from './template-parse.ts';
-import { isEsoTemplateFunction, isSupportedTemplateFunction, LAZY_BUILTINS, refusalReason, TEMPLATE_FUNCTIONS } from './template-supported.ts';
-import { GoMap, goStringBytes, goStringMap as toGoStringMap, utf8Text } from './template-values.ts';
+import { execute } from '../golang/template/index.ts';
+import { functionsUsed, parseTemplateSet, TemplateError, type TemplateSet } from '../golang/template/index.ts';
+import { isEsoTemplateFunction, isSupportedTemplateFunction, LAZY_BUILTINS, refusalReason, TEMPLATE_FUNCTIONS } from './function-map.ts';
+import { GoMap, goStringBytes, goStringMap as toGoStringMap, utf8Text } from '../golang/index.ts';
 
-export { TemplateError, TemplateExecError } from './template-parse.ts';
-export { GoMap } from './template-values.ts';
+export { TemplateError, TemplateExecError } from '../golang/template/index.ts';
+export { GoMap } from '../golang/index.ts';
 
 const parsedCache = new Map<string, TemplateSet>();
 const hasFunction = (name: string): boolean => LAZY_BUILTINS.includes(name) || isEsoTemplateFunction(name);

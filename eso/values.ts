@@ -1,7 +1,7 @@
 // How ESO turns provider values into Secret bytes (esutils.GetByteValue) and picks a property out of a
 // KV secret (vault provider getSecretValue): top-level key first, then a gjson path.
-import { goJson } from './template-functions.ts';
-import { gjsonGet } from './gjson.ts';
+import { goJson } from '../golang/index.ts';
+import { gjsonGet } from '../golang/index.ts';
 
 export class SecretKeyMissingError extends Error {
   override readonly name = 'SecretKeyMissingError';

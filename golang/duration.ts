@@ -1,14 +1,9 @@
 // Go duration strings, the one parser of the project (ESO's fields, sprig's duration functions in
-// templates, vaultgate's TTLs all read through it):
-// - parseGoDurationNs is Go's time.ParseDuration, as ESO reads `refreshInterval` (metav1.Duration) and
-//   `retryInterval`, parseGoDuration the same in milliseconds: an optional sign, then one or more decimal
-//   numbers each with a unit (ns, us, µs, ms, s, m, h); "0" alone needs no unit. Error texts are Go's, so
-//   users searching them find the same meaning.
-// - parseDuration / durationSeconds read vaultgate's own unsigned TTL fields ("90s", "1h30m", "1.5h"):
-//   the grammar the CRD schemas' pattern accepts (no sign, no µs, no bare ".5h"), valued by Go's rules.
-//   Vault itself also takes bare seconds; the API does not.
-
-export const DURATION_PATTERN = /^(0|([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+)$/;
+// templates, vaultgate's TTLs all read through it; schemas/ttl.ts narrows the grammar for vaultgate's own
+// fields): parseGoDurationNs is Go's time.ParseDuration, as ESO reads `refreshInterval`
+// (metav1.Duration) and `retryInterval`, parseGoDuration the same in milliseconds: an optional sign, then
+// one or more decimal numbers each with a unit (ns, us, µs, ms, s, m, h); "0" alone needs no unit. Error
+// texts are Go's, so users searching them find the same meaning.
 
 /** Nanoseconds per unit (Go's unitMap), "µs" as U+00B5 and U+03BC. */
 const UNIT_NS: Record<string, bigint> = {
@@ -96,17 +91,4 @@ export function parseGoDurationNs(text: string): DurationNsResult {
 export function parseGoDuration(text: string): DurationResult {
   const r = parseGoDurationNs(text);
   return r.ok ? { ok: true, ms: Number(r.ns) / 1e6 } : r;
-}
-
-/** Milliseconds of a vaultgate TTL field (the CRD pattern's grammar), or undefined when the text is not one. */
-export function parseDuration(text: string): number | undefined {
-  if (!DURATION_PATTERN.test(text)) return undefined;
-  const r = parseGoDuration(text);
-  return r.ok ? r.ms : undefined;
-}
-
-/** Seconds, rounded down, as Vault stores TTLs. */
-export function durationSeconds(text: string): number | undefined {
-  const ms = parseDuration(text);
-  return ms === undefined ? undefined : Math.floor(ms / 1000);
 }

@@ -2,7 +2,7 @@
 // against it, evalCall) and its body. A body fails the way a Go function does, by returning an error or
 // panicking: both become "error calling NAME: ..." (an exec error). Its message must never quote an
 // argument: arguments are secret data.
-import { TemplateError } from './template-parse.ts';
+import { TemplateError } from './errors.ts';
 
 /**
  * Go parameter types as text/template's evalArg/validateType see them: `string`, `int`, `float64`,

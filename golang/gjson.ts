@@ -2,8 +2,8 @@
 // applies to KV secrets: dotted keys with `\` escapes, array indexes, `#` (length, or a projection
 // `a.#.b`), and `*`/`?` wildcards matching the first key. String() semantics: strings unquoted,
 // numbers/bools as JSON text, null as "", objects/arrays as compact JSON.
-import { goJson } from './template-functions.ts';
-import { compileGoRegexp, quoteMeta, type GoRegexp } from './go-regexp.ts';
+import { goJson } from './json.ts';
+import { compileGoRegexp, quoteMeta, type GoRegexp } from './regexp.ts';
 
 export interface GjsonResult {
   exists: boolean;

@@ -1,10 +1,10 @@
 // Go's encodings of template values: encoding/json (Marshal, MarshalIndent, an Encoder without HTML
 // escaping) and sigs.k8s.io/yaml (JSON first, then goyaml.v2's emitter: sorted keys, YAML 1.1 quoting,
 // literal blocks for multi-line strings), as Sprig's toJson family and ESO's toYaml produce them.
-import { formatFloat } from './template-fmt.ts';
-import { FuncError } from './template-func.ts';
-import { GoDuration, GoMap, GoNum, GoStruct, GoTime, decodeRune, goString, mapRunes, isNilSlice, numberValue, utf8Text } from './template-values.ts';
-import { formatGoTime } from './template-time.ts';
+import { formatFloat } from './fmt.ts';
+import { FuncError } from './func.ts';
+import { GoDuration, GoMap, GoNum, GoStruct, GoTime, decodeRune, goString, mapRunes, isNilSlice, numberValue, utf8Text } from './values.ts';
+import { formatGoTime } from './time.ts';
 
 /** encoding/json's float64: %f-like between 1e-6 and 1e21, else exponent with no leading zero. */
 export function jsonFloat(x: number): string {

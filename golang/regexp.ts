@@ -8,7 +8,7 @@
 // Strings here are either text (JavaScript strings: keys, names) or Go strings (the template engine's:
 // one char per byte, eso/template-values.ts); the `Go…` functions take Go strings.
 import { RE2JS } from 're2js';
-import { decodeRune, goString } from './template-values.ts';
+import { decodeRune, goString } from './values.ts';
 
 /** The longest pattern compiled, in characters: compiling 64 KiB costs about a second (README). */
 export const MAX_PATTERN_LENGTH = 4096;

@@ -1,8 +1,8 @@
 // Go's time formatting for Sprig's date functions: time.Time.Format with Go's reference layout
 // ("2006-01-02 15:04:05.999999999 -0700 MST"), time.Duration.String, time.LoadLocation through the
 // IANA database Node ships (Intl). "Local" is UTC: the controller's image has no local zone, like ESO's.
-import type { GoFunc } from './template-func.ts';
-import { GoNum, GoTime, goString, utf8Text } from './template-values.ts';
+import type { GoFunc } from './func.ts';
+import { GoNum, GoTime, goString, utf8Text } from './values.ts';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];

@@ -8,7 +8,7 @@
 // - nil → null; maps → GoMap (string keys, Go's sorted iteration); slices → arrays, typed `[]string` /
 //   `[]int` ones tagged (typeOf tells them apart); []byte → Uint8Array; time.Time → GoTime.
 
-import type { GoFunc } from './template-func.ts';
+import type { GoFunc } from './func.ts';
 
 export type NumKind = 'int64' | 'float64' | 'uint8' | 'int32' | 'uint64';
 

@@ -16,7 +16,7 @@
 // The same pattern in several policies (or twice in one) is one entry: capabilities unioned, parameter
 // constraints merged as NewACL merges them, and `deny` wins on that pattern. Different patterns never
 // merge: only the highest-priority match applies.
-import { parseDuration } from '../schemas/duration.ts';
+import { parseDuration } from '../schemas/ttl.ts';
 
 import { CAPABILITIES, DEFAULT_TARGET, targetCapabilities, targetName, type Capability, type VaultTarget } from './capabilities.ts';
 

@@ -9,7 +9,7 @@
 // gives exact positions, keeps the admission core synchronous, and adds no dependency.
 import type { VaultPolicyRule } from '../schemas/types.ts';
 import { capabilityProblem, isCapability, OLD_STYLE_POLICIES, targetName, type VaultTarget } from './capabilities.ts';
-import { DURATION_PATTERN } from '../schemas/duration.ts';
+import { DURATION_PATTERN } from '../schemas/ttl.ts';
 
 export interface Position { line: number; column: number }
 export interface PolicyParseError extends Position {

@@ -2,7 +2,7 @@
 // Vault answers a role read with TTLs normalised to seconds and with fields we never set
 // (alias_name_source, token_bound_cidrs, legacy `policies`, ...): only the fields we write are compared,
 // as VCO's IsEquivalentToDesiredState does (DeepEqual on desired keys only).
-import { durationSeconds } from '../schemas/duration.ts';
+import { durationSeconds } from '../schemas/ttl.ts';
 import type { VaultRoleBindingSpec } from '../schemas/types.ts';
 import type { KubernetesAuthRole } from '../vault/types.ts';
 

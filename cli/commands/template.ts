@@ -8,7 +8,7 @@ import { parseDocument, stringify } from 'yaml';
 import type { ExternalSecretTarget } from '../../schemas/types.ts';
 import { ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../eso/target.ts';
 import type { TemplateSourceObject, TemplateSources } from '../../eso/target-template.ts';
-import { TemplateError } from '../../eso/template-parse.ts';
+import { TemplateError } from '../../golang/template/index.ts';
 import { RenderPool } from '../../controller/main.ts';
 
 export const summary = "render an ExternalSecret's or PushSecret's template locally, as the controller would (esoctl template)";

@@ -15,7 +15,7 @@ import { NAMESPACES } from '../../kube/resources.ts';
 import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, SECRET_STORES } from '../../schemas/resources.ts';
 import { controllerReference } from '../../kube/apply.ts';
 import { applyStatus } from '../../kube/status.ts';
-import { parseGoDuration } from '../../schemas/duration.ts';
+import { parseGoDuration } from '../../golang/index.ts';
 import { ALREADY_EXISTS, asEsoWritesIt, clusterExternalSecretStatus, externalSecretNameOf, targetNamespaces, type NamespaceOutcome } from '../../eso/cluster-external-secret.ts';
 import { admissionContext } from './admission-context.ts';
 import { admissionDenials, describeFindings, safeMessage } from './common.ts';

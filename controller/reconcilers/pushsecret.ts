@@ -24,7 +24,7 @@ import { createKvApi, resolveKvPath } from '../../vault/kv.ts';
 import type { KvApi } from '../../vault/types.ts';
 import { isVaultError } from '../../vault/errors.ts';
 import { vaultPathProblems } from '../../vault/paths.ts';
-import { parseGoDuration } from '../../schemas/duration.ts';
+import { parseGoDuration } from '../../golang/index.ts';
 import { syncedResourceVersion } from '../../eso/refresh.ts';
 import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
 import { inProcessRenderer, RenderLimitError, type SecretRenderer } from './render-pool.ts';

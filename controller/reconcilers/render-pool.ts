@@ -21,8 +21,8 @@ import { desiredSecret, type DesiredSecret, type SourceMetadata } from '../../es
 import type { TemplateSources } from '../../eso/target-template.ts';
 import { desiredFromOutcome, hasTemplate, runSecretRenderJob, secretRenderJob, type RenderOutcome, type SecretRenderJob } from '../../eso/render-job.ts';
 import { RENDER_WORKER_ROLE, SHARED_BYTES, sharedDerived, sharedField } from '../../eso/render-worker.ts';
-import { TemplateError } from '../../eso/template-parse.ts';
-import { NamespaceKeyBudgets, withDeriveBudget } from '../../eso/template-sprig-password.ts';
+import { TemplateError } from '../../golang/template/index.ts';
+import { NamespaceKeyBudgets, withDeriveBudget } from '../../golang/sprig/index.ts';
 
 /** Renders the Secret an ExternalSecret (or a PushSecret's template) should produce. */
 export interface SecretRenderer {

@@ -10,7 +10,7 @@ import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result
 import { NAMESPACES, type ResourceRef } from '../../kube/resources.ts';
 import { CLUSTER_SECRET_STORES, SECRET_STORES } from '../../schemas/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
-import { parseDuration } from '../../schemas/duration.ts';
+import { parseDuration } from '../../schemas/ttl.ts';
 import { admissionContext } from './admission-context.ts';
 import { admissionDenials, describeFindings, jittered, safeMessage, SafeError } from './common.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';

@@ -7,10 +7,10 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import 'reflect-metadata';
 import { X509Certificate } from '@peculiar/x509';
-import { fail } from './template-func.ts';
-import { pemDecode } from './template-funcs-eso.ts';
-import { goBase64 } from './template-funcs-sprig.ts';
-import { GoStruct } from './template-values.ts';
+import { fail } from '../func.ts';
+import { pemDecode } from '../pem.ts';
+import { goBase64 } from '../base64.ts';
+import { GoStruct } from '../values.ts';
 
 /** Go's crypto/x509 curves: P-224, P-256, P-384, P-521. */
 const GO_CURVES = new Set(['secp224r1', 'prime256v1', 'secp384r1', 'secp521r1', 'P-224', 'P-256', 'P-384', 'P-521']);

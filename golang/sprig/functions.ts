@@ -4,20 +4,21 @@
 // a missing key is "", `nospace`/`initials` work byte by byte, `substr` out of range panics (an error),
 // `first nil` panics. Errors never quote an argument.
 import { createDecipheriv, createHash } from 'node:crypto';
-import { GoRegexpError, parseGoRegexp, quoteMeta, replaceAllLiteralStringGo, replaceAllStringGo, splitGo, type GoRegexp, type GoRegexpResult } from './go-regexp.ts';
-import { toGoJson } from './template-encode.ts';
-import { formatFloat, formatV, goQuote } from './template-fmt.ts';
-import { fail, fixed, variadic, type FuncTable } from './template-func.ts';
-import { semverCompare, semverFunc } from './template-semver.ts';
-import { derivePassword } from './template-sprig-password.ts';
-import { buildCustomCert } from './template-sprig-cert.ts';
-import { toCamelCase, toKebabCase, toSnakeCase, wrapCustom } from './template-sprig-text.ts';
-import { parseGoDurationNs } from '../schemas/duration.ts';
-import { ZERO_TIME, loadLocation, formatGoDuration, formatGoTime, parseGoTime } from './template-time.ts';
+import { GoRegexpError, parseGoRegexp, quoteMeta, replaceAllLiteralStringGo, replaceAllStringGo, splitGo, type GoRegexp, type GoRegexpResult } from '../regexp.ts';
+import { toGoJson } from '../marshal.ts';
+import { formatFloat, formatV, goQuote } from '../fmt.ts';
+import { fail, fixed, variadic, type FuncTable } from '../func.ts';
+import { semverCompare, semverFunc } from './semver.ts';
+import { derivePassword } from './password.ts';
+import { buildCustomCert } from './cert.ts';
+import { goBase64 } from '../base64.ts';
+import { toCamelCase, toKebabCase, toSnakeCase, wrapCustom } from './strings.ts';
+import { parseGoDurationNs } from '../duration.ts';
+import { ZERO_TIME, loadLocation, formatGoDuration, formatGoTime, parseGoTime } from '../time.ts';
 import {
   GoMap, GoNum, GoStruct, GoTime, deepCopy, deepEqual, float64, fromJsValue, goString, goType, int64, kindOf,
   mapText, nilSlice, numberValue, sliceElem, stringSlice, typedSlice, utf8Text,
-} from './template-values.ts';
+} from '../values.ts';
 
 // ---- conversions (Sprig's strval, strslice; spf13/cast) ----
 
@@ -263,31 +264,6 @@ function base64Decode(s: string): string {
   return typeof r === 'string' ? r : r.toString('latin1');
 }
 
-/**
- * encoding/base64 StdEncoding.DecodeString: \r and \n are ignored; anything else outside the alphabet,
- * or bad padding, is an error (its text returned as a string, as Sprig's b64dec returns it).
- */
-export function goBase64(s: string): Buffer | string {
-  let clean = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if (c === '\r' || c === '\n') continue;
-    clean += c;
-  }
-  const at = (pos: number): string => `illegal base64 data at input byte ${pos}`;
-  const bad = /[^A-Za-z0-9+/=]/.exec(clean);
-  const eq = clean.indexOf('=');
-  if (bad && (eq < 0 || bad.index < eq)) return at(originalIndex(s, bad.index));
-  // An incomplete final quantum is reported at its start, as Go's decoder does.
-  if (eq < 0 && clean.length % 4 !== 0) return at(originalIndex(s, clean.length - (clean.length % 4)));
-  if (eq >= 0) {
-    const tail = clean.slice(eq);
-    const quantum = eq % 4;
-    if (quantum < 2 || !/^={1,2}$/.test(tail) || (quantum === 2 && tail !== '==') || (quantum === 3 && tail !== '=') || clean.length % 4 !== 0) return at(originalIndex(s, eq));
-  }
-  return Buffer.from(clean, 'base64');
-}
-
 /** Sprig's decryptAES: AES-256-CBC, the key the password's bytes zero-padded to 32, the IV first. */
 function decryptAES(password: string, crypt64: string): string {
   if (crypt64 === '') return '';
@@ -305,16 +281,6 @@ function decryptAES(password: string, crypt64: string): string {
   const pad = out.length > 0 ? out[out.length - 1]! : fail('runtime error: index out of range [-1]');
   if (pad > out.length) fail('runtime error: slice bounds out of range');
   return out.subarray(0, out.length - pad).toString('latin1');
-}
-
-function originalIndex(s: string, cleanIndex: number): number {
-  let k = 0;
-  for (let i = 0; i < s.length; i++) {
-    if (s[i] === '\r' || s[i] === '\n') continue;
-    if (k === cleanIndex) return i;
-    k++;
-  }
-  return s.length;
 }
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';

@@ -3,7 +3,7 @@
 // the seed + len(site) + site + counter (big-endian uint32s); its first byte picks the template of the
 // password type, the next ones its characters. Deterministic: the same inputs give the same password.
 import { createHash, createHmac, scryptSync } from 'node:crypto';
-import { fail } from './template-func.ts';
+import { fail } from '../func.ts';
 
 const SEED = 'com.lyndir.masterpassword';
 

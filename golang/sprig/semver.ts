@@ -6,8 +6,8 @@
 // linear time, a JS backtracking RegExp would not (a constraint can come from secret data). A
 // constraint longer than MAX_CONSTRAINT bytes is refused (the hand matchers are quadratic at worst).
 // Errors never quote the version or the constraint (they can be secret data).
-import { fail, type GoFunc } from './template-func.ts';
-import { GoNum, GoStruct } from './template-values.ts';
+import { fail, type GoFunc } from '../func.ts';
+import { GoNum, GoStruct } from '../values.ts';
 
 export interface SemVer { major: bigint; minor: bigint; patch: bigint; pre: string; metadata: string; original: string }
 

@@ -4,8 +4,8 @@
 // utf8.DecodeRuneInString (an invalid byte is U+FFFD of width 1, skipped by nextValidRune and copied
 // raw into a word), goutils works on bytes. Unicode classes are Go's unicode package (IsUpper = Lu,
 // IsLetter = L, IsNumber = N, IsPunct = P, IsSpace) and its simple case mappings.
-import { fail } from './template-func.ts';
-import { decodeRune, goString } from './template-values.ts';
+import { fail } from '../func.ts';
+import { decodeRune, goString } from '../values.ts';
 
 const RUNE_ERROR = 0xfffd;
 const ch = (r: number): string => String.fromCodePoint(r);

@@ -2,9 +2,9 @@
 // lt le gt ge html js urlquery call (and/or are evaluated lazily by the executor; `slice` is Sprig's,
 // which replaces Go's in ESO's function map). Index errors use Go's words but never the index value:
 // it could be derived from a secret.
-import { formatV, sprint, sprintf, sprintln } from './template-fmt.ts';
-import { fail, fixed, variadic, type FuncTable } from './template-func.ts';
-import { GoMap, GoNum, GoStruct, GoTime, deepEqual, goType, isIntKind, isTrue, isUintKind, kindOf, mapRunes, numberValue, type Kind } from './template-values.ts';
+import { formatV, sprint, sprintf, sprintln } from '../fmt.ts';
+import { fail, fixed, variadic, type FuncTable } from '../func.ts';
+import { GoMap, GoNum, GoStruct, GoTime, deepEqual, goType, isIntKind, isTrue, isUintKind, kindOf, mapRunes, numberValue, type Kind } from '../values.ts';
 
 type BasicKind = 'invalid' | 'bool' | 'int' | 'uint' | 'float' | 'string';
 

@@ -10,11 +10,11 @@
 // render may grow past MAX_VALUE_BYTES / MAX_LIST_ITEMS. The controller also renders in a worker with a
 // deadline and a heap limit (controller/reconcilers/render-pool.ts): these budgets make the common cases fail fast,
 // with a message, instead of at the deadline.
-import { formatV } from './template-fmt.ts';
-import { FuncError, type GoFunc, type GoParam } from './template-func.ts';
-import { timeMethod } from './template-time.ts';
-import { TemplateError, TemplateExecError, type Arg, type Command, type Node, type NumberLit, type Pipe, type TemplateSet } from './template-parse.ts';
-import { GoMap, GoNum, GoStruct, GoTime, float64, goType, isTrue, sliceElem } from './template-values.ts';
+import { formatV } from '../fmt.ts';
+import { FuncError, type GoFunc, type GoParam } from '../func.ts';
+import { timeMethod } from '../time.ts';
+import { TemplateError, TemplateExecError, type Arg, type Command, type Node, type NumberLit, type Pipe, type TemplateSet } from './parse.ts';
+import { GoMap, GoNum, GoStruct, GoTime, float64, goType, isTrue, sliceElem } from '../values.ts';
 
 export const MAX_OUTPUT = 1 << 20;
 const MAX_STEPS = 1_000_000;

@@ -5,23 +5,10 @@
 // range, non-executable pipeline stages, multiple definitions). The one thing refused is complex
 // constants (`1+2i`): ESO templates have no use for them. Errors are Go's texts, except that a quoted
 // token is named by its kind, not quoted: a template may carry literal secret material.
-import { isKeywordItem, lexTemplate, type Item, type ItemType } from './template-lex.ts';
+import { TemplateError } from '../errors.ts';
+import { isKeywordItem, lexTemplate, type Item, type ItemType } from './lex.ts';
 
-/**
- * A template failed. Messages name lines, fields, functions and Go types, never a value the template
- * computed or read: they go into status conditions, Events and logs, and template data is secret.
- */
-export class TemplateError extends Error {
-  // Every subclass keeps this name: the reconciler's safeMessage trusts messages of errors so named.
-  override readonly name: string = 'TemplateError';
-  /** Where Go's text/template would fail: `parse` (template.Parse) or `exec` (template.Execute). */
-  readonly phase: 'parse' | 'exec' = 'parse';
-}
-
-/** An error while executing a parsed template (Go's ExecError). */
-export class TemplateExecError extends TemplateError {
-  override readonly phase = 'exec';
-}
+export { TemplateError, TemplateExecError } from '../errors.ts';
 
 export interface NumberLit { isInt: boolean; isUint: boolean; isFloat: boolean; int: number; float: number; text: string }
 

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseDocument, stringify } from 'yaml';
-import { REFUSED_TEMPLATE_FUNCTIONS } from '../../eso/template-supported.ts';
+import { REFUSED_TEMPLATE_FUNCTIONS } from '../../eso/function-map.ts';
 import type { KubeObject } from '../../webhook/admission/kinds.ts';
 import { esoModuleDir } from '../upstream/go-oracle.ts';
 import { denials, findings, schemaErrors } from './helpers.ts';

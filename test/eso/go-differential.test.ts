@@ -7,7 +7,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { askGo, ensureGoOracle, type OracleAnswer } from '../upstream/go-oracle.ts';
 import { goStringMap, renderTemplateBytes, TemplateError } from '../../eso/template.ts';
-import { SUPPORTED_TEMPLATE_FUNCTIONS } from '../../eso/template-supported.ts';
+import { SUPPORTED_TEMPLATE_FUNCTIONS } from '../../eso/function-map.ts';
 import { BINARY_B64, CANARY, DATA, HAND_CASES, LATEST_FUNCTION_CASES, generatedCalls, grammarCorpus } from './template-corpus.ts';
 
 /**

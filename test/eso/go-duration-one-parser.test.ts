@@ -4,7 +4,7 @@
 // nanoseconds) now serves admission, the controller and the templates' duration functions.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseGoDuration, parseGoDurationNs } from '../../schemas/duration.ts';
+import { parseGoDuration, parseGoDurationNs } from '../../golang/duration.ts';
 import { refreshIntervalMs } from '../../eso/refresh.ts';
 import { validateExternalSecret } from '../../webhook/rules/eso/externalsecret-rules.ts';
 import { renderTemplate } from '../../eso/template.ts';

@@ -4,7 +4,7 @@
 // calls fail (wrong count, wrong type, out of range, nil): each failure's message must not contain the
 // canary. Shared by the engine test (test/eso/template-leak.test.ts) and the reconciler test
 // (test/controller/reconcilers/eso-leak.test.ts).
-import { SUPPORTED_TEMPLATE_FUNCTIONS } from '../../eso/template-supported.ts';
+import { SUPPORTED_TEMPLATE_FUNCTIONS } from '../../eso/function-map.ts';
 
 /** Secret values: a plain one, one that breaks YAML when rendered into a templateFrom literal, one that is JSON. */
 export const CANARY = 'canary-Zq9x7WvKp2';

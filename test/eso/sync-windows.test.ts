@@ -7,7 +7,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { askCron, type CronAnswer, type CronRequest } from '../upstream/cron-oracle.ts';
 import { CronError, isWithinWindow, nextAllowedAt, parseSchedule, periodicRefreshAllowed, syncWindowProblems } from '../../eso/sync-windows.ts';
-import { parseGoDuration } from '../../schemas/duration.ts';
+import { parseGoDuration } from '../../golang/duration.ts';
 import { rng } from './template-corpus.ts';
 
 

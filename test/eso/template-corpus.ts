@@ -3,9 +3,9 @@
 // Three parts: hand-written cases for the grammar and for quirks users meet (number printing, toYaml,
 // argument checks), every supported function called with arguments of every Go type (generated), and
 // templates generated from a small grammar with a fixed seed (the same corpus on every run).
-import { SUPPORTED_TEMPLATE_FUNCTIONS } from '../../eso/template-supported.ts';
-import { formatGoTime } from '../../eso/template-time.ts';
-import { GoTime } from '../../eso/template-values.ts';
+import { SUPPORTED_TEMPLATE_FUNCTIONS } from '../../eso/function-map.ts';
+import { formatGoTime } from '../../golang/time.ts';
+import { GoTime } from '../../golang/values.ts';
 
 export const CANARY = 'canary-Hx7Qp2Lm9';
 

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkTemplate, lexTemplate } from '../../webhook/rules/eso/template-check.ts';
-import { REFUSED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_FUNCTIONS, isSupportedTemplateFunction } from '../../eso/template-supported.ts';
+import { REFUSED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_FUNCTIONS, isSupportedTemplateFunction } from '../../eso/function-map.ts';
 
 const kinds = (src: string) => checkTemplate(src).map((i) => i.kind);
 

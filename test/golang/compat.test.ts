@@ -2,8 +2,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseGoDuration } from '../../schemas/duration.ts';
-import { parseGoRegexp as compileGoRegexp } from '../../eso/go-regexp.ts';
+import { parseGoDuration } from '../../golang/duration.ts';
+import { parseGoRegexp as compileGoRegexp } from '../../golang/regexp.ts';
 
 void describe('parseGoDuration', () => {
   void test('reads what Go reads', () => {

@@ -3,7 +3,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DURATION_PATTERN, durationSeconds, parseDuration, parseGoDuration } from '../../schemas/duration.ts';
+import { parseGoDuration } from '../../golang/duration.ts';
+import { DURATION_PATTERN, durationSeconds, parseDuration } from '../../schemas/ttl.ts';
 
 void describe('schemas/duration', () => {
   void test('every TTL the CRD pattern accepts has the value Go gives it', () => {

@@ -6,10 +6,10 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { askGo, ensureGoOracle, type OracleAnswer } from '../upstream/go-oracle.ts';
-import { parseGoRegexp, replaceAllGo, replaceAllLiteralStringGo } from '../../eso/go-regexp.ts';
+import { parseGoRegexp, replaceAllGo, replaceAllLiteralStringGo } from '../../golang/regexp.ts';
 import { goStringMap, renderTemplateBytes } from '../../eso/template.ts';
-import { goString } from '../../eso/template-values.ts';
-import { ATTACK_CASES, generatedCases, HAND_CASES, type RegexpCase } from './go-regexp-corpus.ts';
+import { goString } from '../../golang/values.ts';
+import { ATTACK_CASES, generatedCases, HAND_CASES, type RegexpCase } from './regexp-corpus.ts';
 
 type Outcome = { output: string } | { error: string };
 

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REGEXP_ATTACKS } from './regexp-attacks.ts';
 import { goStringMap, renderTemplate, TemplateError } from '../../eso/template.ts';
-import { MAX_MATCH_WORK } from '../../eso/go-regexp.ts';
+import { MAX_MATCH_WORK } from '../../golang/regexp.ts';
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'regexp-attacks.ts');
 /** How long one call may take: RE2 needs milliseconds; the bound leaves room for a loaded CI machine. */

@@ -7,7 +7,7 @@ import { validateObject } from '../../schemas/validator.ts';
 import { staleFiles, CRD_DIR, ESO_CRD_DIR } from '../../schemas/generate.ts';
 import { KINDS } from '../../schemas/kinds.ts';
 import { vaultName, parseVaultName, prefixProblem } from '../../schemas/vault-names.ts';
-import { parseDuration } from '../../schemas/duration.ts';
+import { parseDuration } from '../../schemas/ttl.ts';
 
 const vp = (spec: unknown) => ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'p', namespace: 'ns' }, spec });
 

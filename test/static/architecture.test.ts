@@ -29,11 +29,12 @@ test('the cycle finder finds cycles (so the test above can fail)', () => {
 // What each bottom layer may import: nothing above it.
 const BOTTOM: Record<string, readonly string[]> = {
   observability: [],
-  schemas: [],
+  golang: [],
+  schemas: ['golang'],
   kube: ['observability', 'schemas'],
   vault: ['observability'],
   policy: ['schemas', 'vault'],
-  eso: ['schemas', 'kube'],
+  eso: ['schemas', 'kube', 'golang'],
   trail: ['kube', 'observability'],
   certs: ['kube', 'observability'],
 };
@@ -60,4 +61,28 @@ test("kube/ addresses only Kubernetes' own kinds (the product's are schemas/reso
   assert.ok(refs.length > 5, `only ${refs.length} refs found`);
   const productGroups = new Set(KINDS.map((k) => k.group));
   assert.deepEqual(refs.filter((r) => productGroups.has(r.group)).map((r) => `${r.group} ${r.kind}`), []);
+});
+
+// golang/ (Go's semantics: text/template, Sprig, values, fmt, time, durations, JSON, regexp) is used
+// through its packages' index files only, so what it offers is what they export.
+const GOLANG_ENTRIES = ['golang/index.ts', 'golang/template/index.ts', 'golang/sprig/index.ts'];
+
+test('outside golang/, code imports golang/ through its index files only', () => {
+  assert.deepEqual(offending((e) => !under(e.from, 'golang') && under(e.to, 'golang') && !GOLANG_ENTRIES.includes(e.to)), []);
+});
+
+/** File → files it imports, for the files under `folder`. */
+function fileGraph(folder: string): Map<string, Set<string>> {
+  const g = new Map<string, Set<string>>();
+  for (const e of edges.filter((x) => under(x.from, folder) && under(x.to, folder))) {
+    if (!g.has(e.from)) g.set(e.from, new Set());
+    if (!g.has(e.to)) g.set(e.to, new Set());
+    g.get(e.from)!.add(e.to);
+  }
+  return g;
+}
+
+test('no file-level import cycle inside golang/', () => {
+  assert.ok(fileGraph('golang').size > 10, 'golang/\'s files are read');
+  assert.deepEqual(cycles(fileGraph('golang')), []);
 });

@@ -6,7 +6,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 import ts from 'typescript';
 
 /** Top-level folders that hold product code (tests, charts and generated bundles are not layers). */
-export const PRODUCT_ROOTS = ['observability', 'schemas', 'kube', 'vault', 'policy', 'eso', 'trail', 'audit', 'certs', 'webhook', 'controller', 'cli'] as const;
+export const PRODUCT_ROOTS = ['observability', 'golang', 'schemas', 'kube', 'vault', 'policy', 'eso', 'trail', 'audit', 'certs', 'webhook', 'controller', 'cli'] as const;
 
 export interface ImportEdge { from: string; to: string }
 

@@ -13,7 +13,7 @@ import type { AdmissionContext, GuardrailObject } from '../admission/context.ts'
 import type { GuardrailMode } from '../../schemas/types.ts';
 import { isCapability } from '../../policy/capabilities.ts';
 import { expandNamespace, isPureWildcard, pathsOverlap, pathWithin } from '../../policy/paths.ts';
-import { parseDuration } from '../../schemas/duration.ts';
+import { parseDuration } from '../../schemas/ttl.ts';
 import { isRecord, type Finding } from './finding.ts';
 import { selectorMatches } from '../../kube/label-selector.ts';
 

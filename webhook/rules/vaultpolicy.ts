@@ -7,7 +7,7 @@ import type { AdmissionContext } from '../admission/context.ts';
 import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
-import { DURATION_PATTERN, parseDuration } from '../../schemas/duration.ts';
+import { DURATION_PATTERN, parseDuration } from '../../schemas/ttl.ts';
 import { capabilityProblem, DEFAULT_TARGET, normalizeCapabilities, parameterConstraintProblems, type VaultTarget } from '../../policy/capabilities.ts';
 import { parsePolicyText } from '../../policy/parse.ts';
 import { expandNamespace, pathProblems } from '../../policy/paths.ts';

@@ -5,7 +5,7 @@ import type { AdmissionContext } from '../admission/context.ts';
 import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
-import { parseDuration } from '../../schemas/duration.ts';
+import { parseDuration } from '../../schemas/ttl.ts';
 import { deny, isRecord, stringAt, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
 import { defaultVaultName, mutateOwnership, namespaceOf, vaultNameFindings } from './common.ts';
 import { bindingGuardrailFindings, guardrailsFor } from './guardrails.ts';

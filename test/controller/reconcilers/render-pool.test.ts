@@ -5,9 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RenderLimitError, RenderPool } from '../../../controller/reconcilers/render-pool.ts';
-import { TemplateError } from '../../../eso/template-parse.ts';
+import { TemplateError } from '../../../golang/template/parse.ts';
 import { CANARY, HOSTILE_TEMPLATES } from '../../eso/hostile-templates.ts';
-import { NamespaceKeyBudgets } from '../../../eso/template-sprig-password.ts';
+import { NamespaceKeyBudgets } from '../../../golang/sprig/password.ts';
 
 const SLACK_MS = 600; // the round trip and a loaded CI machine's timer slip
 const dataOf = (extra: Record<string, string | Buffer> = {}): Map<string, Buffer> =>

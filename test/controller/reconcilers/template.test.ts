@@ -1,11 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderTemplate as renderDefault, templateProblems } from '../../../eso/template.ts';
-import { SUPPORTED_TEMPLATE_FUNCTIONS, TEMPLATE_FUNCTIONS } from '../../../eso/template-supported.ts';
+import { SUPPORTED_TEMPLATE_FUNCTIONS, TEMPLATE_FUNCTIONS } from '../../../eso/function-map.ts';
 
 // One function map for admission and the engine (eso/template-supported.ts).
 const renderTemplate = (src: string, data: Record<string, string>): string => renderDefault(src, data);
-import { compileGoRegexp, replaceAllGo } from '../../../eso/go-regexp.ts';
+import { compileGoRegexp, replaceAllGo } from '../../../golang/regexp.ts';
 
 const data = { user: 'admin', password: 's3cr3t', 'db-host': 'db.local', json: '{"a":{"b":"deep"},"n":3}', empty: '' };
 

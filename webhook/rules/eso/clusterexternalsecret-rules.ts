@@ -6,7 +6,7 @@
 // (controller) in its own namespace, under that namespace's guardrails, like any other.
 import type { Finding } from '../../admission/kinds.ts';
 import { type Obj, deny, list, obj, str, warn } from './access.ts';
-import { parseGoDuration } from '../../../schemas/duration.ts';
+import { parseGoDuration } from '../../../golang/index.ts';
 import { selectorProblems } from '../../../kube/label-selector.ts';
 import { validateExternalSecret } from './externalsecret-rules.ts';
 

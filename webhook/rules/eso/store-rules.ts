@@ -4,7 +4,7 @@
 // Pure: the controller re-runs `validateStore` as defence in depth when no webhook sat in front of it.
 import type { Finding } from '../../admission/kinds.ts';
 import { type Obj, child, deny, has, isObj, list, obj, str, warn } from './access.ts';
-import { parseGoRegexp } from '../../../eso/go-regexp.ts';
+import { parseGoRegexp } from '../../../golang/index.ts';
 import type { AdmissionContext } from '../../admission/context.ts';
 import { DEFAULT_TARGET, targetName, type VaultTarget } from '../../../policy/capabilities.ts';
 import { vaultServerProblem, vaultServerSyntaxProblem } from './vault-servers.ts';

@@ -3,10 +3,10 @@
 // could not render: Go's syntax errors, functions Go does not know ("not defined", as ESO's parser says)
 // and functions ESO has but vaultgate refuses, each named with the reason (eso/template-supported.ts).
 // Messages never repeat template text: a template may embed literal secret material.
-import { functionsUsed, parseTemplateSet, TemplateError } from '../../../eso/template-parse.ts';
-import { isEsoTemplateFunction, isSupportedTemplateFunction, LAZY_BUILTINS, refusalReason } from '../../../eso/template-supported.ts';
+import { functionsUsed, parseTemplateSet, TemplateError } from '../../../golang/template/index.ts';
+import { isEsoTemplateFunction, isSupportedTemplateFunction, LAZY_BUILTINS, refusalReason } from '../../../eso/function-map.ts';
 
-export { lexTemplate } from '../../../eso/template-lex.ts';
+export { lexTemplate } from '../../../golang/template/index.ts';
 
 export interface TemplateIssue {
   kind: 'syntax' | 'function';
