@@ -7,6 +7,8 @@ import { compileGoRegexp } from '../golang/index.ts';
 import { rewriteMap, type RewriteOperation } from './rewrite.ts';
 import { convertKeys, decodeMap, decodeValue } from './strategies.ts';
 import { secretMap, secretValue } from './values.ts';
+import { EsoDataError } from './errors.ts';
+import { ReconcileError } from '../kube/reconcile-error.ts';
 
 /** Reads from one store with its own identity. Keys are ESO remote keys, resolved by the source. */
 export interface SecretSource {
@@ -19,10 +21,10 @@ export interface SecretSource {
   readonly kvVersion: 1 | 2;
 }
 
-export class NoSecretError extends Error {
+export class NoSecretError extends EsoDataError {
   override readonly name = 'NoSecretError';
   constructor(readonly where: string) {
-    super(`secret does not exist at provider using ${where}`);
+    super(`secret does not exist at provider using ${where}`, 'ProviderSecretNotFound');
   }
 }
 
@@ -53,7 +55,7 @@ export async function providerSecretData(spec: ExternalSecretSpec, sourceFor: So
     try {
       if (ref.extract) m = await extract(source, ref.extract, where);
       else if (ref.find) m = await find(source, ref.find);
-      else throw new Error(`${where}: one of extract or find is required`);
+      else throw new EsoDataError(`${where}: one of extract or find is required`);
     } catch (e) {
       if (tolerate(e, where)) continue;
       throw e;
@@ -87,10 +89,10 @@ export async function providerSecretData(spec: ExternalSecretSpec, sourceFor: So
 /** The remote secret's data, or its custom metadata (metadataPolicy Fetch: null when it has none, as ESO's nil). */
 async function fetchData(source: SecretSource, ref: ExternalSecretDataRemoteRef, where: string): Promise<Record<string, unknown> | null> {
   if (ref.metadataPolicy === 'Fetch') {
-    if (source.kvVersion === 1) throw new Error(`${where}: cannot perform metadata fetch operations with kv version v1`);
+    if (source.kvVersion === 1) throw new EsoDataError(`${where}: cannot perform metadata fetch operations with kv version v1`);
     const meta = await source.readMetadata(ref.key);
     // ESO: "secret not found", not its NoSecretError, so deletionPolicy Delete/Merge do not skip it.
-    if (!meta) throw new Error(`${where}: secret not found`);
+    if (!meta) throw new EsoDataError(`${where}: secret not found`);
     return Object.keys(meta).length === 0 ? null : meta;
   }
   const data = await source.read(ref.key, ref.version);
@@ -104,23 +106,23 @@ async function single(source: SecretSource, ref: ExternalSecretDataRemoteRef, wh
   try {
     return secretValue(data, ref.property);
   } catch (e) {
-    throw new Error(`${where}: ${(e as Error).message}`);
+    throw e instanceof ReconcileError ? new EsoDataError(`${where}: ${e.message}`, e.reason) : e;
   }
 }
 
 async function extract(source: SecretSource, ref: ExternalSecretDataRemoteRef, where: string): Promise<Map<string, Buffer>> {
   const data = await fetchData(source, ref, where);
-  if (data === null) throw new Error(`${where}: unexpected end of JSON input`); // ESO unmarshals nil bytes
+  if (data === null) throw new EsoDataError(`${where}: unexpected end of JSON input`); // ESO unmarshals nil bytes
   try {
     return secretMap(data, ref.property);
   } catch (e) {
-    throw new Error(`${where}: ${(e as Error).message}`);
+    throw e instanceof ReconcileError ? new EsoDataError(`${where}: ${e.message}`, e.reason) : e;
   }
 }
 
 /** ESO's GetAllSecrets: list recursively under `path`, keep names matching the regexp or all tags. */
 async function find(source: SecretSource, ref: ExternalSecretFind): Promise<Map<string, Buffer>> {
-  if (source.kvVersion === 1 && ref.tags) throw new Error('cannot perform find by tag operations with kv version v1');
+  if (source.kvVersion === 1 && ref.tags) throw new EsoDataError('cannot perform find by tag operations with kv version v1');
   const candidates = await listRecursive(source, ref.path ? `${ref.path}/` : '');
   const out = new Map<string, Buffer>();
   const nameRe = ref.name?.regexp !== undefined ? compileGoRegexp(ref.name.regexp) : undefined;
@@ -129,7 +131,7 @@ async function find(source: SecretSource, ref: ExternalSecretFind): Promise<Map<
       if (!nameRe.test(name)) continue;
     } else {
       const meta = await source.readMetadata(name);
-      if (!meta) throw new Error(`secret not found: ${name}`);
+      if (!meta) throw new EsoDataError(`secret not found: ${name}`);
       const tags = Object.entries(ref.tags ?? {});
       if (!tags.every(([k, v]) => meta[k] === v)) continue;
     }
@@ -158,6 +160,6 @@ async function listRecursive(source: SecretSource, path: string): Promise<string
 function checkNullBytes(policy: 'Ignore' | 'Fail' | undefined, m: Map<string, Buffer>, where: string): void {
   if (policy !== 'Fail') return;
   for (const k of [...m.keys()].sort()) {
-    if (m.get(k)?.includes(0)) throw new Error(`${where}: fetched secret value for key ${JSON.stringify(k)} contains null bytes; use a text-safe format such as PEM/base64 or leave nullBytePolicy unset for intentional binary data`);
+    if (m.get(k)?.includes(0)) throw new EsoDataError(`${where}: fetched secret value for key ${JSON.stringify(k)} contains null bytes; use a text-safe format such as PEM/base64 or leave nullBytePolicy unset for intentional binary data`);
   }
 }

@@ -14,6 +14,7 @@ import { withRenderDeadline } from '../golang/template/index.ts';
 import { IN_PROCESS_DEADLINE_MS } from './rewrite.ts';
 import { goJson } from '../golang/index.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
+import { EsoDataError } from './errors.ts';
 
 /** ESO's ownership marker (custom_metadata). */
 export const MANAGED_BY_KEY = 'managed-by';
@@ -23,8 +24,12 @@ export const PUSHED_BY_KEY = 'vaultgate.io/pushed-by';
 /** ESO's finalizer for deletionPolicy Delete (kept, so a PushSecret ESO created stays consistent). */
 export const PUSH_FINALIZER = 'pushsecret.externalsecrets.io/finalizer';
 
-export class PushError extends Error {
+/** A push ESO refuses (a key collision, a remote secret not managed by external-secrets): keys and positions, never values. */
+export class PushError extends EsoDataError {
   override readonly name = 'PushError';
+  constructor(message: string) {
+    super(message, 'PushFailed');
+  }
 }
 
 export interface StoreIdentity { kind: 'SecretStore' | 'ClusterSecretStore'; name: string; labels?: Record<string, string> }

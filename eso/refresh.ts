@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { parseGoDuration } from '../golang/index.ts';
 import { nextAllowedAt, periodicRefreshAllowed, type SyncWindows } from './sync-windows.ts';
+import { NEVER, ReconcileError } from '../kube/reconcile-error.ts';
 
 export const DEFAULT_REFRESH_INTERVAL_MS = 3_600_000;
 export const JITTER_FRACTION = 0.1;
@@ -44,8 +45,8 @@ export function refreshIntervalMs(text: string | undefined): number {
   if (text === undefined || text === '') return DEFAULT_REFRESH_INTERVAL_MS;
   // A Go duration (metav1.Duration), as ESO and admission read it: ".5h", "+1h" and "1h.5m" included.
   const d = parseGoDuration(text);
-  if (!d.ok) throw new Error(`spec.refreshInterval is not a duration: ${d.error}`);
-  if (d.ms < 0) throw new Error(`spec.refreshInterval must not be negative (got ${JSON.stringify(text)}); use "0" to fetch once`);
+  if (!d.ok) throw new ReconcileError('InvalidSpec', `spec.refreshInterval is not a duration: ${d.error}`, NEVER);
+  if (d.ms < 0) throw new ReconcileError('InvalidSpec', `spec.refreshInterval must not be negative (got ${JSON.stringify(text)}); use "0" to fetch once`, NEVER);
   return d.ms;
 }
 

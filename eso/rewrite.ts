@@ -9,6 +9,8 @@ import { withRenderDeadline } from '../golang/template/index.ts';
 export const IN_PROCESS_DEADLINE_MS = 250;
 import { byteValue } from './values.ts';
 import { goJson } from '../golang/index.ts';
+import { EsoDataError } from './errors.ts';
+import { ReconcileError } from '../kube/reconcile-error.ts';
 
 export interface RewriteOperation {
   regexp?: { source: string; target: string };
@@ -29,8 +31,8 @@ export function rewriteMap(ops: readonly RewriteOperation[] | undefined, input: 
       out = rewriteOne(op, out);
     } catch (e) {
       // Our own messages name keys and positions; a library's could quote a value: fixed text instead.
-      const own = e instanceof TemplateError || e instanceof GoRegexpError || (e instanceof Error && e.constructor === Error);
-      throw new Error(`failed rewrite operation[${i}]: ${own ? e.message : 'the operation failed (details withheld: they could contain secret data)'}`);
+      const own = e instanceof TemplateError || e instanceof GoRegexpError || e instanceof ReconcileError;
+      throw new EsoDataError(`failed rewrite operation[${i}]: ${own ? e.message : 'the operation failed (details withheld: they could contain secret data)'}`);
     }
   });
   return out;
@@ -65,25 +67,25 @@ function rewriteMerge(op: NonNullable<RewriteOperation['merge']>, input: Map<str
     const value = input.get(key);
     if (value === undefined) {
       if (op.priorityPolicy === 'IgnoreNotFound') continue;
-      throw new Error(`merge failed with key ${JSON.stringify(key)} not found in input map`);
+      throw new EsoDataError(`merge failed with key ${JSON.stringify(key)} not found in input map`);
     }
     let obj: unknown;
     try {
       obj = JSON.parse(value.toString('utf8'));
     } catch {
-      throw new Error(`merge failed with failed to unmarshal JSON of key ${JSON.stringify(key)}`);
+      throw new EsoDataError(`merge failed with failed to unmarshal JSON of key ${JSON.stringify(key)}`);
     }
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new Error(`merge failed: the value of key ${JSON.stringify(key)} is not a JSON object`);
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new EsoDataError(`merge failed: the value of key ${JSON.stringify(key)} is not a JSON object`);
     for (const [k, v] of Object.entries(obj as Record<string, unknown>)) {
       if (Object.prototype.hasOwnProperty.call(merged, k)) conflicts.push(k);
       merged[k] = v;
     }
   }
-  if (op.conflictPolicy !== 'Ignore' && conflicts.length > 0) throw new Error(`merge failed with conflicts: ${conflicts.join(', ')}`);
+  if (op.conflictPolicy !== 'Ignore' && conflicts.length > 0) throw new EsoDataError(`merge failed with conflicts: ${conflicts.join(', ')}`);
   if ((op.strategy ?? 'Extract') === 'Extract') {
     return new Map(Object.entries(merged).map(([k, v]) => [k, byteValue(v)]));
   }
-  if (!op.into) throw new Error("merge failed with missing 'into' field");
+  if (!op.into) throw new EsoDataError("merge failed with missing 'into' field");
   const out = new Map(input);
   out.set(op.into, Buffer.from(goJson(merged, true), 'utf8'));
   return out;

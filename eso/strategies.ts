@@ -1,4 +1,5 @@
 // ESO's decodingStrategy (runtime/decoding) and conversionStrategy (esutils.ConvertKeys), byte-for-byte.
+import { EsoDataError } from './errors.ts';
 export type DecodingStrategy = 'Auto' | 'Base64' | 'Base64URL' | 'None';
 export type ConversionStrategy = 'Default' | 'Unicode';
 
@@ -14,8 +15,11 @@ function strictBase64(text: string, url: boolean): Buffer | undefined {
   return Buffer.from(url ? clean.replace(/-/g, '+').replace(/_/g, '/') : clean, 'base64');
 }
 
-export class DecodingError extends Error {
+export class DecodingError extends EsoDataError {
   override readonly name = 'DecodingError';
+  constructor(message: string) {
+    super(message, 'DecodingFailed');
+  }
 }
 
 /** Decode one value; Auto tries Base64, then Base64URL, else keeps the bytes as they are. */
@@ -59,7 +63,7 @@ export function convertKeys(strategy: ConversionStrategy | undefined, m: Map<str
   const out = new Map<string, Buffer>();
   for (const [k, v] of m) {
     const key = convertKey(strategy, k);
-    if (out.has(key)) throw new Error(`secret name collision during conversion: ${key}`);
+    if (out.has(key)) throw new EsoDataError(`secret name collision during conversion: ${key}`);
     out.set(key, v);
   }
   return out;

@@ -2,12 +2,13 @@
 // KV secret (vault provider getSecretValue): top-level key first, then a gjson path.
 import { goJson } from '../golang/index.ts';
 import { gjsonGet } from '../golang/index.ts';
+import { EsoDataError } from './errors.ts';
 
-export class SecretKeyMissingError extends Error {
+export class SecretKeyMissingError extends EsoDataError {
   override readonly name = 'SecretKeyMissingError';
   constructor(readonly property: string) {
     // ESO's errSecretKeyFmt, so users searching for the message find the same meaning.
-    super(`cannot find secret data for key: ${JSON.stringify(property)}`);
+    super(`cannot find secret data for key: ${JSON.stringify(property)}`, 'SecretKeyMissing');
   }
 }
 
@@ -56,10 +57,10 @@ export function secretMap(data: Record<string, unknown>, property: string | unde
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new Error(`the value at ${property ? `property ${JSON.stringify(property)}` : 'the key'} is not a JSON object, so it cannot be extracted into several keys`);
+    throw new EsoDataError(`the value at ${property ? `property ${JSON.stringify(property)}` : 'the key'} is not a JSON object, so it cannot be extracted into several keys`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error(`the value at ${property ? `property ${JSON.stringify(property)}` : 'the key'} is not a JSON object, so it cannot be extracted into several keys`);
+    throw new EsoDataError(`the value at ${property ? `property ${JSON.stringify(property)}` : 'the key'} is not a JSON object, so it cannot be extracted into several keys`);
   }
   const out = new Map<string, Buffer>();
   for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) out.set(k, byteValue(v));

@@ -5,6 +5,7 @@
 // token's `aud` claim. The token minted for that purpose is read for its claims and dropped at once:
 // never sent anywhere, never logged.
 import type { KubeClient } from './kube-client.ts';
+import { ReconcileError } from './reconcile-error.ts';
 
 /** The `aud` claim of a JWT (a string or a list), without verifying it; [] when unreadable. */
 export function audiencesOf(jwt: string): string[] {
@@ -46,7 +47,7 @@ export class ApiServerAudiences {
         // 600 s: the shortest lifetime every apiserver accepts (its minimum for TokenRequest).
         const issued = await this.opts.client.createToken(probe.namespace, probe.name, { expirationSeconds: 600 });
         const audiences = audiencesOf(issued.token);
-        if (audiences.length === 0) throw new Error('the apiserver issued a ServiceAccount token without an audience; cannot tell its own audiences');
+        if (audiences.length === 0) throw new ReconcileError('ValidationFailed', 'the apiserver issued a ServiceAccount token without an audience; cannot tell its own audiences');
         this.known = { audiences, at: now() };
         return audiences;
       } finally {

@@ -16,7 +16,8 @@ import type { KubeClient } from './kube-client.ts';
 import type { RuntimeMetrics, ReconcileOutcome } from './metrics.ts';
 import { objectKey, type KubeObject } from './objects.ts';
 import type { RateLimiter } from './rate-limiter.ts';
-import { isTerminal, type ReconcileContext } from './reconciler.ts';
+import { type ReconcileContext } from './reconciler.ts';
+import { isTerminal, ReconcileError } from './reconcile-error.ts';
 import { redactSecrets } from './redact.ts';
 import type { ResourceRef } from './resources.ts';
 import { Priority, WorkQueue } from './workqueue.ts';
@@ -175,9 +176,16 @@ export class Controller {
       log.debug({ error: message }, 'conflict, requeued');
       return 'requeue';
     }
+    if (err instanceof ReconcileError && err.retry.kind === 'after') {
+      this.queue.forget(key);
+      this.queue.addAfter(key, err.retry.ms, Priority.Low);
+      metrics.reconcileErrors.inc({ controller });
+      log.warn({ reason: err.reason, error: message, retryAfterMs: err.retry.ms }, 'reconcile failed, will retry after a delay');
+      return 'error';
+    }
     this.queue.addRateLimited(key);
     metrics.reconcileErrors.inc({ controller });
-    const reason = err instanceof KubeApiError ? err.reason : (err as { name?: string })?.name;
+    const reason = err instanceof ReconcileError ? err.reason : err instanceof KubeApiError ? err.reason : (err as { name?: string })?.name;
     log.error({ reason, error: message, retries: this.queue.retries(key) }, 'reconcile failed, will retry');
     return 'error';
   }

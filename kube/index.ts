@@ -6,6 +6,7 @@ export * from './kube-client.ts';
 export { HttpKubeClient } from './http-kube-client.ts';
 export { Cache, NAMESPACE_INDEX, type Store, type IndexFn } from './cache.ts';
 export * from './reconciler.ts';
+export * from './reconcile-error.ts';
 export { ControllerBuilder, generationChanged, type MapFn, type IndexMapping, type Predicate, type SourceOptions } from './builder.ts';
 export { Manager, type ManagerOptions, type ManagerStatus, type LeaderState, type LeaderTask } from './manager.ts';
 export { Informer, type ObjectEvent, type InformerLifecycleEvent, type InformerOptions, type WatchSelectors } from './informer.ts';

@@ -40,25 +40,9 @@ export interface ReconcileContext {
 
 /**
  * One reconcile of one key (`namespace/name`, or `name` for cluster-scoped kinds). Must be idempotent.
- * Throwing retries with per-key exponential backoff (5 ms → 1000 s); throwing a TerminalError does not
- * retry (the object waits for its next change). A 409 Conflict thrown from a write is a requeue with
- * backoff, not counted as a reconcile error (the cache was stale; level-triggered logic catches up).
+ * Throwing retries as the error says (kube/reconcile-error.ts): with per-key exponential backoff
+ * (5 ms → 1000 s) unless it is a ReconcileError whose retry is `after` (once, after that delay) or `never`
+ * (not retried: the object waits for its next change). A 409 Conflict thrown from a write is a requeue
+ * with backoff, not counted as a reconcile error (the cache was stale; level-triggered logic catches up).
  */
 export type Reconciler = (key: string, ctx: ReconcileContext) => Promise<Result>;
-
-/**
- * An error retrying can't fix (invalid spec, forbidden path): reported, not retried, as
- * controller-runtime's reconcile.TerminalError. `reason` is a CamelCase word for conditions and metrics.
- */
-export class TerminalError extends Error {
-  override readonly name = 'TerminalError';
-  readonly reason: string;
-  constructor(reason: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.reason = reason;
-  }
-}
-
-export function isTerminal(err: unknown): err is TerminalError {
-  return err instanceof TerminalError;
-}

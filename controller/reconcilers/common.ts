@@ -1,13 +1,13 @@
-// Small helpers every reconciler here shares: safe error text for status/events, status building with
+// Small helpers every reconciler here shares: error text and reason (the error policy's), status building with
 // observedGeneration, the jittered periodic re-check, and the admission re-check (defence in depth: the
 // webhook may have been down or bypassed when the object was stored).
 import type { VaultWriteInput } from '../../trail/events.ts';
 import type { SysApi } from '../../vault/types.ts';
 import { createHash } from 'node:crypto';
-import { KubeApiError } from '../../kube/errors.ts';
 import { setCondition } from '../../kube/conditions.ts';
+import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
+import { errorPolicy } from './error-policy.ts';
 import type { Condition, KubeObject } from '../../kube/objects.ts';
-import { CONDITION_REASON, VaultError } from '../../vault/errors.ts';
 import type { AdmissionContext } from '../../webhook/admission/context.ts';
 import type { Finding } from '../../webhook/admission/kinds.ts';
 import { defaultRegistry } from '../../webhook/review/review.ts';
@@ -32,35 +32,17 @@ export function notOwnedMessage(what: string, kind: string, namespace: string, a
     : `${what} exists and was not written by vaultgate for this object; it is left untouched. To let vaultgate manage it, annotate the ${kind} with ${ADOPT_ANNOTATION}: "true" (adoption also needs the cluster admin's consent: ${consent})`;
 }
 
-/**
- * Text safe to show in a status, an Event or a log: our own error messages (built without secret
- * values), VaultError and KubeApiError messages (scrubbed by their modules); anything else is reduced to
- * its class name, because a foreign error's message could quote a request body.
- */
+/** Text safe to show in a status, an Event or a log: the error policy's message (error-policy.ts). */
 export function safeMessage(err: unknown): string {
-  if (err instanceof VaultError || err instanceof KubeApiError) return err.message;
-  if (err instanceof SafeError) return err.message;
-  if (err instanceof Error && SAFE_NAMES.has(err.name)) return err.message;
-  return err instanceof Error ? `unexpected ${err.name}` : 'unexpected error';
+  return errorPolicy(err).message;
 }
 
-/** Errors whose message was composed by vaultgate from names and positions only. */
-export class SafeError extends Error {
-  override readonly name = 'SafeError';
-  constructor(readonly reason: string, message: string) {
-    super(message);
-  }
-}
-
-// Our pure modules' error classes: their messages name fields, keys and positions, never values.
-const SAFE_NAMES = new Set(['TemplateError', 'GoRegexpError', 'DecodingError', 'NoSecretError', 'SecretKeyMissingError', 'SafeError', 'Error']);
+/** The old name of ReconcileError, kept while the reconcilers move to it. */
+export { ReconcileError as SafeError } from '../../kube/reconcile-error.ts';
 
 /** Condition reason for a failure (VaultError kinds map to VaultUnavailable, VaultPermissionDenied, ...). */
 export function reasonOf(err: unknown, fallback: string): string {
-  if (err instanceof VaultError) return CONDITION_REASON[err.kind];
-  if (err instanceof SafeError) return err.reason;
-  if (err instanceof KubeApiError) return `Kubernetes${err.reason.replace(/[^A-Za-z0-9]/g, '') || 'Error'}`;
-  return fallback;
+  return errorPolicy(err, fallback).reason;
 }
 
 export interface StatusInput {
@@ -110,16 +92,17 @@ export function describeFindings(findings: Finding[]): string {
 
 /**
  * The controller's re-check of a VaultPolicy or VaultRoleBinding before it writes to Vault: throws a
- * SafeError (GuardrailViolation when a guardrail refuses it, InvalidSpec otherwise) naming every rule.
+ * ReconcileError that is not retried (GuardrailViolation when a guardrail refuses it, InvalidSpec otherwise)
+ * naming every rule.
  */
 export function assertAdmitted(obj: KubeObject & { spec: { vaultName?: string } }, derivedName: string, ctx: AdmissionContext): void {
   if (obj.spec.vaultName && obj.spec.vaultName !== derivedName) {
-    throw new SafeError('InvalidSpec', `spec.vaultName "${obj.spec.vaultName}" must be the derived name "${derivedName}"`);
+    throw new ReconcileError('InvalidSpec', `spec.vaultName "${obj.spec.vaultName}" must be the derived name "${derivedName}"`, NEVER);
   }
   const denials = admissionDenials(obj, ctx);
   if (denials.length === 0) return;
   const guardrail = denials.some((d) => d.rule.startsWith('guardrail.'));
-  throw new SafeError(guardrail ? 'GuardrailViolation' : 'InvalidSpec', describeFindings(denials));
+  throw new ReconcileError(guardrail ? 'GuardrailViolation' : 'InvalidSpec', describeFindings(denials), NEVER);
 }
 
 /** Called after every Vault write the controller makes (the signed audit trail subscribes). Must not throw. */

@@ -8,7 +8,8 @@ import { startHealthServer } from '../../kube/health.ts';
 import { Manager } from '../../kube/manager.ts';
 import { objectKey, splitKey, type KubeObject } from '../../kube/objects.ts';
 import { ItemExponentialRateLimiter } from '../../kube/rate-limiter.ts';
-import { DONE, TerminalError, type ReconcileContext } from '../../kube/reconciler.ts';
+import { DONE, type ReconcileContext } from '../../kube/reconciler.ts';
+import { NEVER, ReconcileError, retryAfter } from '../../kube/reconcile-error.ts';
 import { CONFIGMAPS, LEASES } from '../../kube/resources.ts';
 import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../schemas/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
@@ -93,12 +94,15 @@ describe('manager + controller', () => {
     await mgr.stop();
   });
 
-  test('errors retry with backoff, terminal errors do not, conflicts are not counted as errors', async () => {
+  test('errors retry with backoff, terminal errors do not, retry-after errors once after their delay, conflicts are not counted as errors', async () => {
     const kube = new FakeKubeClient();
     const mgr = new Manager({ client: kube, informer: { resyncMs: 0 }, rateLimiter: () => new ItemExponentialRateLimiter(1, 10) });
     const w = waiter();
     const attempts = new Map<string, number>();
     const seenRetries: number[] = [];
+    const laterRetries: number[] = [];
+    let laterFailedAt = 0;
+    let laterDelay = 0;
     mgr.controller('flaky').for(VAULT_POLICIES).complete((key, ctx) => {
       const n = (attempts.get(key) ?? 0) + 1;
       attempts.set(key, n);
@@ -108,16 +112,26 @@ describe('manager + controller', () => {
         seenRetries.push(ctx.retries);
         if (n <= 2) return Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'try later'));
       }
-      if (name === 'terminal') return Promise.reject(new TerminalError('PolicyInvalid', 'path sys/* is forbidden'));
+      if (name === 'terminal') return Promise.reject(new ReconcileError('PolicyInvalid', 'path sys/* is forbidden', NEVER));
+      if (name === 'later') {
+        laterRetries.push(ctx.retries);
+        if (n === 1) {
+          laterFailedAt = Date.now();
+          return Promise.reject(new ReconcileError('SecretMissing', 'target Secret s does not exist', retryAfter(150)));
+        }
+        laterDelay = Date.now() - laterFailedAt;
+      }
       if (name === 'conflict' && n === 1) return Promise.reject(new KubeApiError(409, 'Conflict', 'the object has been modified'));
       return Promise.resolve(DONE);
     });
     await mgr.start();
-    for (const n of ['retry', 'terminal', 'conflict']) await kube.create(VAULT_POLICIES, vp(n));
-    await w.until(() => attempts.get('default/retry') === 3 && attempts.get('default/conflict') === 2 && attempts.get('default/terminal') === 1);
+    for (const n of ['retry', 'terminal', 'conflict', 'later']) await kube.create(VAULT_POLICIES, vp(n));
+    await w.until(() => attempts.get('default/retry') === 3 && attempts.get('default/conflict') === 2 && attempts.get('default/terminal') === 1 && attempts.get('default/later') === 2);
     assert.deepEqual(seenRetries, [0, 1, 2], 'ctx.retries counts consecutive failures');
     const metrics = await mgr.metrics.registry.getSingleMetricAsString('controller_runtime_reconcile_errors_total');
-    assert.match(metrics, /controller_runtime_reconcile_errors_total\{controller="flaky"\} 3/, '2 transient + 1 terminal, no conflict');
+    assert.match(metrics, /controller_runtime_reconcile_errors_total\{controller="flaky"\} 4/, '2 transient + 1 terminal + 1 retry-after, no conflict');
+    assert.ok(laterDelay >= 140, `a retry-after error runs again after its delay, not with the backoff (1 ms): ${laterDelay} ms`);
+    assert.deepEqual(laterRetries, [0, 0], 'a retry-after error counts no backoff');
     assert.match(await mgr.metrics.registry.getSingleMetricAsString('controller_runtime_terminal_reconcile_errors_total'), /\{controller="flaky"\} 1/);
     await mgr.stop();
     assert.equal(attempts.get('default/terminal'), 1, 'terminal errors are not retried');
