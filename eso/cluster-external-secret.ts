@@ -8,8 +8,7 @@
 import type { ClusterExternalSecretSpec, ClusterExternalSecretStatus } from '../schemas/types.ts';
 import type { ExternalSecretSpec } from '../schemas/types.ts';
 import { selectorMatches, type LabelSelectorLike } from '../kube/label-selector.ts';
-import { parseGoDuration } from '../golang/index.ts';
-import { formatGoDuration } from '../golang/index.ts';
+import { parseGoDuration, formatGoDuration } from '../golang/index.ts';
 
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** ESO's errNamespacesFailed, the Ready=False message. */

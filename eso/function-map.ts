@@ -1,7 +1,7 @@
 // The one list of template functions: what ESO v0.16.2's engine v2 registers (pkg/template/v2
 // template.go: Go's builtins, Sprig's TxtFuncMap minus env/expandenv, ESO's own functions), which of
 // them vaultgate renders (the function tables below), and, for every one it does not, why. Admission
-// (webhook/rules/eso/template-check.ts) and the controller's engine (template.ts) both read this file,
+// (checkTemplate) and the controller's engine, both in template.ts, read this file,
 // so they cannot disagree; the README's ESO section lists the same.
 import type { GoFunc } from '../golang/index.ts';
 import { ESO_OWN_FUNCS } from './own-functions.ts';

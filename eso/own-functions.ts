@@ -7,11 +7,8 @@ import { createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto'
 import 'reflect-metadata';
 import { AuthorityKeyIdentifierExtension, SubjectKeyIdentifierExtension, X509Certificate } from '@peculiar/x509';
 import { parseDocument } from 'yaml';
-import { toGoYaml } from '../golang/index.ts';
+import { toGoYaml, fail, fixed, type FuncTable, GoMap, fromJsValue, goString, isMap, utf8Text, pemDecode, pemEncode } from '../golang/index.ts';
 import { decodeChain, pkcs8Der } from './pkcs12.ts';
-import { fail, fixed, type FuncTable } from '../golang/index.ts';
-import { GoMap, fromJsValue, goString, isMap, utf8Text } from '../golang/index.ts';
-import { pemDecode, pemEncode } from '../golang/index.ts';
 
 function filterPEM(pemType: string, input: string): string {
   let data = input;

@@ -2,7 +2,7 @@
 // PKCS#12 decoding ported from the library ESO uses (software.sslmate.com/src/go-pkcs12 v0.5.0
 // DecodeChain): a v3 PFX, password-integrity MAC (SHA-1/256/512, the PKCS#12 KDF), one or two safes
 // (plain or encrypted), key bags and shrouded key bags, certificate bags; PBES2 (PBKDF2 + AES-CBC),
-// PBE-SHA1-3DES and PBE-SHA1-RC2 (40 and 128 bits, template-rc2.ts). Errors name the step, never a byte
+// PBE-SHA1-3DES and PBE-SHA1-RC2 (40 and 128 bits, rc2.ts). Errors name the step, never a byte
 // of the input.
 import { createDecipheriv, createHash, createHmac, createPrivateKey, hash as digest, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
 import { fail } from '../golang/index.ts';

@@ -8,11 +8,10 @@
 // (PUSHED_BY = "<namespace>/<name>" of the PushSecret whose push wrote it) and deletes only a remote
 // secret whose marker names the PushSecret doing the deletion: it never deletes one it did not push.
 import type { PushSecretData, PushSecretDataTo } from '../schemas/types.ts';
-import { compileGoRegexp, replaceAllGo } from '../golang/index.ts';
+import { compileGoRegexp, replaceAllGo, goJson } from '../golang/index.ts';
 import { goStringMap, renderTemplate } from './template.ts';
 import { withRenderDeadline } from '../golang/template/index.ts';
 import { IN_PROCESS_DEADLINE_MS } from './rewrite.ts';
-import { goJson } from '../golang/index.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
 import { EsoDataError } from './errors.ts';
 

@@ -6,9 +6,8 @@
 import type { ExternalSecretTarget } from '../schemas/types.ts';
 import { desiredSecret, type DesiredSecret, type SourceMetadata } from './target.ts';
 import { templateSourceRefs, TemplateSourceMissingError, type TemplateSources } from './target-template.ts';
-import { TemplateError } from '../golang/template/index.ts';
+import { TemplateError, withRenderDeadline } from '../golang/template/index.ts';
 import { allowanceBudget, withDeriveBudget, type DeriveBudget } from '../golang/sprig/index.ts';
-import { withRenderDeadline } from '../golang/template/index.ts';
 
 type Entries = Array<[string, Uint8Array]>;
 

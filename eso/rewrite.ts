@@ -1,14 +1,13 @@
 // dataFrom[].rewrite as ESO's esutils.RewriteMap: operations applied in order to the key names
 // (regexp: Go ReplaceAllString; transform: a template with `.value` = the key; merge: JSON values
 // merged into keys or one JSON document).
-import { compileGoRegexp, GoRegexpError, replaceAllGo } from '../golang/index.ts';
+import { compileGoRegexp, GoRegexpError, replaceAllGo, goJson } from '../golang/index.ts';
 import { goStringMap, renderTemplate, TemplateError } from './template.ts';
 import { withRenderDeadline } from '../golang/template/index.ts';
 
 /** The deadline of templates rendered in process (rewrite transforms: one key name each). */
 export const IN_PROCESS_DEADLINE_MS = 250;
 import { byteValue } from './values.ts';
-import { goJson } from '../golang/index.ts';
 import { EsoDataError } from './errors.ts';
 import { ReconcileError } from '../kube/reconcile-error.ts';
 

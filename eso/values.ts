@@ -1,7 +1,6 @@
 // How ESO turns provider values into Secret bytes (esutils.GetByteValue) and picks a property out of a
 // KV secret (vault provider getSecretValue): top-level key first, then a gjson path.
-import { goJson } from '../golang/index.ts';
-import { gjsonGet } from '../golang/index.ts';
+import { goJson, gjsonGet } from '../golang/index.ts';
 import { EsoDataError } from './errors.ts';
 
 export class SecretKeyMissingError extends EsoDataError {

@@ -1,6 +1,6 @@
 // JSON as Go's encoding/json writes it, for plain JS values (Vault's KV data decoded with JSON.parse):
 // sorted keys, HTML characters escaped unless `raw`, U+2028/U+2029 escaped. Template values have their
-// own encoder (template-encode.ts), which keeps Go's types.
+// own encoder (marshal.ts), which keeps Go's types.
 export function goJson(v: unknown, raw = false, indent?: string): string {
   const sortKeys = (x: unknown): unknown => {
     if (Array.isArray(x)) return x.map(sortKeys);

@@ -6,7 +6,7 @@
 // loop. This module is the glue: a bounded compile (program size) and cache, and Go's own loops over
 // matches (FindAll, ReplaceAll with Regexp.Expand, Split), run on UTF-8 bytes as Go runs them.
 // Strings here are either text (JavaScript strings: keys, names) or Go strings (the template engine's:
-// one char per byte, eso/template-values.ts); the `Go…` functions take Go strings.
+// one char per byte, values.ts); the `Go…` functions take Go strings.
 import { RE2JS } from 're2js';
 import { decodeRune, goString } from './values.ts';
 

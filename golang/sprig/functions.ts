@@ -329,7 +329,7 @@ function adler32(s: string): number {
   return ((b << 16) | a) >>> 0;
 }
 
-// ---- regular expressions (Go's regexp, eso/go-regexp.ts: RE2 in linear time), on the strings' bytes ----
+// ---- regular expressions (Go's regexp, golang/regexp.ts: RE2 in linear time), on the strings' bytes ----
 
 /** The pattern (a Go string) compiled; the error names the rule, never the pattern (it may be secret data). */
 function compile(re: string): GoRegexp {
@@ -691,7 +691,7 @@ function durationRound(v: unknown): string {
   return '0s';
 }
 
-/** time.ParseDuration in nanoseconds, undefined on Go's error (schemas/duration.ts: the one Go duration parser). */
+/** time.ParseDuration in nanoseconds, undefined on Go's error (golang/duration.ts: the one Go duration parser). */
 function durationNs(s: string): number | undefined {
   const r = parseGoDurationNs(s);
   return r.ok ? Number(r.ns) : undefined;

@@ -1,6 +1,6 @@
 // Go's text/template executor (text/template/exec.go) as ESO's engine v2 configures it
-// (`Option("missingkey=error")`): walks the parsed set (template-parse.ts) over template values
-// (template-values.ts) and checks every call against the function's Go signature (template-func.ts) as
+// (`Option("missingkey=error")`): walks the parsed set (parse.ts) over template values
+// (golang/values.ts) and checks every call against the function's Go signature (golang/func.ts) as
 // evalCall does: argument count, literal kinds, value types. Limits Go does not have, because a Secret
 // holds at most 1 MiB and the controller must not hang: output over 1 MiB, more than 1,000,000 loop
 // iterations, or nesting deeper than the JS stack allows is an error, never a hang. Work is counted, not

@@ -1,6 +1,6 @@
 // Go's text/template lexer (text/template/parse/lex.go), state for state: `{{`/`}}` delimiters, `{{-`
 // and `-}}` trimming, comments, quoted/raw/char strings, numbers (hex, octal, binary, `_`, exponents,
-// imaginary), fields, variables, keywords. The input is a Go (byte) string (template-values.ts), so
+// imaginary), fields, variables, keywords. The input is a Go (byte) string (golang/values.ts), so
 // positions are byte offsets as in Go's error messages. `break`/`continue` are keywords here because
 // ESO's function map defines neither.
 

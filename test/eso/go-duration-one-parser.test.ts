@@ -1,6 +1,6 @@
 // Issue #21.8(b): ESO's refreshInterval is a Go duration. The webhook admitted ".5h", "+1h" and "1h.5m" (as
 // ESO does) but the controller read it with vaultgate's TTL grammar and set Ready=False ("is not a
-// duration"). One parser (schemas/duration.ts, Go's time.ParseDuration step for step, in int64
+// duration"). One parser (golang/duration.ts, Go's time.ParseDuration step for step, in int64
 // nanoseconds) now serves admission, the controller and the templates' duration functions.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

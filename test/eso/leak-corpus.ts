@@ -1,4 +1,4 @@
-// The leak-test corpus: every supported template function (eso/template-supported.ts) called with a
+// The leak-test corpus: every supported template function (eso/function-map.ts) called with a
 // canary secret in every argument position, with 0 to 3 arguments, the other arguments drawn from values
 // of every Go type a template can produce (string, int, bool, nil, list, map), directly and piped. Most
 // calls fail (wrong count, wrong type, out of range, nil): each failure's message must not contain the

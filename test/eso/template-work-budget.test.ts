@@ -1,4 +1,4 @@
-// The engine's own budgets (eso/template-exec.ts, eso/template-pkcs12.ts): each hostile template of
+// The engine's own budgets (golang/template/exec.ts, eso/pkcs12.ts): each hostile template of
 // test/eso/hostile-templates.ts that the engine can bound by itself ends in well under 2 s, in process,
 // with a clear message that names no value. (The rest are bounded by the render pool's deadline:
 // test/controller/reconcilers/render-pool.test.ts.)

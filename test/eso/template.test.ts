@@ -1,8 +1,9 @@
-// Admission's template check (webhook/rules/eso/template-check.ts): the controller's parser, so what
+// Admission's template check (eso/template.ts checkTemplate): the controller's parser, so what
 // admission admits the controller renders, and what it refuses names the reason.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkTemplate, lexTemplate } from '../../webhook/rules/eso/template-check.ts';
+import { checkTemplate } from '../../eso/template.ts';
+import { lexTemplate } from '../../golang/template/lex.ts';
 import { REFUSED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_FUNCTIONS, isSupportedTemplateFunction } from '../../eso/function-map.ts';
 
 const kinds = (src: string) => checkTemplate(src).map((i) => i.kind);

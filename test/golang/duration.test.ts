@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { parseGoDuration } from '../../golang/duration.ts';
 import { DURATION_PATTERN, durationSeconds, parseDuration } from '../../schemas/ttl.ts';
 
-void describe('schemas/duration', () => {
+void describe('golang/duration and schemas/ttl', () => {
   void test('every TTL the CRD pattern accepts has the value Go gives it', () => {
     const part = fc.tuple(fc.nat(10_000), fc.option(fc.nat(999), { nil: undefined }), fc.constantFrom('ns', 'us', 'ms', 's', 'm', 'h'))
       .map(([n, f, u]) => `${n}${f === undefined ? '' : `.${f}`}${u}`);

@@ -2,7 +2,7 @@
 // exponential time, each through a place vaultgate runs a tenant's regexp, with what Go (RE2) answers.
 // test/eso/regexp-linear.test.ts runs them in a child process (this file, run as a script: it prints one
 // JSON line per case with the time the call took), so a case that hangs fails the test instead of
-// stalling it. The Go answers are checked against the Go oracle in test/eso/go-regexp-differential.test.ts.
+// stalling it. The Go answers are checked against the Go oracle in test/golang/regexp.differential.test.ts.
 /* eslint-disable @typescript-eslint/require-await -- an in-memory fake of an async interface */
 import { goStringMap, renderTemplate } from '../../eso/template.ts';
 import { rewriteMap } from '../../eso/rewrite.ts';

@@ -1,5 +1,5 @@
-// The corpus of test/eso/go-regexp-differential.test.ts: regexps with inputs and replacement templates,
-// each asked of Go's regexp (the Go oracle) and of vaultgate's eso/go-regexp.ts. Hand-written cases for
+// The corpus of test/golang/regexp.differential.test.ts: regexps with inputs and replacement templates,
+// each asked of Go's regexp (the Go oracle) and of vaultgate's golang/regexp.ts. Hand-written cases for
 // what differs between Go and JavaScript (syntax, Unicode classes, empty matches, Expand, runes beyond
 // U+FFFF), the hostile ones of regexp-attacks.ts, and a generated corpus (a fixed seed).
 import fc from 'fast-check';

@@ -1,6 +1,6 @@
-// Differential test of vaultgate's regexps (eso/go-regexp.ts, re2js) against Go's regexp package (the Go
+// Differential test of vaultgate's regexps (golang/regexp.ts, re2js) against Go's regexp package (the Go
 // oracle, test/upstream/go-oracle/): ReplaceAllString (Expand), ReplaceAllLiteralString, MatchString and
-// FindString over the corpus of go-regexp-corpus.ts give the same text, and a pattern Go refuses is
+// FindString over the corpus of regexp-corpus.ts give the same text, and a pattern Go refuses is
 // refused with Go's message. The template functions (regexFind & co.) are also compared on bytes that are
 // not UTF-8, which only a template can carry.
 import { before, describe, test } from 'node:test';

@@ -4,9 +4,8 @@
 // regular expressions must compile as Go's RE2 would. Pure: the controller re-runs it as defence in depth.
 import type { Finding } from '../../admission/kinds.ts';
 import { type Obj, child, deny, has, list, obj, str, warn } from './access.ts';
-import { parseGoRegexp } from '../../../golang/index.ts';
-import { parseGoDuration } from '../../../golang/index.ts';
-import { checkTemplate } from './template-check.ts';
+import { parseGoRegexp, parseGoDuration } from '../../../golang/index.ts';
+import { checkTemplate } from '../../../eso/template.ts';
 import { vaultPathFindings } from './vault-path.ts';
 import { checkRolloutTargets } from './rollout-targets.ts';
 import { syncWindowProblems } from '../../../eso/sync-windows.ts';

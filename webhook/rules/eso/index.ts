@@ -30,7 +30,8 @@ export { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts'
 export { validatePushSecret, PUSHSECRET_FEATURES_NOT_SUPPORTED } from './pushsecret-rules.ts';
 export { validateStore, STORE_FEATURES_NOT_SUPPORTED, SUPPORTED_AUTH_METHODS, ESO_AUTH_ORDER, type StoreKind } from './store-rules.ts';
 export { SUPPORTED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_KEYWORDS } from '../../../eso/function-map.ts';
-export { checkTemplate, lexTemplate } from './template-check.ts';
+export { checkTemplate } from '../../../eso/template.ts';
+export { lexTemplate } from '../../../golang/template/index.ts';
 export { MAX_TEMPLATE_TEXT, templateSizeFindings } from './template-size.ts';
 export { parseGoDuration } from '../../../golang/index.ts';
 

@@ -6,11 +6,10 @@
 // each Vault path against the namespace's guardrails, with the store's identity, before writing.
 import type { Finding } from '../../admission/kinds.ts';
 import { type Obj, deny, has, list, obj, str, warn } from './access.ts';
-import { parseGoDuration } from '../../../golang/index.ts';
-import { parseGoRegexp } from '../../../golang/index.ts';
+import { parseGoDuration, parseGoRegexp } from '../../../golang/index.ts';
 import { selectorProblems } from '../../../kube/label-selector.ts';
 import { validateExternalSecret } from './externalsecret-rules.ts';
-import { checkTemplate } from './template-check.ts';
+import { checkTemplate } from '../../../eso/template.ts';
 import { vaultPathFindings } from './vault-path.ts';
 
 /** PushSecret features vaultgate refuses at admission. */
