@@ -8,7 +8,7 @@ export type WebhookConfigKind = 'MutatingWebhookConfiguration' | 'ValidatingWebh
 
 /** The kinds vaultgate admits (group, version, plural). */
 export const VAULTGATE_RESOURCES: ReadonlyArray<{ group: string; version: string; resources: string[] }> = [
-  { group: 'vaultgate.io', version: 'v1alpha1', resources: ['vaultpolicies', 'vaultrolebindings', 'vaultguardrails'] },
+  { group: 'vaultgate.io', version: 'v1alpha1', resources: ['vaultpolicies', 'vaultrolebindings', 'vaultguardrails', 'vaultdynamicsecrets'] },
   { group: 'external-secrets.io', version: 'v1', resources: ['secretstores', 'clustersecretstores', 'externalsecrets', 'clusterexternalsecrets'] },
   { group: 'external-secrets.io', version: 'v1alpha1', resources: ['pushsecrets'] },
 ];
