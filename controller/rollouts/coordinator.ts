@@ -18,7 +18,8 @@ import {
   isPaused, rolloutState, WORKLOAD_KINDS, WORKLOAD_RESOURCES, workloadKey, type WorkloadKind, type WorkloadRef,
 } from '../../kube/workloads.ts';
 import type { Store } from '../../kube/cache.ts';
-import { secretsHmac, type ConsumedSecret, type HmacKeyring } from './hmac.ts';
+import { secretHmac, templateHmac, type HmacKeyring } from './hmac.ts';
+import type { CachedSecret } from '../../kube/cache-transform.ts';
 import {
   DEFAULT_ROLLOUT_POLICY, formatRecord, parseRecord, planRollout, RECORD_ANNOTATION, RESTARTED_AT_ANNOTATION, TEMPLATE_ANNOTATION,
   type RolloutPlan, type RolloutPolicy,
@@ -40,7 +41,8 @@ export type SettledState = 'settled' | 'rolling' | 'paused' | 'missing';
 const TARGET_INDEX = 'rollout-target';
 const SECRET_INDEX = 'rollout-secret';
 
-type SecretObject = KubeObject & { data?: Record<string, string> };
+/** Bound on the Secret HMAC memo. */
+const MAX_MEMO = 10_000;
 
 export interface RolloutCoordinatorOptions {
   client: KubeClient;
@@ -64,6 +66,8 @@ export class RolloutCoordinator {
   private readonly pending = new Map<string, Pending>();
   /** Restarts patched whose new generation the cache has not shown yet (counted against the cap). */
   private readonly inFlight = new Map<string, { namespace: string; generation: number }>();
+  /** Secret → its HMAC at a resourceVersion (bounded: cleared when full). */
+  private readonly secretHmacs = new Map<string, { resourceVersion: string; hmac: string }>();
   /** Restarts this process made, for the duration metric. */
   private readonly started = new Map<string, number>();
   private readonly metrics: { restarts: Counter<'namespace' | 'kind'>; coalesced: Counter<'namespace' | 'kind'>; duration: Histogram<'kind'> };
@@ -106,9 +110,8 @@ export class RolloutCoordinator {
    */
   async settled(namespace: string, targets: readonly WorkloadRef[], secretName: string): Promise<SettledState> {
     if (targets.length === 0) return 'settled';
-    const secret = await this.readSecret(namespace, secretName, false);
-    if (!secret) return 'missing';
-    const hmac = secretsHmac(await this.opts.keyring.key(), [{ name: secretName, data: secret.data ?? {} }]);
+    const hmac = await this.secretHmacOf(namespace, secretName, false, await this.opts.keyring.key());
+    if (hmac === undefined) return 'missing';
     let answer: SettledState = 'settled';
     for (const t of targets) {
       const w = this.workloads(t.kind).get(`${namespace}/${t.name}`);
@@ -136,15 +139,14 @@ export class RolloutCoordinator {
     }
     // Observe: each consumed Secret's data, through the one key.
     const hmacKey = await this.opts.keyring.key();
-    const present: ConsumedSecret[] = [];
+    const current: Record<string, string> = {};
     const missing: string[] = [];
     for (const { name: secretName, cached } of uniqueSecrets(sources)) {
-      const s = await this.readSecret(namespace, secretName, cached);
-      if (s) present.push({ name: secretName, data: s.data ?? {} });
-      else missing.push(secretName);
+      const h = await this.secretHmacOf(namespace, secretName, cached, hmacKey);
+      if (h === undefined) missing.push(secretName);
+      else current[secretName] = h;
     }
-    const current = Object.fromEntries(present.map((s) => [s.name, secretsHmac(hmacKey, [s])]));
-    const combined = secretsHmac(hmacKey, present);
+    const combined = templateHmac(hmacKey, current);
     // No await from here to the reservation below: the cap is checked and taken in one step.
     const latest = ctx.cache(WORKLOAD_RESOURCES[kind]).get(key) ?? workload;
     const state = rolloutState(kind, latest);
@@ -269,10 +271,24 @@ export class RolloutCoordinator {
     return this.mgr().cache(WORKLOAD_RESOURCES[kind]);
   }
 
-  private async readSecret(namespace: string, name: string, cached: boolean): Promise<SecretObject | undefined> {
-    const hit = this.mgr().cache<SecretObject>(SECRETS).get(`${namespace}/${name}`);
-    if (hit || cached) return hit;
-    return this.opts.client.get<SecretObject>(SECRETS, name, namespace);
+  /**
+   * The HMAC of a Secret's data, or undefined when it does not exist. The Secret cache may hold digests
+   * instead of values (kube/cache-transform.ts): the values are then read with a GET, once per
+   * resourceVersion the cache shows (a workload's status events do not read Secrets again).
+   */
+  private async secretHmacOf(namespace: string, name: string, cached: boolean, key: Buffer): Promise<string | undefined> {
+    const k = `${namespace}/${name}`;
+    const hit = this.mgr().cache<CachedSecret>(SECRETS).get(k);
+    if (!hit && cached) return undefined;
+    if (hit?.data && !hit.dataDigest) return secretHmac(key, { name, data: hit.data });
+    const memo = this.secretHmacs.get(k);
+    if (hit && memo && memo.resourceVersion === hit.metadata.resourceVersion) return memo.hmac;
+    const fresh = await this.opts.client.get<CachedSecret>(SECRETS, name, namespace);
+    if (!fresh) return undefined;
+    const hmac = secretHmac(key, { name, data: fresh.data ?? {} });
+    if (this.secretHmacs.size >= MAX_MEMO) this.secretHmacs.clear();
+    this.secretHmacs.set(k, { resourceVersion: fresh.metadata.resourceVersion ?? '', hmac });
+    return hmac;
   }
 
   private mgr(): Manager {

@@ -1,5 +1,5 @@
 // The value a workload's pod template carries: HMAC-SHA256, keyed by a key only the controller holds,
-// over the data of every Secret the workload consumes. Identical data gives the identical value (a resync
+// over the HMACs of the data of every Secret the workload consumes. Identical data gives the identical value (a resync
 // or a controller restart restarts nothing: stakater/Reloader's model), any change gives another value
 // whatever the clock says (VSO #1228: two rotations in one second shared one RFC 3339 stamp). Unlike
 // Reloader's unsalted SHA-1 of the data, whoever may read Deployments cannot test a guess of a password
@@ -25,14 +25,21 @@ const KEY_BYTES = 32;
 const PREFIX = 'v1.';
 
 /**
- * HMAC-SHA256 over the consumed Secrets, sorted by name, each one's keys sorted. The encoding is JSON of
- * nested arrays, so no choice of names, keys or values can make two different sets encode alike.
+ * HMAC-SHA256 of one Secret: its name and its data, keys sorted. The encoding is JSON of nested arrays, so
+ * no choice of names, keys or values can make two different Secrets encode alike.
  */
-export function secretsHmac(key: Buffer, secrets: readonly ConsumedSecret[]): string {
-  const canonical = [...secrets]
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((s) => [s.name, Object.keys(s.data).sort().map((k) => [k, s.data[k]])]);
+export function secretHmac(key: Buffer, secret: ConsumedSecret): string {
+  const canonical = [secret.name, Object.keys(secret.data).sort().map((k) => [k, secret.data[k]])];
   return PREFIX + createHmac('sha256', key).update(JSON.stringify(canonical)).digest('base64url');
+}
+
+/**
+ * The pod-template value: HMAC-SHA256 over every consumed Secret's HMAC, sorted by name. It changes when
+ * any of them does, and is computed without the data (the Secret cache keeps no values).
+ */
+export function templateHmac(key: Buffer, perSecret: Readonly<Record<string, string>>): string {
+  const canonical = Object.keys(perSecret).sort().map((name) => [name, perSecret[name]]);
+  return PREFIX + createHmac('sha256', key).update(JSON.stringify(['template', canonical])).digest('base64url');
 }
 
 type SecretObject = { metadata: { name: string; namespace?: string; labels?: Record<string, string> }; type?: string; data?: Record<string, string> };

@@ -9,6 +9,8 @@ import { RECORD_ANNOTATION, TEMPLATE_ANNOTATION } from '../../../controller/roll
 import { externalSecretSource } from '../../../controller/rollouts/sources.ts';
 import type { EventInput, EventRecorder } from '../../../kube/events.ts';
 import { Manager } from '../../../kube/manager.ts';
+import { secretDigests } from '../../../kube/cache-transform.ts';
+import { dataHash } from '../../../eso/target.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
 import { DEPLOYMENTS, SECRETS, STATEFULSETS, DAEMONSETS } from '../../../kube/resources.ts';
 import { EXTERNAL_SECRETS } from '../../../schemas/resources.ts';
@@ -38,7 +40,8 @@ function start(kube: FakeKubeClient, policy = { coalesceMs: 150, cooldownMs: 400
   const events: { object: string; event: EventInput }[] = [];
   const recorder: EventRecorder = { record: (o, event) => events.push({ object: `${o.kind}/${o.metadata.name}`, event }) };
   const registry = new Registry();
-  const mgr = new Manager({ client: kube, informer: { resyncMs: 0 }, events: recorder });
+  // The Secret cache keeps digests, not values, as controller/main.ts configures it.
+  const mgr = new Manager({ client: kube, informer: { resyncMs: 0 }, events: recorder, cacheTransforms: [{ resource: SECRETS, transform: secretDigests(dataHash) }] });
   // As in controller/main.ts: the ExternalSecret controller declares the Secret informer with this selector first.
   mgr.informer(EXTERNAL_SECRETS);
   mgr.informer(SECRETS, { labelSelector: MANAGED });

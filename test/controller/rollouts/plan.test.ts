@@ -50,7 +50,7 @@ void describe('controller/rollouts/plan: planRollout', () => {
   // The coordinator's loop, reduced: it keeps the window's start and the distinct states, and applies a
   // restart's record and time to the workload.
   function run(events: { at: number; db: string }[], until: number, tick = 1_000): { restarts: { at: number; coalesced: number }[] } {
-    let workload = { ...steady };
+    let workload: NonNullable<PlanInput['workload']> = { ...steady };
     let current = { db: 'h1' };
     let pending: { since: number; states: Set<string> } | undefined;
     const restarts: { at: number; coalesced: number }[] = [];
