@@ -38,10 +38,10 @@ import { openAuditTrail, type AuditTrailConfig } from '../trail/open.ts';
 import type { AuditTrail } from '../trail/trail.ts';
 import type { VaultWriteObserver } from './reconcilers/common.ts';
 import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
+import { createVaultGuardrailReconciler } from './reconcilers/vaultguardrail.ts';
 import { admissionContext } from './reconcilers/admission-context.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
-import { dataHash, LABEL_MANAGED } from '../eso/target.ts';
-import { secretDigests, type CacheTransform } from '../kube/cache-transform.ts';
+import { LABEL_MANAGED } from '../eso/target.ts';
 import { assertValidPrefix, DEFAULT_PREFIX } from '../schemas/vault-names.ts';
 import { DEFAULT_TARGET, targetName, versionMismatch, type VaultTarget } from '../policy/capabilities.ts';
 import { CertKeeper } from '../certs/keeper.ts';
@@ -251,8 +251,6 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     client: opts.client, log, metrics, namespaces: opts.namespaces, informer: opts.informer, leaderElection: opts.leaderElection,
     // Kinds newer than the first chart's CRDs (helm upgrade adds no CRD): missing, they do not hold readiness.
     optionalResources: [CLUSTER_EXTERNAL_SECRETS, PUSH_SECRETS],
-    // The Secret cache keeps no values: a keyed digest per value and ESO's data-hash are all a sync compares.
-    cacheTransforms: [{ resource: SECRETS, transform: secretDigests(dataHash) as CacheTransform }],
     events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
   });
   // The connector checks a store's server and token audiences with the controller's view of guardrails and
@@ -296,6 +294,14 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   bindings.watches(NAMESPACES, inNamespace(VAULT_ROLE_BINDINGS), { predicate: namespaceLabelsChanged });
   bindings.workers(workers)
     .complete(createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs, onVaultWrite }));
+
+  // VaultGuardrail status (selected namespaces, floor, Ready): a namespace created, deleted or relabelled
+  // may move into or out of a guardrail's selector.
+  manager.controller('vaultguardrail')
+    .for(VAULT_GUARDRAILS, { predicate: generationChanged })
+    .watches(NAMESPACES, all(VAULT_GUARDRAILS), { predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev) })
+    .workers(1)
+    .complete(createVaultGuardrailReconciler({ namePrefix: prefix, controllerClass, ...(opts.now ? { now: opts.now } : {}) }));
 
   if (opts.esoKinds !== false) {
     // A ClusterSecretStore serves every namespace: not in a namespaced install (ESO's scoped mode neither).

@@ -25,7 +25,12 @@ export const VAULTGATE_KINDS: KindMeta[] = [
   {
     group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultGuardrail', plural: 'vaultguardrails', singular: 'vaultguardrail',
     shortNames: ['vgr'], categories: ['vaultgate'], scope: 'Cluster', schemaFile: 'vaultguardrail.schema.json',
-    printerColumns: [READY, { name: 'Mode', type: 'string', jsonPath: '.spec.mode' }, AGE], statusSubresource: true,
+    printerColumns: [
+      { ...READY, description: 'Whether the controller has made the guardrail effective' },
+      { name: 'Mode', type: 'string', jsonPath: '.spec.mode' },
+      { name: 'Namespaces', type: 'integer', jsonPath: '.status.selectedNamespaces', description: 'Namespaces it selects' },
+      AGE,
+    ], statusSubresource: true,
   },
   {
     group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultDynamicSecret', plural: 'vaultdynamicsecrets', singular: 'vaultdynamicsecret',

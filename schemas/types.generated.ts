@@ -371,29 +371,34 @@ export interface VaultGuardrailStatus {
    */
   observedGeneration?: number;
   /**
+   * How many namespaces the namespaceSelector selects among those the controller watches (all, or its --namespace list).
+   */
+  selectedNamespaces?: number;
+  floor?: VaultGuardrailFloor;
+  /**
    * Latest observations of the object's state; Ready is True once the controller has made the spec effective.
    */
   conditions?: Condition[];
 }
 
 /**
- * The built-in floor as this guardrail leaves it in the namespaces it selects: the parts it relaxes lifted (honoured only in mode enforce). Another enforce guardrail selecting the same namespace may relax more there.
+ * The built-in floor as this guardrail leaves it in the namespaces it selects: the parts it relaxes lifted (honoured only in mode enforce). Another enforce guardrail selecting the same namespace may relax more there. An absent list is empty.
  */
 export interface VaultGuardrailFloor {
   /**
-   * The parts of the floor this guardrail lifts (spec.relaxFloor, when honoured).
+   * The parts of the floor this guardrail lifts (spec.relaxFloor, when honoured); absent: none.
    *
    * Items: A named part of the built-in floor.
    */
   relaxed?: ('sudo' | 'sys-paths' | 'auth-paths' | 'root-wildcard' | 'namespace-subtree')[];
   /**
-   * Capabilities the floor still forbids.
+   * Capabilities the floor still forbids; absent: none.
    *
    * Items: A Vault capability.
    */
   forbiddenCapabilities?: string[];
   /**
-   * Vault path patterns the floor still forbids.
+   * Vault path patterns the floor still forbids; absent: none.
    *
    * Items: A Vault path pattern.
    */

@@ -100,11 +100,22 @@ export function effectiveGuardrail(g: GuardrailObject): EffectiveGuardrail {
  * guardrails miss them.
  */
 export function matchingGuardrails(namespace: string, ctx: AdmissionContext): EffectiveGuardrail[] {
-  const labels = { ...(ctx.namespaceLabels(namespace) ?? {}), 'kubernetes.io/metadata.name': namespace };
-  return ctx.guardrails.filter((g) => {
-    const selector = g.spec?.namespaceSelector;
-    return selectorMatches(isRecord(selector) ? (selector) : undefined, labels);
-  }).map(effectiveGuardrail);
+  const labels = ctx.namespaceLabels(namespace);
+  return ctx.guardrails.filter((g) => guardrailSelects(g, namespace, labels)).map(effectiveGuardrail);
+}
+
+/**
+ * Whether the guardrail's namespaceSelector selects the namespace. The label the apiserver puts on every
+ * namespace (kubernetes.io/metadata.name) is added, so a selector on it matches a namespace not yet known.
+ */
+export function guardrailSelects(g: GuardrailObject, namespace: string, labels: Record<string, string> | undefined): boolean {
+  const selector = g.spec?.namespaceSelector;
+  return selectorMatches(isRecord(selector) ? selector : undefined, { ...(labels ?? {}), 'kubernetes.io/metadata.name': namespace });
+}
+
+/** The floor parts a guardrail lifts: its relaxFloor, honoured only in enforce mode. */
+export function honouredRelaxations(g: EffectiveGuardrail): FloorPart[] {
+  return g.mode === 'enforce' ? g.relaxFloor : [];
 }
 
 /**
@@ -114,7 +125,7 @@ export function matchingGuardrails(namespace: string, ctx: AdmissionContext): Ef
 export function guardrailsFor(namespace: string, ctx: AdmissionContext): EffectiveGuardrail[] {
   const matching = matchingGuardrails(namespace, ctx);
   const relaxed = new Set<FloorPart>();
-  for (const g of matching) if (g.mode === 'enforce') for (const part of g.relaxFloor) relaxed.add(part);
+  for (const g of matching) for (const part of honouredRelaxations(g)) relaxed.add(part);
   return [builtInGuardrail(relaxed), ...matching];
 }
 
