@@ -41,7 +41,8 @@ import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
 import { createVaultGuardrailReconciler } from './reconcilers/vaultguardrail.ts';
 import { admissionContext } from './reconcilers/admission-context.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
-import { LABEL_MANAGED } from '../eso/target.ts';
+import { dataHash, LABEL_MANAGED } from '../eso/target.ts';
+import { secretDigests, type CacheTransform } from '../kube/cache-transform.ts';
 import { assertValidPrefix, DEFAULT_PREFIX } from '../schemas/vault-names.ts';
 import { DEFAULT_TARGET, targetName, versionMismatch, type VaultTarget } from '../policy/capabilities.ts';
 import { CertKeeper } from '../certs/keeper.ts';
@@ -251,6 +252,8 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     client: opts.client, log, metrics, namespaces: opts.namespaces, informer: opts.informer, leaderElection: opts.leaderElection,
     // Kinds newer than the first chart's CRDs (helm upgrade adds no CRD): missing, they do not hold readiness.
     optionalResources: [CLUSTER_EXTERNAL_SECRETS, PUSH_SECRETS],
+    // The Secret cache keeps no values: a keyed digest per value and ESO's data-hash are all a sync compares.
+    cacheTransforms: [{ resource: SECRETS, transform: secretDigests(dataHash) as CacheTransform }],
     events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
   });
   // The connector checks a store's server and token audiences with the controller's view of guardrails and
