@@ -1,19 +1,24 @@
 // The Kubernetes API behaviour vaultgate relies on, as node:test tests parameterised by target: run
-// against the simulator (kube-sim.test.ts) and against a real kube-apiserver (real tier). When the two
-// disagree, the simulator is wrong. Uses the VaultPolicy CRD (vaultgate.io/v1alpha1, vaultpolicies,
+// against the simulator over HTTP (kube-sim.test.ts), against the in-process fake the reconciler tests use
+// (kube-fake.test.ts) and against a real kube-apiserver (real tier). When they disagree, the simulator is
+// wrong. Uses the VaultPolicy CRD (vaultgate.io/v1alpha1, vaultpolicies,
 // namespaced, status subresource) and core ServiceAccounts/ConfigMaps.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
+import type { KubeClient } from '../../kube/kube-client.ts';
 import { KubeApiError } from '../../kube/errors.ts';
 import type { KubeObject, WatchEvent } from '../../kube/objects.ts';
 import { CONFIGMAPS, NAMESPACES, SERVICEACCOUNTS } from '../../kube/resources.ts';
 import { VAULT_POLICIES } from '../../schemas/resources.ts';
 
 export interface KubeContractTarget {
-  kubeconfig: KubeConfig;
+  /** The apiserver, over HTTP with vaultgate's own client. */
+  kubeconfig?: KubeConfig;
+  /** Or a client in process (the fake reconciler tests use). */
+  client?: KubeClient;
   /** Force old resourceVersions to 410 (etcd compaction + watch-cache catch-up). */
   compact?: () => Promise<void>;
   /** A namespace to use; otherwise one is created (and deleted afterwards). */
@@ -56,7 +61,7 @@ async function collect<T extends KubeObject>(stream: AsyncIterable<WatchEvent<T>
 export function describeKubeContract(name: string, setup: () => Promise<KubeContractTarget>, teardown: () => Promise<void>): void {
   describe(`Kubernetes API contract: ${name}`, () => {
     let target: KubeContractTarget;
-    let client: HttpKubeClient;
+    let client: KubeClient;
     let ns: string;
     let createdNs = false;
     const uniq = (p: string): string => `${p}-${randomBytes(3).toString('hex')}`;
@@ -66,7 +71,7 @@ export function describeKubeContract(name: string, setup: () => Promise<KubeCont
 
     before(async () => {
       target = await setup();
-      client = new HttpKubeClient(target.kubeconfig, { defaultTimeoutMs: 15_000 });
+      client = target.client ?? new HttpKubeClient(target.kubeconfig!, { defaultTimeoutMs: 15_000 });
       ns = target.namespace ?? uniq('vg-contract');
       if (!target.namespace) {
         await client.create(NAMESPACES, { metadata: { name: ns } });
@@ -76,7 +81,7 @@ export function describeKubeContract(name: string, setup: () => Promise<KubeCont
 
     after(async () => {
       if (createdNs) await client.delete(NAMESPACES, ns).catch(() => undefined);
-      client?.close();
+      if (client instanceof HttpKubeClient) client.close();
       await teardown();
     });
 
@@ -246,6 +251,31 @@ export function describeKubeContract(name: string, setup: () => Promise<KubeCont
       const forced = await client.apply<VaultPolicy>(VAULT_POLICIES, body('path "b" { capabilities = ["read"] }'), { fieldManager: 'contract-c', force: true });
       assert.equal(forced.spec?.policy, 'path "b" { capabilities = ["read"] }');
       await rejects(client.apply(VAULT_POLICIES, body('path "a" { capabilities = ["read"] }'), { fieldManager: 'contract-a' }), 409, 'Conflict');
+    });
+
+    test('server-side apply removes a field its manager stops applying, unless another manager owns it too', async () => {
+      const n = uniq('ssadrop');
+      const cm = (data: Record<string, string>, labels?: Record<string, string>): KubeObject & { data: Record<string, string> } => ({
+        apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: ns, ...(labels ? { labels } : {}) }, data,
+      });
+      await client.apply(CONFIGMAPS, cm({ a: '1', b: '2', shared: 's' }, { owner: 'a', keep: 'k' }), { fieldManager: 'contract-a' });
+      await client.apply(CONFIGMAPS, cm({ shared: 's' }), { fieldManager: 'contract-b' });
+      const after = await client.apply<KubeObject & { data: Record<string, string> }>(CONFIGMAPS, cm({ a: '1' }, { keep: 'k' }), { fieldManager: 'contract-a' });
+      assert.deepEqual(after.data, { a: '1', shared: 's' }, 'b is dropped (only contract-a set it); shared stays (contract-b sets it too)');
+      assert.deepEqual(after.metadata.labels, { keep: 'k' });
+      const b = after.metadata.managedFields?.find((m) => m.manager === 'contract-b');
+      assert.deepEqual(Object.keys((b?.fieldsV1 as { 'f:data'?: object } | undefined)?.['f:data'] ?? {}), ['f:shared']);
+    });
+
+    test('server-side apply: a field another writer changed with an update conflicts, and force takes it back', async () => {
+      const n = uniq('ssaedit');
+      const cm = (v: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: ns }, data: { a: v } });
+      await client.apply(CONFIGMAPS, cm('ours'), { fieldManager: 'contract-a' });
+      await client.patch(CONFIGMAPS, n, ns, { data: { a: 'edited' } }, 'merge');
+      const err = await rejects(client.apply(CONFIGMAPS, cm('ours'), { fieldManager: 'contract-a' }), 409, 'Conflict');
+      assert.match(err.message, /conflicts? with "[^"]+"/);
+      const forced = await client.apply<KubeObject & { data: Record<string, string> }>(CONFIGMAPS, cm('ours'), { fieldManager: 'contract-a', force: true });
+      assert.deepEqual(forced.data, { a: 'ours' });
     });
 
     test('server-side apply of status goes through the status subresource', async () => {

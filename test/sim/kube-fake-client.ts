@@ -108,6 +108,15 @@ export class FakeKubeClient implements KubeClient {
       wake?.();
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    // As the apiserver (and the HTTP simulator, kube.ts): the watch ends cleanly after timeoutSeconds, with a
+    // BOOKMARK 2 s before when asked for bookmarks.
+    const timers: NodeJS.Timeout[] = [];
+    if (opts.timeoutSeconds) {
+      timers.push(setTimeout(onAbort, opts.timeoutSeconds * 1000));
+      if (opts.allowWatchBookmarks && opts.timeoutSeconds > 2) {
+        timers.push(setTimeout(() => { buffer.push(this.store.bookmark(this.reg(res)) as WatchEvent<T>); wake?.(); }, (opts.timeoutSeconds - 2) * 1000));
+      }
+    }
     // The signal may have aborted during the await above, before the listener existed: 'abort' fires once.
     if (opts.signal?.aborted) ended = true;
     try {
@@ -121,6 +130,7 @@ export class FakeKubeClient implements KubeClient {
         else await new Promise<void>((r) => (wake = r));
       }
     } finally {
+      for (const t of timers) clearTimeout(t);
       handle.cancel();
       opts.signal?.removeEventListener('abort', onAbort);
     }

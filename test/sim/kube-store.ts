@@ -20,7 +20,7 @@
 // Simplified (documented): continued list pages show current objects rather than a snapshot; ownerReference
 // garbage collection runs synchronously on deletion (background/foreground alike); namespace deletion
 // deletes its content synchronously; strategic merge patch on built-ins behaves as a merge patch.
-import { generateKeyPairSync, randomBytes, randomUUID, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID, sign as cryptoSign, verify as cryptoVerify, type KeyPairKeyObjectResult } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { applyPatch as applyJsonPatch, type Operation } from 'rfc6902';
 import type { ResourceRef } from '../../kube/resources.ts';
@@ -127,6 +127,11 @@ export interface KubeStoreOptions {
   namespaces?: string[];
   /** Register VAULTGATE_CRDS. Default true. */
   registerCrds?: boolean;
+  /**
+   * Accept objects in namespaces that do not exist (the apiserver answers 404). For reconciler unit tests,
+   * which put objects in `team-a` without a Namespace object; the namespaces cache stays what they put.
+   */
+  implicitNamespaces?: boolean;
 }
 
 export class KubeStore {
@@ -140,13 +145,19 @@ export class KubeStore {
   private compactedRv = 1000;
   private readonly now: () => number;
   private readonly historyLimit: number;
+  private readonly implicitNamespaces: boolean;
   /** ServiceAccount token signing key: RS256 as the apiserver's --service-account-signing-key-file (never HS256). */
-  private readonly tokenKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  private signingKey?: KeyPairKeyObjectResult;
+  /** Made on first use: a 2048-bit RSA key takes up to a second of CPU on a busy machine, blocking the loop. */
+  private get tokenKey(): KeyPairKeyObjectResult {
+    return (this.signingKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }));
+  }
   readonly issuer = 'https://kubernetes.default.svc.cluster.local';
 
   constructor(opts: KubeStoreOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.historyLimit = opts.historyLimit ?? 10_000;
+    this.implicitNamespaces = opts.implicitNamespaces ?? false;
     for (const r of CORE) this.register(r);
     if (opts.registerCrds ?? true) for (const r of VAULTGATE_CRDS) this.register({ ...r, custom: true });
     for (const ns of opts.namespaces ?? ['default', 'kube-system']) this.create(this.resource('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
@@ -524,6 +535,7 @@ export class KubeStore {
 
   private checkNamespaceWritable(ns: string): void {
     const nsObj = this.table(this.resource('', 'v1', 'namespaces')!).get(ns);
+    if (!nsObj && this.implicitNamespaces) return;
     if (!nsObj) throw statusError(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
     if (nsObj.metadata.deletionTimestamp) {
       throw statusError(403, 'Forbidden', `unable to create new content in namespace ${ns} because it is being terminated`);

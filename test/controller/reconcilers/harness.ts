@@ -1,88 +1,105 @@
-/* eslint-disable @typescript-eslint/require-await -- a fake: async to match the KubeClient interface */
-// In-memory Kubernetes for reconciler unit tests: a KubeClient whose writes land in runtime Caches that
-// the ReconcileContext reads (an informer that is always in sync), with write counters, injectable
-// 409s on status writes, captured Events and a captured log. SSA is approximated: an apply merges the
-// given fields into the object (enough for what the reconcilers write); GC of owned objects is explicit.
+// In-memory Kubernetes for reconciler unit tests: the simulator's KubeStore (the rules the contract suite
+// holds to a real apiserver: 409s, generation, finalizers, status subresource, server-side apply with
+// field managers, conflicts, force and removal of fields a manager stops applying, ownerReference GC)
+// as the in-process FakeKubeClient, plus what reconciler tests need around it: runtime Caches the
+// ReconcileContext reads, kept in step with the store by a watch (an informer that is always in sync),
+// a log of the controller's writes, injectable 409s on status writes, captured Events and log lines.
+// Unlike an apiserver: objects may live in namespaces nobody created, and a TokenRequest answers
+// `tokenFor` (set it to null for the store's signed JWTs). test/contract/kube-fake.test.ts runs this fake
+// through the contract suite the real apiserver passes.
 import { Writable } from 'node:stream';
 import { Cache, type Store } from '../../../kube/cache.ts';
 import { KubeApiError } from '../../../kube/errors.ts';
 import type { EventInput, EventRecorder } from '../../../kube/events.ts';
-import type { ApplyOptions, DeleteOptions, IssuedToken, KubeClient, ListOptions, ListResult, PatchType, TokenRequestOptions, WriteOptions } from '../../../kube/kube-client.ts';
-import { objectKey, type KubeObject, type WatchEvent } from '../../../kube/objects.ts';
+import type { ApplyOptions, DeleteOptions, IssuedToken, PatchType, TokenRequestOptions, WriteOptions } from '../../../kube/kube-client.ts';
+import { objectKey, type KubeObject } from '../../../kube/objects.ts';
 import type { ReconcileContext, Reconciler, Result } from '../../../kube/reconciler.ts';
 import { resourceId, type ResourceRef } from '../../../kube/resources.ts';
 import { createLogger } from '../../../observability/log.ts';
+import { FakeKubeClient } from '../../sim/kube-fake-client.ts';
+import { KubeStore } from '../../sim/kube-store.ts';
 
 export interface RecordedEvent extends EventInput {
   object: string;
 }
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+/** The field manager of objects a test puts, as a user's kubectl would (never the controller's). */
+const USER = 'kubectl-test';
 
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObj(patch)) return patch;
-  const out: Record<string, unknown> = isObj(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
-}
+const split = (key: string): { namespace?: string; name: string } => {
+  const i = key.indexOf('/');
+  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+};
 
-export class FakeKube implements KubeClient {
+export class FakeKube extends FakeKubeClient {
   readonly caches = new Map<string, Cache>();
   readonly writes: string[] = [];
   readonly events: RecordedEvent[] = [];
   readonly logLines: string[] = [];
   /** Status writes to fail with 409 before succeeding. */
   statusConflicts = 0;
-  tokenFor: (ns: string, sa: string, opts?: TokenRequestOptions) => string = (ns, sa) => `token-${ns}-${sa}`;
+  /** The token a TokenRequest returns; null: the store issues a signed JWT (404 for a missing ServiceAccount). */
+  tokenFor: ((ns: string, sa: string, opts?: TokenRequestOptions) => string) | null = (ns, sa) => `token-${ns}-${sa}`;
   tokenRequests: string[] = [];
   /** The audiences of each TokenRequest, in order ([] = none asked: the apiserver's own). */
   tokenAudiences: string[][] = [];
-  private rv = 1;
-  private uid = 1;
 
+  constructor() {
+    super({ store: new KubeStore({ namespaces: [], implicitNamespaces: true }) });
+  }
+
+  /** The cache of a resource: filled from the store, then kept in step with it by a synchronous watch. */
   cacheOf(res: ResourceRef): Cache {
     const id = resourceId(res);
     let c = this.caches.get(id);
-    if (!c) this.caches.set(id, (c = new Cache()));
-    return c;
+    if (c) return c;
+    const cache = (c = new Cache());
+    this.caches.set(id, cache);
+    const reg = this.store.resource(res.group, res.version, res.plural);
+    if (!reg) throw new Error(`fake: ${id} is not registered`);
+    this.store.watch(reg, {}, {
+      send: (ev) => {
+        if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.upsert(ev.object);
+        else if (ev.type === 'DELETED') cache.remove(objectKey(ev.object));
+      },
+    });
+    return cache;
   }
 
-  /** Put an object as if a user created it (not counted as a controller write). */
+  /** Put an object as if a user created or updated it (not a controller write); `status` goes through /status. */
   put<T extends KubeObject>(res: ResourceRef, obj: T): T {
-    const cur = this.cacheOf(res).get(objectKey(obj));
-    const specChanged = !cur || JSON.stringify(cur.spec) !== JSON.stringify(obj.spec);
-    const stored = structuredClone({
-      ...obj,
-      metadata: {
-        ...obj.metadata,
-        uid: obj.metadata.uid ?? cur?.metadata.uid ?? `uid-${this.uid++}`,
-        generation: specChanged ? (cur?.metadata.generation ?? 0) + 1 : cur?.metadata.generation ?? 1,
-        resourceVersion: String(this.rv++),
-        creationTimestamp: cur?.metadata.creationTimestamp ?? '2026-01-01T00:00:00Z',
-      },
-      ...(cur?.status !== undefined && obj.status === undefined ? { status: cur.status } : {}),
-    });
-    this.cacheOf(res).upsert(stored);
-    return structuredClone(stored);
+    const reg = this.store.resource(res.group, res.version, res.plural);
+    if (!reg) throw new Error(`fake: ${resourceId(res)} is not registered`);
+    this.cacheOf(res);
+    const ns = res.namespaced ? obj.metadata.namespace : undefined;
+    const cur = this.getObj(res, objectKey(obj));
+    const body = structuredClone({ ...obj, apiVersion: undefined, kind: undefined }) as KubeObject;
+    delete body.metadata.uid;
+    delete body.metadata.generation;
+    let stored = cur
+      ? this.store.update(reg, ns, obj.metadata.name, { ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } }, { fieldManager: USER })
+      : this.store.create(reg, ns, body, { fieldManager: USER });
+    if (obj.status !== undefined && reg.statusSubresource) {
+      stored = this.store.update(reg, ns, obj.metadata.name, { ...stored, status: structuredClone(obj.status) }, { fieldManager: USER, subresource: 'status' });
+    }
+    return structuredClone(stored) as T;
   }
 
   getObj<T extends KubeObject = KubeObject>(res: ResourceRef, key: string): T | undefined {
-    const o = this.cacheOf(res).get(key);
-    return o ? (structuredClone(o) as T) : undefined;
+    const { namespace, name } = split(key);
+    try {
+      return this.store.get(res, res.namespaced ? namespace : undefined, name) as T;
+    } catch {
+      return undefined;
+    }
   }
 
-  /** Delete as the apiserver would: with finalizers only a deletionTimestamp is set. */
+  /** Delete as a user would: with finalizers only a deletionTimestamp is set; dependents are collected. */
   remove(res: ResourceRef, key: string): void {
-    const o = this.cacheOf(res).get(key);
-    if (!o) return;
-    if (o.metadata.finalizers?.length) {
-      this.cacheOf(res).upsert({ ...structuredClone(o), metadata: { ...structuredClone(o.metadata), deletionTimestamp: '2026-01-01T00:00:00Z', resourceVersion: String(this.rv++) } });
-    } else this.cacheOf(res).remove(key);
+    const reg = this.store.resource(res.group, res.version, res.plural)!;
+    const { namespace, name } = split(key);
+    if (!this.getObj(res, key)) return;
+    this.store.delete(reg, res.namespaced ? namespace : undefined, name);
   }
 
   context(opts: { controller?: string } = {}): ReconcileContext {
@@ -98,76 +115,48 @@ export class FakeKube implements KubeClient {
     return r(key, this.context());
   }
 
-  private write<T extends KubeObject>(res: ResourceRef, verb: string, obj: KubeObject): T {
-    this.writes.push(`${verb} ${res.plural} ${objectKey(obj)}`);
-    const stored = structuredClone({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(this.rv++) } });
-    if (stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length) {
-      this.cacheOf(res).remove(objectKey(stored));
-      return stored as T;
+  override async create<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T, opts?: WriteOptions): Promise<T> {
+    const out = await super.create<T>(res, obj, opts);
+    this.writes.push(`create ${res.plural} ${objectKey(out)}`);
+    return out;
+  }
+
+  override async replace<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T, opts?: WriteOptions): Promise<T> {
+    const out = await super.replace<T>(res, obj, opts);
+    this.writes.push(`replace ${res.plural} ${objectKey(out)}`);
+    return out;
+  }
+
+  override async patch<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace: string | undefined, patch: unknown, type: PatchType, opts?: WriteOptions): Promise<T> {
+    const out = await super.patch<T>(res, name, namespace, patch, type, opts);
+    this.writes.push(`patch ${res.plural} ${namespace ? `${namespace}/${name}` : name}`);
+    return out;
+  }
+
+  /** Logged as `status` (the /status subresource), `create` (an apply that created the object) or `apply`. */
+  override async apply<T extends KubeObject = KubeObject>(res: ResourceRef, obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
+    if (opts.subresource === 'status' && this.statusConflicts > 0) {
+      this.statusConflicts--;
+      throw new KubeApiError(409, 'Conflict', 'Apply failed with 1 conflict');
     }
-    this.cacheOf(res).upsert(stored);
-    return structuredClone(stored) as T;
+    const existed = opts.subresource === 'status' || this.getObj(res, objectKey(obj)) !== undefined;
+    const out = await super.apply<T>(res, obj, opts);
+    this.writes.push(`${opts.subresource === 'status' ? 'status' : existed ? 'apply' : 'create'} ${res.plural} ${objectKey(out)}`);
+    return out;
   }
 
-  async get<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string): Promise<T | undefined> {
-    return this.getObj<T>(res, namespace ? `${namespace}/${name}` : name);
-  }
-
-  async list<T extends KubeObject = KubeObject>(res: ResourceRef, opts: ListOptions = {}): Promise<ListResult<T>> {
-    return { items: this.cacheOf(res).list(opts.namespace || undefined).map((o) => structuredClone(o) as T), resourceVersion: String(this.rv) };
-  }
-
-  async create<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T, _o?: WriteOptions): Promise<T> {
-    if (this.cacheOf(res).get(objectKey(obj))) throw new KubeApiError(409, 'AlreadyExists', `${res.plural} "${obj.metadata.name}" already exists`);
-    return this.write<T>(res, 'create', { ...obj, metadata: { ...obj.metadata, uid: `uid-${this.uid++}`, generation: 1 } });
-  }
-
-  async replace<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T): Promise<T> {
-    return this.write<T>(res, 'replace', obj);
-  }
-
-  async patch<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace: string | undefined, patch: unknown, type: PatchType): Promise<T> {
-    if (type !== 'merge') throw new Error('fake: only merge patches');
+  override async delete<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string, opts?: DeleteOptions): Promise<T | undefined> {
     const key = namespace ? `${namespace}/${name}` : name;
-    const cur = this.cacheOf(res).get(key);
-    if (!cur) throw new KubeApiError(404, 'NotFound', `${res.plural} "${name}" not found`);
-    const p = patch as { metadata?: { resourceVersion?: string } };
-    if (p.metadata?.resourceVersion && p.metadata.resourceVersion !== cur.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'the object has been modified');
-    return this.write<T>(res, 'patch', mergePatch(structuredClone(cur), patch) as KubeObject);
+    const existed = this.getObj(res, key) !== undefined;
+    const out = await super.delete<T>(res, name, namespace, opts);
+    if (existed) this.writes.push(`delete ${res.plural} ${key}`);
+    return out;
   }
 
-  async apply<T extends KubeObject = KubeObject>(res: ResourceRef, obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
-    const key = objectKey(obj);
-    const cur = this.cacheOf(res).get(key);
-    if (opts.subresource === 'status') {
-      if (!cur) throw new KubeApiError(404, 'NotFound', `${res.plural} "${obj.metadata.name}" not found`);
-      if (this.statusConflicts > 0) {
-        this.statusConflicts--;
-        throw new KubeApiError(409, 'Conflict', 'Apply failed with 1 conflict');
-      }
-      return this.write<T>(res, 'status', { ...structuredClone(cur), status: structuredClone(obj.status) });
-    }
-    const { apiVersion: _a, kind: _k, ...rest } = obj;
-    if (!cur) return this.write<T>(res, 'create', { ...rest, metadata: { ...rest.metadata, uid: `uid-${this.uid++}` } });
-    const merged = mergePatch(structuredClone(cur), { ...rest, metadata: { ...rest.metadata, ownerReferences: rest.metadata.ownerReferences ?? cur.metadata.ownerReferences } }) as KubeObject;
-    return this.write<T>(res, 'apply', merged);
-  }
-
-  async delete<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string, _o?: DeleteOptions): Promise<T | undefined> {
-    const key = namespace ? `${namespace}/${name}` : name;
-    if (!this.cacheOf(res).get(key)) return undefined;
-    this.writes.push(`delete ${res.plural} ${key}`);
-    this.cacheOf(res).remove(key);
-    return undefined;
-  }
-
-  watch<T extends KubeObject = KubeObject>(): AsyncIterable<WatchEvent<T>> {
-    throw new Error('fake: no watch');
-  }
-
-  async createToken(namespace: string, serviceAccount: string, opts?: TokenRequestOptions): Promise<IssuedToken> {
+  override async createToken(namespace: string, serviceAccount: string, opts?: TokenRequestOptions): Promise<IssuedToken> {
     this.tokenRequests.push(`${namespace}/${serviceAccount}`);
     this.tokenAudiences.push([...(opts?.audiences ?? [])]);
+    if (!this.tokenFor) return super.createToken(namespace, serviceAccount, opts);
     return { token: this.tokenFor(namespace, serviceAccount, opts), expirationTimestamp: '2099-01-01T00:00:00Z' };
   }
 
