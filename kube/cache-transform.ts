@@ -112,7 +112,11 @@ export function secretDigests(hash?: (data: Record<string, string>) => string): 
     for (const [k, v] of Object.entries(data)) values[k] = valueDigest(v);
     delete secret.data;
     delete secret.stringData;
-    secret.dataDigest = { values, ...(hash ? { hash: hash(data) } : {}) };
+    if (hash) {
+      // Usually equal to an annotation the Secret carries (ESO's data-hash): one string for both.
+      const h = hash(data);
+      secret.dataDigest = { values, hash: Object.values(secret.metadata.annotations ?? {}).find((a) => a === h) ?? h };
+    } else secret.dataDigest = { values };
     return secret;
   };
 }

@@ -458,6 +458,27 @@ export async function benchPeerStorm(log: (l: string) => void = (l) => process.s
   return JSON.stringify(out, null, 1);
 }
 
+/**
+ * The memory row alone (BENCH_PEER_ONLY="memory"): vaultgate and ESO tuned synced at BENCH_PEER_COUNT and
+ * BENCH_PEER_LARGE ExternalSecrets, each on a fresh stack, RSS after sync; the slope between the two sizes
+ * in KiB per ExternalSecret (with its Secret), and vaultgate : ESO tuned. JSON.
+ */
+export async function benchPeerMemory(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+  await setUpPeers();
+  const out: Record<string, Record<string, number>> = {};
+  for (const name of ['vaultgate', 'ESO tuned'] as const) {
+    const rss: number[] = [];
+    for (const n of [COUNT, LARGE]) {
+      const f = await runSystem(SYSTEMS.find((x) => x.name === name)!, n, log, false);
+      rss.push(f.rssAfterSyncMiB);
+      log(`[peer] memory ${name} at ${n}: RSS after sync ${f.rssAfterSyncMiB} MiB (start ${f.rssStartMiB} MiB, sync ${f.sync.seconds.toFixed(1)} s)`);
+    }
+    out[name] = { [`rssAfterSyncMiB_${COUNT}`]: rss[0]!, [`rssAfterSyncMiB_${LARGE}`]: rss[1]!, kibPerExternalSecret: Number((((rss[1]! - rss[0]!) * 1024) / (LARGE - COUNT)).toFixed(2)) };
+  }
+  const ratio = Number((out.vaultgate!.kibPerExternalSecret! / out['ESO tuned']!.kibPerExternalSecret!).toFixed(2));
+  return JSON.stringify({ ...out, vaultgateOverEsoTuned: ratio }, null, 1);
+}
+
 export async function benchPeer(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
   await setUpPeers();
   const results: SystemFigures[] = [];

@@ -13,7 +13,7 @@ const only = process.argv[2];
 if (only === 'peer') {
   const peer = await import('./peer.ts');
   const one = process.env.BENCH_PEER_ONLY;
-  console.log(one === 'admission' ? await peer.benchPeerAdmission() : one === 'storm' ? await peer.benchPeerStorm() : one ? await peer.benchPeerOne(one as 'vaultgate') : await peer.benchPeer());
+  console.log(one === 'admission' ? await peer.benchPeerAdmission() : one === 'storm' ? await peer.benchPeerStorm() : one === 'memory' ? await peer.benchPeerMemory() : one ? await peer.benchPeerOne(one as 'vaultgate') : await peer.benchPeer());
 }
 if (!only || only === 'webhook') {
   print('admission webhook (20-rule VaultPolicy CREATE, HTTPS keep-alive, 16 connections)', await benchWebhook());
@@ -23,6 +23,10 @@ if (!only || only === 'webhook') {
 if (!only || only === 'render') {
   const { benchRender } = await import('./render.ts');
   print('template rendering: in process vs the render pool of worker threads (per render; issue #20)', await benchRender());
+}
+if (only === 'memory') {
+  const { benchMemory } = await import('./memory.ts');
+  print('memory per cached object: each kind through the informer at two sizes, heap after GC, per cut of the cache transform (issue #24)', await benchMemory());
 }
 if (only === 'storm') {
   const { benchStorm } = await import('./storm.ts');
