@@ -2,7 +2,7 @@
 // Periodic / OnChange, refreshInterval "0s" = once, spec/label/annotation changes, the force-sync
 // annotation) plus vaultgate's deterministic jitter: each object's interval is stretched or shrunk by
 // up to ±10% from a hash of its uid, so 1,000 objects created together do not refresh in the same
-// second (ESO declined this in #4231; refresh storms are anchors §5 #6).
+// second (ESO declined jitter: external-secrets/external-secrets#4231).
 import { createHash } from 'node:crypto';
 import { parseGoDuration } from '../golang/index.ts';
 import { nextAllowedAt, periodicRefreshAllowed, type SyncWindows } from './sync-windows.ts';

@@ -1,6 +1,7 @@
 // KubeClient over the apiserver's REST API (see kube-transport.ts for why raw HTTP with client-node's
 // KubeConfig). Every write names field manager `vaultgate`. Content types are set explicitly for each
-// patch kind: client-node's generated CustomObjectsApi defaults to json-patch (ecosystem.md §1.2).
+// patch kind: client-node's generated CustomObjectsApi sends the first type it accepts, json-patch, so a
+// merge body sent without one is refused.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { isNotFound, KubeApiError } from './errors.ts';
 import {

@@ -1,6 +1,7 @@
 // A supervised list-then-watch informer for one resource, written as a small explicit state machine
 // (kube-rs's watcher.rs) instead of client-node 1.4's makeInformer, which dies silently on any non-410
-// error, never requests bookmarks or pages, and has no client-side watch timeout (ecosystem.md §1.4).
+// error, never requests bookmarks or pages, and has no client-side watch timeout, so a half-open connection stops it with no error
+// (kubernetes-client/javascript#596, #958).
 //
 //   Empty ──LIST pages ok──▶ Watching(rv) ──clean close / watchdog──▶ Watching(last rv)   (no relist)
 //     ▲                         │ 410 (HTTP or in-stream ERROR)

@@ -1,5 +1,5 @@
 // HTTP(S) to the apiserver with the KubeConfig's TLS material and auth headers, on node:http(s) directly.
-// Why not client-node's generated APIs / Watch: they have no per-call timeout (ecosystem.md §1.2), the
+// Why not client-node's generated APIs / Watch: they have no per-call timeout (a hung apiserver holds a call forever), the
 // 1.4 Watch drops its own timeout signal, every call builds a fresh non-keep-alive agent, and errors carry
 // raw bodies and headers in their messages. Auth stays client-node's (KubeConfig.applyToHTTPSOptions:
 // token files re-read, exec plugins, client certs), so nothing about credentials is re-implemented here.

@@ -1,7 +1,7 @@
 // Prometheus metrics of the runtime, in one prom-client Registry that other parts (the Vault adapter,
 // reconcilers) register into: `metrics.registry`.
 //
-// Names: ESO exposes controller-runtime's default metrics and no runtime metrics of its own (anchors §6.4),
+// Names: ESO exposes controller-runtime's default metrics and no runtime metrics of its own (its own are per kind),
 // so where the meaning is the same we use controller-runtime's names, which ESO/VSO dashboards already chart:
 //   controller_runtime_reconcile_total{controller,result}        result = success|error|requeue|requeue_after
 //   controller_runtime_reconcile_errors_total{controller}

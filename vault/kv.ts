@@ -1,5 +1,6 @@
 // KV v1 and v2 over any VaultRequester. Keys are relative to the mount; `/data/` and `/metadata/` are
-// inserted here for v2, as ESO does (anchors §3.3), so callers never build KV v2 paths by hand (ESO #1333).
+// inserted here for v2, as ESO's Vault provider does, so callers never build KV v2 paths by hand (where `/data/`
+// goes confuses users: external-secrets/external-secrets#1333).
 import { VaultError } from './errors.ts';
 import { listKeys, readOrAbsent } from './sys.ts';
 import type { KvApi, KvMetadata, KvMountRef, KvSecret, KvVersion, KvVersionMetadata, VaultRequester } from './types.ts';

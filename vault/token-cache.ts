@@ -1,5 +1,6 @@
-// One Vault token per identity, shared by every reconcile that uses it. This is the fix for the anchors'
-// worst pain (ESO #376, VCO #103: a login per reconcile leaves hundreds of thousands of leases):
+// One Vault token per identity, shared by every reconcile that uses it. This is the fix for the pain
+// most reported against Vault operators (external-secrets/external-secrets#376,
+// redhat-cop/vault-config-operator#103: a login per reconcile leaves hundreds of thousands of leases):
 // - a login happens only when there is no usable token; concurrent callers share one login (single flight);
 // - at 2/3 of the TTL the token is renewed in the background while callers keep using it; when renewal
 //   fails, or the max TTL is near (renewal grants less than 1/3 of the original TTL), we log in again with

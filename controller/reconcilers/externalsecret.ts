@@ -1,4 +1,4 @@
-// ExternalSecret → Secret, with ESO's semantics (anchors §3.4): data/dataFrom from Vault through the
+// ExternalSecret → Secret, with ESO's semantics (its v1 ExternalSecret spec): data/dataFrom from Vault through the
 // store's own identity, target.template (engine v2), creationPolicy Owner/Orphan/Merge/CreateOrMerge/None,
 // deletionPolicy Retain/Delete/Merge, refreshInterval/refreshPolicy/force-sync, the managed label and
 // the data-hash annotation, ClusterSecretStore conditions, ESO's condition reasons.

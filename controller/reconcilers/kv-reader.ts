@@ -1,7 +1,7 @@
 // Reads of Vault KV for ExternalSecrets, coalesced: ExternalSecrets that read the same path with the
 // same store identity within a window share one request (in flight: single flight; finished: a cached
 // answer no older than the window the caller accepts). With 1,000 ExternalSecrets over 100 paths this
-// is 100 reads per refresh cycle, not 1,000 (anchors §5 #6, ESO #4231).
+// is 100 reads per refresh cycle, not 1,000 (refresh storms: external-secrets/external-secrets#4231).
 // Cache keys include the session's identity, so a store never sees an answer fetched with another
 // identity's permissions. Failures are never cached. Values stay in memory only for the window.
 import { createKvApi, resolveKvPath } from '../../vault/kv.ts';

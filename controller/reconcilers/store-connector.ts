@@ -4,7 +4,8 @@
 // ExternalSecret using the store). Tenants' stores authenticate as the tenant: kubernetes auth with a
 // TokenRequest for the referenced ServiceAccount, jwt with a TokenRequest or a JWT from a Secret, a token
 // or AppRole credentials from Secrets. vaultgate never falls back to its own service account token for a
-// store (ESO does when serviceAccountRef and secretRef are both absent; anchors §5 #9: escalation).
+// store (ESO does when serviceAccountRef and secretRef are both absent: any namespace then reads what that
+// identity can, external-secrets/external-secrets#3827).
 //
 // A tenant writes both the ServiceAccount and the server of a SecretStore, so before anything is sent or
 // minted the connector runs admission's rules for the store (among them: the server is scheme://host[:port]

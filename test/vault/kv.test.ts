@@ -25,7 +25,7 @@ void describe('resolveKvPath (ESO buildPath semantics)', () => {
     // The mount is everything before the first /data/, so a nested mount works as in ESO...
     assert.deepEqual(resolveKvPath(undefined, 2, 'team/kv/data/app/db'), { ref: { mount: 'team/kv', version: 2 }, key: 'app/db' });
     // ...and the read goes to exactly the path written, even where that is not the secret one meant
-    // (ESO reads `kv/team/data/x` as it is too: anchors §5 #14).
+    // (ESO reads `kv/team/data/x` as it is too: external-secrets/external-secrets#3116).
     for (const key of ['team/kv/data/app/db', 'kv/team/data/x', 'secret/data/a/data/b']) {
       const { ref, key: k } = resolveKvPath(undefined, 2, key);
       assert.equal(`${ref.mount}/data/${k}`, key, key);

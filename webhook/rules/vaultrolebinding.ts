@@ -1,6 +1,7 @@
 // Rules "vaultrolebinding.*" and the guardrail checks of a VaultRoleBinding, plus its defaults.
 // A binding may only name service accounts and VaultPolicies of its own namespace: that is what
-// keeps one namespace from minting tokens for another (ESO #3827, VSO #652 in anchors.md).
+// keeps one namespace from minting tokens for another (external-secrets/external-secrets#3827,
+// hashicorp/vault-secrets-operator#652).
 import type { AdmissionContext } from '../admission/context.ts';
 import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';

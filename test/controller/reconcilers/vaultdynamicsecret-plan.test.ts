@@ -1,5 +1,5 @@
 // The lease lifecycle planner, as a table: each row is a situation a controller can find itself in (often
-// right after a restart) and the one step it must take. The rows that guard against the anchors' bugs:
+// right after a restart) and the one step it must take. The rows that guard against other operators' bugs:
 // a restart or a new login never re-mints (VSO #285, #734), a lease whose minting token ends is replaced
 // before Vault revokes it with the token (VSO #436, ESO #2198), a replaced credential is revoked only after
 // its rollout plus grace and is renewed meanwhile (hashicorp/vault#22297), a deleted Secret is restored
