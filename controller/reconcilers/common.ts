@@ -13,25 +13,6 @@ import type { Finding } from '../../webhook/admission/kinds.ts';
 import { defaultRegistry } from '../../webhook/review/review.ts';
 import type { AdmissionRequest } from '../../webhook/admission/types.ts';
 
-/** Annotation a user sets to let vaultgate take over a Vault object it did not create. */
-export const ADOPT_ANNOTATION = 'vaultgate.io/adopt';
-
-export function wantsAdoption(obj: KubeObject): boolean {
-  return obj.metadata.annotations?.[ADOPT_ANNOTATION] === 'true';
-}
-
-/**
- * Ready message for a Vault object of our derived name that vaultgate did not write: what adoption needs.
- * Both the tenant's annotation and the cluster admin's consent (an enforce VaultGuardrail selecting the
- * namespace with spec.allowAdoption: true); the annotation alone adopts nothing.
- */
-export function notOwnedMessage(what: string, kind: string, namespace: string, annotated: boolean): string {
-  const consent = `an enforce VaultGuardrail selecting namespace "${namespace}" with spec.allowAdoption: true`;
-  return annotated
-    ? `${what} exists and was not written by vaultgate for this object; it is left untouched. The ${kind} is annotated ${ADOPT_ANNOTATION}: "true", but adoption also needs the cluster admin's consent: ${consent}`
-    : `${what} exists and was not written by vaultgate for this object; it is left untouched. To let vaultgate manage it, annotate the ${kind} with ${ADOPT_ANNOTATION}: "true" (adoption also needs the cluster admin's consent: ${consent})`;
-}
-
 /** Text safe to show in a status, an Event or a log: the error policy's message (error-policy.ts). */
 export function safeMessage(err: unknown): string {
   return errorPolicy(err).message;

@@ -14,7 +14,7 @@ import { parseDuration } from '../../schemas/ttl.ts';
 import { admissionContext } from './admission-context.ts';
 import { admissionDenials, describeFindings, jittered, safeMessage, SafeError } from './common.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
-import { tryCache } from './vaultpolicy.ts';
+import { isOurClass, tryCache } from './lookups.ts';
 
 export interface SecretStoreDeps {
   kind: StoreKind;
@@ -29,12 +29,6 @@ export interface SecretStoreDeps {
 
 export function storeResource(kind: StoreKind): ResourceRef {
   return kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES;
-}
-
-/** Whether a store is served by this controller (ESO's shouldProcessStore on `spec.controller`). */
-export function isOurClass(spec: SecretStoreSpec | undefined, controllerClass: string): boolean {
-  const cls = spec?.controller ?? '';
-  return cls === '' || cls === controllerClass;
 }
 
 /** A ClusterSecretStore whose auth references name no namespace: resolved per ExternalSecret (referent auth). */

@@ -11,7 +11,7 @@ import type { KubeObject } from '../../kube/objects.ts';
 import { CONFIGMAPS, SECRETS } from '../../kube/resources.ts';
 import type { ReconcileContext } from '../../kube/reconciler.ts';
 import { templateSourceRefs, type TemplateSourceObject, type TemplateSources } from '../../eso/target-template.ts';
-import { tryCache } from './vaultpolicy.ts';
+import { tryCache } from './lookups.ts';
 
 /** Index on ExternalSecrets: `ConfigMap/<ns>/<name>` and `Secret/<ns>/<name>` of their template sources. */
 export const TEMPLATE_SOURCE_INDEX = 'template-source';

@@ -27,16 +27,22 @@ import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result
 import { NAMESPACES } from '../../kube/resources.ts';
 import { VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../schemas/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
-import { admissionContext } from './admission-context.ts';
-import { assertAdmitted, buildStatus, jittered, notOwnedMessage, reasonOf, safeMessage, SafeError, wantsAdoption, type StatusInput, type VaultObjectDeps } from './common.ts';
+import type { AdmissionContext } from '../../webhook/admission/context.ts';
 import { adoptionConsent } from '../../webhook/rules/guardrails.ts';
-import type { VaultWriteAction } from '../../trail/record.ts';
-import { DEFAULT_AUTH_MOUNT, desiredRole, normaliseMount, roleDifferences, roleMatches, type DesiredRole } from '../../policy/role.ts';
-import { tryCache } from './vaultpolicy.ts';
+import { DEFAULT_AUTH_MOUNT, desiredRole } from '../../policy/role.ts';
+import type { KubernetesAuthRole } from '../../vault/types.ts';
+import { admissionContext } from './admission-context.ts';
+import { assertAdmitted, buildStatus, jittered, reasonOf, safeMessage, SafeError, type VaultObjectDeps } from './common.ts';
+import { tryCache } from './lookups.ts';
+import { wantsAdoption, type Ready } from './vault-object-plan.ts';
+import { performSteps, reportPlan, whileVaultAnswers, type VaultObjectIo } from './vault-object.ts';
+import {
+  claimCondition, OWNED_CONDITION, planVaultRoleBinding, planVaultRoleBindingCleanup, roleMountToRead, roleVaultFailure, type RoleDesired,
+  type RoleObserved, type RoleOp,
+} from './vaultrolebinding-plan.ts';
 
-export const OWNED_CONDITION = 'VaultRoleOwned';
-/** OWNED_CONDITION reason (status False) after vaultgate removed its role because the spec is refused. */
-export const REVOKED_REASON = 'Revoked';
+export { OWNED_CONDITION, REVOKED_REASON } from './vaultrolebinding-plan.ts';
+
 /** Index on VaultRoleBindings: `namespace/policyName` for every policy a binding names. */
 export const POLICY_INDEX = 'policy';
 
@@ -52,6 +58,9 @@ export function policyIndex(obj: KubeObject): string[] {
 /** The same inputs as the VaultPolicy reconciler (common.ts VaultObjectDeps). */
 export type VaultRoleBindingDeps = VaultObjectDeps;
 
+type Body = Record<string, unknown>;
+
+
 export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
   const driftMs = deps.driftCheckMs ?? 300_000;
@@ -61,155 +70,116 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const obj = ctx.cache<VaultRoleBindingObject>(VAULT_ROLE_BINDINGS).get(key);
     if (!obj) return DONE;
-    const ns = obj.metadata.namespace ?? '';
     const uid = obj.metadata.uid ?? '';
-    const name = vaultName(deps.namePrefix, ns, obj.metadata.name);
-    const audited = (action: VaultWriteAction, mount: string, reason: string, content?: Record<string, unknown>): void => {
-      deps.onVaultWrite?.({ action, object: 'role', vaultName: name, mount, owner: { kind: 'VaultRoleBinding', namespace: ns, name: obj.metadata.name, uid }, reason, ...(content ? { content } : {}) });
-    };
-    const status = (obj.status ?? {}) as { authMount?: string; conditions?: Condition[] };
-    const ownedInStatus = getCondition(status.conditions, OWNED_CONDITION)?.status === 'True';
-    const owned = (): boolean => ownedInStatus || claimed.has(uid);
-
-    const writeStatus = async (input: StatusInput, mount: string | undefined, ownedReason?: string): Promise<void> => {
-      // Without a reason the existing conditions (and any earlier claim) are carried over as they are.
-      const ownedCond = ownedReason === REVOKED_REASON
-        ? [{ type: OWNED_CONDITION, status: 'False' as const, reason: REVOKED_REASON, message: `vaultgate removed the Vault role ${name} it had written, because the spec is refused` }]
-        : ownedReason ? [{ type: OWNED_CONDITION, status: 'True' as const, reason: ownedReason, message: `vaultgate created or adopted the Vault role ${name}` }] : [];
-      const built = buildStatus(obj, { ...input, conditions: ownedCond, extra: { vaultName: name, ...(mount ? { authMount: mount } : {}) } }, now());
-      await applyStatus(ctx.client, VAULT_ROLE_BINDINGS, obj, built);
-    };
-    const ownedReasonNow = (): string | undefined => getCondition(status.conditions, OWNED_CONDITION)?.reason ?? (claimed.has(uid) ? 'Created' : undefined);
-
-    /**
-     * The spec is refused: make Vault hold nothing from this object. The role vaultgate owns (our claim in
-     * status) is removed from the mount it was written to; a role we do not own is left alone. Re-checked
-     * on the drift period, so an allowed spec (or a relaxed guardrail) writes it again.
-     */
-    const refuse = async (current: VaultRoleBindingObject, err: unknown): Promise<Result> => {
-      const reason = reasonOf(err, 'InvalidSpec');
-      const why = safeMessage(err);
-      const ownedCond = getCondition(status.conditions, OWNED_CONDITION);
-      let removed = false;
-      if (owned()) {
-        const mount = normaliseMount(status.authMount ?? desiredMount(current.spec));
-        try {
-          if (await deps.sys.readKubernetesRole(mount, name)) {
-            await deps.sys.deleteKubernetesRole(mount, name);
-            const note = `removed Vault role ${name} from auth/${mount} because the spec is refused (${reason}); no new logins through it`;
-            ctx.events.record(current, { type: 'Warning', reason: 'AccessRevoked', note, action: 'Delete' });
-            audited('delete', mount, note);
-          }
-          removed = true;
-          claimed.delete(uid);
-        } catch (vaultErr) {
-          const message = `${why}; the Vault role ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (${safeMessage(vaultErr)}); retrying`;
-          await writeStatus({ ready: { status: 'False', reason, message } }, status.authMount, ownedReasonNow());
-          throw vaultErr;
-        }
-      }
-      const revoked = removed || (ownedCond?.status === 'False' && ownedCond.reason === REVOKED_REASON);
-      const message = revoked
-        ? `the Vault role ${name} was removed because the spec is refused: ${why}. No login through this VaultRoleBinding is possible (tokens already issued keep their policies until their TTL ends); vaultgate writes the role again once the spec is allowed`
-        : `not written to Vault: ${why}`;
-      const before = getCondition(status.conditions, 'Ready');
-      await writeStatus({ ready: { status: 'False', reason, message } }, revoked ? undefined : status.authMount, revoked ? REVOKED_REASON : ownedReasonNow());
-      if (before?.reason !== reason || before.message !== message) ctx.events.record(current, { type: 'Warning', reason, note: message });
-      // Keep re-checking: drift repair of a refused object means "nothing of ours in Vault".
-      return requeueAfter(jittered(driftMs, uid));
-    };
+    const name = vaultName(deps.namePrefix, obj.metadata.namespace ?? '', obj.metadata.name);
+    const io = roleIo(deps, ctx, obj, name, claimed, now);
+    const standing = standingOf(obj, name, claimed.has(uid));
+    // A failure's status keeps the claim as it stands then (made by this reconcile, or earlier).
+    let claimNow: string | undefined;
+    const failed = (mount: string | undefined) => (ready: Ready): Promise<void> => io.writeStatus(ready, claimCondition(standing, claimNow), mountField(mount));
 
     return withFinalizer(ctx.client, VAULT_ROLE_BINDINGS, obj, {
       apply: async (current) => {
-        let desired: DesiredRole;
-        const missing: string[] = [];
-        const notReady: string[] = [];
         const actx = admissionContext({
           guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES), policies: tryCache(ctx, VAULT_POLICIES),
           namePrefix: deps.namePrefix, controllerClass: deps.controllerClass ?? '',
         });
-        try {
-          assertAdmitted(current, name, actx);
-          const policies = ctx.cache(VAULT_POLICIES);
-          const bound: string[] = [];
-          for (const p of current.spec.policies) {
-            const vp = policies.get(`${ns}/${p}`);
-            if (!vp) missing.push(p);
-            else if (vp.metadata.deletionTimestamp || !isReady((vp.status as { conditions?: Condition[] } | undefined)?.conditions, vp.metadata.generation)) notReady.push(p);
-            else bound.push(vaultName(deps.namePrefix, ns, p));
-          }
-          try {
-            desired = desiredRole(ns, current.spec, bound);
-          } catch (e) {
-            throw new SafeError('InvalidSpec', (e as Error).message);
-          }
-        } catch (err) {
-          // A spec problem: nothing of ours may stay in Vault; re-checked on the drift period.
-          return refuse(current, err);
-        }
-
-        let ownedReason = ownedReasonNow();
-        try {
-          // authMount changed: remove our role from the old mount first (only if it is ours).
-          if (status.authMount && normaliseMount(status.authMount) !== desired.mount && owned()) {
-            await deps.sys.deleteKubernetesRole(normaliseMount(status.authMount), name);
-            ctx.events.record(current, { type: 'Normal', reason: 'Moved', note: `removed Vault role ${name} from auth mount ${status.authMount}` });
-            audited('delete', normaliseMount(status.authMount), `spec.authMount changed to ${desired.mount}`);
-          }
-          const actual = await deps.sys.readKubernetesRole(desired.mount, name);
-          if (actual && !owned() && (!wantsAdoption(current) || adoptionConsent(ns, actx) === undefined)) {
-            const message = notOwnedMessage(`Vault role ${name} on auth/${desired.mount}`, 'VaultRoleBinding', ns, wantsAdoption(current));
-            await writeStatus({ ready: { status: 'False', reason: 'NotOwned', message } }, status.authMount, undefined);
-            ctx.events.record(current, { type: 'Warning', reason: 'NotOwned', note: message });
-            return requeueAfter(jittered(driftMs, uid));
-          }
-          if (!owned()) {
-            // Claim before writing (see the header): a crash after this line still proves ownership.
-            ownedReason = actual ? 'Adopted' : 'Created';
-            await writeStatus({ ready: { status: 'Unknown', reason: 'Writing', message: `writing Vault role ${name}` } }, desired.mount, ownedReason);
-            claimed.add(uid);
-          }
-          if (!roleMatches(desired.body, actual)) {
-            await deps.sys.writeKubernetesRole(desired.mount, name, desired.body);
-            // Drift: we already wrote this generation of the spec here, and Vault no longer says so.
-            const drift = actual && ownedInStatus && (obj.status as { observedGeneration?: number } | undefined)?.observedGeneration === current.metadata.generation && status.authMount === desired.mount;
-            const note = !actual ? `created Vault role ${name} on auth/${desired.mount}`
-              : drift ? `Vault role ${name} was changed outside vaultgate (${roleDifferences(desired.body, actual).join(', ')}); restored`
-              : `updated Vault role ${name}`;
-            ctx.events.record(current, { type: drift ? 'Warning' : 'Normal', reason: !actual ? 'Created' : drift ? 'DriftRepaired' : 'Updated', note });
-            audited(!actual ? 'create' : drift ? 'repair' : ownedReason === 'Adopted' && !ownedInStatus ? 'adopt' : 'update', desired.mount, note, desired.body);
-          }
-        } catch (err) {
-          await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'VaultError'), message: `cannot sync Vault role ${name}: ${safeMessage(err)}` } }, status.authMount ?? desired.mount, ownedReason);
-          throw err;
-        }
-
-        const ready: StatusInput['ready'] = missing.length > 0
-          ? { status: 'False', reason: 'PolicyNotFound', message: `VaultPolicy ${missing.join(', ')} not found in namespace ${ns}; the role is written without ${missing.length === 1 ? 'it' : 'them'} and updated when ${missing.length === 1 ? 'it appears' : 'they appear'}` }
-          : notReady.length > 0
-            ? { status: 'False', reason: 'PolicyNotReady', message: `VaultPolicy ${notReady.join(', ')} not Ready; the role is written without ${notReady.length === 1 ? 'it' : 'them'} until ${notReady.length === 1 ? 'it is' : 'they are'} written to Vault by vaultgate` }
-            : { status: 'True', reason: 'Synced', message: `Vault role ${name} on auth/${desired.mount} matches the spec` };
-        await writeStatus({ ready }, desired.mount, ownedReason);
+        const desired = desiredBinding(current, name, actx, ctx, deps.namePrefix);
+        const failureMount = 'role' in desired ? standing.statusMount ?? desired.role.mount : standing.statusMount;
+        const plan = await whileVaultAnswers(roleVaultFailure(desired, name), failed(failureMount), async () => {
+          const mount = roleMountToRead(desired, standing);
+          const actual = mount === undefined ? undefined : await deps.sys.readKubernetesRole(mount, name);
+          const planned = planVaultRoleBinding(desired, observe(current, standing, actual, actx));
+          claimNow = planned.steps.map((s) => ('claim' in s.op ? s.op.claim : undefined)).find(Boolean);
+          await performSteps(planned, io);
+          return planned;
+        });
+        if (plan.forgetClaim) claimed.delete(uid);
+        await reportPlan(plan, io);
+        // Refused or not, re-checked on the drift period: drift repair of a refused object means "nothing of ours in Vault".
         return requeueAfter(jittered(driftMs, uid));
       },
 
       cleanup: async (current) => {
-        if (!owned()) return;
-        const mount = normaliseMount(status.authMount ?? desiredMount(current.spec));
-        try {
-          await deps.sys.deleteKubernetesRole(mount, name);
-          ctx.events.record(current, { type: 'Normal', reason: 'Deleted', note: `deleted Vault role ${name} from auth/${mount}`, action: 'Delete' });
-          audited('delete', mount, `deleted Vault role ${name}: VaultRoleBinding ${ns}/${current.metadata.name} was deleted`);
-          claimed.delete(uid);
-        } catch (err) {
-          await writeStatus({ ready: { status: 'False', reason: reasonOf(err, 'VaultError'), message: `deleting: cannot remove Vault role ${name} yet (${safeMessage(err)}); retrying` } }, status.authMount, ownedReasonNow()).catch(() => undefined);
-          throw err;
-        }
+        // Keep the finalizer on failure: the runtime retries with backoff; the status says why deletion waits.
+        await whileVaultAnswers(roleVaultFailure('deleting', name), failed(standing.statusMount), async () => {
+          const plan = planVaultRoleBindingCleanup({ ...standing, objectName: current.metadata.name });
+          await performSteps(plan, io);
+          if (plan.forgetClaim) claimed.delete(uid);
+        }, true);
       },
     });
   };
 }
 
-function desiredMount(spec: VaultRoleBindingSpec): string {
-  return spec.authMount ?? DEFAULT_AUTH_MOUNT;
+/** What the object's status and this reconciler's memory say, before Vault is read. */
+function standingOf(obj: VaultRoleBindingObject, name: string, claimedUnseen: boolean): Omit<RoleObserved, 'annotated' | 'consent'> {
+  const status = (obj.status ?? {}) as { authMount?: string; observedGeneration?: number; conditions?: Condition[] };
+  const owned = getCondition(status.conditions, OWNED_CONDITION);
+  const ready = getCondition(status.conditions, 'Ready');
+  return {
+    name, namespace: obj.metadata.namespace ?? '', specMount: obj.spec.authMount ?? DEFAULT_AUTH_MOUNT, claimedUnseen,
+    ...(status.authMount ? { statusMount: status.authMount } : {}),
+    ...(owned ? { owned: { status: owned.status, reason: owned.reason } } : {}),
+    writtenThisGeneration: status.observedGeneration === obj.metadata.generation,
+    ...(ready ? { ready: { reason: ready.reason, message: ready.message } } : {}),
+  };
+}
+
+function observe(obj: VaultRoleBindingObject, standing: ReturnType<typeof standingOf>, actual: KubernetesAuthRole | undefined, actx: AdmissionContext): RoleObserved {
+  const annotated = wantsAdoption(obj);
+  return { ...standing, ...(actual ? { actual } : {}), annotated, consent: annotated && adoptionConsent(standing.namespace, actx) !== undefined };
+}
+
+/**
+ * The role the spec stands for, or why the controller's re-check refuses it. Bound only to referenced
+ * VaultPolicies Ready for their generation; the others are named in Ready (PolicyNotFound, PolicyNotReady),
+ * and a VaultPolicy event re-enqueues this binding through the `policy` index.
+ */
+function desiredBinding(obj: VaultRoleBindingObject, name: string, actx: AdmissionContext, ctx: ReconcileContext, namePrefix: string): RoleDesired {
+  const ns = obj.metadata.namespace ?? '';
+  try {
+    assertAdmitted(obj, name, actx);
+    const policies = ctx.cache(VAULT_POLICIES);
+    const missing: string[] = [];
+    const notReady: string[] = [];
+    const bound: string[] = [];
+    for (const p of obj.spec.policies) {
+      const vp = policies.get(`${ns}/${p}`);
+      if (!vp) missing.push(p);
+      else if (vp.metadata.deletionTimestamp || !isReady((vp.status as { conditions?: Condition[] } | undefined)?.conditions, vp.metadata.generation)) notReady.push(p);
+      else bound.push(vaultName(namePrefix, ns, p));
+    }
+    try {
+      return { role: desiredRole(ns, obj.spec, bound), missing, notReady };
+    } catch (e) {
+      throw new SafeError('InvalidSpec', (e as Error).message);
+    }
+  } catch (err) {
+    return { refused: { reason: reasonOf(err, 'InvalidSpec'), message: safeMessage(err) } };
+  }
+}
+
+function roleIo(deps: VaultRoleBindingDeps, ctx: ReconcileContext, obj: VaultRoleBindingObject, name: string, claimed: Set<string>, now: () => Date): VaultObjectIo<RoleOp, Body> {
+  const uid = obj.metadata.uid ?? '';
+  const owner = { kind: 'VaultRoleBinding', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name, uid };
+  const writeStatus: VaultObjectIo<RoleOp, Body>['writeStatus'] = async (ready, conditions, extra) => {
+    await applyStatus(ctx.client, VAULT_ROLE_BINDINGS, obj, buildStatus(obj, { ready, conditions, extra: { vaultName: name, ...extra } }, now()));
+  };
+  return {
+    perform: async (op) => {
+      if ('write' in op) return deps.sys.writeKubernetesRole(op.write.mount, name, op.write.body);
+      if ('delete' in op) return deps.sys.deleteKubernetesRole(op.delete, name);
+      // Claim before writing (see the header): a crash after this line still proves ownership.
+      await writeStatus({ status: 'Unknown', reason: 'Writing', message: `writing Vault role ${name}` }, claimCondition({ name, claimedUnseen: false }, op.claim), mountField(op.mount));
+      claimed.add(uid);
+    },
+    event: (e) => ctx.events.record(obj, e),
+    audit: (a, op) => deps.onVaultWrite?.({ object: 'role', vaultName: name, mount: 'write' in op ? op.write.mount : 'delete' in op ? op.delete : op.mount, owner, ...a }),
+    writeStatus,
+  };
+}
+
+function mountField(mount: string | undefined): Record<string, unknown> {
+  return mount ? { authMount: mount } : {};
 }
