@@ -15,7 +15,7 @@ import { startHealthServer, type HealthServer } from '../kube/health.ts';
 import { CONFIGMAPS, NAMESPACES, SECRETS } from '../kube/resources.ts';
 import {
   CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, PUSH_SECRETS, SECRET_STORES,
-  VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
+  VAULT_DYNAMIC_SECRETS, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
 } from '../schemas/resources.ts';
 import { createVaultClient, type VaultClientOptions } from '../vault/client.ts';
 import { VaultRateLimits } from '../vault/rate-limits.ts';
@@ -41,6 +41,10 @@ import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
 import { createVaultGuardrailReconciler } from './reconcilers/vaultguardrail.ts';
 import { admissionContext } from './reconcilers/admission-context.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
+import { RolloutCoordinator } from './rollouts/coordinator.ts';
+import { HmacKeyring } from './rollouts/hmac.ts';
+import type { RolloutPolicy } from './rollouts/plan.ts';
+import { externalSecretSource, vaultDynamicSecretSource } from './rollouts/sources.ts';
 import { dataHash, LABEL_MANAGED } from '../eso/target.ts';
 import { secretDigests, type CacheTransform } from '../kube/cache-transform.ts';
 import { assertValidPrefix, DEFAULT_PREFIX } from '../schemas/vault-names.ts';
@@ -115,6 +119,12 @@ export interface ControllerAppOptions {
    * unauthenticated `sys/seal-status`; undefined = unknown). Tests and benchmarks override it.
    */
   serverVersion?: () => Promise<string | undefined>;
+  /**
+   * Restart the Deployments, StatefulSets and DaemonSets that ExternalSecrets (opt-in annotation) and
+   * VaultDynamicSecrets name when their Secret's data changes (controller/rollouts/). `namespace` holds the
+   * Secret with the HMAC key (created once). Off when omitted; needs the ESO kinds.
+   */
+  rolloutRestarts?: { namespace: string; keySecret?: string; policy?: Partial<RolloutPolicy> };
 }
 
 /** What the start-up version check found. */
@@ -172,6 +182,8 @@ export interface ControllerApp {
   tokens: TokenCache;
   reader: CoalescingKvReader;
   connector: StoreConnector;
+  /** The rollout coordinator, when rolloutRestarts is set. */
+  rollouts?: RolloutCoordinator;
   health?: HealthServer;
   /** The start-up version check (settles on its own; start() does not wait for it). */
   versionCheck?: Promise<VersionCheck>;
@@ -251,7 +263,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   const manager = new Manager({
     client: opts.client, log, metrics, namespaces: opts.namespaces, informer: opts.informer, leaderElection: opts.leaderElection,
     // Kinds newer than the first chart's CRDs (helm upgrade adds no CRD): missing, they do not hold readiness.
-    optionalResources: [CLUSTER_EXTERNAL_SECRETS, PUSH_SECRETS],
+    optionalResources: [CLUSTER_EXTERNAL_SECRETS, PUSH_SECRETS, VAULT_DYNAMIC_SECRETS],
     // The Secret cache keeps no values: a keyed digest per value and ESO's data-hash are all a sync compares.
     cacheTransforms: [{ resource: SECRETS, transform: secretDigests(dataHash) as CacheTransform }],
     events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
@@ -268,6 +280,12 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   const reader = new CoalescingKvReader(opts.now ? { now: () => opts.now!().getTime() } : {});
   const renderPool = opts.renderer ? undefined : new RenderPool();
   const renderer: SecretRenderer = opts.renderer ?? renderPool!;
+  // Workloads restarted when the Secrets they consume change; settled() gates the revocation of replaced credentials.
+  const restarts = opts.rolloutRestarts;
+  const rollouts = restarts && opts.esoKinds !== false ? new RolloutCoordinator({
+    client: opts.client, keyring: new HmacKeyring(opts.client, restarts.namespace, restarts.keySecret), sources: [externalSecretSource, vaultDynamicSecretSource],
+    secretSelector: MANAGED_SECRETS_SELECTOR, registry, ...(restarts.policy ? { policy: restarts.policy } : {}),
+  }) : undefined;
 
   // Caches the reconcilers read besides their primaries: guardrails and namespaces (admission re-check,
   // ClusterSecretStore namespaceSelector). Scoped to watched namespaces, the Namespace informer lists
@@ -357,6 +375,9 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
       .for(PUSH_SECRETS, { predicate: specOrMetaChanged })
       .workers(Math.max(1, Math.floor(workers / 2)))
       .complete(createPushSecretReconciler({ connector, controllerClass, namePrefix: prefix, onVaultWrite, renderer, ...(opts.now ? { now: opts.now } : {}) }));
+
+    // One controller per workload kind, after the sources' informers (controller/rollouts/coordinator.ts).
+    rollouts?.register(manager, Math.max(1, Math.floor(workers / 4)));
   }
 
   const wc = opts.webhookCerts;
@@ -375,7 +396,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
 
   let starting: Promise<void> | undefined;
   const app: ControllerApp = {
-    manager, registry, tokens, reader, connector,
+    manager, registry, tokens, reader, connector, ...(rollouts ? { rollouts } : {}),
     start() {
       starting ??= (async () => {
         if (opts.metricsPort !== undefined) {

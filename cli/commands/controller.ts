@@ -179,6 +179,8 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
     vault: { address, timeoutMs, auth, rateLimits, ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}), ...(vaultNamespace ? { namespace: vaultNamespace } : {}) },
     namePrefix, controllerClass: str('controller-class') ?? '', esoKinds: values['no-eso-kinds'] !== true, ...(allowedVaultServers(values['allowed-vault-server']) ?? {}), workers, driftCheckMs, vaultTarget,
     ...(watchedNamespaces(values.namespace) ? { namespaces: watchedNamespaces(values.namespace) } : {}),
+    // The rollout coordinator's HMAC key lives in the controller's own namespace (controller/rollouts/hmac.ts).
+    rolloutRestarts: { namespace: podNamespace },
     ...(leaderElect ? { leaderElection: { namespace: str('leader-election-namespace') ?? podNamespace, name: str('leader-election-name') ?? 'vaultgate-controller', identity } } : {}),
     ...(certSecret && service ? {
       webhookCerts: {

@@ -5,10 +5,12 @@
 // Reloader's unsalted SHA-1 of the data, whoever may read Deployments cannot test a guess of a password
 // against it: without the key the value says nothing about the data.
 //
-// The key lives in a Secret of the controller's own namespace, created once (POST; a second replica racing
-// gets AlreadyExists and reads the winner's), never rewritten: a new key would restart every workload once.
+// The key lives in a Secret of the controller's own namespace, filled once and never rewritten: a new key
+// would restart every workload once. The chart creates that Secret empty (so the controller needs no right
+// to create Secrets there): the first leader fills it with an update at its resourceVersion; without the
+// chart it is created (POST). A replica racing gets 409 and reads the winner's key.
 import { createHmac, randomBytes } from 'node:crypto';
-import { isAlreadyExists } from '../../kube/errors.ts';
+import { isAlreadyExists, isConflict } from '../../kube/errors.ts';
 import type { KubeClient } from '../../kube/kube-client.ts';
 import { SECRETS } from '../../kube/resources.ts';
 
@@ -61,20 +63,33 @@ export class HmacKeyring {
 
   private async load(): Promise<Buffer> {
     const existing = await this.client.get<SecretObject>(SECRETS, this.secretName, this.namespace);
-    if (existing) return this.decode(existing);
+    if (existing && Object.keys(existing.data ?? {}).length > 0) return this.decode(existing);
+    const key = randomBytes(KEY_BYTES).toString('base64');
+    if (existing) {
+      try {
+        return this.decode(await this.client.replace(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...existing, data: { [KEY_FIELD]: key } }));
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        return this.readWinner();
+      }
+    }
     const fresh: SecretObject = {
       metadata: { name: this.secretName, namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'vaultgate' } },
       type: 'Opaque',
-      data: { [KEY_FIELD]: randomBytes(KEY_BYTES).toString('base64') },
+      data: { [KEY_FIELD]: key },
     };
     try {
       return this.decode(await this.client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...fresh }));
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      const winner = await this.client.get<SecretObject>(SECRETS, this.secretName, this.namespace);
-      if (!winner) throw new Error(`Secret ${this.namespace}/${this.secretName} (the rollout HMAC key) was deleted while being created; retrying`);
-      return this.decode(winner);
+      return this.readWinner();
     }
+  }
+
+  private async readWinner(): Promise<Buffer> {
+    const winner = await this.client.get<SecretObject>(SECRETS, this.secretName, this.namespace);
+    if (!winner) throw new Error(`Secret ${this.namespace}/${this.secretName} (the rollout HMAC key) was deleted while being created; retrying`);
+    return this.decode(winner);
   }
 
   // A key that is not ours to fix (edited by hand) is refused, never replaced: replacing it would restart

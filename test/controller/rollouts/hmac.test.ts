@@ -65,6 +65,16 @@ void describe('controller/rollouts/hmac: HmacKeyring', () => {
     assert.equal(kube.calls.filter((c) => c.verb === 'create').length, 1);
   });
 
+  void test('the chart\'s empty Secret is filled once (no right to create Secrets needed); racing replicas agree', async () => {
+    const kube = new FakeKubeClient({ namespaces: ['vaultgate-system'] });
+    await kube.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'vaultgate-rollout-key', namespace: 'vaultgate-system' }, type: 'Opaque' });
+    const [a, b] = await Promise.all([new HmacKeyring(kube, 'vaultgate-system').key(), new HmacKeyring(kube, 'vaultgate-system').key()]);
+    assert.deepEqual(a, b);
+    assert.equal(a.length, 32);
+    assert.equal(kube.calls.filter((c) => c.verb === 'create' && c.resource === 'secrets').length, 1, 'only the test\'s own create');
+    assert.deepEqual(await new HmacKeyring(kube, 'vaultgate-system').key(), a);
+  });
+
   void test('two replicas racing: one creates, the other reads the winner\'s key', async () => {
     const kube = new FakeKubeClient({ namespaces: ['vaultgate-system'] });
     const [a, b] = await Promise.all([new HmacKeyring(kube, 'vaultgate-system').key(), new HmacKeyring(kube, 'vaultgate-system').key()]);
