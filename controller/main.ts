@@ -41,6 +41,7 @@ import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
 import { createVaultGuardrailReconciler } from './reconcilers/vaultguardrail.ts';
 import { admissionContext } from './reconcilers/admission-context.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
+import { createLifecycleMetrics, createVaultDynamicSecretReconciler, settledWithoutTargets, VDS_SECRET_INDEX, vdsSecretIndex, type RolloutGate } from './reconcilers/vaultdynamicsecret.ts';
 import { RolloutCoordinator } from './rollouts/coordinator.ts';
 import { HmacKeyring } from './rollouts/hmac.ts';
 import type { RolloutPolicy } from './rollouts/plan.ts';
@@ -125,6 +126,11 @@ export interface ControllerAppOptions {
    * Secret with the HMAC key (created once). Off when omitted; needs the ESO kinds.
    */
   rolloutRestarts?: { namespace: string; keySecret?: string; policy?: Partial<RolloutPolicy> };
+  /**
+   * Whether the workloads using a VaultDynamicSecret's Secret run with its current data (default: the rollout
+   * coordinator when rolloutRestarts is set; else only objects without rollout targets ever count as rolled).
+   */
+  rollouts?: RolloutGate;
 }
 
 /** What the start-up version check found. */
@@ -277,6 +283,16 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
       ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
     }),
   });
+  // VaultDynamicSecrets' own connector: its TokenCache never revokes a token it replaces, as Vault revokes
+  // the leases a token minted with it (the planner replaces a credential before its minting token ends).
+  const dynamicConnector = new StoreConnector({
+    client: opts.client, tokens: new TokenCache({ logger: log, revokeOnEvict: false }), timeoutMs: opts.vault.timeoutMs ?? 10_000,
+    clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
+    admission: () => ({
+      ...admissionContext({ guardrails: manager.cache(VAULT_GUARDRAILS), namespaces: manager.cache(NAMESPACES), namePrefix: prefix, controllerClass }),
+      ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
+    }),
+  });
   const reader = new CoalescingKvReader(opts.now ? { now: () => opts.now!().getTime() } : {});
   const renderPool = opts.renderer ? undefined : new RenderPool();
   const renderer: SecretRenderer = opts.renderer ?? renderPool!;
@@ -369,6 +385,19 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
         .complete(createClusterExternalSecretReconciler({ controllerClass, namePrefix: prefix }));
     }
 
+    // VaultDynamicSecrets: woken by a change of the object or of its target Secret or copy (deleted,
+    // edited), else at the next renewal the planner computes.
+    const dynamicSecretWrites = new OwnWrites();
+    manager.controller('vaultdynamicsecret')
+      .for(VAULT_DYNAMIC_SECRETS, { predicate: specOrMetaChanged })
+      .withIndex(VDS_SECRET_INDEX, vdsSecretIndex)
+      .watches(SECRETS, { index: VDS_SECRET_INDEX, values: (s) => [objectKey(s)] }, { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: dynamicSecretWrites.notOwn })
+      .workers(Math.max(1, Math.floor(workers / 2)))
+      .complete(createVaultDynamicSecretReconciler({
+        connector: dynamicConnector, rollouts: opts.rollouts ?? rollouts ?? settledWithoutTargets, metrics: createLifecycleMetrics(registry),
+        controllerClass, namePrefix: prefix, ownSecretWrites: dynamicSecretWrites, ...(opts.now ? { now: () => opts.now!().getTime() } : {}),
+      }));
+
     // PushSecrets: pushed on a spec or metadata change and every refreshInterval (source Secrets are read
     // with a GET then, as ESO reads them; they are not cached).
     manager.controller('pushsecret')
@@ -419,6 +448,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
       reader.clear();
       await renderPool?.close();
       connector.close();
+      dynamicConnector.close();
       await tokens.close();
       own?.client.close();
       await trail?.close();

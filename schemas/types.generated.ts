@@ -605,6 +605,10 @@ export interface VaultDynamicSecretLease {
    * When the minting token ends, as last seen; absent for a token without expiry.
    */
   tokenExpiresAt?: string;
+  /**
+   * Hash of the store, path, method and parameters that minted it: a change of those means a new credential.
+   */
+  source?: string;
 }
 
 export interface VaultDynamicSecretPreviousLease {
@@ -628,6 +632,14 @@ export interface VaultDynamicSecretPreviousLease {
    * Why it was replaced (MaxTTL, TokenExpiry, SpecChanged, SecretLost, NotRenewable, LeaseLost).
    */
   reason?: string;
+  /**
+   * Lease duration at issue, to renew it while the rollout runs.
+   */
+  durationSeconds?: number;
+  /**
+   * Last renewal while it waited.
+   */
+  renewedAt?: string;
 }
 
 /**

@@ -1,0 +1,167 @@
+// The VaultDynamicSecret reconciler against the in-memory Kubernetes and a Vault that keeps leases
+// (issue, renew capped at a max TTL, revoke, lookup): what a user would notice across a lifecycle. A
+// second reconciler instance with a fresh login stands for a restarted controller.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SECRETS } from '../../../kube/resources.ts';
+import type { KubeObject } from '../../../kube/objects.ts';
+import { SECRET_STORES, VAULT_DYNAMIC_SECRETS } from '../../../schemas/resources.ts';
+import { VaultError } from '../../../vault/errors.ts';
+import type { VaultRequest, VaultRequester } from '../../../vault/types.ts';
+import {
+  copyName, createLifecycleMetrics, createVaultDynamicSecretReconciler, type RolloutGate, type VaultDynamicSecretObject,
+} from '../../../controller/reconcilers/vaultdynamicsecret.ts';
+import type { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
+import type { RolloutState } from '../../../controller/reconcilers/vaultdynamicsecret-plan.ts';
+import { FakeKube } from './harness.ts';
+
+const NS = 'team-a';
+const LEASE_S = 60;
+const MAX_S = 600;
+
+/** Vault's database engine as far as the lifecycle sees it. */
+class LeaseVault {
+  now = Date.parse('2026-12-03T08:00:00Z');
+  issued: string[] = [];
+  renewed: string[] = [];
+  revoked: string[] = [];
+  readonly leases = new Map<string, { issue: number; expire: number; max: number }>();
+  password(id: string): string { return `pw-${id.split('/').pop()}-canary`; }
+  session(accessor: string): VaultRequester {
+    return { request: <T>(req: VaultRequest) => Promise.resolve(this.handle(req, accessor) as T) };
+  }
+  private handle(req: VaultRequest, accessor: string): unknown {
+    const body = req.body as { lease_id?: string; increment?: number } | undefined;
+    if (req.path === 'database/creds/app') {
+      const id = `database/creds/app/L${this.issued.length + 1}`;
+      this.issued.push(id);
+      this.leases.set(id, { issue: this.now, expire: this.now + LEASE_S * 1000, max: this.now + MAX_S * 1000 });
+      return { lease_id: id, lease_duration: LEASE_S, renewable: true, data: { username: `u-${this.issued.length}`, password: this.password(id) } };
+    }
+    if (req.path === 'auth/token/lookup-self') return { data: { accessor, expire_time: new Date(this.now + 3600_000).toISOString(), renewable: true } };
+    const lease = this.leases.get(body?.lease_id ?? '');
+    if (req.path === 'sys/leases/revoke') {
+      this.revoked.push(body!.lease_id!);
+      this.leases.delete(body!.lease_id!);
+      return undefined;
+    }
+    if (!lease || lease.expire <= this.now) throw new VaultError('invalid', `${req.operation}: lease not found`, 400, req.operation);
+    if (req.path === 'sys/leases/renew') {
+      this.renewed.push(body!.lease_id!);
+      lease.expire = Math.min(lease.max, this.now + (body!.increment ?? LEASE_S) * 1000);
+      return { lease_id: body!.lease_id, lease_duration: Math.round((lease.expire - this.now) / 1000), renewable: true };
+    }
+    if (req.path === 'sys/leases/lookup') return { data: { issue_time: new Date(lease.issue).toISOString(), expire_time: new Date(lease.expire).toISOString(), renewable: true } };
+    throw new Error(`unexpected ${req.path}`);
+  }
+}
+
+function world(gateState: { value: RolloutState } = { value: 'settled' }) {
+  const kube = new FakeKube();
+  kube.store.register({ group: 'vaultgate.io', version: 'v1alpha1', plural: 'vaultdynamicsecrets', kind: 'VaultDynamicSecret', namespaced: true, statusSubresource: true, custom: true, singular: 'vaultdynamicsecret', shortNames: [] });
+  const vault = new LeaseVault();
+  kube.put(SECRET_STORES, {
+    metadata: { name: 'vault', namespace: NS },
+    spec: { provider: { vault: { server: 'https://vault.example:8200', path: 'secret', auth: { tokenSecretRef: { name: 't', key: 'token' } } } } },
+  });
+  kube.put(VAULT_DYNAMIC_SECRETS, {
+    metadata: { name: 'app-db', namespace: NS },
+    spec: { storeRef: { name: 'vault' }, path: 'database/creds/app', target: { name: 'app-db' }, leasePolicy: { minValidity: '2m' }, revocation: { grace: '30s' }, rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }] },
+  });
+  kube.cacheOf(SECRETS);
+  const gate: RolloutGate = { settled: () => Promise.resolve(gateState.value) };
+  let logins = 0;
+  const reconciler = () => {
+    const accessor = `acc-${++logins}`; // a restarted controller logs in afresh
+    const connector = { connect: () => Promise.resolve({ session: { ...vault.session(accessor), key: 'k', token: () => Promise.resolve('t'), policies: () => [] } }) } as unknown as StoreConnector;
+    return createVaultDynamicSecretReconciler({ connector, rollouts: gate, metrics: createLifecycleMetrics(), controllerClass: '', namePrefix: 'vaultgate', now: () => vault.now });
+  };
+  const key = `${NS}/app-db`;
+  const vds = () => kube.getObj<VaultDynamicSecretObject>(VAULT_DYNAMIC_SECRETS, key)!;
+  const secret = () => kube.getObj<KubeObject & { data?: Record<string, string> }>(SECRETS, `${NS}/app-db`);
+  /** Reconcile until the controller has nothing left to do now (a requeue of more than 1 s ends it). */
+  const settle = async (r: ReturnType<typeof reconciler>): Promise<void> => {
+    for (let i = 0; i < 6; i++) {
+      const res = await kube.reconcile(r, key);
+      if (!res.requeueAfterMs || res.requeueAfterMs > 1_000) return;
+    }
+  };
+  return { kube, vault, reconciler, vds, secret, settle, gateState, key };
+}
+
+const password = (s: { data?: Record<string, string> } | undefined): string => Buffer.from(s?.data?.password ?? '', 'base64').toString('utf8');
+
+void describe('VaultDynamicSecret reconciler', () => {
+  void test('mints once, writes the Secret and the copy, and keeps the credential out of status', async () => {
+    const w = world();
+    await w.settle(w.reconciler());
+    assert.equal(w.vault.issued.length, 1);
+    assert.equal(password(w.secret()), w.vault.password('database/creds/app/L1'));
+    assert.ok(w.kube.getObj(SECRETS, `${NS}/${copyName(w.vds())}`), 'the controller keeps a copy');
+    const s = w.vds().status!;
+    assert.equal(s.lease?.id, 'database/creds/app/L1');
+    assert.equal(s.lease?.tokenAccessor, 'acc-1');
+    assert.ok(!JSON.stringify(s).includes('canary'), 'no credential in status');
+    assert.ok(!JSON.stringify(w.kube.events).includes('canary') && !w.kube.logLines.join('\n').includes('canary'));
+  });
+
+  void test('a restarted controller (new process, new login) re-mints nothing and renews the same lease when due', async () => {
+    const w = world();
+    await w.settle(w.reconciler());
+    const restarted = w.reconciler();
+    await w.settle(restarted);
+    assert.equal(w.vault.issued.length, 1, 'no mint because the controller restarted or logged in again');
+    w.vault.now += 50_000;
+    await w.settle(restarted);
+    assert.deepEqual(w.vault.renewed, ['database/creds/app/L1']);
+    assert.equal(w.vault.issued.length, 1);
+  });
+
+  void test('a deleted Secret is restored from the copy without minting', async () => {
+    const w = world();
+    await w.settle(w.reconciler());
+    const before = password(w.secret());
+    w.kube.remove(SECRETS, `${NS}/app-db`);
+    await w.settle(w.reconciler());
+    assert.equal(password(w.secret()), before);
+    assert.equal(w.vault.issued.length, 1);
+  });
+
+  void test('near the max TTL: rotates, keeps the replaced lease (renewed) until the rollout settled plus grace, then revokes only it', async () => {
+    const gate = { value: 'rolling' as RolloutState };
+    const w = world(gate);
+    const r = w.reconciler();
+    await w.settle(r);
+    // Renew every ~45 s until Vault caps a renewal and the max TTL comes within minValidity.
+    for (let i = 0; i < 20 && w.vault.issued.length < 2; i++) {
+      w.vault.now += 45_000;
+      await w.settle(r);
+    }
+    assert.equal(w.vault.issued.length, 2, 'one replacement');
+    assert.ok(w.vault.now < Date.parse('2026-12-03T08:00:00Z') + MAX_S * 1000 - 60_000, 'rotated with time left for the rollout');
+    assert.equal(password(w.secret()), w.vault.password('database/creds/app/L2'));
+    assert.deepEqual(w.vds().status?.previous?.map((p) => p.id), ['database/creds/app/L1']);
+    // Rolling: the old credential is kept alive, never revoked.
+    w.vault.now += 45_000;
+    await w.settle(r);
+    assert.deepEqual(w.vault.revoked, []);
+    assert.ok(w.vault.renewed.filter((id) => id.endsWith('L1')).length > 0);
+    gate.value = 'settled';
+    await w.settle(r);
+    assert.deepEqual(w.vault.revoked, [], 'the grace runs from the settled rollout');
+    w.vault.now += 31_000;
+    await w.settle(r);
+    assert.deepEqual(w.vault.revoked, ['database/creds/app/L1'], 'the replaced lease, and only it');
+    assert.equal(w.vds().status?.previous, undefined);
+  });
+
+  void test('deleting the object revokes its lease', async () => {
+    const w = world();
+    const r = w.reconciler();
+    await w.settle(r);
+    await w.kube.delete(VAULT_DYNAMIC_SECRETS, 'app-db', NS);
+    await w.kube.reconcile(r, w.key);
+    assert.deepEqual(w.vault.revoked, ['database/creds/app/L1']);
+    assert.equal(w.kube.getObj(VAULT_DYNAMIC_SECRETS, w.key), undefined, 'the finalizer was released');
+  });
+});
