@@ -24,7 +24,7 @@ const DOT_SEGMENT = /(^|\/)\.\.?(\/|\*?$)/;
  */
 export function pathProblems(path: string, opts: { allowNamespaceTemplate?: boolean } = {}): PathProblem[] {
   // Nearly every path in practice is plain segments with an optional trailing glob; none of the checks
-  // can fire on those (test/policy/paths-fast-path.test.ts proves the equivalence), so skip them.
+  // can fire on those (test/policy/paths.fast-path.test.ts proves the equivalence), so skip them.
   return PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) ? [] : pathProblemsFull(path, opts);
 }
 
