@@ -7,11 +7,11 @@ import type { AdmissionContext } from '../admission/context.ts';
 import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
-import { parseGoDuration } from '../../golang/duration.ts';
+import { parseGoDuration } from '../../golang/index.ts';
 import { deny, isRecord, stringAt, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
 import { mutateOwnership } from './common.ts';
 import { schemaFindings } from './schema.ts';
-import { vaultPathFindings } from './eso/vault-path.ts';
+import { vaultPathProblems } from '../../vault/paths.ts';
 
 export const VDS_DEFAULTS = {
   method: 'GET',
@@ -84,7 +84,7 @@ export function validateVaultDynamicSecret(obj: KubeObject): Finding[] {
   const policy = isRecord(spec.leasePolicy) ? spec.leasePolicy : undefined;
   const revocation = isRecord(spec.revocation) ? spec.revocation : undefined;
   const out: Finding[] = [
-    ...vaultPathFindings(spec.path, 'spec.path', 'vaultdynamicsecret.path'),
+    ...(typeof spec.path === 'string' ? vaultPathProblems(spec.path).map((p) => deny('spec.path', 'vaultdynamicsecret.path', p.message)) : []),
     ...credentialTypeFindings(stringAt(spec, 'credentialType')),
     ...parametersFindings(stringAt(spec, 'method') ?? VDS_DEFAULTS.method, spec.parameters),
     ...timingFindings(policy, revocation),
