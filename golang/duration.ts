@@ -1,9 +1,9 @@
 // Go duration strings, the one parser of the project (ESO's fields, sprig's duration functions in
 // templates, vaultgate's TTLs all read through it; schemas/ttl.ts narrows the grammar for vaultgate's own
-// fields): parseGoDurationNs is Go's time.ParseDuration, as ESO reads `refreshInterval`
-// (metav1.Duration) and `retryInterval`, parseGoDuration the same in milliseconds: an optional sign, then
-// one or more decimal numbers each with a unit (ns, us, µs, ms, s, m, h); "0" alone needs no unit. Error
-// texts are Go's, so users searching them find the same meaning.
+// fields). parseGoDurationNs is Go's time.ParseDuration, as ESO reads `refreshInterval` (metav1.Duration)
+// and `retryInterval`: an optional sign, then one or more decimal numbers each with a unit (ns, us, µs,
+// ms, s, m, h); "0" alone needs no unit. parseGoDuration is the same in milliseconds. Error texts are
+// Go's, so users searching them find the same meaning. formatGoDuration is time.Duration.String.
 
 /** Nanoseconds per unit (Go's unitMap), "µs" as U+00B5 and U+03BC. */
 const UNIT_NS: Record<string, bigint> = {
@@ -91,4 +91,28 @@ export function parseGoDurationNs(text: string): DurationNsResult {
 export function parseGoDuration(text: string): DurationResult {
   const r = parseGoDurationNs(text);
   return r.ok ? { ok: true, ms: Number(r.ns) / 1e6 } : r;
+}
+
+/** time.Duration(ns).String(): "1h2m3.5s", "1.5ms", "0s". */
+export function formatGoDuration(ns: number): string {
+  if (ns === 0) return '0s';
+  const neg = ns < 0;
+  let u = Math.abs(ns);
+  let out: string;
+  if (u < 1e9) {
+    const [unit, div] = u < 1e3 ? ['ns', 1] : u < 1e6 ? ['µs', 1e3] : ['ms', 1e6];
+    out = `${trimFrac(u / (div))}${unit}`;
+  } else {
+    const h = Math.floor(u / 3.6e12);
+    u -= h * 3.6e12;
+    const m = Math.floor(u / 6e10);
+    u -= m * 6e10;
+    const s = trimFrac(u / 1e9);
+    out = h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
+  }
+  return (neg ? '-' : '') + out;
+}
+
+function trimFrac(x: number): string {
+  return String(Number(x.toFixed(9)));
 }

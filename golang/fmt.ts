@@ -2,7 +2,8 @@
 // flags `+-# 0`, width and precision, `*`), with fmt's error texts (%!d(string=x), MISSING, EXTRA) and
 // strconv's float formatting (shortest %v: `1.234567e+06`, `100000`). Values are values.ts's.
 import { GoDuration, GoMap, GoNum, GoStruct, GoTime, decodeRune, goString, goType, isNilSlice, numberValue, sliceElem, utf8Text } from './values.ts';
-import { formatGoTime, formatGoDuration } from './time.ts';
+import { formatGoDuration } from './duration.ts';
+import { formatGoTime } from './time.ts';
 
 // ---- floats (strconv.FormatFloat) ----
 

@@ -1,35 +1,11 @@
 // Go's time formatting for Sprig's date functions: time.Time.Format with Go's reference layout
-// ("2006-01-02 15:04:05.999999999 -0700 MST"), time.Duration.String, time.LoadLocation through the
-// IANA database Node ships (Intl). "Local" is UTC: the controller's image has no local zone, like ESO's.
+// ("2006-01-02 15:04:05.999999999 -0700 MST"), time.LoadLocation through the IANA database Node ships
+// (Intl). "Local" is UTC: the controller's image has no local zone, like ESO's.
 import type { GoFunc } from './func.ts';
 import { GoNum, GoTime, goString, utf8Text } from './values.ts';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-
-/** time.Duration(ns).String(): "1h2m3.5s", "1.5ms", "0s". */
-export function formatGoDuration(ns: number): string {
-  if (ns === 0) return '0s';
-  const neg = ns < 0;
-  let u = Math.abs(ns);
-  let out: string;
-  if (u < 1e9) {
-    const [unit, div] = u < 1e3 ? ['ns', 1] : u < 1e6 ? ['µs', 1e3] : ['ms', 1e6];
-    out = `${trimFrac(u / (div))}${unit}`;
-  } else {
-    const h = Math.floor(u / 3.6e12);
-    u -= h * 3.6e12;
-    const m = Math.floor(u / 6e10);
-    u -= m * 6e10;
-    const s = trimFrac(u / 1e9);
-    out = h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
-  }
-  return (neg ? '-' : '') + out;
-}
-
-function trimFrac(x: number): string {
-  return String(Number(x.toFixed(9)));
-}
 
 /** time.LoadLocation: a fixed zone for `name` at `ms`, or undefined if the name is not known. */
 export function loadLocation(name: string, ms: number): { name: string; offsetSeconds: number } | undefined {

@@ -4,8 +4,9 @@
 // utf8.DecodeRuneInString (an invalid byte is U+FFFD of width 1, skipped by nextValidRune and copied
 // raw into a word), goutils works on bytes. Unicode classes are Go's unicode package (IsUpper = Lu,
 // IsLetter = L, IsNumber = N, IsPunct = P, IsSpace) and its simple case mappings.
+// Also Sprig's other string functions (strings.go), ported over Go's byte strings.
 import { fail } from '../func.ts';
-import { decodeRune, goString } from '../values.ts';
+import { goString, decodeRune, mapText, utf8Text, GoMap } from '../values.ts';
 
 const RUNE_ERROR = 0xfffd;
 const ch = (r: number): string => String.fromCodePoint(r);
@@ -283,3 +284,179 @@ export function wrapCustom(str: string, wrapLength: number, newLineStr: string, 
   put(str.slice(offset));
   return out.join('');
 }
+
+// ---- strings ----
+
+const goSpace = (c: number): boolean => c === 0x20 || (c >= 0x9 && c <= 0xd) || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+
+/** strings.TrimSpace. */
+export function trimSpace(s: string): string {
+  return mapText(s, (t) => {
+    const cps = [...t];
+    let a = 0;
+    let b = cps.length;
+    while (a < b && goSpace(cps[a]!.codePointAt(0)!)) a++;
+    while (b > a && goSpace(cps[b - 1]!.codePointAt(0)!)) b--;
+    return cps.slice(a, b).join('');
+  });
+}
+
+/** strings.Trim(s, cutset): runes of cutset removed from both ends. */
+export function trimCutset(s: string, cutset: string): string {
+  const cut = new Set([...utf8Text(cutset)]);
+  return mapText(s, (t) => {
+    const cps = [...t];
+    let a = 0;
+    let b = cps.length;
+    while (a < b && cut.has(cps[a]!)) a++;
+    while (b > a && cut.has(cps[b - 1]!)) b--;
+    return cps.slice(a, b).join('');
+  });
+}
+
+/** strings.Title: the first letter of each word (after a separator) upper-cased as title case. */
+export function goTitle(s: string): string {
+  return mapText(s, (t) => {
+    let prev = ' ';
+    let out = '';
+    for (const c of t) {
+      const isSep = (ch: string): boolean => {
+        const cp = ch.codePointAt(0)!;
+        if (cp <= 0x7f) return !/[A-Za-z0-9_]/.test(ch);
+        if (/[\p{L}\p{N}]/u.test(ch)) return false;
+        return goSpace(cp);
+      };
+      out += isSep(prev) ? c.toUpperCase().length === 1 || [...c.toUpperCase()].length === 1 ? c.toUpperCase() : c : c;
+      prev = c;
+    }
+    return out;
+  });
+}
+
+export function goUpper(s: string): string {
+  return mapText(s, (t) => [...t].map((c) => { const u = c.toUpperCase(); return [...u].length === 1 ? u : c; }).join(''));
+}
+export function goLower(s: string): string {
+  return mapText(s, (t) => [...t].map((c) => { const u = c.toLowerCase(); return [...u].length === 1 ? u : c; }).join(''));
+}
+
+/** goutils' byte-wise loops write each byte back as a rune (so bytes ≥ 0x80 become two bytes). */
+const byteAsRune = (b: number): string => (b < 0x80 ? String.fromCharCode(b) : goString(String.fromCharCode(b)));
+const byteIsSpace = (b: number): boolean => (b >= 0x9 && b <= 0xd) || b === 0x20 || b === 0x85 || b === 0xa0;
+
+export function deleteWhiteSpace(s: string): string {
+  let out = '';
+  let count = 0;
+  for (let i = 0; i < s.length; i++) {
+    const b = s.charCodeAt(i);
+    if (!byteIsSpace(b)) { out += byteAsRune(b); count++; }
+  }
+  return count === s.length ? s : out;
+}
+
+export function initials(s: string): string {
+  let out = '';
+  let gap = true;
+  for (let i = 0; i < s.length; i++) {
+    const b = s.charCodeAt(i);
+    if (byteIsSpace(b)) gap = true;
+    else if (gap) { out += byteAsRune(b); gap = false; }
+  }
+  return out;
+}
+
+export function uncapitalize(s: string): string {
+  return mapText(s, (t) => {
+    let next = true;
+    let out = '';
+    for (const c of t) {
+      if (goSpace(c.codePointAt(0)!)) { next = true; out += c; } else if (next) { const l = c.toLowerCase(); out += [...l].length === 1 ? l : c; next = false; } else out += c;
+    }
+    return out;
+  });
+}
+
+export function swapCase(s: string): string {
+  return mapText(s, (t) => {
+    let out = '';
+    for (const c of t) {
+      const up = c.toUpperCase();
+      const low = c.toLowerCase();
+      // goutils: upper/title → lower; lower → upper (title case after a space: the same for all but a few digraphs)
+      if (c !== low && c === up) out += [...low].length === 1 ? low : c;
+      else if (c !== up && c === low) out += [...up].length === 1 ? up : c;
+      else out += c;
+    }
+    return out;
+  });
+}
+
+export function abbreviateFull(s: string, offset: number, maxWidth: number): string {
+  if (s === '') return '';
+  if (maxWidth < 4) return '';
+  if (s.length <= maxWidth) return s;
+  let off = Math.min(offset, s.length);
+  if (s.length - off < maxWidth - 3) off = s.length - (maxWidth - 3);
+  if (off <= 4) return `${s.slice(0, maxWidth - 3)}...`;
+  if (maxWidth < 7) return '';
+  if (off + maxWidth - 3 < s.length) return `...${abbreviateFull(s.slice(off), 0, maxWidth - 3)}`;
+  return `...${s.slice(s.length - (maxWidth - 3))}`;
+}
+
+/** Go's string slicing s[i:j], which panics out of range. */
+function goSlice(s: string, i: number, j: number): string {
+  if (i < 0 || j < i || j > s.length) fail('slice bounds out of range');
+  return s.slice(i, j);
+}
+
+export function substring(start: number, end: number, s: string): string {
+  if (start < 0) return goSlice(s, 0, end);
+  if (end < 0 || end > s.length) return goSlice(s, start, s.length);
+  return goSlice(s, start, end);
+}
+
+export function trunc(c: number, s: string): string {
+  if (c < 0 && s.length + c > 0) return s.slice(s.length + c);
+  if (c >= 0 && s.length > c) return s.slice(0, c);
+  return s;
+}
+
+export function repeat(count: number, s: string): string {
+  if (count < 0) fail('strings: negative Repeat count');
+  if (count * s.length > 1 << 20) fail('repeat result exceeds 1 MiB');
+  return s.repeat(count);
+}
+
+/** strings.Split(s, sep): an empty sep splits into UTF-8 sequences. */
+export function goSplit(s: string, sep: string, n = -1): string[] {
+  if (n === 0) return [];
+  if (sep === '') {
+    const out: string[] = [];
+    let i = 0;
+    while (i < s.length && (n < 0 || out.length < n - 1)) {
+      const w = utf8Width(s, i);
+      out.push(s.slice(i, i + w));
+      i += w;
+    }
+    if (i < s.length) out.push(s.slice(i));
+    return out;
+  }
+  const parts = s.split(sep);
+  if (n > 0 && parts.length > n) return [...parts.slice(0, n - 1), parts.slice(n - 1).join(sep)];
+  return parts;
+}
+
+export function utf8Width(s: string, i: number): number {
+  const r = goRunesAt(s, i);
+  return r;
+}
+function goRunesAt(s: string, i: number): number {
+  const b0 = s.charCodeAt(i);
+  if (b0 < 0x80) return 1;
+  const t = utf8Text(s.slice(i, i + 4));
+  const first = t.codePointAt(0)!;
+  if (first === 0xfffd && s.slice(i, i + 3) !== '\xef\xbf\xbd') return 1;
+  return Buffer.byteLength(String.fromCodePoint(first), 'utf8');
+}
+
+export const partsMap = (parts: string[]): GoMap => new GoMap(parts.map((p, i) => [`_${i}`, p] as const), 'string');

@@ -13,7 +13,8 @@
 import { formatV } from '../fmt.ts';
 import { FuncError, type GoFunc, type GoParam } from '../func.ts';
 import { timeMethod } from '../time.ts';
-import { TemplateError, TemplateExecError, type Arg, type Command, type Node, type NumberLit, type Pipe, type TemplateSet } from './parse.ts';
+import { TemplateError, TemplateExecError } from '../errors.ts';
+import type { Arg, Command, Node, NumberLit, Pipe, TemplateSet } from './parse.ts';
 import { GoMap, GoNum, GoStruct, GoTime, float64, goType, isTrue, sliceElem } from '../values.ts';
 
 export const MAX_OUTPUT = 1 << 20;

@@ -1,6 +1,7 @@
 // Go's text/template: lex, parse, exec and its builtin functions. The one import of this package for
 // code outside golang/.
-export * from './lex.ts';
-export * from './parse.ts';
-export * from './exec.ts';
-export * from './builtins.ts';
+export { lexTemplate, type Item, type ItemType } from './lex.ts';
+export { TemplateError, TemplateExecError } from '../errors.ts';
+export { functionsUsed, parseTemplateSet, type TemplateSet } from './parse.ts';
+export { execute, withRenderDeadline } from './exec.ts';
+export { GO_BUILTINS } from './builtins.ts';

@@ -8,8 +8,6 @@
 import { TemplateError } from '../errors.ts';
 import { isKeywordItem, lexTemplate, type Item, type ItemType } from './lex.ts';
 
-export { TemplateError, TemplateExecError } from '../errors.ts';
-
 export interface NumberLit { isInt: boolean; isUint: boolean; isFloat: boolean; int: number; float: number; text: string }
 
 export type Arg =

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RenderLimitError, RenderPool } from '../../../controller/reconcilers/render-pool.ts';
-import { TemplateError } from '../../../golang/template/parse.ts';
+import { TemplateError } from '../../../golang/template/index.ts';
 import { CANARY, HOSTILE_TEMPLATES } from '../../eso/hostile-templates.ts';
 import { NamespaceKeyBudgets } from '../../../golang/sprig/password.ts';
 
