@@ -20,7 +20,7 @@ import { type ReconcileContext } from './reconciler.ts';
 import { isTerminal, ReconcileError } from './reconcile-error.ts';
 import { redactSecrets } from './redact.ts';
 import type { ResourceRef } from './resources.ts';
-import { Priority, WorkQueue } from './workqueue.ts';
+import { namespaceOfKey, Priority, WorkQueue } from './workqueue.ts';
 
 export interface ControllerDeps {
   client: KubeClient;
@@ -50,7 +50,9 @@ export class Controller {
 
   constructor(private readonly spec: ControllerSpec, private readonly deps: ControllerDeps) {
     this.name = spec.name;
-    this.queue = new WorkQueue({ clock: deps.clock, rateLimiter: deps.rateLimiter, metrics: deps.metrics.queueMetrics(spec.name) });
+    // One namespace holds at most half the workers while another namespace's key waits (see WorkQueue).
+    const fairness = spec.primary.namespaced ? { partition: namespaceOfKey, maxInFlight: Math.max(1, Math.floor(spec.workers / 2)) } : undefined;
+    this.queue = new WorkQueue({ clock: deps.clock, rateLimiter: deps.rateLimiter, metrics: deps.metrics.queueMetrics(spec.name), fairness });
     deps.metrics.maxConcurrent.set({ controller: spec.name }, spec.workers);
     deps.metrics.activeWorkers.set({ controller: spec.name }, 0);
   }

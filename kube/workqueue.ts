@@ -8,6 +8,11 @@
 // add has a priority, higher first, first in first out within one. A waiting key added again with a higher
 // priority moves up; one added while in flight runs again with the highest priority it was added with.
 // So an ExternalSecret created during a refresh of 10,000 waits for one free worker, not for the 10,000.
+// And a fair share between partitions (namespaces), work-conserving: with `fairness`, a partition holds at
+// most `maxInFlight` workers while another partition's key waits; a key of a partition at its share is set
+// aside (keeping its priority and order) and handed out when its partition frees a worker, or when nothing
+// else waits. So one namespace's slow reconciles (hostile templates at their deadline, a slow Vault) cannot
+// hold every worker while other namespaces wait.
 import { systemClock, type Clock, type TimerHandle } from './clock.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.ts';
 
@@ -34,12 +39,34 @@ export interface WorkQueueOptions {
   clock?: Clock;
   rateLimiter?: RateLimiter;
   metrics?: QueueMetrics;
+  fairness?: Fairness;
 }
 
-/** One FIFO per priority; an entry is live while `queued` maps its key to the entry's sequence number. */
-interface Level {
+/** A fair share of the workers per partition (the namespace of a key), while other partitions wait. */
+export interface Fairness {
+  /** The key's partition; undefined: not limited (cluster-scoped keys). */
+  partition(key: string): string | undefined;
+  /** Workers one partition may hold while a key of another partition waits. */
+  maxInFlight: number;
+}
+
+/** The namespace of a `namespace/name` key; undefined for a cluster-scoped `name`. */
+export function namespaceOfKey(key: string): string | undefined {
+  const slash = key.indexOf('/');
+  return slash < 0 ? undefined : key.slice(0, slash);
+}
+
+interface Fifo {
   entries: { key: string; seq: number }[];
   head: number;
+}
+
+/**
+ * One FIFO per priority, plus the entries set aside because their partition was at its share (per
+ * partition, in order). An entry is live while `queued` maps its key to the entry's sequence number.
+ */
+interface Level extends Fifo {
+  deferred: Map<string, Fifo>;
 }
 
 export class WorkQueue {
@@ -62,11 +89,15 @@ export class WorkQueue {
   private readonly clock: Clock;
   private readonly limiter: RateLimiter;
   private readonly metrics?: QueueMetrics;
+  private readonly fairness?: Fairness;
+  /** Keys in flight per partition (with fairness). */
+  private readonly inFlightBy = new Map<string, number>();
 
   constructor(opts: WorkQueueOptions = {}) {
     this.clock = opts.clock ?? systemClock;
     this.limiter = opts.rateLimiter ?? defaultControllerRateLimiter(this.clock);
     this.metrics = opts.metrics;
+    this.fairness = opts.fairness;
   }
 
   /** Keys waiting (not counting delayed or in-flight ones). */
@@ -176,7 +207,13 @@ export class WorkQueue {
   }
 
   done(key: string): void {
-    this.processing.delete(key);
+    if (!this.processing.delete(key)) return;
+    const partition = this.fairness?.partition(key);
+    if (partition !== undefined) {
+      const n = (this.inFlightBy.get(partition) ?? 1) - 1;
+      if (n <= 0) this.inFlightBy.delete(partition);
+      else this.inFlightBy.set(partition, n);
+    }
     const started = this.startedAt.get(key);
     this.startedAt.delete(key);
     if (started !== undefined) this.metrics?.workDuration((this.clock.now() - started) / 1000);
@@ -203,7 +240,7 @@ export class WorkQueue {
   private enqueue(key: string, priority: number): void {
     let level = this.levels.get(priority);
     if (!level) {
-      this.levels.set(priority, (level = { entries: [], head: 0 }));
+      this.levels.set(priority, (level = { entries: [], head: 0, deferred: new Map() }));
       this.order = [...this.order, priority].sort((a, b) => b - a);
     }
     const seq = ++this.seq;
@@ -212,31 +249,94 @@ export class WorkQueue {
     this.metrics?.depth(this.queued.size);
   }
 
-  /** The first live entry of the highest level; emptied levels are dropped, dead entries skipped. */
+  /**
+   * The next key: the highest level's first live entry whose partition is under its share (entries set
+   * aside earlier come first: they were ahead); an entry whose partition is at its share is set aside. With
+   * nothing else waiting, the highest set-aside entry goes (work-conserving). Emptied levels are dropped.
+   */
   private dequeue(): string | undefined {
-    while (this.order.length > 0) {
-      const priority = this.order[0]!;
+    const key = this.pick();
+    this.dropEmptyLevels();
+    return key;
+  }
+
+  private pick(): string | undefined {
+    for (const priority of this.order) {
       const level = this.levels.get(priority)!;
-      while (level.head < level.entries.length) {
-        const { key, seq } = level.entries[level.head++]!;
-        if (this.queued.get(key) !== seq) continue; // raised to another level since
-        this.queued.delete(key);
-        if (level.head >= 1024 && level.head * 2 >= level.entries.length) {
-          level.entries.splice(0, level.head);
-          level.head = 0;
-        }
-        return key;
+      for (const [partition, fifo] of level.deferred) {
+        if (this.atShare(partition)) continue;
+        const key = this.takeLive(fifo);
+        if (fifo.head >= fifo.entries.length) level.deferred.delete(partition);
+        if (key !== undefined) return this.taken(key);
       }
-      this.levels.delete(priority);
-      this.order = this.order.slice(1);
+      while (level.head < level.entries.length) {
+        const entry = level.entries[level.head++]!;
+        if (this.queued.get(entry.key) !== entry.seq) continue; // raised to another level since
+        const partition = this.fairness?.partition(entry.key);
+        if (partition !== undefined && this.atShare(partition)) {
+          let fifo = level.deferred.get(partition);
+          if (!fifo) level.deferred.set(partition, (fifo = { entries: [], head: 0 }));
+          fifo.entries.push(entry);
+          continue;
+        }
+        this.compact(level);
+        return this.taken(entry.key);
+      }
+      this.compact(level);
+    }
+    // Nothing under its share waits: the highest set-aside entry goes anyway.
+    for (const priority of this.order) {
+      const level = this.levels.get(priority)!;
+      for (const [partition, fifo] of level.deferred) {
+        const key = this.takeLive(fifo);
+        if (fifo.head >= fifo.entries.length) level.deferred.delete(partition);
+        if (key !== undefined) return this.taken(key);
+      }
     }
     return undefined;
+  }
+
+  private atShare(partition: string): boolean {
+    return (this.inFlightBy.get(partition) ?? 0) >= this.fairness!.maxInFlight;
+  }
+
+  /** The first live entry of `fifo`, consumed; undefined when it holds none. */
+  private takeLive(fifo: Fifo): string | undefined {
+    while (fifo.head < fifo.entries.length) {
+      const { key, seq } = fifo.entries[fifo.head++]!;
+      if (this.queued.get(key) === seq) return key;
+    }
+    return undefined;
+  }
+
+  private taken(key: string): string {
+    this.queued.delete(key);
+    return key;
+  }
+
+  /** Drop a FIFO's consumed head once it is most of the array. */
+  private compact(fifo: Fifo): void {
+    if (fifo.head >= 1024 && fifo.head * 2 >= fifo.entries.length) {
+      fifo.entries.splice(0, fifo.head);
+      fifo.head = 0;
+    }
+  }
+
+  private dropEmptyLevels(): void {
+    let dropped = false;
+    for (const priority of this.order) {
+      const level = this.levels.get(priority)!;
+      if (level.head >= level.entries.length && level.deferred.size === 0) dropped = this.levels.delete(priority);
+    }
+    if (dropped) this.order = this.order.filter((p) => this.levels.has(p));
   }
 
   private handOut(key: string, to: (key: string) => void): void {
     const priority = this.dirty.get(key) ?? Priority.High;
     this.dirty.delete(key);
     this.processing.set(key, priority);
+    const partition = this.fairness?.partition(key);
+    if (partition !== undefined) this.inFlightBy.set(partition, (this.inFlightBy.get(partition) ?? 0) + 1);
     const now = this.clock.now();
     const added = this.addedAt.get(key);
     this.addedAt.delete(key);
