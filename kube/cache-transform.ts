@@ -29,8 +29,8 @@ export function stripBookkeeping<T extends KubeObject>(obj: T): T {
   return obj;
 }
 
-// Strings longer than this are rarely repeated (uids, hashes, certificates) and are left as they are.
-const INTERN_MAX_LENGTH = 64;
+// Strings longer than this are rarely repeated (hashes, certificates) and are left as they are.
+const INTERN_MAX_LENGTH = 48;
 // A bound on the table, so hostile or merely varied input cannot grow it without end; when full it is
 // dropped and filled again (a string already shared stays shared).
 const INTERN_MAX_ENTRIES = 50_000;
@@ -45,8 +45,9 @@ function intern(s: string): string {
   return s;
 }
 
-// Values unique to each object: sharing them saves nothing and would fill the table.
-const UNIQUE_FIELDS = new Set(['name', 'uid', 'resourceVersion', 'creationTimestamp', 'generateName']);
+// Values unique to each object (or to each second): sharing them saves nothing and would fill the table
+// with strings no object holds any more.
+const UNIQUE_FIELDS = new Set(['name', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generateName', 'time', 'lastTransitionTime', 'refreshTime', 'syncedResourceVersion']);
 // Never an object's payload: a Secret's values must not outlive it in a table, a ConfigMap's rarely repeat.
 const PAYLOAD_FIELDS = new Set(['data', 'stringData', 'binaryData']);
 
