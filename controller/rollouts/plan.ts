@@ -83,6 +83,9 @@ export function planRollout(input: PlanInput): RolloutPlan {
   Object.assign(record, current);
 
   const changed = recorded ? names.filter((n) => recorded[n] !== undefined && recorded[n] !== current[n]).sort() : [];
+  // Nothing to record yet (its Secrets not written yet): no write, as a Deployment's generation counts
+  // annotation changes too.
+  if (!recorded && Object.keys(record).length === 0) return { action: 'none', reason: 'Unchanged' };
   if (changed.length === 0) return sameRecord(recorded, record) ? { action: 'none', reason: 'Unchanged' } : { action: 'record', record };
 
   if (workload.paused) return { action: 'paused', changed };

@@ -17,6 +17,7 @@ const rows: { name: string; input: Partial<PlanInput>; want: RolloutPlan }[] = [
   { name: 'first sight: recorded, no restart', input: { workload: { ...steady, recorded: undefined } }, want: { action: 'record', record: { db: 'h1' } } },
   { name: 'a newly consumed Secret: recorded, no restart', input: { current: { db: 'h1', tls: 't1' } }, want: { action: 'record', record: { db: 'h1', tls: 't1' } } },
   { name: 'a Secret no longer consumed: dropped, no restart', input: { workload: { ...steady, recorded: { db: 'h1', old: 'o1' } } }, want: { action: 'record', record: { db: 'h1' } } },
+  { name: 'first sight before its Secret exists: nothing written (no empty record)', input: { workload: { ...steady, recorded: undefined }, current: {}, missing: ['db'] }, want: { action: 'none', reason: 'Unchanged' } },
   { name: 'a consumed Secret missing now: its record kept, no restart', input: { current: {}, missing: ['db'] }, want: { action: 'none', reason: 'Unchanged' } },
   { name: 'changed, window already open long enough: one restart', input: { current: { db: 'h2' }, pendingSince: T - 10_000, pendingStates: 1 }, want: { action: 'restart', record: { db: 'h2' }, changed: ['db'], coalesced: 0 } },
   { name: 'changed, seen now: waits for the coalescing window', input: { current: { db: 'h2' } }, want: { action: 'wait', reason: 'Coalescing', retryAfterMs: 10_000, changed: ['db'] } },
