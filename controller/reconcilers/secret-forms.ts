@@ -80,3 +80,21 @@ export function holdsSecretForm(message: string, values: readonly string[]): boo
   }
   return false;
 }
+
+/** Shown instead of an error message that would have quoted secret data. */
+export const WITHHELD_MESSAGE = 'the error message is withheld because it would contain secret data';
+
+/**
+ * `message`, or a fixed text when it contains one of `secrets` (or its base64), or one in another form
+ * (case, reversed, split and joined, quoted, base64/hex, a long piece: holdsSecretForm): error messages
+ * are built without values, and this catches one that is not. Values shorter than 4 characters cannot be
+ * told apart from ordinary words and are not checked.
+ */
+export function withoutSecrets(message: string, secrets: readonly string[]): string {
+  for (const s of secrets) {
+    if (s.length < 4) continue;
+    if (message.includes(s) || message.includes(Buffer.from(s).toString('base64'))) return WITHHELD_MESSAGE;
+    for (const line of s.split('\n')) if (line.trim().length >= 8 && message.includes(line.trim())) return WITHHELD_MESSAGE;
+  }
+  return holdsSecretForm(message, secrets) ? WITHHELD_MESSAGE : message;
+}
