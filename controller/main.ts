@@ -38,6 +38,7 @@ import { openAuditTrail, type AuditTrailConfig } from '../trail/open.ts';
 import type { AuditTrail } from '../trail/trail.ts';
 import type { VaultWriteObserver } from './reconcilers/common.ts';
 import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
+import { DEFAULT_DRIFT_CHECK_MS, DEFAULT_VAULT_SA_TOKEN_FILE, DEFAULT_VAULT_TIMEOUT_MS, DEFAULT_WORKERS } from './defaults.ts';
 import { createVaultGuardrailReconciler } from './reconcilers/vaultguardrail.ts';
 import { admissionContext } from './reconcilers/admission-context.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
@@ -52,6 +53,9 @@ import { assertValidPrefix, DEFAULT_PREFIX } from '../schemas/vault-names.ts';
 import { DEFAULT_TARGET, targetName, versionMismatch, type VaultTarget } from '../policy/capabilities.ts';
 import { CertKeeper } from '../certs/keeper.ts';
 import { certKubeClient } from '../certs/kube-adapter.ts';
+
+/** The controller's defaults, which its flags declare too (the CLI imports the controller through this file only). */
+export * from './defaults.ts';
 
 /** How the controller authenticates to Vault as itself (bootstrap policy: policies and roles under the prefix). */
 export type ControllerVaultAuth =
@@ -81,6 +85,7 @@ export interface ControllerAppOptions {
    * sent to a store's server. Absent or empty, with no guardrail adding one: any server.
    */
   vaultServers?: readonly string[];
+  /** Concurrent reconciles per controller (default DEFAULT_WORKERS; ESO's kinds but ExternalSecret get half). */
   workers?: number;
   leaderElection?: ManagerOptions['leaderElection'];
   /**
@@ -96,7 +101,7 @@ export interface ControllerAppOptions {
   /** Kubernetes Events (default: recorded under `vaultgate.io/controller`). */
   eventsInstance?: string;
   informer?: ManagerOptions['informer'];
-  /** Periodic Vault re-read of policies and roles. */
+  /** Periodic Vault re-read of policies and roles (default DEFAULT_DRIFT_CHECK_MS). */
   driftCheckMs?: number;
   /** Overrides for tests/benchmarks. */
   sys?: SysApi;
@@ -228,7 +233,7 @@ function controllerSession(opts: ControllerAppOptions, tokens: TokenCache, limit
     limiter: limits,
     ...v.clientDefaults,
     address: v.address,
-    timeoutMs: v.timeoutMs ?? 10_000,
+    timeoutMs: v.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS,
     ...(v.namespace ? { namespace: v.namespace } : {}),
     ...(v.caPem ? { tls: { ca: v.caPem } } : {}),
   });
@@ -238,7 +243,7 @@ function controllerSession(opts: ControllerAppOptions, tokens: TokenCache, limit
     : {
       method: 'kubernetes', mount: auth.mount, role: auth.role, subject: 'vaultgate-controller',
       // Re-read on every login: the projected token rotates.
-      jwt: async () => (await readFile(auth.tokenFile ?? '/var/run/secrets/kubernetes.io/serviceaccount/token', 'utf8')).trim(),
+      jwt: async () => (await readFile(auth.tokenFile ?? DEFAULT_VAULT_SA_TOKEN_FILE, 'utf8')).trim(),
     };
   const session: VaultRequester = tokens.session(client, creds);
   return { client, sys: createSysApi(session) };
@@ -265,7 +270,8 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   const own = opts.sys ? undefined : controllerSession(opts, tokens, limits);
   const sys = opts.sys ?? own!.sys;
   const controllerClass = opts.controllerClass ?? '';
-  const workers = opts.workers ?? 4;
+  const workers = opts.workers ?? DEFAULT_WORKERS;
+  const driftCheckMs = opts.driftCheckMs ?? DEFAULT_DRIFT_CHECK_MS;
   const manager = new Manager({
     client: opts.client, log, metrics, namespaces: opts.namespaces, informer: opts.informer, leaderElection: opts.leaderElection,
     // Kinds newer than the first chart's CRDs (helm upgrade adds no CRD): missing, they do not hold readiness.
@@ -277,7 +283,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   // The connector checks a store's server and token audiences with the controller's view of guardrails and
   // namespace labels (the informers below) before it mints a token or sends a request.
   const connector = new StoreConnector({
-    client: opts.client, tokens, timeoutMs: opts.vault.timeoutMs ?? 10_000, clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
+    client: opts.client, tokens, timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS, clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
     admission: () => ({
       ...admissionContext({ guardrails: manager.cache(VAULT_GUARDRAILS), namespaces: manager.cache(NAMESPACES), namePrefix: prefix, controllerClass }),
       ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
@@ -286,7 +292,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   // VaultDynamicSecrets' own connector: its TokenCache never revokes a token it replaces, as Vault revokes
   // the leases a token minted with it (the planner replaces a credential before its minting token ends).
   const dynamicConnector = new StoreConnector({
-    client: opts.client, tokens: new TokenCache({ logger: log, revokeOnEvict: false }), timeoutMs: opts.vault.timeoutMs ?? 10_000,
+    client: opts.client, tokens: new TokenCache({ logger: log, revokeOnEvict: false }), timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS,
     clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
     admission: () => ({
       ...admissionContext({ guardrails: manager.cache(VAULT_GUARDRAILS), namespaces: manager.cache(NAMESPACES), namePrefix: prefix, controllerClass }),
@@ -321,7 +327,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     .watches(VAULT_GUARDRAILS, all(VAULT_POLICIES), { predicate: generationChanged });
   policies.watches(NAMESPACES, inNamespace(VAULT_POLICIES), { predicate: namespaceLabelsChanged });
   policies.workers(workers)
-    .complete(createVaultPolicyReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs, onVaultWrite }));
+    .complete(createVaultPolicyReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs, onVaultWrite }));
 
   const bindings = manager.controller('vaultrolebinding')
     .for(VAULT_ROLE_BINDINGS, { predicate: specOrMetaChanged })
@@ -330,7 +336,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     .watches(VAULT_GUARDRAILS, all(VAULT_ROLE_BINDINGS), { predicate: generationChanged });
   bindings.watches(NAMESPACES, inNamespace(VAULT_ROLE_BINDINGS), { predicate: namespaceLabelsChanged });
   bindings.workers(workers)
-    .complete(createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs: opts.driftCheckMs, onVaultWrite }));
+    .complete(createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs, onVaultWrite }));
 
   // VaultGuardrail status (selected namespaces, floor, Ready): a namespace created, deleted or relabelled
   // may move into or out of a guardrail's selector.

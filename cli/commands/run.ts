@@ -1,52 +1,56 @@
 // `vaultgate run`: the admission webhook and the controller in one process (small clusters, local
-// trials). Each half takes its own command's flags; the ones that mean the same thing are given once
-// (--kubeconfig, --name-prefix, --controller-class, --log-level) and both halves share one Kubernetes client.
+// trials). Each half takes its own command's flags; the ones both declare (shared-flags.ts) are given once,
+// and both halves share one Kubernetes client.
 import { buildControllerApp, type ControllerAppOptions } from '../../controller/main.ts';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
-import { commandOptions, type FlagValues } from './flags.ts';
+import { commandOptions, type Flag, type FlagSection, flagsOf, type FlagValues, parserOptions, sectionsHelp } from './flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
-import { CONTROLLER_FLAGS_HELP, CONTROLLER_OPTIONS, controllerOptionsFrom } from './controller.ts';
-import { untilSignal, WEBHOOK_HELP, WEBHOOK_OPTIONS, webhookOptionsFrom } from './webhook.ts';
+import { CONTROLLER_AUDIT_SECTION, CONTROLLER_SECTIONS, controllerOptionsFrom } from './controller.ts';
+import { untilSignal, WEBHOOK_METRICS_PORT_FLAG, WEBHOOK_SECTIONS, webhookOptionsFrom } from './webhook.ts';
 
 export const summary = 'run the webhook and the controller in one process';
 
-/** The controller needs the cluster, so the webhook's offline mode has no meaning here. */
-const { 'no-kube': _noKube, 'metrics-port': _webhookMetrics, ...webhookFlags } = WEBHOOK_OPTIONS;
 /** --metrics-port is the controller's in `run`; the webhook's /metrics gets a flag of its own. */
-export const RUN_OPTIONS = { ...webhookFlags, ...CONTROLLER_OPTIONS, 'webhook-metrics-port': { type: 'string' } } as const;
+export const WEBHOOK_METRICS_PORT_IN_RUN: Flag = { ...WEBHOOK_METRICS_PORT_FLAG, name: 'webhook-metrics-port', help: 'the webhook\'s plain-HTTP /metrics; 0 = any free port' };
 
-/** Webhook flag sections without the flags the controller sections already list (shared ones, --help). */
-function webhookOnlyHelp(): string {
-  // Audit flags are the webhook's in `run` (on by default); the controller's records follow them.
-  const shared = new Set(Object.keys(CONTROLLER_OPTIONS).filter((k) => !k.startsWith('audit')).map((k) => `--${k}`));
-  shared.add('--no-kube');
-  const sections = WEBHOOK_HELP.slice(WEBHOOK_HELP.indexOf('TLS:')).trimEnd().split('\n\n');
-  return sections.map((section) => {
-    const [title, ...lines] = section.split('\n');
-    const kept = lines.filter((line) => {
-      const flags = line.trim().split(/\s+/).filter((w) => w.startsWith('--'));
-      return !flags.some((f) => shared.has(f)) && !line.trim().startsWith('-h,');
-    });
-    return kept.length ? [title, ...kept].join('\n') : '';
-  }).filter(Boolean).join('\n\n');
+/**
+ * The webhook's sections as `run` takes them: without the flags the controller's sections list (the
+ * shared ones, given once; --help), without --no-kube (the controller needs the cluster), with
+ * --webhook-metrics-port for its --metrics-port. The audit flags stay: in `run` they are the webhook's
+ * (on by default), and the controller's records follow them.
+ */
+function webhookSectionsInRun(): FlagSection[] {
+  const controllerFlags = new Set(CONTROLLER_SECTIONS.filter((s) => s !== CONTROLLER_AUDIT_SECTION).flatMap((s) => s.flags));
+  return WEBHOOK_SECTIONS.map((s) => ({
+    title: s.title,
+    flags: s.flags.filter((f) => !controllerFlags.has(f) && f.name !== 'no-kube').map((f) => (f === WEBHOOK_METRICS_PORT_FLAG ? WEBHOOK_METRICS_PORT_IN_RUN : f)),
+  })).filter((s) => s.flags.length > 0);
 }
+
+/** The controller's sections without its Audit trail section (the webhook's audit flags decide in `run`). */
+const CONTROLLER_SECTIONS_IN_RUN = CONTROLLER_SECTIONS.filter((s) => s !== CONTROLLER_AUDIT_SECTION);
+const WEBHOOK_SECTIONS_IN_RUN = webhookSectionsInRun();
+
+/** Every flag of `vaultgate run`: each declared once, a shared one for both halves. */
+export const RUN_SECTIONS: readonly FlagSection[] = [...WEBHOOK_SECTIONS_IN_RUN, ...CONTROLLER_SECTIONS_IN_RUN];
+export const RUN_OPTIONS = parserOptions(RUN_SECTIONS);
+flagsOf(RUN_SECTIONS); // throws at load if two different declarations share a name
 
 export const RUN_HELP = `Usage: vaultgate run [options]
 
 Runs the admission webhook and the controller in one process, e.g. for a small cluster or a local trial.
-Both halves share --kubeconfig, --name-prefix, --controller-class and --log-level (and one Kubernetes
-client); every other flag is the one of \`vaultgate webhook\` or \`vaultgate controller\`. SIGTERM or SIGINT
-stops both gracefully (the webhook drains, the controller finishes in-flight reconciles).
+Both halves share --kubeconfig, --namespace, --name-prefix, --controller-class, --allowed-vault-server,
+--vault-flavor, --vault-version and --log-level (and one Kubernetes client); every other flag is the one of
+\`vaultgate webhook\` or \`vaultgate controller\`. SIGTERM or SIGINT stops both gracefully (the webhook
+drains, the controller finishes in-flight reconciles).
 
 Webhook (see vaultgate webhook --help):
 
-${webhookOnlyHelp()}
-  --webhook-metrics-port <port> the webhook's plain-HTTP /metrics (default 8081; 0 = any free port)
-
+${sectionsHelp(WEBHOOK_SECTIONS_IN_RUN)}
 Controller and shared flags (see vaultgate controller --help):
 
-${CONTROLLER_FLAGS_HELP.replace(/Audit trail \([^\n]*\n(?: {2}.*\n)+\n/, '')}`;
+${sectionsHelp(CONTROLLER_SECTIONS_IN_RUN)}`;
 
 export interface RunOptions {
   webhook: WebhookProcessOptions;

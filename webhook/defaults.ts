@@ -1,0 +1,13 @@
+// The webhook process's defaults, one constant each: `vaultgate webhook`'s flag declarations
+// (cli/commands/webhook.ts) show and apply them, and whoever builds a WebhookProcess without the CLI
+// (tests, `vaultgate dev`) can start from the same values.
+
+export const DEFAULT_WEBHOOK_HOST = '0.0.0.0';
+/** The admission port (HTTPS); the chart's webhook.port. */
+export const DEFAULT_WEBHOOK_PORT = 8443;
+/** Plain-HTTP /metrics (the controller's is 8080: both fit in `vaultgate run`). */
+export const DEFAULT_WEBHOOK_METRICS_PORT = 8081;
+export const DEFAULT_TLS_CERT_FILE = '/etc/vaultgate/tls/tls.crt';
+export const DEFAULT_TLS_KEY_FILE = '/etc/vaultgate/tls/tls.key';
+/** How long the webhook keeps serving after SIGTERM, while the endpoints drop it. */
+export const DEFAULT_DRAIN_SECONDS = 5;
