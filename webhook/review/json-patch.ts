@@ -1,7 +1,7 @@
 // The mutating webhook's JSON Patch: a deep copy to mutate, and the diff from the original to the
 // mutated copy. Both run on every mutation review, so they are written for plain JSON documents
 // rather than through the generic tools (structuredClone, rfc6902's createPatch hook), with the same
-// results: test/webhook/json-patch.test.ts checks them against those tools on random documents.
+// results: test/webhook/review/json-patch.test.ts checks them against those tools on random documents.
 import type { AdmissionDecision } from '../admission/types.ts';
 
 /** A JSON Patch operation as the core emits it (key order op, path, value: what the patch bytes show). */

@@ -5,14 +5,14 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { desiredState, type KubeObj } from '../../audit/access/model.ts';
-import { computePlan, renderPlan } from '../../audit/plan/plan.ts';
-import { admissionRefusals } from '../../cli/commands/plan.ts';
-import { admissionDenials } from '../../controller/reconcilers/common.ts';
-import { defaultContext } from '../../webhook/admission/context.ts';
-import type { KubeObject } from '../../kube/objects.ts';
+import { desiredState, type KubeObj } from '../../../audit/access/model.ts';
+import { computePlan, renderPlan } from '../../../audit/plan/plan.ts';
+import { admissionRefusals } from '../../../cli/commands/plan.ts';
+import { admissionDenials } from '../../../controller/reconcilers/common.ts';
+import { defaultContext } from '../../../webhook/admission/context.ts';
+import type { KubeObject } from '../../../kube/objects.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {

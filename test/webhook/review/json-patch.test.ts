@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { applyPatch, createPatch, type Operation, type Pointer } from 'rfc6902';
-import { cloneJson, jsonPatch } from '../../webhook/review/json-patch.ts';
+import { cloneJson, jsonPatch } from '../../../webhook/review/json-patch.ts';
 
 function arraysByIndex(input: unknown, output: unknown, ptr: Pointer): Operation[] | void {
   if (!Array.isArray(input) || !Array.isArray(output)) return undefined;

@@ -2,9 +2,9 @@
 // policy/role.ts, so mount normalisation, defaults and refusals agree.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { computePlan, type VaultCurrent } from '../../audit/plan/plan.ts';
-import { desiredState, type KubeObj } from '../../audit/access/model.ts';
-import { desiredRole } from '../../policy/role.ts';
+import { computePlan, type VaultCurrent } from '../../../audit/plan/plan.ts';
+import { desiredState, type KubeObj } from '../../../audit/access/model.ts';
+import { desiredRole } from '../../../policy/role.ts';
 
 const vrb = (name: string, spec: Record<string, unknown>): KubeObj =>
   ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name, namespace: 'pay' }, spec: { serviceAccounts: ['api', 'api', 'worker'], policies: ['db'], ...spec } });

@@ -2,8 +2,8 @@
 // only of what vaultgate wrote, and the widening summary for admission warnings.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { computePlan, renderDesiredPolicy, renderPlan, summariseWidening, vaultFindings, type VaultCurrent } from '../../audit/plan/plan.ts';
-import { desiredState, type KubeObj } from '../../audit/access/model.ts';
+import { computePlan, renderDesiredPolicy, renderPlan, summariseWidening, vaultFindings, type VaultCurrent } from '../../../audit/plan/plan.ts';
+import { desiredState, type KubeObj } from '../../../audit/access/model.ts';
 
 const vp = (ns: string, name: string, rules: Array<{ path: string; capabilities: string[] }>, uid = 'uid-1'): KubeObj =>
   ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: ns, uid }, spec: { rules } });
