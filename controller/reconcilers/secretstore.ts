@@ -7,14 +7,16 @@ import type { SecretStoreSpec } from '../../schemas/types.ts';
 import { setCondition } from '../../kube/conditions.ts';
 import type { Condition } from '../../kube/objects.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
+import { ReconcileError } from '../../kube/reconcile-error.ts';
 import { NAMESPACES, type ResourceRef } from '../../kube/resources.ts';
 import { CLUSTER_SECRET_STORES, SECRET_STORES } from '../../schemas/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
-import { parseDuration } from '../../schemas/ttl.ts';
 import { admissionContext } from './admission-context.ts';
-import { admissionDenials, describeFindings, jittered, safeMessage, SafeError } from './common.ts';
+import { admissionDenials, describeFindings, jittered } from './common.ts';
+import { errorPolicy } from './error-policy.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
 import { isOurClass, tryCache } from './lookups.ts';
+import { planSecretStore, recheckMs, validatedReady, type StoreReady } from './secretstore-plan.ts';
 
 export interface SecretStoreDeps {
   kind: StoreKind;
@@ -45,24 +47,17 @@ export function createSecretStoreReconciler(deps: SecretStoreDeps): Reconciler {
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const store = ctx.cache<StoreObject>(res).get(key);
     if (!store || store.metadata.deletionTimestamp) return DONE;
-    if (!isOurClass(store.spec, deps.controllerClass)) return DONE;
-    const recheck = jittered(recheckMs(store.spec, deps.defaultRecheckMs ?? 300_000), store.metadata.uid);
-    const write = async (status: Condition['status'], reason: string, message: string): Promise<void> => {
-      const current = (store.status ?? {}) as { conditions?: Condition[] };
-      // Only fields ESO's CRD declares (no observedGeneration): with ESO's own CRDs installed, the apiserver
-      // refuses any other field in an apply.
-      const conditions = setCondition(current.conditions, { type: 'Ready', status, reason, message }, undefined, now());
-      await applyStatus(ctx.client, res, store, { capabilities: 'ReadOnly', conditions });
-    };
-
-    const denials = admissionDenials(store, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));
-    if (denials.length > 0) {
-      await write('False', 'InvalidStoreConfiguration', describeFindings(denials));
-      return DONE;
-    }
-    if (deps.kind === 'ClusterSecretStore' && usesReferentAuth(store.spec)) {
-      await write('True', 'ValidationUnknown', 'the store resolves its credentials in each ExternalSecret\'s namespace (referent authentication); they are validated when an ExternalSecret uses the store');
-      return DONE;
+    const ours = isOurClass(store.spec, deps.controllerClass);
+    const denials = ours ? admissionDenials(store, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass })) : [];
+    const plan = planSecretStore({
+      ours, ...(denials.length > 0 ? { denials: describeFindings(denials) } : {}), referentAuth: deps.kind === 'ClusterSecretStore' && usesReferentAuth(store.spec),
+    });
+    const write = (ready: StoreReady): Promise<unknown> => writeReady(ctx, res, store, ready, now());
+    switch (plan.decision) {
+      case 'ignore': return DONE;
+      case 'refuse':
+      case 'defer': await write(plan.ready); return DONE;
+      case 'validate': break;
     }
     try {
       const conn = await deps.connector.connect(deps.kind, store);
@@ -72,22 +67,17 @@ export function createSecretStoreReconciler(deps: SecretStoreDeps): Reconciler {
       // periodic recheck: the usual cause is something applied in the same batch (the VaultRoleBinding
       // whose role this store logs in with, a referenced Secret) that is moments away, and the store's
       // ExternalSecrets wait on it. Both messages are safe (no tokens, no values).
-      if (err instanceof SafeError) {
-        await write('False', err.reason === 'MissingProviderSecret' ? 'ValidationFailed' : 'InvalidProviderConfig', err.message);
-        throw err;
-      }
-      await write('False', 'ValidationFailed', `cannot authenticate to Vault: ${safeMessage(err)}`);
+      await write(validatedReady({ ...(err instanceof ReconcileError ? { reason: err.reason } : {}), message: errorPolicy(err).message }));
       throw err;
     }
-    await write('True', 'Valid', 'store validated: authenticated to Vault');
-    return requeueAfter(recheck);
+    await write(validatedReady());
+    return requeueAfter(jittered(recheckMs(store.spec, deps.defaultRecheckMs ?? 300_000), store.metadata.uid));
   };
 }
 
-function recheckMs(spec: SecretStoreSpec, dflt: number): number {
-  const r = spec.refreshInterval;
-  if (typeof r === 'number') return r > 0 ? r * 1000 : dflt;
-  if (typeof r === 'string' && r) return parseDuration(r) || dflt;
-  return dflt;
+// Only fields ESO's CRD declares (no observedGeneration): with ESO's own CRDs installed, the apiserver
+// refuses any other field in an apply.
+async function writeReady(ctx: ReconcileContext, res: ResourceRef, store: StoreObject, ready: StoreReady, now: Date): Promise<void> {
+  const current = (store.status ?? {}) as { conditions?: Condition[] };
+  await applyStatus(ctx.client, res, store, { capabilities: 'ReadOnly', conditions: setCondition(current.conditions, { type: 'Ready', ...ready }, undefined, now) });
 }
-
