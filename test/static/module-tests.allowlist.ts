@@ -51,7 +51,6 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'trail/open.ts': 'no unit test of its own: exercised only through the modules that import it',
   'trail/verify.ts': 'tested by test/trail/sinks.test.ts (not yet named for it)',
   'vault/auth.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'vault/leases.ts': 'no unit test of its own: exercised only through the modules that import it',
   'vault/limiter.ts': 'tested by test/vault/rate-limits.test.ts (not yet named for it)',
   'vault/metrics.ts': 'no unit test of its own: exercised only through the modules that import it',
   'vault/pool.ts': 'no unit test of its own: exercised only through the modules that import it',
