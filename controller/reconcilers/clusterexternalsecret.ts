@@ -1,5 +1,6 @@
 // ClusterExternalSecret → an ExternalSecret in each selected namespace (eso/cluster-external-secret.ts),
 // with ESO v0.16.2's status (externalSecretName, provisionedNamespaces, failedNamespaces, Ready).
+// observe (the cache) → planClusterExternalSecret (clusterexternalsecret-plan.ts, pure) → act.
 //
 // A cluster admin's object, but what it creates is a tenant's ordinary ExternalSecret: each one is
 // checked with the ExternalSecret admission rules for its namespace before it is written, then admitted
@@ -16,11 +17,13 @@ import { CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, SECR
 import { controllerReference } from '../../kube/apply.ts';
 import { applyStatus } from '../../kube/status.ts';
 import { parseGoDuration } from '../../golang/index.ts';
-import { ALREADY_EXISTS, asEsoWritesIt, clusterExternalSecretStatus, externalSecretNameOf, targetNamespaces, type NamespaceOutcome } from '../../eso/cluster-external-secret.ts';
+import { asEsoWritesIt, clusterExternalSecretStatus, externalSecretNameOf, targetNamespaces, type NamespaceOutcome } from '../../eso/cluster-external-secret.ts';
 import { admissionContext } from './admission-context.ts';
-import { admissionDenials, describeFindings, safeMessage } from './common.ts';
-import { isOurClass } from './secretstore.ts';
-import { tryCache } from './vaultpolicy.ts';
+import { admissionDenials, describeFindings } from './common.ts';
+import { errorPolicy } from './error-policy.ts';
+import { applyFailed, deleteFailed, planClusterExternalSecret, type CesDesired, type CesObserved, type CesPlan, type NamespaceView } from './clusterexternalsecret-plan.ts';
+import type { AdmissionContext } from '../../webhook/admission/context.ts';
+import { isOurClass, tryCache } from './lookups.ts';
 
 export interface ClusterExternalSecretObject extends KubeObject {
   spec: ClusterExternalSecretSpec;
@@ -52,85 +55,88 @@ export function createClusterExternalSecretReconciler(deps: ClusterExternalSecre
     const ces = ctx.cache<ClusterExternalSecretObject>(CLUSTER_EXTERNAL_SECRETS).get(key);
     // Deleted: its ExternalSecrets go with it (owner references, garbage collection), as with ESO.
     if (!ces || ces.metadata.deletionTimestamp) return DONE;
-    const name = ces.metadata.name;
-    const spec = ces.spec;
-    const refreshMs = refreshIntervalMs(spec.refreshTime) ?? deps.defaultRefreshMs ?? DEFAULT_REFRESH_MS;
-    const nsCache = tryCache(ctx, NAMESPACES);
-    const esCache = ctx.cache<KubeObject & { spec?: ExternalSecretSpec }>(EXTERNAL_SECRETS);
-    const namespaces = targetNamespaces(spec, (nsCache?.list() ?? []).map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })));
-
-    // Another controller's stores make it another controller's (as for an ExternalSecret): a
-    // ClusterSecretStore of another class, or that SecretStore of another class in a selected namespace.
-    const refs = storeRefs(spec.externalSecretSpec);
-    const foreign = refs.some((ref) => {
-      if (ref.kind === 'ClusterSecretStore') {
-        const s = tryCache(ctx, CLUSTER_SECRET_STORES)?.get(ref.name ?? '');
-        return s !== undefined && !isOurClass(s.spec as SecretStoreSpec | undefined, deps.controllerClass);
-      }
-      return namespaces.some((ns) => {
-        const s = tryCache(ctx, SECRET_STORES)?.get(`${ns}/${ref.name ?? ''}`);
-        return s !== undefined && !isOurClass(s.spec as SecretStoreSpec | undefined, deps.controllerClass);
-      });
-    });
-    if (foreign) return DONE;
-
-    const status = ces.status ?? {};
-    const writeStatus = async (next: ClusterExternalSecretStatus): Promise<void> => {
-      await applyStatus(ctx.client, CLUSTER_EXTERNAL_SECRETS, ces, next as Record<string, unknown>);
-    };
-
-    // The object itself, re-checked as the webhook checks it: a refused spec creates and changes nothing.
-    const actx = admissionContext({ namespaces: nsCache, namePrefix: deps.namePrefix, controllerClass: deps.controllerClass });
-    const refused = admissionDenials(ces, actx);
-    if (refused.length > 0) {
-      await writeStatus({ ...status, conditions: [{ type: 'Ready', status: 'False', message: `refused: ${describeFindings(refused)}` }] });
-      ctx.events.record(ces, { type: 'Warning', reason: 'InvalidSpec', note: `refused: ${describeFindings(refused)}` });
-      return DONE;
-    }
-
-    const esName = externalSecretNameOf(ces);
-    const wanted = new Set(namespaces);
-    // What it controls now and should not: another name (externalSecretName changed) or a namespace no
-    // longer selected. Deleted with a uid precondition, so a replacement made meanwhile is never hit.
-    const outcomes: NamespaceOutcome[] = [];
-    for (const es of esCache.list().filter((e) => controlledBy(e, name))) {
-      const ns = es.metadata.namespace ?? '';
-      if (es.metadata.name === esName && wanted.has(ns)) continue;
-      try {
-        await ctx.client.delete(EXTERNAL_SECRETS, es.metadata.name, ns, { preconditions: { uid: es.metadata.uid } });
-      } catch (err) {
-        outcomes.push({ namespace: ns, error: `external secret in non matching namespace could not be deleted: ${safeMessage(err)}` });
-      }
-    }
-
-    for (const ns of namespaces) {
-      const existing = esCache.get(`${ns}/${esName}`);
-      if (existing && !controlledBy(existing, name)) {
-        outcomes.push({ namespace: ns, error: ALREADY_EXISTS });
-        continue;
-      }
-      const desired = desiredExternalSecret(ces, ns, esName);
-      // The namespace's own admission of that ExternalSecret (the webhook decides again on the write).
-      const denials = admissionDenials({ ...desired, metadata: { ...desired.metadata, ...(existing?.metadata.uid ? { uid: existing.metadata.uid } : {}) } }, actx);
-      if (denials.length > 0) {
-        outcomes.push({ namespace: ns, error: `refused in namespace ${ns}: ${describeFindings(denials)}` });
-        continue;
-      }
-      if (existing && upToDate(existing, desired)) {
-        outcomes.push({ namespace: ns });
-        continue;
-      }
-      try {
-        await ctx.client.apply(EXTERNAL_SECRETS, desired, { force: true });
-        outcomes.push({ namespace: ns });
-      } catch (err) {
-        outcomes.push({ namespace: ns, error: `could not create or update ExternalSecret: ${safeMessage(err)}` });
-      }
-    }
-
-    await writeStatus(clusterExternalSecretStatus(esName, outcomes));
-    return requeueAfter(refreshMs);
+    const actx = admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass });
+    const d = desiredOf(ces, ctx, deps, actx);
+    const plan = planClusterExternalSecret(d, observe(ctx, ces, d, deps.controllerClass, actx));
+    return act(ctx, ces, d, plan);
   };
+}
+
+/** The namespaces it selects and the name it gives, or why the object itself is refused (the webhook's rules). */
+function desiredOf(ces: ClusterExternalSecretObject, ctx: ReconcileContext, deps: ClusterExternalSecretDeps, actx: AdmissionContext): CesDesired {
+  const nsCache = tryCache(ctx, NAMESPACES);
+  const refused = admissionDenials(ces, actx);
+  return {
+    esName: externalSecretNameOf(ces),
+    namespaces: targetNamespaces(ces.spec, (nsCache?.list() ?? []).map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }))),
+    ...(refused.length > 0 ? { refused: `refused: ${describeFindings(refused)}` } : {}),
+    refreshMs: refreshIntervalMs(ces.spec.refreshTime) ?? deps.defaultRefreshMs ?? DEFAULT_REFRESH_MS,
+  };
+}
+
+/**
+ * The ExternalSecrets it controls, found in the cache (not only in status: a lost status or a crash between
+ * writes never leaves one behind), and each selected namespace: what is there, and whether that
+ * namespace's admission would take ours.
+ */
+function observe(ctx: ReconcileContext, ces: ClusterExternalSecretObject, d: CesDesired, controllerClass: string, actx: AdmissionContext): CesObserved {
+  const name = ces.metadata.name;
+  const esCache = ctx.cache<KubeObject & { spec?: ExternalSecretSpec }>(EXTERNAL_SECRETS);
+  const selected = d.namespaces.map((ns): NamespaceView => {
+    const existing = esCache.get(`${ns}/${d.esName}`);
+    const view: NamespaceView = { namespace: ns, ...(existing ? { existing: { controlledByUs: controlledBy(existing, name), upToDate: false } } : {}) };
+    if (existing && !view.existing!.controlledByUs) return view;
+    const desired = desiredExternalSecret(ces, ns, d.esName);
+    // The namespace's own admission of that ExternalSecret (the webhook decides again on the write).
+    const denials = admissionDenials({ ...desired, metadata: { ...desired.metadata, ...(existing?.metadata.uid ? { uid: existing.metadata.uid } : {}) } }, actx);
+    if (denials.length > 0) view.denied = describeFindings(denials);
+    if (existing) view.existing!.upToDate = upToDate(existing, desired);
+    return view;
+  });
+  return {
+    anotherControllersStore: anotherControllersStore(ctx, ces.spec.externalSecretSpec, d.namespaces, controllerClass),
+    controlled: esCache.list().filter((e) => controlledBy(e, name)).map((e) => ({ namespace: e.metadata.namespace ?? '', name: e.metadata.name, uid: e.metadata.uid })),
+    selected,
+  };
+}
+
+/**
+ * Another controller's stores make it another controller's (as for an ExternalSecret): a
+ * ClusterSecretStore of another class, or that SecretStore of another class in a selected namespace.
+ */
+function anotherControllersStore(ctx: ReconcileContext, spec: ExternalSecretSpec, namespaces: string[], controllerClass: string): boolean {
+  const foreign = (s: KubeObject | undefined): boolean => s !== undefined && !isOurClass(s.spec as SecretStoreSpec | undefined, controllerClass);
+  return storeRefs(spec).some((ref) => (ref.kind === 'ClusterSecretStore'
+    ? foreign(tryCache(ctx, CLUSTER_SECRET_STORES)?.get(ref.name ?? ''))
+    : namespaces.some((ns) => foreign(tryCache(ctx, SECRET_STORES)?.get(`${ns}/${ref.name ?? ''}`)))));
+}
+
+/** Deletes (with a uid precondition, so a replacement made meanwhile is never hit), applies, then the status. */
+async function act(ctx: ReconcileContext, ces: ClusterExternalSecretObject, d: CesDesired, plan: CesPlan): Promise<Result> {
+  for (const e of plan.events) ctx.events.record(ces, e);
+  if (plan.decision === 'skip') return DONE;
+  if (plan.refusedMessage !== undefined) {
+    await writeStatus(ctx, ces, { ...(ces.status ?? {}), conditions: [{ type: 'Ready', status: 'False', message: plan.refusedMessage }] });
+    return DONE;
+  }
+  const outcomes: NamespaceOutcome[] = [];
+  for (const es of plan.deletes) {
+    await ctx.client.delete(EXTERNAL_SECRETS, es.name, es.namespace, { preconditions: { uid: es.uid } })
+      .catch((err: unknown) => outcomes.push(deleteFailed(es.namespace, errorPolicy(err).message)));
+  }
+  for (const n of plan.namespaces) {
+    if (!n.apply) outcomes.push({ namespace: n.namespace, ...(n.error !== undefined ? { error: n.error } : {}) });
+    else {
+      await ctx.client.apply(EXTERNAL_SECRETS, desiredExternalSecret(ces, n.namespace, d.esName), { force: true })
+        .then(() => outcomes.push({ namespace: n.namespace }), (err: unknown) => outcomes.push(applyFailed(n.namespace, errorPolicy(err).message)));
+    }
+  }
+  await writeStatus(ctx, ces, clusterExternalSecretStatus(d.esName, outcomes));
+  return plan.requeueAfterMs !== undefined ? requeueAfter(plan.requeueAfterMs) : DONE;
+}
+
+async function writeStatus(ctx: ReconcileContext, ces: ClusterExternalSecretObject, next: ClusterExternalSecretStatus): Promise<void> {
+  await applyStatus(ctx.client, CLUSTER_EXTERNAL_SECRETS, ces, next as Record<string, unknown>);
 }
 
 function refreshIntervalMs(text: string | undefined): number | undefined {

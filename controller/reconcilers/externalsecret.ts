@@ -3,53 +3,44 @@
 // deletionPolicy Retain/Delete/Merge, refreshInterval/refreshPolicy/force-sync, the managed label and
 // the data-hash annotation, ClusterSecretStore conditions, ESO's condition reasons.
 //
-// Level-triggered and write-avoiding: the Secret is compared with what it should be and written only
-// when different (an unchanged Secret is never rewritten; a hand-edited one is repaired: its data no
-// longer matches its hash). If Vault fails, the Secret keeps its last good data: nothing is written,
+// observe → plan → act: `observe` gathers what is (the target Secret and whose it is, the refresh clock,
+// then the provider's data and the rendered Secret as the plan asks for them), `planExternalSecret`
+// (externalsecret-plan.ts, pure) decides, `act` carries it out. Level-triggered and write-avoiding: the
+// Secret is written only when it differs from what it should be (a hand-edited one is repaired: its data
+// no longer matches its hash). If Vault fails, the Secret keeps its last good data: nothing is written,
 // Ready=False/SecretSyncedError says what failed (never a value).
 import type { ExternalSecretSpec, SecretStoreRef } from '../../schemas/types.ts';
 import { getCondition, setCondition, timestamp } from '../../kube/conditions.ts';
-import { isAlreadyExists, isNotFound, KubeApiError } from '../../kube/errors.ts';
+import { isAlreadyExists, isNotFound } from '../../kube/errors.ts';
 import { controllerReference } from '../../kube/apply.ts';
 import type { Condition, KubeObject } from '../../kube/objects.ts';
 import type { OwnWrites } from '../../kube/own-writes.ts';
 import { storedSecretData, type CachedSecret } from '../../kube/cache-transform.ts';
+import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
 import { NAMESPACES, SECRETS } from '../../kube/resources.ts';
 import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, SECRET_STORES } from '../../schemas/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
-import { isVaultError } from '../../vault/errors.ts';
 import { admissionContext } from './admission-context.ts';
-import { admissionDenials, describeFindings, reasonOf, safeMessage, SafeError } from './common.ts';
+import { admissionDenials, describeFindings } from './common.ts';
+import { errorPolicy } from './error-policy.ts';
+import {
+  ADOPT_SECRET_ANNOTATION, LABEL_CREATED_FOR, planExternalSecret, planStepFailure, writePolicyOf,
+  type EsDesired, type EsObserved, type EsPlan, type EsSettings, type EsStep, type Failed, type WritePolicy,
+} from './externalsecret-plan.ts';
 import type { CoalescingKvReader } from './kv-reader.ts';
 import { providerSecretData, type SecretSource } from '../../eso/provider-data.ts';
 import { nextRefreshInMs, refreshIntervalMs, shouldRefresh, syncedResourceVersion, type RefreshInput } from '../../eso/refresh.ts';
 import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
 import { ANNOTATION_DATA_HASH, ANNOTATION_FORCE_SYNC, createdByLabel, dataHash, LABEL_CREATED_BY, LABEL_MANAGED, type DesiredSecret } from '../../eso/target.ts';
-import { inProcessRenderer, RenderLimitError, type SecretRenderer } from './render-pool.ts';
-import { isOurClass } from './secretstore.ts';
+import { inProcessRenderer, type SecretRenderer } from './render-pool.ts';
+import { isOurClass, tryCache } from './lookups.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
-import { tryCache } from './vaultpolicy.ts';
-import { readTemplateSources, RenderedSourceVersions } from './template-sources.ts';
+import { readTemplateSources, RenderedSourceVersions, type ReadTemplateSources } from './template-sources.ts';
 import { TemplateSourceMissingError } from '../../eso/target-template.ts';
-import { holdsSecretForm } from './secret-forms.ts';
+import { withoutSecrets } from './secret-forms.ts';
 
-/**
- * Label on a Secret vaultgate wrote with creationPolicy Orphan (which leaves no owner reference): the uid of
- * the ExternalSecret it was written for, so the next sync knows the Secret is its own.
- */
-export const LABEL_CREATED_FOR = 'vaultgate.io/created-for';
-
-/**
- * Annotation on an ExternalSecret that lets it take over a target Secret vaultgate did not create (with
- * creationPolicy Owner or Orphan). Without it such a Secret is left untouched: Ready=False, reason
- * SecretNotOwned. With it the Secret becomes this ExternalSecret's: keys it does not produce are removed
- * and, with Owner, it is garbage-collected with the ExternalSecret.
- */
-export const ADOPT_SECRET_ANNOTATION = 'vaultgate.io/adopt-secret';
-
-/** Shown instead of an error message that would have quoted secret data. */
-export const WITHHELD_MESSAGE = 'the error message is withheld because it would contain secret data';
+export { ADOPT_SECRET_ANNOTATION, LABEL_CREATED_FOR };
 
 export interface ExternalSecretObject extends KubeObject {
   spec: ExternalSecretSpec;
@@ -106,188 +97,239 @@ export interface ExternalSecretDeps {
 
 type EsStatus = { refreshTime?: string | null; syncedResourceVersion?: string; binding?: { name?: string }; conditions?: Condition[] };
 
+/** What one reconcile saw: the plan's facts (`observed`) and what acting needs besides (the objects, the data). */
+interface Seen {
+  es: ExternalSecretObject;
+  key: string;
+  t: Date;
+  observed: EsObserved;
+  existing?: SecretObject;
+  templateSources?: ReadTemplateSources;
+  refreshIn: RefreshInput;
+  /** Every value read from Vault or rendered in this reconcile: no status, Event or log line may contain one. */
+  secretTexts: string[];
+  data?: Map<string, Buffer>;
+  desired?: DesiredSecret;
+}
+
 export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
   const sourceVersions = new RenderedSourceVersions();
   const renderer = deps.renderer ?? inProcessRenderer();
+  const settings: EsSettings = {
+    missingTargetRetryMs: deps.missingTargetRetryMs ?? 30_000,
+    coalesceWindowMs: deps.coalesceWindowMs ?? 30_000,
+    refreshWindowFraction: deps.refreshWindowFraction ?? 0.2,
+    maxRefreshWindowMs: deps.maxRefreshWindowMs ?? 900_000,
+  };
 
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const es = ctx.cache<ExternalSecretObject>(EXTERNAL_SECRETS).get(key);
     if (!es || es.metadata.deletionTimestamp) return DONE; // Owner Secrets go with it by garbage collection
-    const ns = es.metadata.namespace ?? '';
-    const spec = es.spec;
-    const status = (es.status ?? {}) as EsStatus;
-    const targetName = spec.target?.name ?? es.metadata.name;
-    const creationPolicy = spec.target?.creationPolicy ?? 'Owner';
-    const deletionPolicy = spec.target?.deletionPolicy ?? 'Retain';
-    const t = now();
-    const currentRv = syncedResourceVersion(es.metadata.generation ?? 0, es.metadata.labels, es.metadata.annotations);
-
-    const writeStatus = async (ready: { status: Condition['status']; reason: string; message: string }, refreshed: boolean): Promise<void> => {
-      // Only fields ESO's CRD declares: with ESO's own CRDs installed, the apiserver refuses any other
-      // field in an apply (no observedGeneration here; syncedResourceVersion carries the generation).
-      const conditions = setCondition(status.conditions, { type: 'Ready', ...ready }, undefined, t);
-      const next: Record<string, unknown> = {
-        refreshTime: refreshed ? timestamp(t) : status.refreshTime ?? null,
-        syncedResourceVersion: refreshed ? currentRv : status.syncedResourceVersion,
-        binding: { name: creationPolicy === 'None' ? '' : targetName },
-        conditions,
-      };
-      if (next.syncedResourceVersion === undefined) delete next.syncedResourceVersion;
-      await applyStatus(ctx.client, EXTERNAL_SECRETS, es, next);
-    };
-    // Every value read from Vault or rendered by a template in this reconcile: no status, Event or log
-    // line may contain one (the last line of defence behind value-free error messages).
-    const secretTexts: string[] = [];
-    const fail = async (err: unknown, retryAfterMs?: number, reason = 'SecretSyncedError'): Promise<Result> => {
-      const message = withoutSecrets(safeMessage(err), secretTexts);
-      await writeStatus({ status: 'False', reason, message }, false);
-      ctx.events.record(es, { type: 'Warning', reason: 'UpdateFailed', note: message });
-      // Every Vault error goes back to the work queue's per-key backoff (5 ms → 1000 s), as ESO returns
-      // it to controller-runtime: a role or policy applied in the same batch, or a path granted later,
-      // changes Vault without any Kubernetes event that would wake this ExternalSecret. The Secret keeps
-      // its last good data meanwhile. Rethrown with the status's own message (never a value).
-      if (isVaultError(err)) throw err.retryable ? err : new SafeError(reason, message);
-      // A render stopped by the pool's deadline or heap limit: retried with the same backoff.
-      if (err instanceof RenderLimitError) throw new SafeError(reason, message);
-      return retryAfterMs !== undefined ? requeueAfter(retryAfterMs) : DONE;
-    };
-
-    // Any store of another controller class makes the ExternalSecret another controller's (ESO's
-    // shouldSkipUnmanagedStore: the primary store and every per-entry sourceRef.storeRef; unknown ones do not count).
-    const refs = [spec.secretStoreRef, ...(spec.data ?? []).map((d) => d.sourceRef?.storeRef), ...(spec.dataFrom ?? []).map((d) => d.sourceRef?.storeRef)];
-    if (refs.some((ref) => {
-      const store = ref?.name ? lookupStore(ctx, ref, ns).store : undefined;
-      return store !== undefined && !isOurClass(store.spec, deps.controllerClass);
-    })) return DONE;
-
-    const denials = admissionDenials(es, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));
-    if (denials.length > 0) return fail(new SafeError('InvalidSpec', `refused: ${describeFindings(denials)}`));
-
-    let intervalMs: number;
-    try {
-      intervalMs = refreshIntervalMs(spec.refreshInterval);
-    } catch (e) {
-      return fail(new SafeError('InvalidSpec', (e as Error).message));
+    const d = desiredOf(es, ctx, deps);
+    const seen = await observe(ctx, deps, es, d, key, now(), sourceVersions);
+    let plan = planExternalSecret(d, seen.observed, settings);
+    const read = plan.steps.find((s): s is Extract<EsStep, { read: unknown }> => typeof s === 'object' && 'read' in s);
+    if (read) {
+      await readProvider(ctx, deps, seen, read.read);
+      plan = planExternalSecret(d, seen.observed, settings);
     }
-
-    // Current target Secret: the cache holds only Secrets labelled as managed (main.ts); one we have not
-    // labelled (yet), or whose label was removed, needs a GET.
-    let existing = ctx.cache<SecretObject>(SECRETS).get(`${ns}/${targetName}`);
-    if (!existing && creationPolicy !== 'None') existing = await ctx.client.get<SecretObject>(SECRETS, targetName, ns);
-
-    // A Secret someone else created is not ours to take (ESO users lost `argocd-secret` this way: its
-    // keys nulled, then garbage-collected with the ExternalSecret). Checked before Vault is read.
-    if (existing && (creationPolicy === 'Owner' || creationPolicy === 'Orphan') && !createdByUs(existing, es) && !wantsSecretAdoption(es)) {
-      return fail(new SafeError('SecretNotOwned', `Secret ${ns}/${targetName} already exists and was not created by vaultgate for this ExternalSecret `
-        + `(no owner reference to it, no ${LABEL_CREATED_BY} or ${LABEL_CREATED_FOR} label naming it); it is left untouched. To let this ExternalSecret take it over `
-        + `(its other keys are removed${creationPolicy === 'Owner' ? ', and it is deleted with the ExternalSecret' : ''}), annotate the ExternalSecret `
-        + `${ADOPT_SECRET_ANNOTATION}: "true"; to add keys to it instead, use creationPolicy Merge`), intervalMs || undefined, 'SecretNotOwned');
+    if (plan.steps.includes('render')) {
+      await render(ctx, renderer, seen, d);
+      plan = planExternalSecret(d, seen.observed, settings);
     }
-
-    // templateFrom ConfigMaps/Secrets as they are now: a changed one makes the Secret out of date.
-    const templateSources = await readTemplateSources(ctx, ns, spec.target);
-    secretTexts.push(...templateSources.secretTexts);
-
-    const refreshIn: RefreshInput = {
-      uid: es.metadata.uid ?? '', generation: es.metadata.generation ?? 0, labels: es.metadata.labels, annotations: es.metadata.annotations,
-      refreshInterval: spec.refreshInterval, refreshPolicy: spec.refreshPolicy, syncedResourceVersion: status.syncedResourceVersion, refreshTime: status.refreshTime,
-      ...(spec.syncWindows ? { syncWindows: spec.syncWindows } : {}),
-    };
-    const due = shouldRefresh(refreshIn, t.getTime());
-    // A target without the managed label is outside the Secret cache: hand edits to it would go unseen,
-    // so it is not "valid" until re-labelled (ESO patches the label back the same way).
-    const secretValid = creationPolicy === 'None' || (existing !== undefined && existing.metadata.labels?.[LABEL_MANAGED] === 'true'
-      && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] === storedSecretData(existing).hash(dataHash)
-      && sourceVersions.current(key, templateSources));
-    const readyNow = getCondition(status.conditions, 'Ready');
-    const syncedThisGeneration = status.syncedResourceVersion?.split('-')[0] === String(es.metadata.generation ?? 0);
-    if (!due && secretValid && readyNow?.status === 'True' && syncedThisGeneration) {
-      const next = nextRefreshInMs(refreshIn, t.getTime());
-      return next === undefined ? DONE : requeueAfter(next + 1);
-    }
-
-    // How old a shared read may be: periodic refreshes accept the jitter window, a force-sync
-    // (metadata-only change) nothing but in-flight sharing, anything else a short window.
-    const forceSync = status.syncedResourceVersion !== undefined && status.syncedResourceVersion !== currentRv
-      && status.syncedResourceVersion.split('-')[0] === String(es.metadata.generation ?? 0);
-    const maxAge = forceSync ? 0
-      : status.syncedResourceVersion === currentRv && intervalMs > 0 ? Math.min(intervalMs * (deps.refreshWindowFraction ?? 0.2), deps.maxRefreshWindowMs ?? 900_000)
-      : deps.coalesceWindowMs ?? 30_000;
-    // ExternalSecrets force-synced by one request (the same annotation value) share its fresh reads.
-    const forceValue = es.metadata.annotations?.[ANNOTATION_FORCE_SYNC];
-    const shareTag = forceSync && forceValue !== undefined ? `${ANNOTATION_FORCE_SYNC}=${forceValue}` : undefined;
-
-    let data: Map<string, Buffer>;
-    let desired: DesiredSecret;
-    try {
-      const sources = new Map<string, Promise<SecretSource>>();
-      const sourceFor = (ref: SecretStoreRef | undefined): Promise<SecretSource> => {
-        const k = storeKey(ref, ns);
-        let s = sources.get(k);
-        if (!s) sources.set(k, (s = openSource(ctx, deps, ref, ns, maxAge, shareTag)));
-        return s;
-      };
-      const provider = await providerSecretData(spec, sourceFor);
-      data = provider.data;
-      for (const v of data.values()) secretTexts.push(v.toString('utf8'));
-      if (data.size === 0 && deletionPolicy === 'Delete') {
-        if (existing && creationPolicy === 'Owner' && isControlledBy(existing, es)) {
-          await ctx.client.delete(SECRETS, targetName, ns, { preconditions: { uid: existing.metadata.uid } });
-          ctx.events.record(es, { type: 'Normal', reason: 'Deleted', note: `deleted Secret ${targetName}: the provider has no data any more (deletionPolicy Delete)` });
-        }
-        await writeStatus({ status: 'True', reason: 'SecretDeleted', message: 'secret deleted: the provider has no data (deletionPolicy Delete)' }, true);
-        return scheduleNext(refreshIn, t);
-      }
-      if (data.size === 0 && deletionPolicy === 'Retain' && provider.missing.length === 0 && existing) {
-        await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'the provider returned no data; the existing Secret is kept (deletionPolicy Retain)' }, true);
-        return scheduleNext(refreshIn, t);
-      }
-      desired = await renderer.desiredSecret(ns, spec.target, data, es.metadata, templateSources.sources);
-      for (const v of desired.data.values()) secretTexts.push(v.toString('utf8'));
-    } catch (err) {
-      // A template source that does not exist yet: wait for it (the ConfigMap watch, or the retry).
-      if (err instanceof TemplateSourceMissingError) return fail(err, intervalMs > 0 ? Math.min(intervalMs, 60_000) : 60_000, 'TemplateSourceNotFound');
-      return fail(err, intervalMs > 0 ? intervalMs : undefined);
-    }
-
-    if (creationPolicy === 'None') {
-      await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'secret synced (creationPolicy None: no Secret is written)' }, true);
-      return scheduleNext(refreshIn, t);
-    }
-    if (creationPolicy === 'Merge' && !existing) {
-      return fail(new SafeError('SecretMissing', `target Secret ${targetName} does not exist; creationPolicy Merge only adds keys to an existing Secret`), deps.missingTargetRetryMs ?? 30_000, 'SecretMissing');
-    }
-    // CreateOrMerge (ESO v2): adds keys to an existing Secret as Merge does, or creates one without an
-    // owner as Orphan does.
-    const writePolicy = creationPolicy === 'CreateOrMerge' ? (existing ? 'Merge' : 'Orphan') : creationPolicy;
-    if (existing && (creationPolicy === 'Owner' || creationPolicy === 'Orphan') && otherController(existing, es)) {
-      return fail(new SafeError('SecretSyncedError', `Secret ${targetName} is controlled by another owner; vaultgate does not take it over`), intervalMs || undefined);
-    }
-
-    try {
-      // Events are for what a user should look at: no Event for a routine create or update (ESO records
-      // one per sync: 1,000 ExternalSecrets, 1,000 Events), one when a Secret edited by hand is repaired.
-      const editedByHand = existing !== undefined && existing.metadata.annotations?.[ANNOTATION_DATA_HASH] !== undefined
-        && existing.metadata.annotations[ANNOTATION_DATA_HASH] !== storedSecretData(existing).hash(dataHash);
-      const wrote = await converge(ctx, es, targetName, writePolicy, desired, existing, deps.ownSecretWrites);
-      await addTemplateFinalizers(ctx, ns, targetName, spec.target?.template?.metadata?.finalizers, existing);
-      if (wrote && editedByHand) ctx.events.record(es, { type: 'Normal', reason: 'Repaired', note: `Secret ${targetName} was changed outside vaultgate; its data was restored from the provider` });
-    } catch (err) {
-      if (isNotFound(err) && writePolicy === 'Merge') return fail(new SafeError('SecretMissing', `target Secret ${targetName} disappeared`), deps.missingTargetRetryMs ?? 30_000, 'SecretMissing');
-      if (err instanceof SafeError && err.reason === 'SecretNotOwned') return fail(err, deps.missingTargetRetryMs ?? 30_000, 'SecretNotOwned');
-      return fail(new SafeError(reasonOf(err, 'SecretSyncedError'), `cannot write Secret ${targetName}: ${safeMessage(err)}`), deps.missingTargetRetryMs ?? 30_000);
-    }
-    await writeStatus({ status: 'True', reason: 'SecretSynced', message: 'secret synced' }, true);
-    sourceVersions.remember(key, templateSources);
-    return scheduleNext(refreshIn, t);
+    return act(ctx, deps, seen, d, plan, settings, sourceVersions);
   };
 }
 
-function scheduleNext(input: RefreshInput, t: Date): Result {
-  // After a sync the refresh clock restarts now.
-  const next = nextRefreshInMs({ ...input, refreshTime: timestamp(t), syncedResourceVersion: syncedResourceVersion(input.generation, input.labels, input.annotations) }, t.getTime());
-  return next === undefined ? DONE : requeueAfter(next + 1);
+/** What the spec asks for, or why it is refused (admission's re-check; an unreadable refreshInterval). */
+function desiredOf(es: ExternalSecretObject, ctx: ReconcileContext, deps: ExternalSecretDeps): EsDesired {
+  const spec = es.spec;
+  const denials = admissionDenials(es, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));
+  let refused = denials.length > 0 ? `refused: ${describeFindings(denials)}` : undefined;
+  let intervalMs = 0;
+  try {
+    intervalMs = refreshIntervalMs(spec.refreshInterval);
+  } catch (e) {
+    refused ??= errorPolicy(e).message;
+  }
+  return {
+    namespace: es.metadata.namespace ?? '',
+    targetName: spec.target?.name ?? es.metadata.name,
+    creationPolicy: (spec.target?.creationPolicy ?? 'Owner'),
+    deletionPolicy: (spec.target?.deletionPolicy ?? 'Retain'),
+    intervalMs,
+    ...(refused !== undefined ? { refused } : {}),
+    adopt: wantsSecretAdoption(es),
+  };
+}
+
+/**
+ * The target Secret, whose it is, and the refresh clock. The target and the templateFrom sources are
+ * looked up only for an ExternalSecret that is ours and admitted: the plan's first two questions need neither.
+ */
+async function observe(ctx: ReconcileContext, deps: ExternalSecretDeps, es: ExternalSecretObject, d: EsDesired, key: string, t: Date, sourceVersions: RenderedSourceVersions): Promise<Seen> {
+  const status = (es.status ?? {}) as EsStatus;
+  const generation = es.metadata.generation ?? 0;
+  const refreshIn: RefreshInput = {
+    uid: es.metadata.uid ?? '', generation, labels: es.metadata.labels, annotations: es.metadata.annotations,
+    refreshInterval: es.spec.refreshInterval, refreshPolicy: es.spec.refreshPolicy, syncedResourceVersion: status.syncedResourceVersion, refreshTime: status.refreshTime,
+    ...(es.spec.syncWindows ? { syncWindows: es.spec.syncWindows } : {}),
+  };
+  const syncedThisGeneration = status.syncedResourceVersion?.split('-')[0] === String(generation);
+  const observed: EsObserved = {
+    anotherControllersStore: anotherControllersStore(ctx, es, deps.controllerClass),
+    refresh: {
+      due: shouldRefresh(refreshIn, t.getTime()),
+      nextMs: nextRefreshInMs(refreshIn, t.getTime()),
+      readyThisGeneration: getCondition(status.conditions, 'Ready')?.status === 'True' && syncedThisGeneration,
+      ...(status.syncedResourceVersion !== undefined ? { syncedRv: status.syncedResourceVersion } : {}),
+      generation,
+      currentRv: syncedResourceVersion(generation, es.metadata.labels, es.metadata.annotations),
+      ...(es.metadata.annotations?.[ANNOTATION_FORCE_SYNC] !== undefined ? { forceSyncValue: es.metadata.annotations[ANNOTATION_FORCE_SYNC] } : {}),
+    },
+  };
+  const seen: Seen = { es, key, t, observed, refreshIn, secretTexts: [] };
+  if (observed.anotherControllersStore || d.refused !== undefined) return seen;
+
+  // The cache holds only Secrets labelled as managed (main.ts); one we have not labelled (yet), or whose
+  // label was removed, needs a GET.
+  seen.existing = ctx.cache<SecretObject>(SECRETS).get(`${d.namespace}/${d.targetName}`);
+  if (!seen.existing && d.creationPolicy !== 'None') seen.existing = await ctx.client.get<SecretObject>(SECRETS, d.targetName, d.namespace);
+  // templateFrom ConfigMaps/Secrets as they are now: a changed one makes the Secret out of date.
+  seen.templateSources = await readTemplateSources(ctx, d.namespace, es.spec.target);
+  seen.secretTexts.push(...seen.templateSources.secretTexts);
+  if (seen.existing) observed.target = targetFacts(seen.existing, es, sourceVersions.current(key, seen.templateSources));
+  return seen;
+}
+
+function targetFacts(secret: SecretObject, es: KubeObject, sourcesCurrent: boolean): NonNullable<EsObserved['target']> {
+  const hash = secret.metadata.annotations?.[ANNOTATION_DATA_HASH];
+  const hashMatches = hash === storedSecretData(secret).hash(dataHash);
+  return {
+    createdByUs: createdByUs(secret, es),
+    controlledByUs: isControlledBy(secret, es),
+    controlledByOther: otherController(secret, es),
+    // A target without the managed label is outside the Secret cache: hand edits to it would go unseen,
+    // so it is not valid until re-labelled (ESO patches the label back the same way).
+    valid: secret.metadata.labels?.[LABEL_MANAGED] === 'true' && hashMatches && sourcesCurrent,
+    editedByHand: hash !== undefined && !hashMatches,
+  };
+}
+
+/** Any store of another controller class makes the ExternalSecret another controller's (unknown stores do not count). */
+function anotherControllersStore(ctx: ReconcileContext, es: ExternalSecretObject, controllerClass: string): boolean {
+  const ns = es.metadata.namespace ?? '';
+  return storeRefs(es.spec).some((ref) => {
+    const store = ref?.name ? lookupStore(ctx, ref, ns).store : undefined;
+    return store !== undefined && !isOurClass(store.spec, controllerClass);
+  });
+}
+
+function storeRefs(spec: ExternalSecretSpec | undefined): Array<SecretStoreRef | undefined> {
+  return [spec?.secretStoreRef, ...(spec?.data ?? []).map((d) => d.sourceRef?.storeRef), ...(spec?.dataFrom ?? []).map((d) => d.sourceRef?.storeRef)];
+}
+
+function failedAs(err: unknown): Failed {
+  return { failed: errorPolicy(err, 'SecretSyncedError'), templateSourceMissing: err instanceof TemplateSourceMissingError };
+}
+
+/** The provider's data, through each store's own session (one per store, opened on first use). */
+async function readProvider(ctx: ReconcileContext, deps: ExternalSecretDeps, seen: Seen, age: { maxAgeMs: number; shareTag?: string }): Promise<void> {
+  const ns = seen.es.metadata.namespace ?? '';
+  const sources = new Map<string, Promise<SecretSource>>();
+  const sourceFor = (ref: SecretStoreRef | undefined): Promise<SecretSource> => {
+    const k = storeKey(ref, ns);
+    let s = sources.get(k);
+    if (!s) sources.set(k, (s = openSource(ctx, deps, ref, ns, age.maxAgeMs, age.shareTag)));
+    return s;
+  };
+  try {
+    const provider = await providerSecretData(seen.es.spec, sourceFor);
+    seen.data = provider.data;
+    for (const v of provider.data.values()) seen.secretTexts.push(v.toString('utf8'));
+    seen.observed.provider = { keys: provider.data.size, missing: provider.missing.length };
+  } catch (err) {
+    seen.observed.provider = failedAs(err);
+  }
+}
+
+/**
+ * The Secret the spec renders, and whether the target already is that Secret. A Merge target with other
+ * keys is read with a GET first: the cache keeps no values, and the data-hash covers them too.
+ */
+async function render(ctx: ReconcileContext, renderer: SecretRenderer, seen: Seen, d: EsDesired): Promise<void> {
+  try {
+    seen.desired = await renderer.desiredSecret(d.namespace, seen.es.spec.target, seen.data ?? new Map<string, Buffer>(), seen.es.metadata, seen.templateSources?.sources);
+  } catch (err) {
+    seen.observed.rendered = failedAs(err);
+    return;
+  }
+  for (const v of seen.desired.data.values()) seen.secretTexts.push(v.toString('utf8'));
+  if (!seen.existing || d.creationPolicy === 'None') {
+    seen.observed.rendered = { matches: false };
+    return;
+  }
+  const policy = writePolicyOf(d, true);
+  let target = targetSecret(seen.es, policy, seen.desired, seen.existing);
+  if (target.needsValues) {
+    const live = await ctx.client.get<SecretObject>(SECRETS, d.targetName, d.namespace);
+    if (!live) {
+      delete seen.existing;
+      delete seen.observed.target;
+      seen.observed.rendered = { matches: false };
+      return;
+    }
+    seen.existing = live;
+    target = targetSecret(seen.es, policy, seen.desired, live);
+  }
+  seen.observed.rendered = { matches: target.matches };
+}
+
+/** Carry out the plan: its steps, then the status, the Events, and when to look again. */
+async function act(ctx: ReconcileContext, deps: ExternalSecretDeps, seen: Seen, d: EsDesired, plan: EsPlan, s: EsSettings, sourceVersions: RenderedSourceVersions): Promise<Result> {
+  for (const step of plan.steps) {
+    try {
+      if (step === 'delete-secret') await ctx.client.delete(SECRETS, d.targetName, d.namespace, { preconditions: { uid: seen.existing?.metadata.uid } });
+      else if (step === 'add-template-finalizers') await addTemplateFinalizers(ctx, d.namespace, d.targetName, seen.es.spec.target?.template?.metadata?.finalizers, seen.existing);
+      else if (typeof step === 'object' && 'write' in step) await writeTarget(ctx, seen, d, step.write, deps.ownSecretWrites);
+    } catch (err) {
+      const failure = { failed: errorPolicy(err, 'SecretSyncedError'), notFound: isNotFound(err), alreadyExists: isAlreadyExists(err) };
+      return act(ctx, deps, seen, d, planStepFailure(d, step, seen.existing !== undefined, failure, s), s, sourceVersions);
+    }
+  }
+  if (plan.status) await writeStatus(ctx, seen, d, { ...plan.status.ready, message: withoutSecrets(plan.status.ready.message, seen.secretTexts) }, plan.status.refreshed);
+  for (const e of plan.events) ctx.events.record(seen.es, { ...e, note: withoutSecrets(e.note, seen.secretTexts) });
+  if (plan.steps.includes('add-template-finalizers')) sourceVersions.remember(seen.key, seen.templateSources!);
+  return then(plan, d, seen);
+}
+
+function then(plan: EsPlan, d: EsDesired, seen: Seen): Result {
+  const next = (ms: number | undefined): Result => (ms === undefined ? DONE : requeueAfter(ms + 1));
+  switch (typeof plan.then === 'string' ? plan.then : plan.then.kind) {
+    case 'done': return DONE;
+    case 'next': return next(seen.observed.refresh.nextMs);
+    // After a sync the refresh clock restarts now.
+    case 'schedule': return next(nextRefreshInMs({ ...seen.refreshIn, refreshTime: timestamp(seen.t), syncedResourceVersion: seen.observed.refresh.currentRv }, seen.t.getTime()));
+    // Rethrown with the status's own reason and message (never a value): the work queue's backoff.
+    case 'backoff': throw new ReconcileError(plan.status?.ready.reason ?? 'SecretSyncedError', withoutSecrets(plan.status?.ready.message ?? '', seen.secretTexts));
+    case 'after': return requeueAfter((plan.then as { ms: number }).ms);
+    default: return d.intervalMs > 0 ? requeueAfter(d.intervalMs) : DONE; // never: the periodic refresh only
+  }
+}
+
+async function writeStatus(ctx: ReconcileContext, seen: Seen, d: EsDesired, ready: { status: Condition['status']; reason: string; message: string }, refreshed: boolean): Promise<void> {
+  const status = (seen.es.status ?? {}) as EsStatus;
+  // Only fields ESO's CRD declares: with ESO's own CRDs installed, the apiserver refuses any other field in
+  // an apply (no observedGeneration here; syncedResourceVersion carries the generation).
+  const next: Record<string, unknown> = {
+    refreshTime: refreshed ? timestamp(seen.t) : status.refreshTime ?? null,
+    syncedResourceVersion: refreshed ? seen.observed.refresh.currentRv : status.syncedResourceVersion,
+    binding: { name: d.creationPolicy === 'None' ? '' : d.targetName },
+    conditions: setCondition(status.conditions, { type: 'Ready', ...ready }, undefined, seen.t),
+  };
+  if (next.syncedResourceVersion === undefined) delete next.syncedResourceVersion;
+  await applyStatus(ctx.client, EXTERNAL_SECRETS, seen.es, next);
 }
 
 function lookupStore(ctx: ReconcileContext, ref: SecretStoreRef | undefined, ns: string): { kind: StoreKind; store?: StoreObject; watched: boolean } {
@@ -300,17 +342,17 @@ function lookupStore(ctx: ReconcileContext, ref: SecretStoreRef | undefined, ns:
 async function openSource(ctx: ReconcileContext, deps: ExternalSecretDeps, ref: SecretStoreRef | undefined, ns: string, maxAge: number, shareTag?: string): Promise<SecretSource> {
   const { kind, store, watched } = lookupStore(ctx, ref, ns);
   const label = `${kind} ${ref?.name ?? ''}`;
-  if (!ref?.name) throw new SafeError('InvalidSpec', 'spec.secretStoreRef.name is required');
+  if (!ref?.name) throw new ReconcileError('InvalidSpec', 'spec.secretStoreRef.name is required', NEVER);
   // A namespaced install (--namespace) watches no ClusterSecretStore, as ESO's scoped mode: say so.
-  if (!watched) throw new SafeError('SecretSyncedError', `${label} cannot be used: this controller is installed for some namespaces only (watchNamespaces) and serves no ${kind}; use a SecretStore in namespace ${ns}`);
-  if (!store) throw new SafeError('SecretSyncedError', `${label} not found`);
-  if (!isOurClass(store.spec, deps.controllerClass)) throw new SafeError('SecretSyncedError', `${label} belongs to another controller class`);
+  if (!watched) throw new ReconcileError('SecretSyncedError', `${label} cannot be used: this controller is installed for some namespaces only (watchNamespaces) and serves no ${kind}; use a SecretStore in namespace ${ns}`, NEVER);
+  if (!store) throw new ReconcileError('SecretSyncedError', `${label} not found`, NEVER);
+  if (!isOurClass(store.spec, deps.controllerClass)) throw new ReconcileError('SecretSyncedError', `${label} belongs to another controller class`, NEVER);
   const ready = getCondition((store.status as { conditions?: Condition[] } | undefined)?.conditions, 'Ready');
-  if (ready?.status === 'False') throw new SafeError('SecretSyncedError', `${label} is not ready: ${ready.message}`);
+  if (ready?.status === 'False') throw new ReconcileError('SecretSyncedError', `${label} is not ready: ${ready.message}`, NEVER);
   if (kind === 'ClusterSecretStore') {
     const nsObj = tryCache(ctx, NAMESPACES)?.get(ns);
     if (!storeAllowsNamespace(store.spec.conditions, ns, nsObj ? nsObj.metadata.labels ?? {} : undefined)) {
-      throw new SafeError('SecretSyncedError', `${label} does not allow namespace ${ns} (spec.conditions)`);
+      throw new ReconcileError('SecretSyncedError', `${label} does not allow namespace ${ns} (spec.conditions)`, NEVER);
     }
   }
   const conn = await deps.connector.connect(kind, store, ns);
@@ -332,21 +374,6 @@ export function createdByUs(secret: KubeObject, es: KubeObject): boolean {
 
 export function wantsSecretAdoption(es: KubeObject): boolean {
   return es.metadata.annotations?.[ADOPT_SECRET_ANNOTATION] === 'true';
-}
-
-/**
- * `message`, or a fixed text when it contains one of `secrets` (or its base64), or one in another form
- * (case, reversed, split and joined, quoted, base64/hex, a long piece: secret-forms.ts): error messages
- * are built without values, and this catches one that is not. Values shorter than 4 characters cannot be
- * told apart from ordinary words and are not checked.
- */
-export function withoutSecrets(message: string, secrets: readonly string[]): string {
-  for (const s of secrets) {
-    if (s.length < 4) continue;
-    if (message.includes(s) || message.includes(Buffer.from(s).toString('base64'))) return WITHHELD_MESSAGE;
-    for (const line of s.split('\n')) if (line.trim().length >= 8 && message.includes(line.trim())) return WITHHELD_MESSAGE;
-  }
-  return holdsSecretForm(message, secrets) ? WITHHELD_MESSAGE : message;
 }
 
 function isControlledBy(secret: KubeObject, es: KubeObject): boolean {
@@ -372,21 +399,20 @@ async function addTemplateFinalizers(ctx: ReconcileContext, ns: string, name: st
   await ctx.client.patch(SECRETS, name, ns, { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: [...(current.metadata.finalizers ?? []), ...missing] } }, 'merge');
 }
 
-/** Make the Secret match `desired`; false when it already did (no write). */
-async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: string, policy: string, desired: DesiredSecret, existing: SecretObject | undefined, ownWrites?: OwnWrites): Promise<boolean> {
+/**
+ * The target as it should be: the body to write, the keys someone else wrote into a Secret that must hold
+ * exactly our data, and whether `existing` already is it. `needsValues`: a Merge over a cached Secret with
+ * other keys, whose hash cannot be computed without their values (kube/cache-transform.ts keeps none).
+ */
+function targetSecret(es: ExternalSecretObject, policy: WritePolicy, desired: DesiredSecret, existing: SecretObject | undefined): { body: KubeObject; foreign: string[]; matches: boolean; needsValues: boolean } {
   const ns = es.metadata.namespace ?? '';
+  const name = es.spec.target?.name ?? es.metadata.name;
   const ours = new Map([...desired.data].map(([k, v]) => [k, v.toString('base64')]));
   const stored = existing ? storedSecretData(existing) : undefined;
   const foreign = (stored?.keys() ?? []).filter((k) => !ours.has(k));
+  const needsValues = policy === 'Merge' && foreign.length > 0 && !stored?.values;
   // Merge: the hash covers the whole Secret as it will be, so the annotation stays consistent with its data.
-  // The cache keeps no values: the other keys' values are read with a GET, only for this.
-  const actualData = stored?.values ?? {};
-  if (policy === 'Merge' && foreign.length > 0 && !stored?.values) {
-    const live = await ctx.client.get<SecretObject>(SECRETS, name, ns);
-    if (!live) throw new KubeApiError(404, 'NotFound', `secrets "${name}" not found`);
-    return converge(ctx, es, name, policy, desired, live, ownWrites);
-  }
-  const finalData = policy === 'Merge' ? { ...actualData, ...Object.fromEntries(ours) } : Object.fromEntries(ours);
+  const finalData = policy === 'Merge' ? { ...(stored?.values ?? {}), ...Object.fromEntries(ours) } : Object.fromEntries(ours);
   const annotations = { ...desired.annotations, [ANNOTATION_DATA_HASH]: dataHash(finalData) };
   const owner = policy === 'Owner';
   // Who the Secret was written for: ESO's created-by label on Owner Secrets (with the owner reference; ESO
@@ -397,15 +423,8 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
     ...(owner ? { [LABEL_CREATED_BY]: createdByLabel(ns, es.metadata.name) } : {}),
     ...(policy === 'Orphan' && es.metadata.uid ? { [LABEL_CREATED_FOR]: es.metadata.uid } : {}),
   };
-
-  if (existing && upToDate(existing, ours, labels, annotations, desired, policy, owner ? es : undefined)) return false;
-
-  // Keys written by someone else into a Secret that must hold exactly our data: SSA cannot remove
-  // fields another manager owns, so clear them with a merge patch first.
-  if (existing && policy !== 'Merge' && foreign.length > 0) {
-    await ctx.client.patch(SECRETS, name, ns, { data: Object.fromEntries(foreign.map((k) => [k, null])) }, 'merge');
-  }
   const body: KubeObject = {
+    apiVersion: 'v1', kind: 'Secret',
     metadata: { name, namespace: ns, labels, annotations },
     data: Object.fromEntries(ours),
     ...(policy !== 'Merge' && (desired.type || !existing) ? { type: desired.type ?? 'Opaque' } : {}),
@@ -414,16 +433,22 @@ async function converge(ctx: ReconcileContext, es: ExternalSecretObject, name: s
   // ESO's bookkeeping (reconcile.external-secrets.io/*) as ESO writes it; vaultgate's own label only on an
   // Orphan Secret (created-for), where nothing of ESO's says which ExternalSecret it belongs to.
   if (owner) body.metadata.ownerReferences = [controllerReference(EXTERNAL_SECRETS, es)];
-  // A new Secret is created (POST), never applied: an apply would silently take over one someone else
-  // created since we looked; a create fails on it, and the next sync finds it and checks whose it is.
-  const written = existing
-    ? await ctx.client.apply(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }, { force: true })
-    : await ctx.client.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...body }).catch((err: unknown) => {
-      if (isAlreadyExists(err)) throw new SafeError('SecretNotOwned', `Secret ${ns}/${name} was created by someone else while this ExternalSecret was creating it; it is left untouched`);
-      throw err;
-    });
+  const matches = existing !== undefined && !needsValues && upToDate(existing, ours, labels, annotations, desired, policy, owner ? es : undefined);
+  return { body, foreign, matches, needsValues };
+}
+
+/** Write the target: a new Secret is created (POST), an existing one of ours applied. */
+async function writeTarget(ctx: ReconcileContext, seen: Seen, d: EsDesired, policy: WritePolicy, ownWrites?: OwnWrites): Promise<void> {
+  const { body, foreign } = targetSecret(seen.es, policy, seen.desired!, seen.existing);
+  // Keys written by someone else into a Secret that must hold exactly our data: SSA cannot remove
+  // fields another manager owns, so clear them with a merge patch first.
+  if (seen.existing && policy !== 'Merge' && foreign.length > 0) {
+    await ctx.client.patch(SECRETS, d.targetName, d.namespace, { data: Object.fromEntries(foreign.map((k) => [k, null])) }, 'merge');
+  }
+  // Never applied when new: an apply would silently take over one someone else created since we looked;
+  // a create fails on it (AlreadyExists: SecretNotOwned), and the next sync finds it and checks whose it is.
+  const written = seen.existing ? await ctx.client.apply(SECRETS, body, { force: true }) : await ctx.client.create(SECRETS, body);
   ownWrites?.record(written);
-  return true;
 }
 
 function upToDate(existing: SecretObject, ours: Map<string, string>, labels: Record<string, string>, annotations: Record<string, string>, desired: DesiredSecret, policy: string, owner: KubeObject | undefined): boolean {

@@ -27,7 +27,8 @@ import { ApiServerAudiences } from '../../kube/api-audiences.ts';
 import { defaultContext, type AdmissionContext } from '../../webhook/admission/context.ts';
 import { ESO_API_VERSION } from '../../schemas/eso-kinds.ts';
 import { storeTokenAudiences, TOKEN_AUDIENCE_RULE, tokenAudienceProblem } from '../../webhook/rules/eso/token-audiences.ts';
-import { admissionDenials, describeFindings, safeMessage, SafeError } from './common.ts';
+import { admissionDenials, describeFindings, safeMessage } from './common.ts';
+import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
 
 export interface StoreObject extends KubeObject {
   spec: SecretStoreSpec;
@@ -73,15 +74,15 @@ export class StoreConnector {
    */
   async connect(kind: StoreKind, store: StoreObject, referentNamespace?: string): Promise<StoreConnection> {
     const vault = store.spec.provider?.vault;
-    if (!vault) throw new SafeError('InvalidProviderConfig', 'spec.provider.vault is required: vaultgate supports only the Vault provider');
+    if (!vault) throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault is required: vaultgate supports only the Vault provider', NEVER);
     const storeNs = kind === 'SecretStore' ? store.metadata.namespace ?? '' : undefined;
     const nsOf = (explicit: string | undefined, field: string): string => {
       if (storeNs !== undefined) {
-        if (explicit && explicit !== storeNs) throw new SafeError('InvalidProviderConfig', `${field}.namespace: a SecretStore may only reference its own namespace`);
+        if (explicit && explicit !== storeNs) throw new ReconcileError('InvalidProviderConfig', `${field}.namespace: a SecretStore may only reference its own namespace`, NEVER);
         return storeNs;
       }
       const ns = explicit ?? referentNamespace;
-      if (!ns) throw new SafeError('InvalidProviderConfig', `${field}.namespace is required for a ClusterSecretStore used without an ExternalSecret namespace`);
+      if (!ns) throw new ReconcileError('InvalidProviderConfig', `${field}.namespace is required for a ClusterSecretStore used without an ExternalSecret namespace`, NEVER);
       return ns;
     };
     const ctx = this.opts.admission?.() ?? defaultContext();
@@ -89,7 +90,7 @@ export class StoreConnector {
     // (server syntax and allow-list, paths, auth methods, references), whatever its Ready condition says:
     // an ExternalSecret may be reconciled before the store is, and the webhook may have been bypassed.
     const denials = admissionDenials({ ...store, apiVersion: ESO_API_VERSION, kind }, ctx);
-    if (denials.length > 0) throw new SafeError('InvalidProviderConfig', describeFindings(denials));
+    if (denials.length > 0) throw new ReconcileError('InvalidProviderConfig', describeFindings(denials), NEVER);
     const client = await this.vaultClient(vault, nsOf, await this.certAuthTls(vault, nsOf));
     const creds = await this.credentials(vault, nsOf, ctx);
     return {
@@ -111,16 +112,16 @@ export class StoreConnector {
       const p = vault.caProvider;
       const ns = nsOf(p.namespace, 'spec.provider.vault.caProvider');
       const obj = await this.opts.client.get(p.type === 'ConfigMap' ? CONFIGMAPS : SECRETS, p.name, ns);
-      if (!obj) throw new SafeError('InvalidProviderConfig', `spec.provider.vault.caProvider: ${p.type} ${ns}/${p.name} not found`);
+      if (!obj) throw new ReconcileError('InvalidProviderConfig', `spec.provider.vault.caProvider: ${p.type} ${ns}/${p.name} not found`, NEVER);
       const key = p.key ?? 'ca.crt';
       const raw = p.type === 'ConfigMap' ? (obj.data as Record<string, string> | undefined)?.[key] : decodeSecretValue(obj, key);
-      if (!raw) throw new SafeError('InvalidProviderConfig', `spec.provider.vault.caProvider: key "${key}" not found in ${p.type} ${ns}/${p.name}`);
+      if (!raw) throw new ReconcileError('InvalidProviderConfig', `spec.provider.vault.caProvider: key "${key}" not found in ${p.type} ${ns}/${p.name}`, NEVER);
       ca = raw;
     }
     let cert: string | undefined;
     let key: string | undefined;
     if (vault.tls?.certSecretRef || vault.tls?.keySecretRef) {
-      if (!vault.tls.certSecretRef || !vault.tls.keySecretRef) throw new SafeError('InvalidProviderConfig', 'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided');
+      if (!vault.tls.certSecretRef || !vault.tls.keySecretRef) throw new ReconcileError('InvalidProviderConfig', 'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided', NEVER);
       cert = await this.secretValue(vault.tls.certSecretRef, 'spec.provider.vault.tls.certSecretRef', nsOf, 'tls.crt');
       key = await this.secretValue(vault.tls.keySecretRef, 'spec.provider.vault.tls.keySecretRef', nsOf, 'tls.key');
     }
@@ -145,7 +146,7 @@ export class StoreConnector {
 
   private async credentials(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string, ctx: AdmissionContext): Promise<VaultCredentials> {
     const auth = vault.auth;
-    if (!auth) throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth is required');
+    if (!auth) throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth is required', NEVER);
     const exp = this.opts.tokenExpirationSeconds ?? 600;
     // ESO's order (pkg/provider/vault/auth.go setAuth): tokenSecretRef, appRole, kubernetes, ldap, userPass,
     // jwt, cert; the first method the store sets is the one used, so a manifest logs in as it does with ESO.
@@ -156,7 +157,7 @@ export class StoreConnector {
     if (auth.appRole) {
       const a = auth.appRole;
       const roleRef = a.roleRef;
-      if (!a.roleId && !roleRef) throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth.appRole needs roleId or roleRef');
+      if (!a.roleId && !roleRef) throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth.appRole needs roleId or roleRef', NEVER);
       const subject = this.refSubject(a.secretRef, nsOf, 'spec.provider.vault.auth.appRole.secretRef');
       // A role id is an identifier, not a secret: resolve a roleRef now so the identity key is stable.
       const roleId = roleRef ? (await this.secretValue(roleRef, 'spec.provider.vault.auth.appRole.roleRef', nsOf)).trim() : a.roleId ?? '';
@@ -175,7 +176,7 @@ export class StoreConnector {
         return { method: 'kubernetes', mount, role: k.role, subject: `serviceaccount ${ns}/${sa.name}`, jwt: () => this.tokenFor(ns, sa, audiences, exp) };
       }
       // secretRef (a long-lived token Secret) is refused by admission (rule eso.store.auth-unsupported).
-      throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth.kubernetes needs serviceAccountRef: vaultgate never logs in to Vault with its own service account on behalf of a store');
+      throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth.kubernetes needs serviceAccountRef: vaultgate never logs in to Vault with its own service account on behalf of a store', NEVER);
     }
     const passwordLogin = this.secretLoginCredentials(auth, nsOf, ['ldap', 'userPass']);
     if (passwordLogin) return passwordLogin;
@@ -194,13 +195,13 @@ export class StoreConnector {
         const ref = j.secretRef;
         return { method: 'jwt', mount, ...(j.role ? { role: j.role } : {}), subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.jwt.secretRef'), jwt: () => this.secretValue(ref, 'spec.provider.vault.auth.jwt.secretRef', nsOf) };
       }
-      throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth.jwt needs secretRef or kubernetesServiceAccountToken');
+      throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth.jwt needs secretRef or kubernetesServiceAccountToken', NEVER);
     }
     const certLogin = this.secretLoginCredentials(auth, nsOf, ['cert']);
     if (certLogin) return certLogin;
     const unsupported = (['iam', 'gcp'] as const).find((m) => auth[m]);
-    if (unsupported) throw new SafeError('InvalidProviderConfig', `spec.provider.vault.auth.${unsupported} is not supported by vaultgate (supported: kubernetes, tokenSecretRef, appRole, jwt, ldap, userPass, cert)`);
-    throw new SafeError('InvalidProviderConfig', 'spec.provider.vault.auth sets no authentication method');
+    if (unsupported) throw new ReconcileError('InvalidProviderConfig', `spec.provider.vault.auth.${unsupported} is not supported by vaultgate (supported: kubernetes, tokenSecretRef, appRole, jwt, ldap, userPass, cert)`, NEVER);
+    throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth sets no authentication method', NEVER);
   }
 
   /**
@@ -246,10 +247,10 @@ export class StoreConnector {
       apiServer = await this.apiAudiences.get({ namespace: ns, name: sa.name });
     } catch (err) {
       // Unknown audiences: mint nothing rather than risk handing out a token the apiserver accepts.
-      throw new SafeError('ValidationFailed', `${field}: cannot tell the apiserver's own audiences (a TokenRequest for ServiceAccount ${ns}/${sa.name} failed: ${safeMessage(err)}), so no token is minted for this store`);
+      throw new ReconcileError('ValidationFailed', `${field}: cannot tell the apiserver's own audiences (a TokenRequest for ServiceAccount ${ns}/${sa.name} failed: ${safeMessage(err)}), so no token is minted for this store`, NEVER);
     }
     const problem = tokenAudienceProblem(audiences, ns, apiServer, ctx);
-    if (problem) throw new SafeError('InvalidProviderConfig', `${field}: ${problem} (rule ${TOKEN_AUDIENCE_RULE})`);
+    if (problem) throw new ReconcileError('InvalidProviderConfig', `${field}: ${problem} (rule ${TOKEN_AUDIENCE_RULE})`, NEVER);
     return audiences;
   }
 
@@ -264,13 +265,13 @@ export class StoreConnector {
 
   private async secretValue(ref: SecretKeySelector, field: string, nsOf: (ns: string | undefined, field: string) => string, defaultKey?: string): Promise<string> {
     const ns = nsOf(ref.namespace, field);
-    if (!ref.name) throw new SafeError('InvalidProviderConfig', `${field}.name is required`);
+    if (!ref.name) throw new ReconcileError('InvalidProviderConfig', `${field}.name is required`, NEVER);
     const key = ref.key ?? defaultKey;
-    if (!key) throw new SafeError('InvalidProviderConfig', `${field}.key is required`);
+    if (!key) throw new ReconcileError('InvalidProviderConfig', `${field}.key is required`, NEVER);
     const secret = await this.opts.client.get(SECRETS, ref.name, ns);
-    if (!secret) throw new SafeError('MissingProviderSecret', `${field}: Secret ${ns}/${ref.name} not found`);
+    if (!secret) throw new ReconcileError('MissingProviderSecret', `${field}: Secret ${ns}/${ref.name} not found`, NEVER);
     const value = decodeSecretValue(secret, key);
-    if (value === undefined) throw new SafeError('MissingProviderSecret', `${field}: key "${key}" not found in Secret ${ns}/${ref.name}`);
+    if (value === undefined) throw new ReconcileError('MissingProviderSecret', `${field}: key "${key}" not found in Secret ${ns}/${ref.name}`, NEVER);
     return value;
   }
 }

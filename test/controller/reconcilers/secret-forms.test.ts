@@ -4,7 +4,7 @@
 // built here independently of the module, as the canary tests build them.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { WITHHELD_MESSAGE, withoutSecrets } from '../../../controller/reconcilers/externalsecret.ts';
+import { WITHHELD_MESSAGE, withoutSecrets } from '../../../controller/reconcilers/secret-forms.ts';
 
 const SECRET = 'hunter2-Top-Secret-Vb7Qm4';
 const reversed = (s: string): string => [...s].reverse().join('');

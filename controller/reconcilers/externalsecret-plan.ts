@@ -1,0 +1,244 @@
+// What the ExternalSecret reconciler does, decided from what it observed. Pure: no I/O, no clock, and no
+// value (the plan holds names, reasons and messages; the Secret's data stays with the reconciler).
+// Called up to three times in one reconcile, as observation deepens: before Vault is read (is this ours
+// to sync, is a read due, may the target be written), after the read (is there anything to render) and
+// after the render (create, update, merge, adopt or nothing). The same observations give the same plan.
+import type { ErrorOutcome } from './error-policy.ts';
+import type { Retry } from '../../kube/reconcile-error.ts';
+import { ANNOTATION_FORCE_SYNC, LABEL_CREATED_BY } from '../../eso/target.ts';
+
+/**
+ * Label on a Secret vaultgate wrote with creationPolicy Orphan (which leaves no owner reference): the uid of
+ * the ExternalSecret it was written for, so the next sync knows the Secret is its own.
+ */
+export const LABEL_CREATED_FOR = 'vaultgate.io/created-for';
+
+/**
+ * Annotation on an ExternalSecret that lets it take over a target Secret vaultgate did not create (with
+ * creationPolicy Owner or Orphan). Without it such a Secret is left untouched: Ready=False, reason
+ * SecretNotOwned. With it the Secret becomes this ExternalSecret's: keys it does not produce are removed
+ * and, with Owner, it is garbage-collected with the ExternalSecret.
+ */
+export const ADOPT_SECRET_ANNOTATION = 'vaultgate.io/adopt-secret';
+
+export type CreationPolicy = 'Owner' | 'Orphan' | 'Merge' | 'CreateOrMerge' | 'None';
+export type DeletionPolicy = 'Retain' | 'Delete' | 'Merge';
+/** How the target is written: CreateOrMerge is Merge on an existing Secret, Orphan on a new one (ESO v2). */
+export type WritePolicy = 'Owner' | 'Orphan' | 'Merge' | 'None';
+
+/** What the spec asks for. */
+export interface EsDesired {
+  namespace: string;
+  targetName: string;
+  creationPolicy: CreationPolicy;
+  deletionPolicy: DeletionPolicy;
+  /** spec.refreshInterval in ms (0: fetch once). */
+  intervalMs: number;
+  /** Why the spec is refused (admission's re-check, an unreadable refreshInterval): nothing is read or written. */
+  refused?: string;
+  /** Annotated vaultgate.io/adopt-secret: "true". */
+  adopt: boolean;
+}
+
+/** The controller's settings the plan reads (ExternalSecretDeps' defaults applied). */
+export interface EsSettings {
+  missingTargetRetryMs: number;
+  coalesceWindowMs: number;
+  refreshWindowFraction: number;
+  maxRefreshWindowMs: number;
+}
+
+/** The target Secret as it is, by ownership (never its data). */
+export interface TargetSecret {
+  /** An owner reference to this ExternalSecret, ESO's created-by label naming it, or vaultgate's created-for label. */
+  createdByUs: boolean;
+  /** A controller owner reference to this ExternalSecret / to another object. */
+  controlledByUs: boolean;
+  controlledByOther: boolean;
+  /** Managed label set, data-hash matching its data, templateFrom sources as last rendered: nothing to repair. */
+  valid: boolean;
+  /** The data-hash annotation is set and does not match the data: changed outside vaultgate. */
+  editedByHand: boolean;
+}
+
+/** A read or a render that failed: the error policy's verdict, and whether a templateFrom source is missing. */
+export interface Failed {
+  failed: ErrorOutcome;
+  templateSourceMissing?: boolean;
+}
+
+export interface EsObserved {
+  /** A store it reads from is another controller class's (ESO's shouldSkipUnmanagedStore). */
+  anotherControllersStore: boolean;
+  /** undefined: there is no target Secret (or creationPolicy None, which never looks). */
+  target?: TargetSecret;
+  refresh: {
+    /** eso/refresh.ts shouldRefresh: the interval, policy, sync windows or a spec change call for a read. */
+    due: boolean;
+    /** ms to the next refresh as things are (undefined: none). */
+    nextMs?: number;
+    /** Ready=True, and status.syncedResourceVersion is of the current generation. */
+    readyThisGeneration: boolean;
+    /** syncedResourceVersion of the status, and the current one (generation, labels, annotations). */
+    syncedRv?: string;
+    generation: number;
+    currentRv: string;
+    /** The force-sync annotation's value. */
+    forceSyncValue?: string;
+  };
+  /** What the provider returned (absent until read). */
+  provider?: Failed | { keys: number; missing: number };
+  /** The Secret the spec renders, compared with the target (absent until rendered). */
+  rendered?: Failed | { matches: boolean };
+}
+
+export type EsDecision =
+  | 'skip' | 'refuse' | 'leave-foreign' | 'not-due' | 'read' | 'render' | 'failed' | 'delete' | 'keep' | 'synced-none'
+  | 'target-missing' | 'controlled-by-other' | 'noop' | 'create' | 'update' | 'merge' | 'adopt' | 'write-failed';
+
+export type EsStep =
+  /** Read the provider: reads younger than maxAge may be shared; shareTag groups one force-sync request. */
+  | { read: { maxAgeMs: number; shareTag?: string } }
+  | 'render'
+  | 'delete-secret'
+  | { write: WritePolicy; create: boolean }
+  /** template.metadata.finalizers added where missing (never removed). */
+  | 'add-template-finalizers';
+
+export interface Ready { status: 'True' | 'False'; reason: string; message: string }
+export interface EsEvent { type: 'Normal' | 'Warning'; reason: string; note: string }
+
+/**
+ * After the steps: `schedule` = next refresh counted from now (a sync happened), `next` = the next refresh
+ * as observed, `done` = wait for a change, or a retry rule (`never`: the periodic refresh, if any).
+ */
+export type Then = 'schedule' | 'next' | 'done' | Retry;
+
+export interface EsPlan {
+  decision: EsDecision;
+  steps: EsStep[];
+  /** Ready as it will be (undefined: status untouched); refreshed: refreshTime and syncedResourceVersion move to now. */
+  status?: { ready: Ready; refreshed: boolean };
+  events: EsEvent[];
+  then: Then;
+}
+
+const SYNCED_ERROR = 'SecretSyncedError';
+
+export function writePolicyOf(d: EsDesired, targetExists: boolean): WritePolicy {
+  if (d.creationPolicy === 'CreateOrMerge') return targetExists ? 'Merge' : 'Orphan';
+  return d.creationPolicy;
+}
+
+export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): EsPlan {
+  if (o.anotherControllersStore) return { decision: 'skip', steps: [], events: [], then: 'done' };
+  if (d.refused !== undefined) return failure('refuse', SYNCED_ERROR, d.refused, 'done');
+  const ownerOrOrphan = d.creationPolicy === 'Owner' || d.creationPolicy === 'Orphan';
+  // A Secret someone else created is not ours to take (ESO users lost `argocd-secret` this way: its keys
+  // nulled, then garbage-collected with the ExternalSecret). Decided before Vault is read.
+  if (o.target && ownerOrOrphan && !o.target.createdByUs && !d.adopt) {
+    return failure('leave-foreign', 'SecretNotOwned', notOwnedMessage(d), { kind: 'never' });
+  }
+  const valid = d.creationPolicy === 'None' || (o.target?.valid ?? false);
+  if (!o.refresh.due && valid && o.refresh.readyThisGeneration) return { decision: 'not-due', steps: [], events: [], then: 'next' };
+  if (!o.provider) return { decision: 'read', steps: [{ read: readAge(d, o, s) }], events: [], then: 'done' };
+  if ('failed' in o.provider) return fetchFailed(d, o.provider);
+
+  const synced = (message: string, reason = 'SecretSynced'): EsPlan['status'] => ({ ready: { status: 'True', reason, message }, refreshed: true });
+  if (o.provider.keys === 0 && d.deletionPolicy === 'Delete') {
+    const ours = o.target !== undefined && d.creationPolicy === 'Owner' && o.target.controlledByUs;
+    return {
+      decision: 'delete', steps: ours ? ['delete-secret'] : [],
+      status: synced('secret deleted: the provider has no data (deletionPolicy Delete)', 'SecretDeleted'),
+      events: ours ? [{ type: 'Normal', reason: 'Deleted', note: `deleted Secret ${d.targetName}: the provider has no data any more (deletionPolicy Delete)` }] : [],
+      then: 'schedule',
+    };
+  }
+  if (o.provider.keys === 0 && d.deletionPolicy === 'Retain' && o.provider.missing === 0 && o.target) {
+    return { decision: 'keep', steps: [], status: synced('the provider returned no data; the existing Secret is kept (deletionPolicy Retain)'), events: [], then: 'schedule' };
+  }
+  if (!o.rendered) return { decision: 'render', steps: ['render'], events: [], then: 'done' };
+  if ('failed' in o.rendered) return fetchFailed(d, o.rendered);
+
+  if (d.creationPolicy === 'None') return { decision: 'synced-none', steps: [], status: synced('secret synced (creationPolicy None: no Secret is written)'), events: [], then: 'schedule' };
+  if (d.creationPolicy === 'Merge' && !o.target) {
+    return failure('target-missing', 'SecretMissing', `target Secret ${d.targetName} does not exist; creationPolicy Merge only adds keys to an existing Secret`, { kind: 'after', ms: s.missingTargetRetryMs });
+  }
+  if (o.target && ownerOrOrphan && o.target.controlledByOther) {
+    return failure('controlled-by-other', SYNCED_ERROR, `Secret ${d.targetName} is controlled by another owner; vaultgate does not take it over`, { kind: 'never' });
+  }
+  const done = { status: synced('secret synced'), then: 'schedule' as const };
+  if (o.rendered.matches) return { decision: 'noop', steps: ['add-template-finalizers'], events: [], ...done };
+  const policy = writePolicyOf(d, o.target !== undefined);
+  const decision = !o.target ? 'create' : policy === 'Merge' ? 'merge' : o.target.createdByUs ? 'update' : 'adopt';
+  // Events are for what a user should look at: none for a routine create or update (ESO records one per
+  // sync: 1,000 ExternalSecrets, 1,000 Events), one when a Secret edited by hand is repaired.
+  const events: EsEvent[] = o.target?.editedByHand
+    ? [{ type: 'Normal', reason: 'Repaired', note: `Secret ${d.targetName} was changed outside vaultgate; its data was restored from the provider` }]
+    : [];
+  return { decision, steps: [{ write: policy, create: !o.target }, 'add-template-finalizers'], events, ...done };
+}
+
+/** How a write to the target failed: what the apiserver said, in the error policy's words. */
+export interface WriteFailure {
+  failed: ErrorOutcome;
+  /** 404: the Secret went away. */
+  notFound: boolean;
+  /** AlreadyExists: (for a create) someone else created it since it was looked up. */
+  alreadyExists: boolean;
+}
+
+/**
+ * A step that failed. Deleting the target: as a failed read. Writing it, or adding its finalizers: retried
+ * after the Merge delay, whatever failed (a Merge target gone is SecretMissing; a Secret someone else
+ * created while this one was being created is SecretNotOwned).
+ */
+export function planStepFailure(d: EsDesired, step: EsStep, targetExists: boolean, f: WriteFailure, s: EsSettings): EsPlan {
+  if (step === 'delete-secret') return failure('failed', SYNCED_ERROR, f.failed.message, f.failed.retry);
+  const policy = typeof step === 'object' && 'write' in step ? step.write : writePolicyOf(d, targetExists);
+  const later: Retry = { kind: 'after', ms: s.missingTargetRetryMs };
+  if (f.notFound && policy === 'Merge') return failure('write-failed', 'SecretMissing', `target Secret ${d.targetName} disappeared`, later);
+  if (f.alreadyExists && !targetExists) {
+    return failure('write-failed', 'SecretNotOwned', `Secret ${d.namespace}/${d.targetName} was created by someone else while this ExternalSecret was creating it; it is left untouched`, later);
+  }
+  // ESO's reason, whatever failed (an apiserver's Invalid included): the message says what.
+  return failure('write-failed', SYNCED_ERROR, `cannot write Secret ${d.targetName}: ${f.failed.message}`, later);
+}
+
+/**
+ * How old a shared read may be: periodic refreshes accept the jitter window, a force-sync (a
+ * metadata-only change of this generation) nothing but in-flight sharing, anything else a short window.
+ * ExternalSecrets force-synced by one request (the same annotation value) share its fresh reads.
+ */
+function readAge(d: EsDesired, o: EsObserved, s: EsSettings): { maxAgeMs: number; shareTag?: string } {
+  const { syncedRv, currentRv, forceSyncValue, generation } = o.refresh;
+  const forceSync = syncedRv !== undefined && syncedRv !== currentRv && syncedRv.split('-')[0] === String(generation);
+  const maxAgeMs = forceSync ? 0
+    : syncedRv === currentRv && d.intervalMs > 0 ? Math.min(d.intervalMs * s.refreshWindowFraction, s.maxRefreshWindowMs)
+    : s.coalesceWindowMs;
+  const shareTag = forceSync && forceSyncValue !== undefined ? `${ANNOTATION_FORCE_SYNC}=${forceSyncValue}` : undefined;
+  return { maxAgeMs, ...(shareTag ? { shareTag } : {}) };
+}
+
+/**
+ * A read or render failed: Ready=False, the Secret keeps its last good data. Retried as the error
+ * policy says (a Vault error with backoff: a role or policy written later changes Vault without any
+ * Kubernetes event), a missing templateFrom source within a minute (or the interval, if shorter).
+ */
+function fetchFailed(d: EsDesired, f: Failed): EsPlan {
+  if (f.templateSourceMissing) {
+    return failure('failed', 'TemplateSourceNotFound', f.failed.message, { kind: 'after', ms: d.intervalMs > 0 ? Math.min(d.intervalMs, 60_000) : 60_000 });
+  }
+  return failure('failed', SYNCED_ERROR, f.failed.message, f.failed.retry);
+}
+
+function failure(decision: EsDecision, reason: string, message: string, then: Then): EsPlan {
+  return { decision, steps: [], status: { ready: { status: 'False', reason, message }, refreshed: false }, events: [{ type: 'Warning', reason: 'UpdateFailed', note: message }], then };
+}
+
+function notOwnedMessage(d: EsDesired): string {
+  return `Secret ${d.namespace}/${d.targetName} already exists and was not created by vaultgate for this ExternalSecret `
+    + `(no owner reference to it, no ${LABEL_CREATED_BY} or ${LABEL_CREATED_FOR} label naming it); it is left untouched. To let this ExternalSecret take it over `
+    + `(its other keys are removed${d.creationPolicy === 'Owner' ? ', and it is deleted with the ExternalSecret' : ''}), annotate the ExternalSecret `
+    + `${ADOPT_SECRET_ANNOTATION}: "true"; to add keys to it instead, use creationPolicy Merge`;
+}
