@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { type ControlPlane, startControlPlane } from './control-plane.ts';
+import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from './control-plane.ts';
 import { type ControllerHandle, type ControllerOptions, REPO_ROOT, VaultgateProcesses, type WebhookHandle } from './e2e-processes.ts';
 import { stepFailed } from './errors.ts';
 import { CONTROLLER_IDENTITY, type E2EVault, grantControllerIdentity, startE2EVault, vaultCall, type VaultKind } from './e2e-vault.ts';
@@ -26,7 +26,8 @@ export async function installAllCRDs(cp: ControlPlane): Promise<string[]> {
 }
 
 export interface E2EOptions {
-  controllerManager?: boolean;
+  /** kube-controller-manager: off, on with its default controllers, or with these. */
+  controllerManager?: ControlPlaneOptions['controllerManager'];
   /** Install vaultgate's and the ESO-group CRDs from the chart's files (default true; false when Helm installs them). */
   crds?: boolean;
   /** Start the webhook and register it (default true). */
