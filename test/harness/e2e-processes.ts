@@ -146,7 +146,8 @@ export class VaultgateProcesses {
     const proc = this.group.spawn(name, process.execPath, vaultgateArgv([
       'webhook', '--host', '127.0.0.1', '--port', String(port), '--tls-cert-file', certFile, '--tls-key-file', keyFile,
       '--kubeconfig', opts.kubeconfigPath ?? this.#cp.kubeconfigPath, '--drain-seconds', '0', '--replica', name,
-      ...auditArgs, ...(opts.extraArgs ?? []),
+      // any free port for /metrics: the default 8081 would collide between stacks running at once
+      '--metrics-port', '0', ...auditArgs, ...(opts.extraArgs ?? []),
     ]), this.#env());
     const url = `https://127.0.0.1:${port}`;
     const probe = opts.waitReady === false ? 'healthz' : 'readyz';
