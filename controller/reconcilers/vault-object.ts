@@ -4,7 +4,7 @@
 // backoff: a policy or role changed in Vault brings no Kubernetes event.
 import type { ConditionInput } from '../../kube/conditions.ts';
 import { failedReady, type PlannedAudit, type PlannedEvent, type Ready, type VaultFailure, type VaultObjectPlan } from './vault-object-plan.ts';
-import { reasonOf, safeMessage } from './common.ts';
+import { errorPolicy } from './error-policy.ts';
 
 export interface VaultObjectIo<Op, C> {
   perform(op: Op): Promise<void>;
@@ -34,7 +34,8 @@ export async function whileVaultAnswers<T>(failure: VaultFailure, writeReady: (r
   try {
     return await work();
   } catch (err) {
-    const written = writeReady(failedReady(failure, reasonOf(err, 'VaultError'), safeMessage(err)));
+    const outcome = errorPolicy(err, 'VaultError');
+    const written = writeReady(failedReady(failure, outcome.reason, outcome.message));
     await (deleting ? written.catch(() => undefined) : written);
     throw err;
   }

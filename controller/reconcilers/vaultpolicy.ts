@@ -25,7 +25,9 @@ import { applyStatus } from '../../kube/status.ts';
 import type { AdmissionContext } from '../../webhook/admission/context.ts';
 import { adoptionConsent } from '../../webhook/rules/guardrails.ts';
 import { admissionContext } from './admission-context.ts';
-import { assertAdmitted, buildStatus, jittered, reasonOf, safeMessage, SafeError, type VaultObjectDeps } from './common.ts';
+import { assertAdmitted, buildStatus, jittered, type VaultObjectDeps } from './common.ts';
+import { errorPolicy } from './error-policy.ts';
+import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
 import { tryCache } from './lookups.ts';
 import { wantsAdoption } from './vault-object-plan.ts';
 import { performSteps, reportPlan, whileVaultAnswers, type VaultObjectIo } from './vault-object.ts';
@@ -92,14 +94,15 @@ function desiredPolicy(obj: VaultPolicyObject, name: string, actx: AdmissionCont
     assertAdmitted(obj, name, actx);
     return { rendered: renderPolicy(rulesOf(obj.spec, obj.metadata.namespace ?? ''), ownerOf(obj)) };
   } catch (err) {
-    return { refused: { reason: reasonOf(err, 'InvalidSpec'), message: safeMessage(err) } };
+    const { reason, message } = errorPolicy(err, 'InvalidSpec');
+    return { refused: { reason, message } };
   }
 }
 
-/** The rules the spec stands for, `{{namespace}}` expanded (policy/spec-rules.ts); a bad spec → SafeError. */
+/** The rules the spec stands for, `{{namespace}}` expanded (policy/spec-rules.ts); a bad spec → ReconcileError InvalidSpec. */
 function rulesOf(spec: VaultPolicySpec, namespace: string): PolicyRule[] {
   const { rules, errors } = specRules(spec as unknown as Record<string, unknown>, namespace);
-  if (errors) throw new SafeError('InvalidSpec', errors.join('; '));
+  if (errors) throw new ReconcileError('InvalidSpec', errors.join('; '), NEVER);
   return rules as PolicyRule[];
 }
 

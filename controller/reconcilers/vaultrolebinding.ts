@@ -32,7 +32,9 @@ import { adoptionConsent } from '../../webhook/rules/guardrails.ts';
 import { DEFAULT_AUTH_MOUNT, desiredRole } from '../../policy/role.ts';
 import type { KubernetesAuthRole } from '../../vault/types.ts';
 import { admissionContext } from './admission-context.ts';
-import { assertAdmitted, buildStatus, jittered, reasonOf, safeMessage, SafeError, type VaultObjectDeps } from './common.ts';
+import { assertAdmitted, buildStatus, jittered, type VaultObjectDeps } from './common.ts';
+import { errorPolicy } from './error-policy.ts';
+import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
 import { tryCache } from './lookups.ts';
 import { wantsAdoption, type Ready } from './vault-object-plan.ts';
 import { performSteps, reportPlan, whileVaultAnswers, type VaultObjectIo } from './vault-object.ts';
@@ -153,10 +155,11 @@ function desiredBinding(obj: VaultRoleBindingObject, name: string, actx: Admissi
     try {
       return { role: desiredRole(ns, obj.spec, bound), missing, notReady };
     } catch (e) {
-      throw new SafeError('InvalidSpec', (e as Error).message);
+      throw new ReconcileError('InvalidSpec', (e as Error).message, NEVER);
     }
   } catch (err) {
-    return { refused: { reason: reasonOf(err, 'InvalidSpec'), message: safeMessage(err) } };
+    const { reason, message } = errorPolicy(err, 'InvalidSpec');
+    return { refused: { reason, message } };
   }
 }
 
