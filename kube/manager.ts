@@ -7,6 +7,7 @@
 // - leader tasks (controller-runtime's leader-election runnables, e.g. the webhook cert keeper) run only
 //   while leading: started on election, their signal aborted on lost leadership or shutdown;
 // - graceful shutdown: stop taking work, finish in-flight reconciles, release the lease, stop informers.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../observability/log.ts';
 import { silentLogger } from '../observability/log.ts';
 import { ControllerBuilder, type ControllerHost, type ControllerSpec } from './builder.ts';
@@ -85,6 +86,8 @@ export class Manager implements ControllerHost {
   private readonly stopController = new AbortController();
 
   constructor(private readonly opts: ManagerOptions) {
+    // Every informer waits on the stop signal (one listener each): more than Node's default of 10 is no leak.
+    setMaxListeners(0, this.stopController.signal);
     this.client = opts.client;
     this.log = opts.log ?? silentLogger;
     this.metrics = opts.metrics ?? new RuntimeMetrics();
