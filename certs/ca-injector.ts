@@ -6,18 +6,26 @@ import type { WebhookConfigKind, WebhookTarget } from './rotation.ts';
 /** Label the chart puts on configurations whose caBundle vaultgate's keeper owns. */
 export const INJECT_LABEL = 'vaultgate.io/inject-ca-bundle';
 export const INJECT_SELECTOR = `${INJECT_LABEL}=true`;
-const CERT_MANAGER_ANNOTATIONS = ['cert-manager.io/inject-ca-from', 'cert-manager.io/inject-ca-from-secret', 'cert-manager.io/inject-apiserver-ca'];
+const CERT_MANAGER_ANNOTATIONS = [
+  'cert-manager.io/inject-ca-from',
+  'cert-manager.io/inject-ca-from-secret',
+  'cert-manager.io/inject-apiserver-ca',
+];
 
 export interface WebhookConfigObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   webhooks?: { name: string; clientConfig?: { caBundle?: string; url?: string; service?: unknown } }[];
 }
 
 export type JsonPatchOp =
-  | { op: 'test'; path: string; value: unknown }
-  | { op: 'add' | 'replace'; path: string; value: unknown };
+  { op: 'test'; path: string; value: unknown } | { op: 'add' | 'replace'; path: string; value: unknown };
 
 export interface WebhookConfigClient {
   /** Both kinds, selected by label; each item carries its `kind`. */
@@ -32,11 +40,15 @@ export function managedByCertManager(cfg: WebhookConfigObject): boolean {
 
 /** The planner's view of configurations vaultgate injects into. */
 export function webhookTargets(configs: (WebhookConfigObject & { kind: WebhookConfigKind })[]): WebhookTarget[] {
-  return configs.filter((c) => !managedByCertManager(c)).map((c) => ({
-    kind: c.kind,
-    name: c.metadata.name,
-    caBundles: (c.webhooks ?? []).map((w) => (w.clientConfig?.caBundle ? Buffer.from(w.clientConfig.caBundle, 'base64').toString('utf8') : '')),
-  }));
+  return configs
+    .filter((c) => !managedByCertManager(c))
+    .map((c) => ({
+      kind: c.kind,
+      name: c.metadata.name,
+      caBundles: (c.webhooks ?? []).map((w) =>
+        w.clientConfig?.caBundle ? Buffer.from(w.clientConfig.caBundle, 'base64').toString('utf8') : '',
+      ),
+    }));
 }
 
 /**
@@ -53,7 +65,11 @@ export function caBundlePatch(cfg: WebhookConfigObject, bundlePem: string): Json
   ]);
 }
 
-export async function injectCaBundle(client: WebhookConfigClient, cfg: WebhookConfigObject & { kind: WebhookConfigKind }, bundlePem: string): Promise<void> {
+export async function injectCaBundle(
+  client: WebhookConfigClient,
+  cfg: WebhookConfigObject & { kind: WebhookConfigKind },
+  bundlePem: string,
+): Promise<void> {
   const ops = caBundlePatch(cfg, bundlePem);
   if (ops.length) await client.patchWebhookConfiguration(cfg.kind, cfg.metadata.name, ops);
 }

@@ -21,7 +21,10 @@ export const DEFAULT_CA_VALIDITY_DAYS = 3650;
 export const DEFAULT_LEAF_VALIDITY_DAYS = 365;
 
 /** A certificate and its private key, both PEM (the key is PKCS#8). The key is secret: never log it. */
-export interface CertKeyPair { cert: string; key: string }
+export interface CertKeyPair {
+  cert: string;
+  key: string;
+}
 
 export interface CaOptions {
   commonName?: string;
@@ -49,7 +52,12 @@ export interface ServiceNameOptions {
  * name); the shorter and longer forms cover in-cluster clients and custom resolvers (ESO #1078, #2544).
  */
 export function serviceDnsNames({ service, namespace, clusterDomain = 'cluster.local' }: ServiceNameOptions): string[] {
-  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.${clusterDomain}`];
+  return [
+    service,
+    `${service}.${namespace}`,
+    `${service}.${namespace}.svc`,
+    `${service}.${namespace}.svc.${clusterDomain}`,
+  ];
 }
 
 /** Split SAN inputs into DNS names and IP addresses, de-duplicated, order kept. */
@@ -113,7 +121,8 @@ export async function generateCA(opts: CaOptions = {}): Promise<CertKeyPair> {
 
 /** A serving certificate signed by `ca`: digitalSignature, EKU serverAuth, the given SANs. */
 export async function issueServingCert(opts: LeafOptions): Promise<CertKeyPair> {
-  if (opts.dnsNames.length === 0 && !opts.ipAddresses?.length) throw new Error('a serving certificate needs at least one DNS name or IP address');
+  if (opts.dnsNames.length === 0 && !opts.ipAddresses?.length)
+    throw new Error('a serving certificate needs at least one DNS name or IP address');
   const now = opts.now ?? new Date();
   const caCert = new x509.X509Certificate(opts.ca.cert);
   const signingKey = await importSigningKey(opts.ca.key);
@@ -150,14 +159,22 @@ export interface WebhookPki {
 }
 
 /** CA + leaf for a webhook Service (plus extra SANs/IPs for local development). */
-export async function generateWebhookPki(opts: ServiceNameOptions & {
-  extraSans?: string[];
-  caValidityDays?: number;
-  leafValidityDays?: number;
-  now?: Date;
-}): Promise<WebhookPki> {
+export async function generateWebhookPki(
+  opts: ServiceNameOptions & {
+    extraSans?: string[];
+    caValidityDays?: number;
+    leafValidityDays?: number;
+    now?: Date;
+  },
+): Promise<WebhookPki> {
   const { dnsNames, ipAddresses } = splitSans([...serviceDnsNames(opts), ...(opts.extraSans ?? [])]);
   const ca = await generateCA({ validityDays: opts.caValidityDays, now: opts.now });
-  const leaf = await issueServingCert({ ca, dnsNames, ipAddresses, validityDays: opts.leafValidityDays, now: opts.now });
+  const leaf = await issueServingCert({
+    ca,
+    dnsNames,
+    ipAddresses,
+    validityDays: opts.leafValidityDays,
+    now: opts.now,
+  });
   return { ca, leaf };
 }

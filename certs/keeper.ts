@@ -50,10 +50,27 @@ interface KeeperMetrics {
 
 function keeperMetrics(registry: Registry): KeeperMetrics {
   return {
-    actions: new Counter({ name: 'vaultgate_cert_keeper_actions_total', help: 'Certificate keeper steps taken (create, stage-ca, issue-leaf, retire-cas, record-published, inject).', labelNames: ['action'] as const, registers: [registry] }),
-    errors: new Counter({ name: 'vaultgate_cert_keeper_errors_total', help: 'Certificate keeper passes that failed (retried next pass).', registers: [registry] }),
-    caExpiry: new Gauge({ name: 'vaultgate_cert_keeper_ca_expiry_timestamp_seconds', help: 'notAfter of the signing CA in the cert Secret.', registers: [registry] }),
-    leafExpiry: new Gauge({ name: 'vaultgate_cert_keeper_leaf_expiry_timestamp_seconds', help: 'notAfter of the serving certificate in the cert Secret.', registers: [registry] }),
+    actions: new Counter({
+      name: 'vaultgate_cert_keeper_actions_total',
+      help: 'Certificate keeper steps taken (create, stage-ca, issue-leaf, retire-cas, record-published, inject).',
+      labelNames: ['action'] as const,
+      registers: [registry],
+    }),
+    errors: new Counter({
+      name: 'vaultgate_cert_keeper_errors_total',
+      help: 'Certificate keeper passes that failed (retried next pass).',
+      registers: [registry],
+    }),
+    caExpiry: new Gauge({
+      name: 'vaultgate_cert_keeper_ca_expiry_timestamp_seconds',
+      help: 'notAfter of the signing CA in the cert Secret.',
+      registers: [registry],
+    }),
+    leafExpiry: new Gauge({
+      name: 'vaultgate_cert_keeper_leaf_expiry_timestamp_seconds',
+      help: 'notAfter of the serving certificate in the cert Secret.',
+      registers: [registry],
+    }),
   };
 }
 
@@ -99,7 +116,10 @@ export class CertKeeper {
       client.listWebhookConfigurations(this.opts.webhookSelector ?? INJECT_SELECTOR),
     ]);
     if (configs.length === 0 && this.lastConfigCount !== 0) {
-      this.log.warn({ selector: this.opts.webhookSelector ?? INJECT_SELECTOR }, 'no webhook configuration matches the selector: caBundle is injected nowhere');
+      this.log.warn(
+        { selector: this.opts.webhookSelector ?? INJECT_SELECTOR },
+        'no webhook configuration matches the selector: caBundle is injected nowhere',
+      );
     }
     this.lastConfigCount = configs.length;
     const stored = readStoredPki(secret);
@@ -118,7 +138,10 @@ export class CertKeeper {
         await writeStoredPki(client, namespace, secretName, secret, next);
       } catch (err) {
         if (isConflict(err) || (err instanceof KubeApiError && err.reason === 'AlreadyExists')) {
-          this.log.info({ secret: `${namespace}/${secretName}` }, 'cert Secret changed meanwhile; the next pass re-plans');
+          this.log.info(
+            { secret: `${namespace}/${secretName}` },
+            'cert Secret changed meanwhile; the next pass re-plans',
+          );
           return { actions: [] };
         }
         throw err;
@@ -150,7 +173,12 @@ export class CertKeeper {
 
   /** The Secret content after `a` (the same object when `a` does not touch the Secret). */
   private async applyToSecret(s: StoredPki, a: Action, now: number): Promise<StoredPki> {
-    const leafOpts = { dnsNames: this.policy.dnsNames, ipAddresses: this.policy.ipAddresses, validityDays: this.policy.leafValidityDays, now: new Date(now) };
+    const leafOpts = {
+      dnsNames: this.policy.dnsNames,
+      ipAddresses: this.policy.ipAddresses,
+      validityDays: this.policy.leafValidityDays,
+      now: new Date(now),
+    };
     switch (a.type) {
       case 'create': {
         const ca = await generateCA({ validityDays: this.policy.caValidityDays, now: new Date(now) });
@@ -159,7 +187,12 @@ export class CertKeeper {
       }
       case 'stage-ca': {
         const ca = await generateCA({ validityDays: this.policy.caValidityDays, now: new Date(now) });
-        return { ...s, caBundle: joinPemBundle([...bundleFacts(s.caBundle).map((c) => c.pem), ca.cert]), caKey: ca.key, published: undefined };
+        return {
+          ...s,
+          caBundle: joinPemBundle([...bundleFacts(s.caBundle).map((c) => c.pem), ca.cert]),
+          caKey: ca.key,
+          published: undefined,
+        };
       }
       case 'issue-leaf': {
         const leaf = await issueServingCert({ ca: signerOf(s), ...leafOpts });
@@ -167,7 +200,14 @@ export class CertKeeper {
       }
       case 'retire-cas': {
         const drop = new Set(a.fingerprints);
-        return { ...s, caBundle: joinPemBundle(bundleFacts(s.caBundle).filter((c) => !drop.has(c.fingerprint)).map((c) => c.pem)) };
+        return {
+          ...s,
+          caBundle: joinPemBundle(
+            bundleFacts(s.caBundle)
+              .filter((c) => !drop.has(c.fingerprint))
+              .map((c) => c.pem),
+          ),
+        };
       }
       case 'record-published':
         return { ...s, published: { bundleId: a.bundleId, at: now } };
@@ -187,7 +227,8 @@ export class CertKeeper {
         const pass = await this.reconcileOnce();
         failures = 0;
         if (pass.actions.length) delay = settle;
-        else if (pass.nextAt !== undefined) delay = Math.max(settle, Math.min(interval, pass.nextAt - this.clock.now()));
+        else if (pass.nextAt !== undefined)
+          delay = Math.max(settle, Math.min(interval, pass.nextAt - this.clock.now()));
       } catch (err) {
         failures++;
         this.metrics?.errors.inc();

@@ -1,7 +1,12 @@
 // The keeper's Kubernetes calls over kube/'s KubeClient (writes use field manager vaultgate).
 import type { KubeClient } from '../kube/kube-client.ts';
 import type { KubeObject } from '../kube/objects.ts';
-import { MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, type ResourceRef } from '../kube/resources.ts';
+import {
+  MUTATING_WEBHOOK_CONFIGURATIONS,
+  SECRETS,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+  type ResourceRef,
+} from '../kube/resources.ts';
 import type { WebhookConfigClient, WebhookConfigObject } from './ca-injector.ts';
 import type { WebhookConfigKind } from './rotation.ts';
 import type { SecretClient, SecretObject } from './secret-store.ts';
@@ -13,7 +18,9 @@ const RESOURCES: Record<WebhookConfigKind, ResourceRef> = {
 
 export type CertKubeClient = SecretClient & WebhookConfigClient;
 
-export function certKubeClient(kube: Pick<KubeClient, 'get' | 'create' | 'replace' | 'list' | 'patch'>): CertKubeClient {
+export function certKubeClient(
+  kube: Pick<KubeClient, 'get' | 'create' | 'replace' | 'list' | 'patch'>,
+): CertKubeClient {
   return {
     getSecret: (namespace, name) => kube.get<SecretObject & KubeObject>(SECRETS, name, namespace),
     createSecret: (secret) => kube.create<SecretObject & KubeObject>(SECRETS, secret),

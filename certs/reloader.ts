@@ -75,10 +75,21 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
   let current: LoadedPair | undefined;
   let lastSeen = '';
   let timer: NodeJS.Timeout | undefined;
-  const metrics = opts.registry ? {
-    reloads: new Counter({ name: 'vaultgate_webhook_certificate_reloads_total', help: 'Certificate files seen changed, by result (loaded, rejected).', labelNames: ['result'] as const, registers: [opts.registry] }),
-    expiry: new Gauge({ name: 'vaultgate_webhook_certificate_expiry_timestamp_seconds', help: 'notAfter of the serving certificate in use.', registers: [opts.registry] }),
-  } : undefined;
+  const metrics = opts.registry
+    ? {
+        reloads: new Counter({
+          name: 'vaultgate_webhook_certificate_reloads_total',
+          help: 'Certificate files seen changed, by result (loaded, rejected).',
+          labelNames: ['result'] as const,
+          registers: [opts.registry],
+        }),
+        expiry: new Gauge({
+          name: 'vaultgate_webhook_certificate_expiry_timestamp_seconds',
+          help: 'notAfter of the serving certificate in use.',
+          registers: [opts.registry],
+        }),
+      }
+    : undefined;
 
   /** Why `cert`/`key` cannot serve now, or undefined. Reasons never include key material. */
   function problem(cert: string, key: string): { reason?: string; pair?: LoadedPair } {
@@ -88,18 +99,30 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
     } catch {
       return { reason: 'certificate file does not hold a PEM certificate' };
     }
-    if (!keyMatchesCert(key, facts)) return { reason: 'key file does not hold the certificate\'s private key' };
+    if (!keyMatchesCert(key, facts)) return { reason: "key file does not hold the certificate's private key" };
     const t = now();
     if (t >= facts.notAfter) return { reason: `certificate expired at ${new Date(facts.notAfter).toISOString()}` };
-    if (t < facts.notBefore) return { reason: `certificate not valid before ${new Date(facts.notBefore).toISOString()}` };
-    return { pair: { cert, key, fingerprint: facts.fingerprint, notBefore: facts.notBefore, notAfter: facts.notAfter, subject: facts.subject, dnsNames: facts.dnsNames } };
+    if (t < facts.notBefore)
+      return { reason: `certificate not valid before ${new Date(facts.notBefore).toISOString()}` };
+    return {
+      pair: {
+        cert,
+        key,
+        fingerprint: facts.fingerprint,
+        notBefore: facts.notBefore,
+        notAfter: facts.notAfter,
+        subject: facts.subject,
+        dnsNames: facts.dnsNames,
+      },
+    };
   }
 
   function check(): boolean {
     const cert = readOrUndefined(opts.certFile);
     const key = readOrUndefined(opts.keyFile);
     if (!cert || !key) {
-      if (lastSeen !== 'missing') log.info({ certFile: opts.certFile, keyFile: opts.keyFile }, 'waiting for the serving certificate files');
+      if (lastSeen !== 'missing')
+        log.info({ certFile: opts.certFile, keyFile: opts.keyFile }, 'waiting for the serving certificate files');
       lastSeen = 'missing';
       return false;
     }
@@ -109,7 +132,10 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
     const { reason, pair } = problem(cert, key);
     if (!pair) {
       metrics?.reloads.inc({ result: 'rejected' });
-      log.warn({ certFile: opts.certFile, reason, serving: current?.fingerprint }, 'certificate files not taken; the previous pair keeps serving');
+      log.warn(
+        { certFile: opts.certFile, reason, serving: current?.fingerprint },
+        'certificate files not taken; the previous pair keeps serving',
+      );
       return false;
     }
     if (pair.fingerprint === current?.fingerprint && pair.key === current.key) return false;
@@ -118,7 +144,10 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
     current = pair;
     metrics?.reloads.inc({ result: 'loaded' });
     metrics?.expiry.set(pair.notAfter / 1000);
-    log.info({ fingerprint: pair.fingerprint, previous, notAfter: new Date(pair.notAfter).toISOString() }, 'serving certificate loaded');
+    log.info(
+      { fingerprint: pair.fingerprint, previous, notAfter: new Date(pair.notAfter).toISOString() },
+      'serving certificate loaded',
+    );
     for (const w of [...waiters]) w();
     opts.onReload?.(pair);
     return true;

@@ -130,11 +130,18 @@ export function observe(stored: StoredPki | undefined, policy: RotationPolicy, n
   const bundle = bundleFacts(stored?.caBundle).filter((c) => !seen.has(c.fingerprint) && !!seen.add(c.fingerprint));
   const signer = bundle.find((c) => c.isCA && isValidAt(c, now) && keyMatchesCert(stored?.caKey, c));
   const leaf = tryCertFacts(stored?.cert);
-  const leafProblem = !leaf ? 'no serving certificate'
-    : !keyMatchesCert(stored?.key, leaf) ? 'serving key does not match the certificate'
-      : !isValidAt(leaf, now) ? (now >= leaf.notAfter ? 'serving certificate expired' : 'serving certificate not yet valid')
-        : !bundle.some((ca) => ca.isCA && isValidAt(ca, now) && isIssuedBy(leaf, ca)) ? 'serving certificate not issued by a trusted CA'
-          : missingSans(leaf, policy) ? `serving certificate lacks SANs ${missingSans(leaf, policy)}`
+  const leafProblem = !leaf
+    ? 'no serving certificate'
+    : !keyMatchesCert(stored?.key, leaf)
+      ? 'serving key does not match the certificate'
+      : !isValidAt(leaf, now)
+        ? now >= leaf.notAfter
+          ? 'serving certificate expired'
+          : 'serving certificate not yet valid'
+        : !bundle.some((ca) => ca.isCA && isValidAt(ca, now) && isIssuedBy(leaf, ca))
+          ? 'serving certificate not issued by a trusted CA'
+          : missingSans(leaf, policy)
+            ? `serving certificate lacks SANs ${missingSans(leaf, policy)}`
             : undefined;
   return { bundle, signer, leaf, leafUsable: !leafProblem, leafProblem };
 }
@@ -173,13 +180,19 @@ function fingerprintsOf(pem: string): Set<string> {
 /** CAs present in webhook configurations now (still valid): kept trusted when starting over. */
 function publishedCAs(targets: WebhookTarget[], now: number): string[] {
   const byFp = new Map<string, string>();
-  for (const t of targets) for (const pem of t.caBundles) {
-    for (const c of bundleFacts(pem)) if (c.isCA && isValidAt(c, now)) byFp.set(c.fingerprint, c.pem);
-  }
+  for (const t of targets)
+    for (const pem of t.caBundles) {
+      for (const c of bundleFacts(pem)) if (c.isCA && isValidAt(c, now)) byFp.set(c.fingerprint, c.pem);
+    }
   return [...byFp.values()];
 }
 
-export function plan(stored: StoredPki | undefined, targets: WebhookTarget[], policy: RotationPolicy, now: number): Plan {
+export function plan(
+  stored: StoredPki | undefined,
+  targets: WebhookTarget[],
+  policy: RotationPolicy,
+  now: number,
+): Plan {
   const o = observe(stored, policy, now);
   const actions: Action[] = [];
   const due: number[] = [];
@@ -190,10 +203,20 @@ export function plan(stored: StoredPki | undefined, targets: WebhookTarget[], po
   // 1. No CA that can sign.
   if (!o.signer) {
     if (o.leafUsable) {
-      actions.push({ type: 'stage-ca', reason: o.bundle.length ? 'no usable signing CA (expired, or its key is missing)' : 'no trust bundle' });
+      actions.push({
+        type: 'stage-ca',
+        reason: o.bundle.length ? 'no usable signing CA (expired, or its key is missing)' : 'no trust bundle',
+      });
     } else {
-      const keep = [...o.bundle.filter((c) => c.isCA && isValidAt(c, now)).map((c) => c.pem), ...publishedCAs(targets, now)];
-      actions.push({ type: 'create', reason: `${stored ? o.leafProblem : 'no certificate Secret'}; no usable signing CA`, adoptCAs: [...new Set(keep)] });
+      const keep = [
+        ...o.bundle.filter((c) => c.isCA && isValidAt(c, now)).map((c) => c.pem),
+        ...publishedCAs(targets, now),
+      ];
+      actions.push({
+        type: 'create',
+        reason: `${stored ? o.leafProblem : 'no certificate Secret'}; no usable signing CA`,
+        adoptCAs: [...new Set(keep)],
+      });
     }
     injectAll('trust bundle changed');
     return { actions };
@@ -203,7 +226,12 @@ export function plan(stored: StoredPki | undefined, targets: WebhookTarget[], po
   const caDue = caRenewAt(o.signer, policy);
   const requested = rotationRequested(o.signer, stored?.rotateRequestedAt, now);
   if (now >= caDue || requested) {
-    actions.push({ type: 'stage-ca', reason: requested ? `CA rotation requested at ${new Date(stored!.rotateRequestedAt!).toISOString()}` : `signing CA ${o.signer.subject} reached its renewal point (expires ${new Date(o.signer.notAfter).toISOString()})` });
+    actions.push({
+      type: 'stage-ca',
+      reason: requested
+        ? `CA rotation requested at ${new Date(stored!.rotateRequestedAt!).toISOString()}`
+        : `signing CA ${o.signer.subject} reached its renewal point (expires ${new Date(o.signer.notAfter).toISOString()})`,
+    });
     if (!o.leafUsable) actions.push({ type: 'issue-leaf', reason: o.leafProblem ?? 'unusable' });
     injectAll('trust bundle changed');
     return { actions };
@@ -229,10 +257,14 @@ export function plan(stored: StoredPki | undefined, targets: WebhookTarget[], po
   } else {
     const leaf = o.leaf!;
     const renewAt = leafRenewAt(leaf, policy);
-    const sansChanged = leaf.dnsNames.length !== policy.dnsNames.length || leaf.ipAddresses.length !== policy.ipAddresses.length;
-    const reason = !leafFromSigner ? 'serving certificate is from a CA that no longer signs'
-      : now >= renewAt ? `serving certificate reached ${Math.round(policy.leafRenewFraction * 100)}% of its lifetime`
-        : sansChanged ? 'serving certificate carries SANs no longer wanted'
+    const sansChanged =
+      leaf.dnsNames.length !== policy.dnsNames.length || leaf.ipAddresses.length !== policy.ipAddresses.length;
+    const reason = !leafFromSigner
+      ? 'serving certificate is from a CA that no longer signs'
+      : now >= renewAt
+        ? `serving certificate reached ${Math.round(policy.leafRenewFraction * 100)}% of its lifetime`
+        : sansChanged
+          ? 'serving certificate carries SANs no longer wanted'
           : undefined;
     if (!reason) due.push(renewAt);
     else if (signerTrusted) {
@@ -250,7 +282,14 @@ export function plan(stored: StoredPki | undefined, targets: WebhookTarget[], po
   const retireAt = leafFromSigner ? o.leaf!.notBefore + BACKDATE_MS + policy.retireGraceMs : Infinity;
   const retire = others.filter((c) => !c.isCA || now >= c.notAfter || now >= retireAt);
   if (retire.length) {
-    actions.push({ type: 'retire-cas', fingerprints: retire.map((c) => c.fingerprint), reason: now >= retireAt ? 'the serving certificate from the new CA has been out for the retire grace' : 'expired or not a CA' });
+    actions.push({
+      type: 'retire-cas',
+      fingerprints: retire.map((c) => c.fingerprint),
+      reason:
+        now >= retireAt
+          ? 'the serving certificate from the new CA has been out for the retire grace'
+          : 'expired or not a CA',
+    });
   } else if (others.length && retireAt !== Infinity) due.push(retireAt);
   for (const c of others) if (!retire.includes(c)) due.push(c.notAfter);
 
@@ -260,11 +299,13 @@ export function plan(stored: StoredPki | undefined, targets: WebhookTarget[], po
     const i = actions.findIndex((a) => a.type === 'record-published');
     if (i >= 0) actions.splice(i, 1);
     injectAll('trust bundle changed');
-  }
-  else {
+  } else {
     for (const t of targets) {
-      const problem = t.caBundles.some((pem) => pem === '') ? 'caBundle missing'
-          : t.caBundles.some((pem) => !sameSet(fingerprintsOf(pem), bundleFps)) ? 'caBundle differs from the trust bundle' : undefined;
+      const problem = t.caBundles.some((pem) => pem === '')
+        ? 'caBundle missing'
+        : t.caBundles.some((pem) => !sameSet(fingerprintsOf(pem), bundleFps))
+          ? 'caBundle differs from the trust bundle'
+          : undefined;
       if (problem) actions.push({ type: 'inject', kind: t.kind, name: t.name, reason: problem });
     }
   }

@@ -47,7 +47,8 @@ export interface RotationAnnotation {
 }
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-const unb64 = (s: string | undefined): string | undefined => (s ? Buffer.from(s, 'base64').toString('utf8') : undefined);
+const unb64 = (s: string | undefined): string | undefined =>
+  s ? Buffer.from(s, 'base64').toString('utf8') : undefined;
 
 export function readStoredPki(secret: SecretObject | undefined): StoredPki | undefined {
   if (!secret) return undefined;
@@ -56,7 +57,8 @@ export function readStoredPki(secret: SecretObject | undefined): StoredPki | und
   try {
     const ann = JSON.parse(secret.metadata.annotations?.[ROTATION_ANNOTATION] ?? '{}') as Partial<RotationAnnotation>;
     const at = ann.published ? Date.parse(ann.published.at) : NaN;
-    if (ann.published && typeof ann.published.bundleId === 'string' && Number.isFinite(at)) published = { bundleId: ann.published.bundleId, at };
+    if (ann.published && typeof ann.published.bundleId === 'string' && Number.isFinite(at))
+      published = { bundleId: ann.published.bundleId, at };
   } catch {
     // a hand-edited annotation: treat as "never published", which only delays a leaf renewal by the grace
   }
@@ -76,16 +78,25 @@ export function describeRotation(stored: StoredPki): RotationAnnotation {
   const bundle = bundleFacts(stored.caBundle);
   const signer = bundle.find((c) => keyMatchesCert(stored.caKey, c));
   const leaf = tryCertFacts(stored.cert);
-  const leafIssuer = leaf ? bundle.find((c) => c.subject === leaf.issuer && leaf.x509.verify(c.x509.publicKey)) : undefined;
-  const phase: RotationAnnotation['phase'] = !signer || !leaf ? 'incomplete'
-    : bundle.length === 1 ? 'steady'
-      : leafIssuer?.fingerprint === signer.fingerprint ? 'retiring-old-ca' : 'ca-staged';
+  const leafIssuer = leaf
+    ? bundle.find((c) => c.subject === leaf.issuer && leaf.x509.verify(c.x509.publicKey))
+    : undefined;
+  const phase: RotationAnnotation['phase'] =
+    !signer || !leaf
+      ? 'incomplete'
+      : bundle.length === 1
+        ? 'steady'
+        : leafIssuer?.fingerprint === signer.fingerprint
+          ? 'retiring-old-ca'
+          : 'ca-staged';
   return {
     phase,
     signer: signer?.fingerprint,
     trusted: bundle.map((c) => c.fingerprint),
     leafIssuer: leafIssuer?.fingerprint,
-    published: stored.published ? { bundleId: stored.published.bundleId, at: new Date(stored.published.at).toISOString() } : undefined,
+    published: stored.published
+      ? { bundleId: stored.published.bundleId, at: new Date(stored.published.at).toISOString() }
+      : undefined,
   };
 }
 
@@ -103,7 +114,11 @@ export function toSecret(stored: StoredPki, base: SecretObject): SecretObject {
     type: base.type ?? 'Opaque',
     metadata: {
       ...base.metadata,
-      labels: { ...base.metadata.labels, 'app.kubernetes.io/managed-by': base.metadata.labels?.['app.kubernetes.io/managed-by'] ?? 'vaultgate', 'vaultgate.io/component': 'webhook-tls' },
+      labels: {
+        ...base.metadata.labels,
+        'app.kubernetes.io/managed-by': base.metadata.labels?.['app.kubernetes.io/managed-by'] ?? 'vaultgate',
+        'vaultgate.io/component': 'webhook-tls',
+      },
       annotations: { ...base.metadata.annotations, [ROTATION_ANNOTATION]: JSON.stringify(describeRotation(stored)) },
     },
     data,
@@ -111,7 +126,13 @@ export function toSecret(stored: StoredPki, base: SecretObject): SecretObject {
 }
 
 /** Write `stored` into the Secret: create when absent, else an optimistic-concurrency replace. */
-export async function writeStoredPki(client: SecretClient, namespace: string, name: string, current: SecretObject | undefined, stored: StoredPki): Promise<SecretObject> {
+export async function writeStoredPki(
+  client: SecretClient,
+  namespace: string,
+  name: string,
+  current: SecretObject | undefined,
+  stored: StoredPki,
+): Promise<SecretObject> {
   if (!current) return client.createSecret(toSecret(stored, { metadata: { name, namespace } }));
   return client.replaceSecret(toSecret(stored, current));
 }

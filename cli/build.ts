@@ -45,23 +45,38 @@ export async function run() {
  * modules that define them. Fails the build if config.js ever imports anything else from there.
  */
 const CLIENT_NODE_DIST = join(REPO_ROOT, 'node_modules/@kubernetes/client-node/dist');
-const CONFIG_GEN_IMPORTS: Record<string, string> = { createConfiguration: 'gen/configuration.js', ServerConfiguration: 'gen/servers.js' };
+const CONFIG_GEN_IMPORTS: Record<string, string> = {
+  createConfiguration: 'gen/configuration.js',
+  ServerConfiguration: 'gen/servers.js',
+};
 const clientNodeConfigOnly: Plugin = {
   name: 'vaultgate-client-node-config-only',
   setup(b) {
     b.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) => {
       if (args.importer !== join(CLIENT_NODE_DIST, 'config.js')) return undefined;
       const m = /import\s*\{([^}]*)\}\s*from\s*'\.\/gen\/index\.js'/.exec(readFileSync(args.importer, 'utf8'));
-      const names = (m?.[1] ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+      const names = (m?.[1] ?? '')
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
       const unknown = names.filter((n) => !(n in CONFIG_GEN_IMPORTS));
       if (names.length === 0 || unknown.length > 0) {
-        return { errors: [{ text: `client-node's config.js imports ${unknown.join(', ') || 'nothing recognisable'} from ./gen/index.js: update clientNodeConfigOnly in cli/build.ts` }] };
+        return {
+          errors: [
+            {
+              text: `client-node's config.js imports ${unknown.join(', ') || 'nothing recognisable'} from ./gen/index.js: update clientNodeConfigOnly in cli/build.ts`,
+            },
+          ],
+        };
       }
       return { path: 'config-gen', namespace: 'vaultgate-client-node' };
     });
     b.onLoad({ filter: /.*/, namespace: 'vaultgate-client-node' }, () => ({
-      contents: Object.entries(CONFIG_GEN_IMPORTS).map(([name, file]) => `export { ${name} } from ${JSON.stringify(join(CLIENT_NODE_DIST, file))};`).join('\n'),
-      loader: 'js', resolveDir: CLIENT_NODE_DIST,
+      contents: Object.entries(CONFIG_GEN_IMPORTS)
+        .map(([name, file]) => `export { ${name} } from ${JSON.stringify(join(CLIENT_NODE_DIST, file))};`)
+        .join('\n'),
+      loader: 'js',
+      resolveDir: CLIENT_NODE_DIST,
     }));
   },
 };
@@ -70,7 +85,8 @@ const devCommandStub: Plugin = {
   name: 'vaultgate-dev-stub',
   setup(b) {
     b.onResolve({ filter: /\/commands\/dev\.ts$/ }, (args) =>
-      args.importer === CLI_ENTRY ? { path: 'dev-stub', namespace: 'vaultgate-dev-stub' } : undefined);
+      args.importer === CLI_ENTRY ? { path: 'dev-stub', namespace: 'vaultgate-dev-stub' } : undefined,
+    );
     b.onLoad({ filter: /.*/, namespace: 'vaultgate-dev-stub' }, () => ({ contents: DEV_STUB, loader: 'js' }));
   },
 };
@@ -113,7 +129,9 @@ export async function bundle(entry: string = CLI_ENTRY, outfile: string = DEFAUL
   const outDir = dirname(outfile);
   mkdirSync(outDir, { recursive: true });
   const result = await build({ ...productionOptions(entry, outfile), metafile: true });
-  const written = Object.keys(result.metafile.outputs).map((f) => join(REPO_ROOT, f)).sort((a, b) => (a === outfile ? -1 : b === outfile ? 1 : a.localeCompare(b)));
+  const written = Object.keys(result.metafile.outputs)
+    .map((f) => join(REPO_ROOT, f))
+    .sort((a, b) => (a === outfile ? -1 : b === outfile ? 1 : a.localeCompare(b)));
   for (const file of schemaFiles()) {
     copyFileSync(join(REPO_ROOT, 'schemas', file), join(outDir, file));
     written.push(join(outDir, file));

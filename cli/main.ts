@@ -3,15 +3,39 @@
 import { isMainThread, workerData } from 'node:worker_threads';
 
 const commands: Record<string, { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }> = {
-  webhook: { summary: 'serve the validating + mutating admission webhook (HTTPS)', load: () => import('./commands/webhook.ts') },
-  controller: { summary: 'run the reconcilers (leader-elected) against Kubernetes and Vault', load: () => import('./commands/controller.ts') },
+  webhook: {
+    summary: 'serve the validating + mutating admission webhook (HTTPS)',
+    load: () => import('./commands/webhook.ts'),
+  },
+  controller: {
+    summary: 'run the reconcilers (leader-elected) against Kubernetes and Vault',
+    load: () => import('./commands/controller.ts'),
+  },
   run: { summary: 'run the webhook and the controller in one process', load: () => import('./commands/run.ts') },
-  validate: { summary: 'make the webhook\'s decisions offline for manifests (GitOps CI): exit 1 on any denial', load: () => import('./commands/validate.ts') },
-  audit: { summary: 'verify the signed decision trail; report who can read which Vault path', load: () => import('./commands/audit.ts') },
-  template: { summary: 'render an ExternalSecret\'s or PushSecret\'s template locally, as the controller would (esoctl template)', load: () => import('./commands/template.ts') },
-  plan: { summary: 'show what the controller would write, change or delete in Vault for manifests', load: () => import('./commands/plan.ts') },
-  certs: { summary: 'create a CA and webhook serving certificate for local use or bring-your-own', load: () => import('./commands/certs.ts') },
-  dev: { summary: 'start a local apiserver + Vault, run vaultgate against them, apply the examples', load: () => import('./commands/dev.ts') },
+  validate: {
+    summary: "make the webhook's decisions offline for manifests (GitOps CI): exit 1 on any denial",
+    load: () => import('./commands/validate.ts'),
+  },
+  audit: {
+    summary: 'verify the signed decision trail; report who can read which Vault path',
+    load: () => import('./commands/audit.ts'),
+  },
+  template: {
+    summary: "render an ExternalSecret's or PushSecret's template locally, as the controller would (esoctl template)",
+    load: () => import('./commands/template.ts'),
+  },
+  plan: {
+    summary: 'show what the controller would write, change or delete in Vault for manifests',
+    load: () => import('./commands/plan.ts'),
+  },
+  certs: {
+    summary: 'create a CA and webhook serving certificate for local use or bring-your-own',
+    load: () => import('./commands/certs.ts'),
+  },
+  dev: {
+    summary: 'start a local apiserver + Vault, run vaultgate against them, apply the examples',
+    load: () => import('./commands/dev.ts'),
+  },
 };
 
 function usage(): string {
@@ -49,7 +73,9 @@ if (!isMainThread && (workerData as { role?: unknown } | null)?.role === 'vaultg
   await import('../eso/render-worker.ts');
 } else {
   main(process.argv.slice(2)).then(
-    (code) => { process.exitCode = code; },
+    (code) => {
+      process.exitCode = code;
+    },
     (err: unknown) => {
       process.stderr.write(`vaultgate: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exitCode = 1;

@@ -14,15 +14,28 @@ import { OwnWrites } from '../kube/own-writes.ts';
 import { startHealthServer, type HealthServer } from '../kube/health.ts';
 import { CONFIGMAPS, NAMESPACES, SECRETS } from '../kube/resources.ts';
 import {
-  CLUSTER_EXTERNAL_SECRETS, CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, PUSH_SECRETS, SECRET_STORES,
-  VAULT_DYNAMIC_SECRETS, VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS,
+  CLUSTER_EXTERNAL_SECRETS,
+  CLUSTER_SECRET_STORES,
+  EXTERNAL_SECRETS,
+  PUSH_SECRETS,
+  SECRET_STORES,
+  VAULT_DYNAMIC_SECRETS,
+  VAULT_GUARDRAILS,
+  VAULT_POLICIES,
+  VAULT_ROLE_BINDINGS,
 } from '../schemas/resources.ts';
 import { createVaultClient, type VaultClientOptions } from '../vault/client.ts';
 import { VaultRateLimits } from '../vault/rate-limits.ts';
 import { createSysApi } from '../vault/sys.ts';
 import { TokenCache } from '../vault/token-cache.ts';
 import type { SysApi, VaultClient, VaultCredentials, VaultRequester } from '../vault/types.ts';
-import { createExternalSecretReconciler, STORE_INDEX, storeIndex, TARGET_INDEX, targetIndex } from './reconcilers/externalsecret.ts';
+import {
+  createExternalSecretReconciler,
+  STORE_INDEX,
+  storeIndex,
+  TARGET_INDEX,
+  targetIndex,
+} from './reconcilers/externalsecret.ts';
 import { createClusterExternalSecretReconciler } from './reconcilers/clusterexternalsecret.ts';
 import { createPushSecretReconciler } from './reconcilers/pushsecret.ts';
 import { TEMPLATE_SOURCE_INDEX, templateSourceIndex } from './reconcilers/template-sources.ts';
@@ -38,11 +51,23 @@ import { openAuditTrail, type AuditTrailConfig } from '../trail/open.ts';
 import type { AuditTrail } from '../trail/trail.ts';
 import type { VaultWriteObserver } from './reconcilers/common.ts';
 import { createVaultPolicyReconciler } from './reconcilers/vaultpolicy.ts';
-import { DEFAULT_DRIFT_CHECK_MS, DEFAULT_VAULT_SA_TOKEN_FILE, DEFAULT_VAULT_TIMEOUT_MS, DEFAULT_WORKERS } from './defaults.ts';
+import {
+  DEFAULT_DRIFT_CHECK_MS,
+  DEFAULT_VAULT_SA_TOKEN_FILE,
+  DEFAULT_VAULT_TIMEOUT_MS,
+  DEFAULT_WORKERS,
+} from './defaults.ts';
 import { createVaultGuardrailReconciler } from './reconcilers/vaultguardrail.ts';
 import { admissionContext } from './reconcilers/admission-context.ts';
 import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from './reconcilers/vaultrolebinding.ts';
-import { createLifecycleMetrics, createVaultDynamicSecretReconciler, settledWithoutTargets, VDS_SECRET_INDEX, vdsSecretIndex, type RolloutGate } from './reconcilers/vaultdynamicsecret.ts';
+import {
+  createLifecycleMetrics,
+  createVaultDynamicSecretReconciler,
+  settledWithoutTargets,
+  VDS_SECRET_INDEX,
+  vdsSecretIndex,
+  type RolloutGate,
+} from './reconcilers/vaultdynamicsecret.ts';
 import { RolloutCoordinator } from './rollouts/coordinator.ts';
 import { HmacKeyring } from './rollouts/hmac.ts';
 import type { RolloutPolicy } from './rollouts/plan.ts';
@@ -59,13 +84,17 @@ export * from './defaults.ts';
 
 /** How the controller authenticates to Vault as itself (bootstrap policy: policies and roles under the prefix). */
 export type ControllerVaultAuth =
-  | { method: 'token'; token: string }
-  | { method: 'kubernetes'; mount: string; role: string; tokenFile?: string };
+  { method: 'token'; token: string } | { method: 'kubernetes'; mount: string; role: string; tokenFile?: string };
 
 export interface ControllerAppOptions {
   client: KubeClient;
   vault: {
-    address: string; caPem?: string; namespace?: string; timeoutMs?: number; auth: ControllerVaultAuth; clientDefaults?: Partial<VaultClientOptions>;
+    address: string;
+    caPem?: string;
+    namespace?: string;
+    timeoutMs?: number;
+    auth: ControllerVaultAuth;
+    clientDefaults?: Partial<VaultClientOptions>;
     /** Request limits per Vault server, shared by the controller's own session and every store (default DEFAULT_VAULT_RATE_LIMIT each). */
     rateLimits?: VaultRateLimits;
   };
@@ -149,17 +178,27 @@ export type VersionCheck =
  * (admission then judges for another server than the one written to) or when the version cannot be read.
  * Never throws and never stops the controller.
  */
-export async function checkVaultVersion(target: VaultTarget, read: () => Promise<string | undefined>, log: Logger): Promise<VersionCheck> {
+export async function checkVaultVersion(
+  target: VaultTarget,
+  read: () => Promise<string | undefined>,
+  log: Logger,
+): Promise<VersionCheck> {
   let version: string | undefined;
   try {
     version = await read();
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
-    log.warn({ target: targetName(target), err: error }, 'could not read the Vault server version (sys/seal-status) to compare it with --vault-flavor/--vault-version');
+    log.warn(
+      { target: targetName(target), err: error },
+      'could not read the Vault server version (sys/seal-status) to compare it with --vault-flavor/--vault-version',
+    );
     return { result: 'unknown', error };
   }
   if (!version) {
-    log.warn({ target: targetName(target) }, 'the Vault server reports no version in sys/seal-status; cannot compare it with --vault-flavor/--vault-version');
+    log.warn(
+      { target: targetName(target) },
+      'the Vault server reports no version in sys/seal-status; cannot compare it with --vault-flavor/--vault-version',
+    );
     return { result: 'unknown', error: 'no version in sys/seal-status' };
   }
   const message = versionMismatch(target, version);
@@ -167,7 +206,10 @@ export async function checkVaultVersion(target: VaultTarget, read: () => Promise
     log.warn({ target: targetName(target), serverVersion: version }, message);
     return { result: 'mismatch', version, message };
   }
-  log.info({ target: targetName(target), serverVersion: version }, 'Vault server version matches the configured target');
+  log.info(
+    { target: targetName(target), serverVersion: version },
+    'Vault server version matches the configured target',
+  );
   return { result: 'match', version };
 }
 
@@ -210,16 +252,25 @@ const specOrMetaChanged: Predicate = (ev) => {
   if (ev.type !== 'update') return true;
   const a = ev.old.metadata;
   const b = ev.obj.metadata;
-  return generationChanged(ev) || a.deletionTimestamp !== b.deletionTimestamp
-    || JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {})
-    || JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {})
-    || JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? []);
+  return (
+    generationChanged(ev) ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {}) ||
+    JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
+    JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? [])
+  );
 };
 
 /** A VaultPolicy whose Ready status changed matters to the bindings that name it. */
 const readinessChanged: Predicate = (ev) => {
   if (ev.type !== 'update') return true;
-  const ready = (o: KubeObject): string => JSON.stringify(((o.status as { conditions?: Array<{ type: string; status: string; observedGeneration?: number }> } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready') ?? null);
+  const ready = (o: KubeObject): string =>
+    JSON.stringify(
+      (
+        (o.status as { conditions?: Array<{ type: string; status: string; observedGeneration?: number }> } | undefined)
+          ?.conditions ?? []
+      ).find((c) => c.type === 'Ready') ?? null,
+    );
   return ready(ev.old) !== ready(ev.obj) || generationChanged(ev);
 };
 
@@ -227,7 +278,11 @@ const readinessChanged: Predicate = (ev) => {
 const namespaceLabelsChanged: Predicate = (ev) =>
   ev.type === 'update' && JSON.stringify(ev.old.metadata.labels ?? {}) !== JSON.stringify(ev.obj.metadata.labels ?? {});
 
-function controllerSession(opts: ControllerAppOptions, tokens: TokenCache, limits: VaultRateLimits): { client: VaultClient; sys: SysApi } {
+function controllerSession(
+  opts: ControllerAppOptions,
+  tokens: TokenCache,
+  limits: VaultRateLimits,
+): { client: VaultClient; sys: SysApi } {
   const v = opts.vault;
   const client = createVaultClient({
     limiter: limits,
@@ -238,13 +293,17 @@ function controllerSession(opts: ControllerAppOptions, tokens: TokenCache, limit
     ...(v.caPem ? { tls: { ca: v.caPem } } : {}),
   });
   const auth = v.auth;
-  const creds: VaultCredentials = auth.method === 'token'
-    ? { method: 'token', subject: 'vaultgate-controller', token: () => Promise.resolve(auth.token) }
-    : {
-      method: 'kubernetes', mount: auth.mount, role: auth.role, subject: 'vaultgate-controller',
-      // Re-read on every login: the projected token rotates.
-      jwt: async () => (await readFile(auth.tokenFile ?? DEFAULT_VAULT_SA_TOKEN_FILE, 'utf8')).trim(),
-    };
+  const creds: VaultCredentials =
+    auth.method === 'token'
+      ? { method: 'token', subject: 'vaultgate-controller', token: () => Promise.resolve(auth.token) }
+      : {
+          method: 'kubernetes',
+          mount: auth.mount,
+          role: auth.role,
+          subject: 'vaultgate-controller',
+          // Re-read on every login: the projected token rotates.
+          jwt: async () => (await readFile(auth.tokenFile ?? DEFAULT_VAULT_SA_TOKEN_FILE, 'utf8')).trim(),
+        };
   const session: VaultRequester = tokens.session(client, creds);
   return { client, sys: createSysApi(session) };
 }
@@ -259,7 +318,10 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     if (write.object === 'role' && write.mount) tokens.roleChanged(write.mount, write.vaultName);
     // A record that cannot be written must not undo or block the Vault write: log it (never the content).
     trail?.append(auditVaultWrite(write)).catch((err: unknown) => {
-      opts.log?.error({ err: err instanceof Error ? err.message : String(err), vaultName: write.vaultName }, 'audit record of a Vault write could not be written');
+      opts.log?.error(
+        { err: err instanceof Error ? err.message : String(err), vaultName: write.vaultName },
+        'audit record of a Vault write could not be written',
+      );
     });
   };
   const prefix = opts.namePrefix ?? DEFAULT_PREFIX;
@@ -273,7 +335,12 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   const workers = opts.workers ?? DEFAULT_WORKERS;
   const driftCheckMs = opts.driftCheckMs ?? DEFAULT_DRIFT_CHECK_MS;
   const manager = new Manager({
-    client: opts.client, log, metrics, namespaces: opts.namespaces, informer: opts.informer, leaderElection: opts.leaderElection,
+    client: opts.client,
+    log,
+    metrics,
+    namespaces: opts.namespaces,
+    informer: opts.informer,
+    leaderElection: opts.leaderElection,
     // Kinds newer than the first chart's CRDs (helm upgrade adds no CRD): missing, they do not hold readiness.
     optionalResources: [CLUSTER_EXTERNAL_SECRETS, PUSH_SECRETS, VAULT_DYNAMIC_SECRETS],
     // The Secret cache keeps no values: a keyed digest per value and ESO's data-hash are all a sync compares.
@@ -283,19 +350,34 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   // The connector checks a store's server and token audiences with the controller's view of guardrails and
   // namespace labels (the informers below) before it mints a token or sends a request.
   const connector = new StoreConnector({
-    client: opts.client, tokens, timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS, clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
+    client: opts.client,
+    tokens,
+    timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS,
+    clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
     admission: () => ({
-      ...admissionContext({ guardrails: manager.cache(VAULT_GUARDRAILS), namespaces: manager.cache(NAMESPACES), namePrefix: prefix, controllerClass }),
+      ...admissionContext({
+        guardrails: manager.cache(VAULT_GUARDRAILS),
+        namespaces: manager.cache(NAMESPACES),
+        namePrefix: prefix,
+        controllerClass,
+      }),
       ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
     }),
   });
   // VaultDynamicSecrets' own connector: its TokenCache never revokes a token it replaces, as Vault revokes
   // the leases a token minted with it (the planner replaces a credential before its minting token ends).
   const dynamicConnector = new StoreConnector({
-    client: opts.client, tokens: new TokenCache({ logger: log, revokeOnEvict: false }), timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS,
+    client: opts.client,
+    tokens: new TokenCache({ logger: log, revokeOnEvict: false }),
+    timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS,
     clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
     admission: () => ({
-      ...admissionContext({ guardrails: manager.cache(VAULT_GUARDRAILS), namespaces: manager.cache(NAMESPACES), namePrefix: prefix, controllerClass }),
+      ...admissionContext({
+        guardrails: manager.cache(VAULT_GUARDRAILS),
+        namespaces: manager.cache(NAMESPACES),
+        namePrefix: prefix,
+        controllerClass,
+      }),
       ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
     }),
   });
@@ -304,10 +386,17 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   const renderer: SecretRenderer = opts.renderer ?? renderPool!;
   // Workloads restarted when the Secrets they consume change; settled() gates the revocation of replaced credentials.
   const restarts = opts.rolloutRestarts;
-  const rollouts = restarts && opts.esoKinds !== false ? new RolloutCoordinator({
-    client: opts.client, keyring: new HmacKeyring(opts.client, restarts.namespace, restarts.keySecret), sources: [externalSecretSource, vaultDynamicSecretSource],
-    secretSelector: MANAGED_SECRETS_SELECTOR, registry, ...(restarts.policy ? { policy: restarts.policy } : {}),
-  }) : undefined;
+  const rollouts =
+    restarts && opts.esoKinds !== false
+      ? new RolloutCoordinator({
+          client: opts.client,
+          keyring: new HmacKeyring(opts.client, restarts.namespace, restarts.keySecret),
+          sources: [externalSecretSource, vaultDynamicSecretSource],
+          secretSelector: MANAGED_SECRETS_SELECTOR,
+          registry,
+          ...(restarts.policy ? { policy: restarts.policy } : {}),
+        })
+      : undefined;
 
   // Caches the reconcilers read besides their primaries: guardrails and namespaces (admission re-check,
   // ClusterSecretStore namespaceSelector). Scoped to watched namespaces, the Namespace informer lists
@@ -320,36 +409,51 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
 
   // A namespace relabel re-checks that namespace's VaultPolicies and VaultRoleBindings at once (labels
   // pick guardrails), not at the next drift check. Not in a namespace-scoped install (no Namespace informer).
-  const inNamespace = (res: typeof VAULT_POLICIES) => (ns: KubeObject): string[] => manager.cache(res).list(ns.metadata.name).map(objectKey);
+  const inNamespace =
+    (res: typeof VAULT_POLICIES) =>
+    (ns: KubeObject): string[] =>
+      manager.cache(res).list(ns.metadata.name).map(objectKey);
 
-  const policies = manager.controller('vaultpolicy')
+  const policies = manager
+    .controller('vaultpolicy')
     .for(VAULT_POLICIES, { predicate: specOrMetaChanged })
     .watches(VAULT_GUARDRAILS, all(VAULT_POLICIES), { predicate: generationChanged });
   policies.watches(NAMESPACES, inNamespace(VAULT_POLICIES), { predicate: namespaceLabelsChanged });
-  policies.workers(workers)
+  policies
+    .workers(workers)
     .complete(createVaultPolicyReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs, onVaultWrite }));
 
-  const bindings = manager.controller('vaultrolebinding')
+  const bindings = manager
+    .controller('vaultrolebinding')
     .for(VAULT_ROLE_BINDINGS, { predicate: specOrMetaChanged })
     .withIndex(POLICY_INDEX, policyIndex)
     .watches(VAULT_POLICIES, { index: POLICY_INDEX, values: (vp) => [objectKey(vp)] }, { predicate: readinessChanged })
     .watches(VAULT_GUARDRAILS, all(VAULT_ROLE_BINDINGS), { predicate: generationChanged });
   bindings.watches(NAMESPACES, inNamespace(VAULT_ROLE_BINDINGS), { predicate: namespaceLabelsChanged });
-  bindings.workers(workers)
-    .complete(createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs, onVaultWrite }));
+  bindings
+    .workers(workers)
+    .complete(
+      createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs, onVaultWrite }),
+    );
 
   // VaultGuardrail status (selected namespaces, floor, Ready): a namespace created, deleted or relabelled
   // may move into or out of a guardrail's selector.
-  manager.controller('vaultguardrail')
+  manager
+    .controller('vaultguardrail')
     .for(VAULT_GUARDRAILS, { predicate: generationChanged })
-    .watches(NAMESPACES, all(VAULT_GUARDRAILS), { predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev) })
+    .watches(NAMESPACES, all(VAULT_GUARDRAILS), {
+      predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev),
+    })
     .workers(1)
-    .complete(createVaultGuardrailReconciler({ namePrefix: prefix, controllerClass, ...(opts.now ? { now: opts.now } : {}) }));
+    .complete(
+      createVaultGuardrailReconciler({ namePrefix: prefix, controllerClass, ...(opts.now ? { now: opts.now } : {}) }),
+    );
 
   if (opts.esoKinds !== false) {
     // A ClusterSecretStore serves every namespace: not in a namespaced install (ESO's scoped mode neither).
-    for (const kind of scoped ? ['SecretStore'] as const : ['SecretStore', 'ClusterSecretStore'] as const) {
-      manager.controller(kind.toLowerCase())
+    for (const kind of scoped ? (['SecretStore'] as const) : (['SecretStore', 'ClusterSecretStore'] as const)) {
+      manager
+        .controller(kind.toLowerCase())
         .for(kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES, { predicate: specOrMetaChanged })
         .workers(Math.max(1, Math.floor(workers / 2)))
         .complete(createSecretStoreReconciler({ kind, connector, controllerClass, namePrefix: prefix }));
@@ -362,31 +466,62 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     // on the next write. A Secret losing the label arrives as a delete, so its ExternalSecret re-syncs.
     const storeReadiness: Predicate = readinessChanged;
     const ownSecretWrites = new OwnWrites();
-    const externalSecrets = manager.controller('externalsecret')
+    const externalSecrets = manager
+      .controller('externalsecret')
       .for(EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
       .withIndex(STORE_INDEX, storeIndex)
       .withIndex(TARGET_INDEX, targetIndex)
       // Not the event of the reconciler's own write: it knows that Secret already (kube/own-writes.ts).
-      .watches(SECRETS, { index: TARGET_INDEX, values: (s) => [objectKey(s)] }, { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: ownSecretWrites.notOwn })
+      .watches(
+        SECRETS,
+        { index: TARGET_INDEX, values: (s) => [objectKey(s)] },
+        { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: ownSecretWrites.notOwn },
+      )
       // templateFrom sources: a changed ConfigMap re-renders at once (ConfigMaps are cached, as ESO's
       // client caches them); a Secret source at once if it is a managed Secret (another ExternalSecret's
       // output, in the Secret cache), else at the next refresh (read with a GET, as ESO reads it).
       .withIndex(TEMPLATE_SOURCE_INDEX, templateSourceIndex)
       .watches(CONFIGMAPS, { index: TEMPLATE_SOURCE_INDEX, values: (cm) => [`ConfigMap/${objectKey(cm)}`] })
-      .watches(SECRETS, { index: TEMPLATE_SOURCE_INDEX, values: (s) => [`Secret/${objectKey(s)}`] }, { labelSelector: MANAGED_SECRETS_SELECTOR })
-      .watches(SECRET_STORES, { index: STORE_INDEX, values: (s) => [`SecretStore/${s.metadata.namespace}/${s.metadata.name}`] }, { predicate: storeReadiness });
-    if (!scoped) externalSecrets.watches(CLUSTER_SECRET_STORES, { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] }, { predicate: storeReadiness });
+      .watches(
+        SECRETS,
+        { index: TEMPLATE_SOURCE_INDEX, values: (s) => [`Secret/${objectKey(s)}`] },
+        { labelSelector: MANAGED_SECRETS_SELECTOR },
+      )
+      .watches(
+        SECRET_STORES,
+        { index: STORE_INDEX, values: (s) => [`SecretStore/${s.metadata.namespace}/${s.metadata.name}`] },
+        { predicate: storeReadiness },
+      );
+    if (!scoped)
+      externalSecrets.watches(
+        CLUSTER_SECRET_STORES,
+        { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] },
+        { predicate: storeReadiness },
+      );
     externalSecrets
       .workers(workers)
-      .complete(createExternalSecretReconciler({ connector, reader, controllerClass, namePrefix: prefix, ownSecretWrites, renderer, ...(opts.now ? { now: opts.now } : {}) }));
+      .complete(
+        createExternalSecretReconciler({
+          connector,
+          reader,
+          controllerClass,
+          namePrefix: prefix,
+          ownSecretWrites,
+          renderer,
+          ...(opts.now ? { now: opts.now } : {}),
+        }),
+      );
 
     // ClusterExternalSecrets (cluster-wide installs only, as ESO's scoped mode): a namespace created,
     // deleted or relabelled, or one of its ExternalSecrets changed or deleted, re-checks it at once.
     if (!scoped) {
-      manager.controller('clusterexternalsecret')
+      manager
+        .controller('clusterexternalsecret')
         .for(CLUSTER_EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
         .owns(EXTERNAL_SECRETS)
-        .watches(NAMESPACES, all(CLUSTER_EXTERNAL_SECRETS), { predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev) })
+        .watches(NAMESPACES, all(CLUSTER_EXTERNAL_SECRETS), {
+          predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev),
+        })
         .workers(Math.max(1, Math.floor(workers / 2)))
         .complete(createClusterExternalSecretReconciler({ controllerClass, namePrefix: prefix }));
     }
@@ -394,22 +529,44 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     // VaultDynamicSecrets: woken by a change of the object or of its target Secret or copy (deleted,
     // edited), else at the next renewal the planner computes.
     const dynamicSecretWrites = new OwnWrites();
-    manager.controller('vaultdynamicsecret')
+    manager
+      .controller('vaultdynamicsecret')
       .for(VAULT_DYNAMIC_SECRETS, { predicate: specOrMetaChanged })
       .withIndex(VDS_SECRET_INDEX, vdsSecretIndex)
-      .watches(SECRETS, { index: VDS_SECRET_INDEX, values: (s) => [objectKey(s)] }, { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: dynamicSecretWrites.notOwn })
+      .watches(
+        SECRETS,
+        { index: VDS_SECRET_INDEX, values: (s) => [objectKey(s)] },
+        { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: dynamicSecretWrites.notOwn },
+      )
       .workers(Math.max(1, Math.floor(workers / 2)))
-      .complete(createVaultDynamicSecretReconciler({
-        connector: dynamicConnector, rollouts: opts.rollouts ?? rollouts ?? settledWithoutTargets, metrics: createLifecycleMetrics(registry),
-        controllerClass, namePrefix: prefix, ownSecretWrites: dynamicSecretWrites, ...(opts.now ? { now: () => opts.now!().getTime() } : {}),
-      }));
+      .complete(
+        createVaultDynamicSecretReconciler({
+          connector: dynamicConnector,
+          rollouts: opts.rollouts ?? rollouts ?? settledWithoutTargets,
+          metrics: createLifecycleMetrics(registry),
+          controllerClass,
+          namePrefix: prefix,
+          ownSecretWrites: dynamicSecretWrites,
+          ...(opts.now ? { now: () => opts.now!().getTime() } : {}),
+        }),
+      );
 
     // PushSecrets: pushed on a spec or metadata change and every refreshInterval (source Secrets are read
     // with a GET then, as ESO reads them; they are not cached).
-    manager.controller('pushsecret')
+    manager
+      .controller('pushsecret')
       .for(PUSH_SECRETS, { predicate: specOrMetaChanged })
       .workers(Math.max(1, Math.floor(workers / 2)))
-      .complete(createPushSecretReconciler({ connector, controllerClass, namePrefix: prefix, onVaultWrite, renderer, ...(opts.now ? { now: opts.now } : {}) }));
+      .complete(
+        createPushSecretReconciler({
+          connector,
+          controllerClass,
+          namePrefix: prefix,
+          onVaultWrite,
+          renderer,
+          ...(opts.now ? { now: opts.now } : {}),
+        }),
+      );
 
     // One controller per workload kind, after the sources' informers (controller/rollouts/coordinator.ts).
     rollouts?.register(manager, Math.max(1, Math.floor(workers / 4)));
@@ -419,29 +576,54 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   if (wc) {
     // One keeper for the process (its metrics register once); each leadership term runs its loop.
     const keeper = new CertKeeper({
-      client: certKubeClient(opts.client), namespace: wc.namespace, secretName: wc.secretName, service: wc.service,
+      client: certKubeClient(opts.client),
+      namespace: wc.namespace,
+      secretName: wc.secretName,
+      service: wc.service,
       ...(wc.configSelector ? { webhookSelector: wc.configSelector } : {}),
-      policy: { ...(wc.leafValidityDays ? { leafValidityDays: wc.leafValidityDays } : {}), ...(wc.caValidityDays ? { caValidityDays: wc.caValidityDays } : {}) },
+      policy: {
+        ...(wc.leafValidityDays ? { leafValidityDays: wc.leafValidityDays } : {}),
+        ...(wc.caValidityDays ? { caValidityDays: wc.caValidityDays } : {}),
+      },
       ...(wc.intervalMs !== undefined ? { intervalMs: wc.intervalMs } : {}),
       ...(wc.settleMs !== undefined ? { settleMs: wc.settleMs } : {}),
-      log: log.child({ component: 'cert-keeper' }), registry,
+      log: log.child({ component: 'cert-keeper' }),
+      registry,
     });
     manager.addLeaderTask('webhook-cert-keeper', (signal) => keeper.run(signal));
   }
 
   let starting: Promise<void> | undefined;
   const app: ControllerApp = {
-    manager, registry, tokens, reader, connector, ...(rollouts ? { rollouts } : {}),
+    manager,
+    registry,
+    tokens,
+    reader,
+    connector,
+    ...(rollouts ? { rollouts } : {}),
     start() {
       starting ??= (async () => {
         if (opts.metricsPort !== undefined) {
-          app.health = await startHealthServer({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', registry, status: () => manager.status() });
+          app.health = await startHealthServer({
+            port: opts.metricsPort,
+            host: opts.metricsHost ?? '0.0.0.0',
+            registry,
+            status: () => manager.status(),
+          });
         }
         if (opts.audit) trail = await openAuditTrail(opts.audit, opts.client);
-        const readVersion = opts.serverVersion ?? (own ? async () => {
-          const res = await own.client.request<{ version?: unknown }>({ operation: 'sys.seal-status', method: 'GET', path: 'sys/seal-status' });
-          return typeof res?.version === 'string' ? res.version : undefined;
-        } : undefined);
+        const readVersion =
+          opts.serverVersion ??
+          (own
+            ? async () => {
+                const res = await own.client.request<{ version?: unknown }>({
+                  operation: 'sys.seal-status',
+                  method: 'GET',
+                  path: 'sys/seal-status',
+                });
+                return typeof res?.version === 'string' ? res.version : undefined;
+              }
+            : undefined);
         if (readVersion) app.versionCheck = checkVaultVersion(opts.vaultTarget ?? DEFAULT_TARGET, readVersion, log);
         await manager.start();
       })();

@@ -16,10 +16,16 @@ export const NAMESPACES_FAILED = 'one or more namespaces failed';
 /** ESO's reason for a namespace whose ExternalSecret of that name is not this object's. */
 export const ALREADY_EXISTS = 'external secret already exists in namespace';
 
-export interface NamespaceView { name: string; labels?: Record<string, string> }
+export interface NamespaceView {
+  name: string;
+  labels?: Record<string, string>;
+}
 
 /** The selected namespaces, sorted, each once (ESO's GetTargetNamespaces). */
-export function targetNamespaces(spec: Pick<ClusterExternalSecretSpec, 'namespaces' | 'namespaceSelector' | 'namespaceSelectors'>, namespaces: readonly NamespaceView[]): string[] {
+export function targetNamespaces(
+  spec: Pick<ClusterExternalSecretSpec, 'namespaces' | 'namespaceSelector' | 'namespaceSelectors'>,
+  namespaces: readonly NamespaceView[],
+): string[] {
   const selectors: LabelSelectorLike[] = [
     ...(spec.namespaces ?? []).map((n) => ({ matchLabels: { [NAMESPACE_NAME_LABEL]: n } })),
     ...(spec.namespaceSelector ? [spec.namespaceSelector] : []),
@@ -30,7 +36,10 @@ export function targetNamespaces(spec: Pick<ClusterExternalSecretSpec, 'namespac
   return [...out].sort();
 }
 
-export function externalSecretNameOf(ces: { metadata: { name: string }; spec: Pick<ClusterExternalSecretSpec, 'externalSecretName'> }): string {
+export function externalSecretNameOf(ces: {
+  metadata: { name: string };
+  spec: Pick<ClusterExternalSecretSpec, 'externalSecretName'>;
+}): string {
   return ces.spec.externalSecretName || ces.metadata.name;
 }
 
@@ -49,16 +58,32 @@ export function asEsoWritesIt(spec: ExternalSecretSpec): ExternalSecretSpec {
   return out;
 }
 
-export interface NamespaceOutcome { namespace: string; error?: string }
+export interface NamespaceOutcome {
+  namespace: string;
+  error?: string;
+}
 
 /** ESO's status: failed namespaces sorted with their reason, provisioned ones sorted, Ready. */
-export function clusterExternalSecretStatus(esName: string, outcomes: readonly NamespaceOutcome[]): ClusterExternalSecretStatus {
-  const failed = outcomes.filter((o) => o.error !== undefined).map((o) => ({ namespace: o.namespace, reason: o.error ?? '' })).sort((a, b) => (a.namespace < b.namespace ? -1 : 1));
-  const provisioned = outcomes.filter((o) => o.error === undefined).map((o) => o.namespace).sort();
+export function clusterExternalSecretStatus(
+  esName: string,
+  outcomes: readonly NamespaceOutcome[],
+): ClusterExternalSecretStatus {
+  const failed = outcomes
+    .filter((o) => o.error !== undefined)
+    .map((o) => ({ namespace: o.namespace, reason: o.error ?? '' }))
+    .sort((a, b) => (a.namespace < b.namespace ? -1 : 1));
+  const provisioned = outcomes
+    .filter((o) => o.error === undefined)
+    .map((o) => o.namespace)
+    .sort();
   return {
     externalSecretName: esName,
     ...(failed.length ? { failedNamespaces: failed } : {}),
     ...(provisioned.length ? { provisionedNamespaces: provisioned } : {}),
-    conditions: [failed.length ? { type: 'Ready', status: 'False', message: NAMESPACES_FAILED } : { type: 'Ready', status: 'True' }],
+    conditions: [
+      failed.length
+        ? { type: 'Ready', status: 'False', message: NAMESPACES_FAILED }
+        : { type: 'Ready', status: 'True' },
+    ],
   };
 }

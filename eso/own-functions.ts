@@ -7,7 +7,19 @@ import { createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto'
 import 'reflect-metadata';
 import { AuthorityKeyIdentifierExtension, SubjectKeyIdentifierExtension, X509Certificate } from '@peculiar/x509';
 import { parseDocument } from 'yaml';
-import { toGoYaml, fail, fixed, type FuncTable, GoMap, fromJsValue, goString, isMap, utf8Text, pemDecode, pemEncode } from '../golang/index.ts';
+import {
+  toGoYaml,
+  fail,
+  fixed,
+  type FuncTable,
+  GoMap,
+  fromJsValue,
+  goString,
+  isMap,
+  utf8Text,
+  pemDecode,
+  pemEncode,
+} from '../golang/index.ts';
 import { decodeChain, pkcs8Der } from './pkcs12.ts';
 
 function filterPEM(pemType: string, input: string): string {
@@ -30,7 +42,13 @@ const equalFold = (a: string, b: string): boolean => utf8Text(a).toLowerCase() =
 
 // ---- the certificate chain (pem_chain.go) ----
 
-interface CertNode { raw: Buffer; aki?: string; ski?: string; parent?: CertNode; isParent: boolean }
+interface CertNode {
+  raw: Buffer;
+  aki?: string;
+  ski?: string;
+  parent?: CertNode;
+  isParent: boolean;
+}
 
 function parseCert(der: Buffer): CertNode {
   let cert: X509Certificate;
@@ -111,7 +129,9 @@ function filterCertChain(certType: string, input: string): string {
 /** The leaf-first ordered chain of PEM certificates, as ESO's pkcs12cert returns it. */
 export function orderedChainPem(pemData: string): string | undefined {
   try {
-    return certChain(pemData).map((c) => pemEncode('CERTIFICATE', c.raw)).join('');
+    return certChain(pemData)
+      .map((c) => pemEncode('CERTIFICATE', c.raw))
+      .join('');
   } catch {
     return undefined;
   }
@@ -159,10 +179,17 @@ function jwkPrivateKeyPem(s: string): string {
 function fromYaml(s: string): GoMap {
   const doc = parseDocument(utf8Text(s), { version: '1.1', logLevel: 'silent', prettyErrors: false, merge: true });
   // The text is ours, not sigs.k8s.io/yaml's (its message quotes the document, which is secret data).
-  if (doc.errors.length > 0) return new GoMap([['Error', 'error converting YAML to JSON: the document is not valid YAML']]);
+  if (doc.errors.length > 0)
+    return new GoMap([['Error', 'error converting YAML to JSON: the document is not valid YAML']]);
   const v = fromJsValue(doc.toJS({ maxAliasCount: 100 }));
   if (v === null) return new GoMap();
-  if (!isMap(v)) return new GoMap([['Error', `error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`]]);
+  if (!isMap(v))
+    return new GoMap([
+      [
+        'Error',
+        `error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`,
+      ],
+    ]);
   return v;
 }
 
@@ -185,7 +212,13 @@ export const ESO_OWN_FUNCS: FuncTable = {
   pkcs12keyPass: fixed(['string', 'string'], pkcs12keyPass),
   pkcs12cert: fixed(['string'], (input) => pkcs12certPass('', input)),
   pkcs12certPass: fixed(['string', 'string'], pkcs12certPass),
-  toYaml: fixed(['any'], (v) => { try { return toGoYaml(v); } catch { return ''; } }),
+  toYaml: fixed(['any'], (v) => {
+    try {
+      return toGoYaml(v);
+    } catch {
+      return '';
+    }
+  }),
   fromYaml: fixed(['string'], fromYaml),
   filterPEM: fixed(['string', 'string'], filterPEM),
   filterCertChain: fixed(['string', 'string'], filterCertChain),

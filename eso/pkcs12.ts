@@ -4,11 +4,23 @@
 // (plain or encrypted), key bags and shrouded key bags, certificate bags; PBES2 (PBKDF2 + AES-CBC),
 // PBE-SHA1-3DES and PBE-SHA1-RC2 (40 and 128 bits, rc2.ts). Errors name the step, never a byte
 // of the input.
-import { createDecipheriv, createHash, createHmac, createPrivateKey, hash as digest, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
+import {
+  createDecipheriv,
+  createHash,
+  createHmac,
+  createPrivateKey,
+  hash as digest,
+  pbkdf2Sync,
+  timingSafeEqual,
+} from 'node:crypto';
 import { fail } from '../golang/index.ts';
 import { rc2CbcDecrypt } from './rc2.ts';
 
-interface Tlv { tag: number; value: Buffer; raw: Buffer }
+interface Tlv {
+  tag: number;
+  value: Buffer;
+  raw: Buffer;
+}
 
 /** One DER TLV at `at` (definite lengths only, as Go's encoding/asn1 reads DER). */
 function tlv(buf: Buffer, at = 0): Tlv & { end: number } {
@@ -18,7 +30,8 @@ function tlv(buf: Buffer, at = 0): Tlv & { end: number } {
   let off = at + 2;
   if (len & 0x80) {
     const n = len & 0x7f;
-    if (n === 0 || n > 4 || off + n > buf.length) fail('pkcs12: error reading P12 data: asn1: syntax error: invalid length');
+    if (n === 0 || n > 4 || off + n > buf.length)
+      fail('pkcs12: error reading P12 data: asn1: syntax error: invalid length');
     len = 0;
     for (let i = 0; i < n; i++) len = len * 256 + buf[off + i]!;
     off += n;
@@ -48,7 +61,10 @@ function oid(t: Tlv | undefined): string {
   let n = 0;
   for (const b of v.subarray(1)) {
     n = n * 128 + (b & 0x7f);
-    if (!(b & 0x80)) { parts.push(n); n = 0; }
+    if (!(b & 0x80)) {
+      parts.push(n);
+      n = 0;
+    }
   }
   return parts.join('.');
 }
@@ -61,14 +77,26 @@ function int(t: Tlv | undefined): number {
 }
 
 const OID = {
-  data: '1.2.840.113549.1.7.1', encryptedData: '1.2.840.113549.1.7.6',
-  keyBag: '1.2.840.113549.1.12.10.1.1', shroudedKeyBag: '1.2.840.113549.1.12.10.1.2', certBag: '1.2.840.113549.1.12.10.1.3',
+  data: '1.2.840.113549.1.7.1',
+  encryptedData: '1.2.840.113549.1.7.6',
+  keyBag: '1.2.840.113549.1.12.10.1.1',
+  shroudedKeyBag: '1.2.840.113549.1.12.10.1.2',
+  certBag: '1.2.840.113549.1.12.10.1.3',
   x509Cert: '1.2.840.113549.1.9.22.1',
-  pbeSha13Des: '1.2.840.113549.1.12.1.3', pbeSha1Rc2128: '1.2.840.113549.1.12.1.5', pbeSha1Rc240: '1.2.840.113549.1.12.1.6',
-  pbes2: '1.2.840.113549.1.5.13', pbkdf2: '1.2.840.113549.1.5.12',
-  hmacSha1: '1.2.840.113549.2.7', hmacSha256: '1.2.840.113549.2.9', hmacSha512: '1.2.840.113549.2.11',
-  aes128: '2.16.840.1.101.3.4.1.2', aes192: '2.16.840.1.101.3.4.1.22', aes256: '2.16.840.1.101.3.4.1.42',
-  sha1: '1.3.14.3.2.26', sha256: '2.16.840.1.101.3.4.2.1', sha512: '2.16.840.1.101.3.4.2.3',
+  pbeSha13Des: '1.2.840.113549.1.12.1.3',
+  pbeSha1Rc2128: '1.2.840.113549.1.12.1.5',
+  pbeSha1Rc240: '1.2.840.113549.1.12.1.6',
+  pbes2: '1.2.840.113549.1.5.13',
+  pbkdf2: '1.2.840.113549.1.5.12',
+  hmacSha1: '1.2.840.113549.2.7',
+  hmacSha256: '1.2.840.113549.2.9',
+  hmacSha512: '1.2.840.113549.2.11',
+  aes128: '2.16.840.1.101.3.4.1.2',
+  aes192: '2.16.840.1.101.3.4.1.22',
+  aes256: '2.16.840.1.101.3.4.1.42',
+  sha1: '1.3.14.3.2.26',
+  sha256: '2.16.840.1.101.3.4.2.1',
+  sha512: '2.16.840.1.101.3.4.2.3',
 };
 
 /** bmpStringZeroTerminated: UTF-16BE plus two zero bytes (no characters outside the BMP). */
@@ -90,12 +118,22 @@ function bmpPassword(password: string): Buffer {
 export const MAX_PKCS12_ITERATIONS = 100_000;
 
 function iterations(n: number): number {
-  if (n > MAX_PKCS12_ITERATIONS) fail(`pkcs12: the file asks for more than ${MAX_PKCS12_ITERATIONS} key-derivation iterations (OpenSSL and Go write 2048, Java 10000): refused`);
+  if (n > MAX_PKCS12_ITERATIONS)
+    fail(
+      `pkcs12: the file asks for more than ${MAX_PKCS12_ITERATIONS} key-derivation iterations (OpenSSL and Go write 2048, Java 10000): refused`,
+    );
   return n;
 }
 
 /** RFC 7292 appendix B.2 (go-pkcs12's pbkdf): `id` 1 key, 2 IV, 3 MAC key. */
-function pkcs12Kdf(hash: 'sha1' | 'sha256' | 'sha512', salt: Buffer, password: Buffer, iter: number, id: number, size: number): Buffer {
+function pkcs12Kdf(
+  hash: 'sha1' | 'sha256' | 'sha512',
+  salt: Buffer,
+  password: Buffer,
+  iter: number,
+  id: number,
+  size: number,
+): Buffer {
   const rounds = iterations(iter);
   const u = hash === 'sha1' ? 20 : hash === 'sha256' ? 32 : 64;
   const v = hash === 'sha512' ? 128 : 64;
@@ -138,7 +176,11 @@ function pbDecrypt(alg: Tlv, data: Buffer, password: Buffer): Buffer {
     const p = children(expect(parts[1], 0x30, 'expected PBE parameters'));
     const salt = expect(p[0], 0x04, 'expected a salt').value;
     const iter = iterations(int(p[1]));
-    decipher = createDecipheriv('des-ede3-cbc', pkcs12Kdf('sha1', salt, password, iter, 1, 24), pkcs12Kdf('sha1', salt, password, iter, 2, 8));
+    decipher = createDecipheriv(
+      'des-ede3-cbc',
+      pkcs12Kdf('sha1', salt, password, iter, 1, 24),
+      pkcs12Kdf('sha1', salt, password, iter, 2, 8),
+    );
     blockSize = 8;
   } else if (algOid === OID.pbes2) {
     const p = children(expect(parts[1], 0x30, 'expected PBES2 parameters'));
@@ -150,10 +192,24 @@ function pbDecrypt(alg: Tlv, data: Buffer, password: Buffer): Buffer {
     const iter = iterations(int(kp[1]));
     const prfTlv = kp.slice(2).find((t) => t.tag === 0x30);
     const prfOid = prfTlv ? oid(children(prfTlv)[0]) : OID.hmacSha1;
-    const prf = prfOid === OID.hmacSha256 ? 'sha256' : prfOid === OID.hmacSha512 ? 'sha512' : prfOid === OID.hmacSha1 ? 'sha1' : fail('pkcs12: pbes2 prf is not supported');
+    const prf =
+      prfOid === OID.hmacSha256
+        ? 'sha256'
+        : prfOid === OID.hmacSha512
+          ? 'sha512'
+          : prfOid === OID.hmacSha1
+            ? 'sha1'
+            : fail('pkcs12: pbes2 prf is not supported');
     const enc = children(expect(p[1], 0x30, 'expected an encryption scheme'));
     const encOid = oid(enc[0]);
-    const keyLen = encOid === OID.aes256 ? 32 : encOid === OID.aes192 ? 24 : encOid === OID.aes128 ? 16 : fail('pkcs12: pbes2 algorithm is not supported');
+    const keyLen =
+      encOid === OID.aes256
+        ? 32
+        : encOid === OID.aes192
+          ? 24
+          : encOid === OID.aes128
+            ? 16
+            : fail('pkcs12: pbes2 algorithm is not supported');
     const iv = expect(enc[1], 0x04, 'expected an IV').value;
     // PBES2 takes the password as UTF-8 (go-pkcs12 decodes its BMP form back).
     const utf8 = Buffer.from(decodeBmp(password), 'utf8');
@@ -167,7 +223,15 @@ function pbDecrypt(alg: Tlv, data: Buffer, password: Buffer): Buffer {
     const keyLen = algOid === OID.pbeSha1Rc240 ? 5 : 16;
     if (data.length === 0) fail('pkcs12: empty encrypted data');
     if (data.length % 8 !== 0) fail('pkcs12: input is not a multiple of the block size');
-    return unpad(rc2CbcDecrypt(pkcs12Kdf('sha1', salt, password, iter, 1, keyLen), keyLen * 8, pkcs12Kdf('sha1', salt, password, iter, 2, 8), data), 8);
+    return unpad(
+      rc2CbcDecrypt(
+        pkcs12Kdf('sha1', salt, password, iter, 1, keyLen),
+        keyLen * 8,
+        pkcs12Kdf('sha1', salt, password, iter, 2, 8),
+        data,
+      ),
+      8,
+    );
   } else {
     return fail('pkcs12: pbe algorithm is not supported');
   }
@@ -180,7 +244,8 @@ function pbDecrypt(alg: Tlv, data: Buffer, password: Buffer): Buffer {
 /** go-pkcs12's padding check after CBC decryption. */
 function unpad(out: Buffer, blockSize: number): Buffer {
   const ps = out[out.length - 1]!;
-  if (ps === 0 || ps > blockSize || out.length < ps || !out.subarray(out.length - ps).every((b) => b === ps)) fail('pkcs12: decryption error, incorrect padding');
+  if (ps === 0 || ps > blockSize || out.length < ps || !out.subarray(out.length - ps).every((b) => b === ps))
+    fail('pkcs12: decryption error, incorrect padding');
   return out.subarray(0, out.length - ps);
 }
 
@@ -198,22 +263,37 @@ function verifyMac(mac: Tlv, message: Buffer, password: Buffer): boolean {
   const digest = expect(digestInfo[1], 0x04, 'expected a digest').value;
   const salt = expect(m[1], 0x04, 'expected a MAC salt').value;
   const iter = iterations(m[2] ? int(m[2]) : 1);
-  const hash = alg === OID.sha1 ? 'sha1' : alg === OID.sha256 ? 'sha256' : alg === OID.sha512 ? 'sha512' : fail('pkcs12: MAC digest algorithm not supported');
+  const hash =
+    alg === OID.sha1
+      ? 'sha1'
+      : alg === OID.sha256
+        ? 'sha256'
+        : alg === OID.sha512
+          ? 'sha512'
+          : fail('pkcs12: MAC digest algorithm not supported');
   const key = pkcs12Kdf(hash, salt, password, iter, 3, hash === 'sha1' ? 20 : hash === 'sha256' ? 32 : 64);
   const expected = createHmac(hash, key).update(message).digest();
   return expected.length === digest.length && timingSafeEqual(expected, digest);
 }
 
-interface Chain { key: Buffer; cert: Buffer; caCerts: Buffer[] }
+interface Chain {
+  key: Buffer;
+  cert: Buffer;
+  caCerts: Buffer[];
+}
 
 /** go-pkcs12 DecodeChain. */
 export function decodeChain(pfxData: Buffer, passwordText: string): Chain {
   let password = bmpPassword(passwordText);
   const pfx = children(expect(tlv(pfxData), 0x30, 'expected a PFX'));
-  if (int(pfx[0]) !== 3) fail('pkcs12: can only decode v3 PFX PDU\'s');
+  if (int(pfx[0]) !== 3) fail("pkcs12: can only decode v3 PFX PDU's");
   const authSafe = children(expect(pfx[1], 0x30, 'expected a content info'));
   if (oid(authSafe[0]) !== OID.data) fail('pkcs12: only password-protected PFX is implemented');
-  const content = expect(children(expect(authSafe[1], 0xa0, 'expected content'))[0], 0x04, 'expected an octet string').value;
+  const content = expect(
+    children(expect(authSafe[1], 0xa0, 'expected content'))[0],
+    0x04,
+    'expected an octet string',
+  ).value;
   const mac = pfx[2];
   const emptyPassword = password.length === 2;
   if (!mac) {
@@ -223,7 +303,8 @@ export function decodeChain(pfxData: Buffer, passwordText: string): Chain {
     else fail('pkcs12: decryption password incorrect');
   }
   const safes = children(expect(tlv(content), 0x30, 'expected an authenticated safe'));
-  if (safes.length < 1 || safes.length > 2) fail(`pkcs12: expected between 1 and 2 items in the authenticated safe, but this file has ${safes.length}`);
+  if (safes.length < 1 || safes.length > 2)
+    fail(`pkcs12: expected between 1 and 2 items in the authenticated safe, but this file has ${safes.length}`);
   let key: Buffer | undefined;
   let cert: Buffer | undefined;
   const caCerts: Buffer[] = [];
@@ -238,7 +319,8 @@ export function decodeChain(pfxData: Buffer, passwordText: string): Chain {
       if (int(ed[0]) !== 0) fail('pkcs12: only version 0 of EncryptedData is supported');
       const eci = children(expect(ed[1], 0x30, 'expected encrypted content info'));
       const enc = eci[2];
-      if (!enc || (enc.tag !== 0x80 && enc.tag !== 0xa0)) fail('pkcs12: error reading P12 data: encrypted content missing');
+      if (!enc || (enc.tag !== 0x80 && enc.tag !== 0xa0))
+        fail('pkcs12: error reading P12 data: encrypted content missing');
       const encBytes = enc!.tag === 0x80 ? enc!.value : Buffer.concat(children(enc!).map((c) => c.value));
       data = pbDecrypt(eci[1]!, encBytes, password);
     } else return fail('pkcs12: only data and encryptedData content types are supported in authenticated safe');
@@ -249,7 +331,11 @@ export function decodeChain(pfxData: Buffer, passwordText: string): Chain {
       if (id === OID.certBag) {
         const cb = children(expect(value, 0x30, 'expected a cert bag'));
         if (oid(cb[0]) !== OID.x509Cert) fail('pkcs12: only X509 certificates are supported in cert bags');
-        const der = expect(children(expect(cb[1], 0xa0, 'expected a certificate'))[0], 0x04, 'expected an octet string').value;
+        const der = expect(
+          children(expect(cb[1], 0xa0, 'expected a certificate'))[0],
+          0x04,
+          'expected an octet string',
+        ).value;
         if (tlv(der).end !== der.length) fail('pkcs12: expected exactly one certificate in the certBag');
         if (!cert) cert = der;
         else caCerts.push(der);

@@ -2,7 +2,12 @@
 // merged over the previous; then data[] on top (controllers/externalsecret/externalsecret_controller_secret.go).
 // A missing remote secret fails the sync with deletionPolicy Retain (the default) and is skipped with
 // Delete or Merge, so those policies can notice that everything is gone.
-import type { ExternalSecretDataRemoteRef, ExternalSecretFind, ExternalSecretSpec, SecretStoreRef } from '../schemas/types.ts';
+import type {
+  ExternalSecretDataRemoteRef,
+  ExternalSecretFind,
+  ExternalSecretSpec,
+  SecretStoreRef,
+} from '../schemas/types.ts';
 import { compileGoRegexp } from '../golang/index.ts';
 import { rewriteMap, type RewriteOperation } from './rewrite.ts';
 import { convertKeys, decodeMap, decodeValue } from './strategies.ts';
@@ -87,9 +92,14 @@ export async function providerSecretData(spec: ExternalSecretSpec, sourceFor: So
 }
 
 /** The remote secret's data, or its custom metadata (metadataPolicy Fetch: null when it has none, as ESO's nil). */
-async function fetchData(source: SecretSource, ref: ExternalSecretDataRemoteRef, where: string): Promise<Record<string, unknown> | null> {
+async function fetchData(
+  source: SecretSource,
+  ref: ExternalSecretDataRemoteRef,
+  where: string,
+): Promise<Record<string, unknown> | null> {
   if (ref.metadataPolicy === 'Fetch') {
-    if (source.kvVersion === 1) throw new EsoDataError(`${where}: cannot perform metadata fetch operations with kv version v1`);
+    if (source.kvVersion === 1)
+      throw new EsoDataError(`${where}: cannot perform metadata fetch operations with kv version v1`);
     const meta = await source.readMetadata(ref.key);
     // ESO: "secret not found", not its NoSecretError, so deletionPolicy Delete/Merge do not skip it.
     if (!meta) throw new EsoDataError(`${where}: secret not found`);
@@ -110,7 +120,11 @@ async function single(source: SecretSource, ref: ExternalSecretDataRemoteRef, wh
   }
 }
 
-async function extract(source: SecretSource, ref: ExternalSecretDataRemoteRef, where: string): Promise<Map<string, Buffer>> {
+async function extract(
+  source: SecretSource,
+  ref: ExternalSecretDataRemoteRef,
+  where: string,
+): Promise<Map<string, Buffer>> {
   const data = await fetchData(source, ref, where);
   if (data === null) throw new EsoDataError(`${where}: unexpected end of JSON input`); // ESO unmarshals nil bytes
   try {
@@ -122,7 +136,8 @@ async function extract(source: SecretSource, ref: ExternalSecretDataRemoteRef, w
 
 /** ESO's GetAllSecrets: list recursively under `path`, keep names matching the regexp or all tags. */
 async function find(source: SecretSource, ref: ExternalSecretFind): Promise<Map<string, Buffer>> {
-  if (source.kvVersion === 1 && ref.tags) throw new EsoDataError('cannot perform find by tag operations with kv version v1');
+  if (source.kvVersion === 1 && ref.tags)
+    throw new EsoDataError('cannot perform find by tag operations with kv version v1');
   const candidates = await listRecursive(source, ref.path ? `${ref.path}/` : '');
   const out = new Map<string, Buffer>();
   const nameRe = ref.name?.regexp !== undefined ? compileGoRegexp(ref.name.regexp) : undefined;
@@ -147,10 +162,13 @@ async function listRecursive(source: SecretSource, path: string): Promise<string
   const out: string[] = [];
   for (const e of entries) {
     const full = path + e;
-    if (e.endsWith('/')) out.push(...(await listRecursive(source, full).catch((err: unknown) => {
-      if (err instanceof NoSecretError) return [];
-      throw err;
-    })));
+    if (e.endsWith('/'))
+      out.push(
+        ...(await listRecursive(source, full).catch((err: unknown) => {
+          if (err instanceof NoSecretError) return [];
+          throw err;
+        })),
+      );
     else out.push(full);
   }
   return out;
@@ -160,6 +178,9 @@ async function listRecursive(source: SecretSource, path: string): Promise<string
 function checkNullBytes(policy: 'Ignore' | 'Fail' | undefined, m: Map<string, Buffer>, where: string): void {
   if (policy !== 'Fail') return;
   for (const k of [...m.keys()].sort()) {
-    if (m.get(k)?.includes(0)) throw new EsoDataError(`${where}: fetched secret value for key ${JSON.stringify(k)} contains null bytes; use a text-safe format such as PEM/base64 or leave nullBytePolicy unset for intentional binary data`);
+    if (m.get(k)?.includes(0))
+      throw new EsoDataError(
+        `${where}: fetched secret value for key ${JSON.stringify(k)} contains null bytes; use a text-safe format such as PEM/base64 or leave nullBytePolicy unset for intentional binary data`,
+      );
   }
 }

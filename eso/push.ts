@@ -31,7 +31,11 @@ export class PushError extends EsoDataError {
   }
 }
 
-export interface StoreIdentity { kind: 'SecretStore' | 'ClusterSecretStore'; name: string; labels?: Record<string, string> }
+export interface StoreIdentity {
+  kind: 'SecretStore' | 'ClusterSecretStore';
+  name: string;
+  labels?: Record<string, string>;
+}
 
 /** `<kind>/<name>`, ESO's syncedPushSecrets key for a store. */
 export const storeStatusKey = (s: StoreIdentity): string => `${s.kind}/${s.name}`;
@@ -46,21 +50,27 @@ const UNICODE = /_U([0-9a-fA-F]{4,5})_/g;
 
 /** ESO's reverse: ReverseUnicode turns `_UXXXX_` back into the character. */
 const reverseKey = (strategy: string | undefined, k: string): string =>
-  (strategy === 'ReverseUnicode' ? k.replace(UNICODE, (_m, hex: string) => String.fromCodePoint(parseInt(hex, 16))) : k);
+  strategy === 'ReverseUnicode' ? k.replace(UNICODE, (_m, hex: string) => String.fromCodePoint(parseInt(hex, 16))) : k;
 
 /** ESO's ReverseKeys: every key reversed; a collision is an error. */
 export function reverseKeys(strategy: string | undefined, data: ReadonlyMap<string, Buffer>): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   for (const [k, v] of data) {
     const key = reverseKey(strategy, k);
-    if (out.has(key)) throw new PushError(`could not apply conversion strategy to keys: secret name collision during conversion: ${key}`);
+    if (out.has(key))
+      throw new PushError(
+        `could not apply conversion strategy to keys: secret name collision during conversion: ${key}`,
+      );
     out.set(key, v);
   }
   return out;
 }
 
 /** A push: the data entry (as recorded in status) and, for a dataTo bundle, the keys it carries. */
-export interface PlannedPush { data: PushSecretData; bundle?: Map<string, Buffer> }
+export interface PlannedPush {
+  data: PushSecretData;
+  bundle?: Map<string, Buffer>;
+}
 
 /** Whether a dataTo entry targets `store` (by name and kind, or by label selector and kind). */
 function dataToTargets(d: PushSecretDataTo, store: StoreIdentity): boolean {
@@ -77,7 +87,9 @@ function rewriteKey(rewrites: PushSecretDataTo['rewrite'], key: string): string 
     if (op.regexp) k = replaceAllGo(compileGoRegexp(op.regexp.source), k, op.regexp.target);
     else if (op.transform) {
       const { template } = op.transform;
-      k = withRenderDeadline(IN_PROCESS_DEADLINE_MS, `${IN_PROCESS_DEADLINE_MS}ms`, () => renderTemplate(template, goStringMap({ value: k })));
+      k = withRenderDeadline(IN_PROCESS_DEADLINE_MS, `${IN_PROCESS_DEADLINE_MS}ms`, () =>
+        renderTemplate(template, goStringMap({ value: k })),
+      );
     }
   }
   return k;
@@ -88,7 +100,11 @@ function rewriteKey(rewrites: PushSecretDataTo['rewrite'], key: string): string 
  * by the key after rewrites; bundle: every matched key in one remote secret), then data[]; an explicit
  * data entry for the same source key replaces the dataTo one (ESO's resolveSourceKeyConflicts).
  */
-export function plannedPushes(spec: { data?: PushSecretData[]; dataTo?: PushSecretDataTo[] }, source: ReadonlyMap<string, Buffer>, store: StoreIdentity): PlannedPush[] {
+export function plannedPushes(
+  spec: { data?: PushSecretData[]; dataTo?: PushSecretDataTo[] },
+  source: ReadonlyMap<string, Buffer>,
+  store: StoreIdentity,
+): PlannedPush[] {
   const fromDataTo: PlannedPush[] = [];
   const remoteKeys = new Map<string, string>();
   (spec.dataTo ?? []).forEach((d, i) => {
@@ -100,26 +116,44 @@ export function plannedPushes(spec: { data?: PushSecretData[]; dataTo?: PushSecr
     if (matched.length === 0) return;
     const claim = (remote: string, from: string): void => {
       const seen = remoteKeys.get(remote);
-      if (seen) throw new PushError(`dataTo[${i}]: duplicate remote key ${JSON.stringify(remote)} from source key ${JSON.stringify(from)} (conflicts with ${seen})`);
+      if (seen)
+        throw new PushError(
+          `dataTo[${i}]: duplicate remote key ${JSON.stringify(remote)} from source key ${JSON.stringify(from)} (conflicts with ${seen})`,
+        );
       remoteKeys.set(remote, `dataTo[${i}]:${from}`);
     };
-    const common = { ...(d.metadata !== undefined ? { metadata: d.metadata } : {}), conversionStrategy: 'None' as const };
+    const common = {
+      ...(d.metadata !== undefined ? { metadata: d.metadata } : {}),
+      conversionStrategy: 'None' as const,
+    };
     if (d.remoteKey) {
-      if ((d.rewrite ?? []).length > 0) throw new PushError(`dataTo[${i}]: remoteKey and rewrite are mutually exclusive: rewrite is only supported in per-key mode (without remoteKey)`);
+      if ((d.rewrite ?? []).length > 0)
+        throw new PushError(
+          `dataTo[${i}]: remoteKey and rewrite are mutually exclusive: rewrite is only supported in per-key mode (without remoteKey)`,
+        );
       claim(d.remoteKey, '__bundle__');
-      fromDataTo.push({ data: { match: { secretKey: '', remoteRef: { remoteKey: d.remoteKey } }, ...common }, bundle: new Map(matched.map((k) => [k, converted.get(k)!])) });
+      fromDataTo.push({
+        data: { match: { secretKey: '', remoteRef: { remoteKey: d.remoteKey } }, ...common },
+        bundle: new Map(matched.map((k) => [k, converted.get(k)!])),
+      });
       return;
     }
     for (const key of matched) {
       const remote = rewriteKey(d.rewrite, key);
-      if (remote === '') throw new PushError(`dataTo[${i}]: empty remote key produced for source key ${JSON.stringify(key)}`);
+      if (remote === '')
+        throw new PushError(`dataTo[${i}]: empty remote key produced for source key ${JSON.stringify(key)}`);
       claim(remote, key);
-      fromDataTo.push({ data: { match: { secretKey: original.get(key) ?? key, remoteRef: { remoteKey: remote } }, ...common } });
+      fromDataTo.push({
+        data: { match: { secretKey: original.get(key) ?? key, remoteRef: { remoteKey: remote } }, ...common },
+      });
     }
   });
   const explicit = spec.data ?? [];
   const explicitKeys = new Set(explicit.map((d) => d.match.secretKey ?? ''));
-  return [...fromDataTo.filter((p) => p.bundle || !explicitKeys.has(p.data.match.secretKey ?? '')), ...explicit.map((data) => ({ data }))];
+  return [
+    ...fromDataTo.filter((p) => p.bundle || !explicitKeys.has(p.data.match.secretKey ?? '')),
+    ...explicit.map((data) => ({ data })),
+  ];
 }
 
 /**
@@ -129,7 +163,8 @@ export function plannedPushes(spec: { data?: PushSecretData[]; dataTo?: PushSecr
 export function pushValue(push: PlannedPush, source: ReadonlyMap<string, Buffer>): Buffer {
   const data = push.bundle ?? reverseKeys(push.data.conversionStrategy, source);
   const key = push.data.match.secretKey ?? '';
-  if (key === '') return Buffer.from(goJson(Object.fromEntries([...data].map(([k, v]) => [k, v.toString('utf8')])), true), 'utf8');
+  if (key === '')
+    return Buffer.from(goJson(Object.fromEntries([...data].map(([k, v]) => [k, v.toString('utf8')])), true), 'utf8');
   const v = data.get(key);
   if (v === undefined) throw new PushError(`secret key ${key} does not exist`);
   return v;
@@ -149,7 +184,11 @@ export const pushedBy = (r: RemoteState): string | undefined => r.customMetadata
  * What the remote secret becomes (ESO's Vault PushSecret), or undefined when it already holds the value
  * (no write). Refuses a secret that exists without ESO's managed-by marker.
  */
-export function remoteAfterPush(remote: RemoteState, push: PushSecretData, value: Buffer): Record<string, unknown> | undefined {
+export function remoteAfterPush(
+  remote: RemoteState,
+  push: PushSecretData,
+  value: Buffer,
+): Record<string, unknown> | undefined {
   if (remote.data !== undefined && !isManaged(remote)) throw new PushError('secret not managed by external-secrets');
   const property = push.match.remoteRef.property ?? '';
   if (property !== '') {
@@ -167,7 +206,11 @@ export function remoteAfterPush(remote: RemoteState, push: PushSecretData, value
     incoming = undefined;
   }
   if (typeof incoming !== 'object' || incoming === null || Array.isArray(incoming)) {
-    throw new PushError(remote.data !== undefined ? 'error unmarshalling incoming secret value: invalid JSON format' : 'error unmarshalling vault secret: invalid JSON format');
+    throw new PushError(
+      remote.data !== undefined
+        ? 'error unmarshalling incoming secret value: invalid JSON format'
+        : 'error unmarshalling vault secret: invalid JSON format',
+    );
   }
   if (remote.data !== undefined && goJson(remote.data, true) === goJson(incoming, true)) return undefined;
   return incoming as Record<string, unknown>;
@@ -178,7 +221,11 @@ export function remoteAfterPush(remote: RemoteState, push: PushSecretData, value
  * `{ keep }` to write the rest back after removing one property, nothing when the secret is not this
  * PushSecret's to delete (absent, not managed, or last pushed by another PushSecret).
  */
-export function remoteAfterDelete(remote: RemoteState, push: PushSecretData, pushSecret: string): { delete: true } | { keep: Record<string, unknown> } | undefined {
+export function remoteAfterDelete(
+  remote: RemoteState,
+  push: PushSecretData,
+  pushSecret: string,
+): { delete: true } | { keep: Record<string, unknown> } | undefined {
   if (remote.data === undefined || !isManaged(remote) || pushedBy(remote) !== pushSecret) return undefined;
   const property = push.match.remoteRef.property ?? '';
   if (property !== '') {

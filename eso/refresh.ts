@@ -33,11 +33,19 @@ export interface RefreshInput {
  * struct{annotations, labels map[string]string}, map keys sorted as fmt sorts them), so an ExternalSecret
  * ESO synced is not synced again when vaultgate takes it over.
  */
-export function syncedResourceVersion(generation: number, labels?: Record<string, string>, annotations?: Record<string, string>): string {
-  const goMap = (m?: Record<string, string>): string => `map[${Object.entries(m ?? {})
-    .sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
-    .map(([k, v]) => `${k}:${v}`).join(' ')}]`;
-  const h = createHash('sha3-224').update(`{annotations:${goMap(annotations)} labels:${goMap(labels)}}`).digest('hex');
+export function syncedResourceVersion(
+  generation: number,
+  labels?: Record<string, string>,
+  annotations?: Record<string, string>,
+): string {
+  const goMap = (m?: Record<string, string>): string =>
+    `map[${Object.entries(m ?? {})
+      .sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+      .map(([k, v]) => `${k}:${v}`)
+      .join(' ')}]`;
+  const h = createHash('sha3-224')
+    .update(`{annotations:${goMap(annotations)} labels:${goMap(labels)}}`)
+    .digest('hex');
   return `${generation}-${h}`;
 }
 
@@ -46,7 +54,12 @@ export function refreshIntervalMs(text: string | undefined): number {
   // A Go duration (metav1.Duration), as ESO and admission read it: ".5h", "+1h" and "1h.5m" included.
   const d = parseGoDuration(text);
   if (!d.ok) throw new ReconcileError('InvalidSpec', `spec.refreshInterval is not a duration: ${d.error}`, NEVER);
-  if (d.ms < 0) throw new ReconcileError('InvalidSpec', `spec.refreshInterval must not be negative (got ${JSON.stringify(text)}); use "0" to fetch once`, NEVER);
+  if (d.ms < 0)
+    throw new ReconcileError(
+      'InvalidSpec',
+      `spec.refreshInterval must not be negative (got ${JSON.stringify(text)}); use "0" to fetch once`,
+      NEVER,
+    );
   return d.ms;
 }
 

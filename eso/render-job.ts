@@ -40,7 +40,8 @@ export type RenderOutcome =
 
 // Copies: a Buffer is often a view of a larger pool, and a message would carry the whole pool.
 const entries = (m: ReadonlyMap<string, Buffer>): Entries => [...m].map(([k, v]) => [k, new Uint8Array(v)]);
-const buffers = (e: Entries): Map<string, Buffer> => new Map(e.map(([k, v]) => [k, Buffer.from(v.buffer, v.byteOffset, v.byteLength)]));
+const buffers = (e: Entries): Map<string, Buffer> =>
+  new Map(e.map(([k, v]) => [k, Buffer.from(v.buffer, v.byteOffset, v.byteLength)]));
 
 /** Whether desiredSecret would run a template for this target (without one it only copies). */
 export function hasTemplate(target: ExternalSecretTarget | undefined): boolean {
@@ -48,41 +49,101 @@ export function hasTemplate(target: ExternalSecretTarget | undefined): boolean {
 }
 
 /** The job for desiredSecret(target, providerData, source, sources) in `namespace`. */
-export function secretRenderJob(namespace: string, target: ExternalSecretTarget | undefined, providerData: ReadonlyMap<string, Buffer>, source: SourceMetadata, sources: TemplateSources, deriveAllowance: number): SecretRenderJob {
+export function secretRenderJob(
+  namespace: string,
+  target: ExternalSecretTarget | undefined,
+  providerData: ReadonlyMap<string, Buffer>,
+  source: SourceMetadata,
+  sources: TemplateSources,
+  deriveAllowance: number,
+): SecretRenderJob {
   const refs = templateSourceRefs(target);
-  const read = (names: string[], get: (n: string) => { data: ReadonlyMap<string, Buffer> } | undefined): Array<[string, Entries | null]> =>
-    names.map((n) => { const o = get(n); return [n, o ? entries(o.data) : null]; });
+  const read = (
+    names: string[],
+    get: (n: string) => { data: ReadonlyMap<string, Buffer> } | undefined,
+  ): Array<[string, Entries | null]> =>
+    names.map((n) => {
+      const o = get(n);
+      return [n, o ? entries(o.data) : null];
+    });
   return {
-    namespace, target, providerData: entries(providerData),
-    source: { ...(source.labels ? { labels: source.labels } : {}), ...(source.annotations ? { annotations: source.annotations } : {}) },
-    configMaps: read(refs.configMaps, (n) => sources.configMap(n)), secrets: read(refs.secrets, (n) => sources.secret(n)), deriveAllowance,
+    namespace,
+    target,
+    providerData: entries(providerData),
+    source: {
+      ...(source.labels ? { labels: source.labels } : {}),
+      ...(source.annotations ? { annotations: source.annotations } : {}),
+    },
+    configMaps: read(refs.configMaps, (n) => sources.configMap(n)),
+    secrets: read(refs.secrets, (n) => sources.secret(n)),
+    deriveAllowance,
   };
 }
 
 /** Run a job: desiredSecret, with derivePassword's new keys charged to `budget` (default: the job's allowance). */
-export function runSecretRenderJob(job: SecretRenderJob, budget: DeriveBudget = allowanceBudget(job.namespace, job.deriveAllowance)): RenderOutcome {
+export function runSecretRenderJob(
+  job: SecretRenderJob,
+  budget: DeriveBudget = allowanceBudget(job.namespace, job.deriveAllowance),
+): RenderOutcome {
   let used = 0;
-  const counting: DeriveBudget = { namespace: budget.namespace, perMinute: budget.perMinute, take: (now) => { const ok = budget.take(now); if (ok) used++; return ok; } };
+  const counting: DeriveBudget = {
+    namespace: budget.namespace,
+    perMinute: budget.perMinute,
+    take: (now) => {
+      const ok = budget.take(now);
+      if (ok) used++;
+      return ok;
+    },
+  };
   const cms = new Map(job.configMaps);
   const secrets = new Map(job.secrets);
   const sources: TemplateSources = {
-    configMap: (n) => { const e = cms.get(n); return e ? { data: buffers(e) } : undefined; },
-    secret: (n) => { const e = secrets.get(n); return e ? { data: buffers(e) } : undefined; },
+    configMap: (n) => {
+      const e = cms.get(n);
+      return e ? { data: buffers(e) } : undefined;
+    },
+    secret: (n) => {
+      const e = secrets.get(n);
+      return e ? { data: buffers(e) } : undefined;
+    },
   };
   try {
-    const render = (): ReturnType<typeof desiredSecret> => withDeriveBudget(counting, () => desiredSecret(job.target, buffers(job.providerData), job.source, sources));
+    const render = (): ReturnType<typeof desiredSecret> =>
+      withDeriveBudget(counting, () => desiredSecret(job.target, buffers(job.providerData), job.source, sources));
     const d = job.deadline ? withRenderDeadline(job.deadline.ms, job.deadline.label, render) : render();
-    return { ok: true, secret: { ...(d.type !== undefined ? { type: d.type } : {}), data: entries(d.data), labels: d.labels, annotations: d.annotations, ...(d.immutable ? { immutable: true } : {}) }, derived: used };
+    return {
+      ok: true,
+      secret: {
+        ...(d.type !== undefined ? { type: d.type } : {}),
+        data: entries(d.data),
+        labels: d.labels,
+        annotations: d.annotations,
+        ...(d.immutable ? { immutable: true } : {}),
+      },
+      derived: used,
+    };
   } catch (e) {
     // TemplateError messages name fields, positions and types, never values; anything else is withheld.
-    const message = e instanceof TemplateError ? e.message : 'spec.target.template: the template failed (details withheld: they could contain secret data)';
+    const message =
+      e instanceof TemplateError
+        ? e.message
+        : 'spec.target.template: the template failed (details withheld: they could contain secret data)';
     return { ok: false, error: { message, missingSource: e instanceof TemplateSourceMissingError }, derived: used };
   }
 }
 
 /** The outcome as desiredSecret's result, or its error rethrown (TemplateError / TemplateSourceMissingError). */
 export function desiredFromOutcome(outcome: RenderOutcome): DesiredSecret {
-  if (!outcome.ok) throw outcome.error.missingSource ? new TemplateSourceMissingError(outcome.error.message) : new TemplateError(outcome.error.message);
+  if (!outcome.ok)
+    throw outcome.error.missingSource
+      ? new TemplateSourceMissingError(outcome.error.message)
+      : new TemplateError(outcome.error.message);
   const s = outcome.secret;
-  return { ...(s.type !== undefined ? { type: s.type } : {}), data: buffers(s.data), labels: s.labels, annotations: s.annotations, ...(s.immutable ? { immutable: true } : {}) };
+  return {
+    ...(s.type !== undefined ? { type: s.type } : {}),
+    data: buffers(s.data),
+    labels: s.labels,
+    annotations: s.annotations,
+    ...(s.immutable ? { immutable: true } : {}),
+  };
 }

@@ -14,7 +14,10 @@ export const SHARED_BYTES = 1024;
 export const FIELD_OFFSET = 8;
 export const RENDER_WORKER_ROLE = 'vaultgate-render-worker';
 
-export interface RenderRequest { id: number; job: SecretRenderJob }
+export interface RenderRequest {
+  id: number;
+  job: SecretRenderJob;
+}
 
 /** The field path a worker last wrote into `shared` (empty before any). */
 export function sharedField(shared: SharedArrayBuffer): string {
@@ -43,8 +46,13 @@ function serve(): void {
     // Every new key is counted in shared memory as it is derived (the pool reads it if this render is cut short).
     const allowance = allowanceBudget(job.namespace, job.deriveAllowance);
     const outcome = runSecretRenderJob(job, {
-      namespace: job.namespace, perMinute: allowance.perMinute,
-      take: (now) => { const ok = allowance.take(now); if (ok) Atomics.add(head, 0, 1); return ok; },
+      namespace: job.namespace,
+      perMinute: allowance.perMinute,
+      take: (now) => {
+        const ok = allowance.take(now);
+        if (ok) Atomics.add(head, 0, 1);
+        return ok;
+      },
     });
     port.postMessage({ id, outcome });
   });

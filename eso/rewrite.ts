@@ -23,7 +23,10 @@ export interface RewriteOperation {
   };
 }
 
-export function rewriteMap(ops: readonly RewriteOperation[] | undefined, input: Map<string, Buffer>): Map<string, Buffer> {
+export function rewriteMap(
+  ops: readonly RewriteOperation[] | undefined,
+  input: Map<string, Buffer>,
+): Map<string, Buffer> {
   let out = input;
   (ops ?? []).forEach((op, i) => {
     try {
@@ -31,7 +34,9 @@ export function rewriteMap(ops: readonly RewriteOperation[] | undefined, input: 
     } catch (e) {
       // Our own messages name keys and positions; a library's could quote a value: fixed text instead.
       const own = e instanceof TemplateError || e instanceof GoRegexpError || e instanceof ReconcileError;
-      throw new EsoDataError(`failed rewrite operation[${i}]: ${own ? e.message : 'the operation failed (details withheld: they could contain secret data)'}`);
+      throw new EsoDataError(
+        `failed rewrite operation[${i}]: ${own ? e.message : 'the operation failed (details withheld: they could contain secret data)'}`,
+      );
     }
   });
   return out;
@@ -59,7 +64,10 @@ function rewriteOne(op: RewriteOperation, input: Map<string, Buffer>): Map<strin
 
 function rewriteMerge(op: NonNullable<RewriteOperation['merge']>, input: Map<string, Buffer>): Map<string, Buffer> {
   const priority = op.priority ?? [];
-  const keys = [...input.keys()].filter((k) => !priority.includes(k)).sort().concat(priority);
+  const keys = [...input.keys()]
+    .filter((k) => !priority.includes(k))
+    .sort()
+    .concat(priority);
   const merged: Record<string, unknown> = {};
   const conflicts: string[] = [];
   for (const key of keys) {
@@ -74,13 +82,15 @@ function rewriteMerge(op: NonNullable<RewriteOperation['merge']>, input: Map<str
     } catch {
       throw new EsoDataError(`merge failed with failed to unmarshal JSON of key ${JSON.stringify(key)}`);
     }
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw new EsoDataError(`merge failed: the value of key ${JSON.stringify(key)} is not a JSON object`);
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj))
+      throw new EsoDataError(`merge failed: the value of key ${JSON.stringify(key)} is not a JSON object`);
     for (const [k, v] of Object.entries(obj as Record<string, unknown>)) {
       if (Object.prototype.hasOwnProperty.call(merged, k)) conflicts.push(k);
       merged[k] = v;
     }
   }
-  if (op.conflictPolicy !== 'Ignore' && conflicts.length > 0) throw new EsoDataError(`merge failed with conflicts: ${conflicts.join(', ')}`);
+  if (op.conflictPolicy !== 'Ignore' && conflicts.length > 0)
+    throw new EsoDataError(`merge failed with conflicts: ${conflicts.join(', ')}`);
   if ((op.strategy ?? 'Extract') === 'Extract') {
     return new Map(Object.entries(merged).map(([k, v]) => [k, byteValue(v)]));
   }

@@ -6,12 +6,20 @@ import type { ClusterSecretStoreCondition } from '../schemas/types.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
 import { compileGoRegexp } from '../golang/index.ts';
 
-export function storeAllowsNamespace(conditions: readonly ClusterSecretStoreCondition[] | undefined, namespace: string, namespaceLabels: Record<string, string> | undefined): boolean {
+export function storeAllowsNamespace(
+  conditions: readonly ClusterSecretStoreCondition[] | undefined,
+  namespace: string,
+  namespaceLabels: Record<string, string> | undefined,
+): boolean {
   if (!conditions || conditions.length === 0) return true;
   return conditions.some((c) => conditionMatches(c, namespace, namespaceLabels));
 }
 
-function conditionMatches(c: ClusterSecretStoreCondition, namespace: string, labels: Record<string, string> | undefined): boolean {
+function conditionMatches(
+  c: ClusterSecretStoreCondition,
+  namespace: string,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (c.namespaceSelector && labels !== undefined && selectorMatches(c.namespaceSelector, labels)) return true;
   if (c.namespaces?.includes(namespace)) return true;
   for (const src of c.namespaceRegexes ?? []) {

@@ -25,7 +25,8 @@ export class DecodingError extends EsoDataError {
 /** Decode one value; Auto tries Base64, then Base64URL, else keeps the bytes as they are. */
 export function decodeValue(strategy: DecodingStrategy | undefined, value: Buffer): Buffer {
   switch (strategy ?? 'None') {
-    case 'None': return value;
+    case 'None':
+      return value;
     case 'Base64': {
       const out = strictBase64(value.toString('latin1'), false);
       if (!out) throw new DecodingError('failed to decode value with decodingStrategy Base64: illegal base64 data');
@@ -53,7 +54,10 @@ export function decodeMap(strategy: DecodingStrategy | undefined, m: Map<string,
 export function convertKey(strategy: ConversionStrategy | undefined, key: string): string {
   let out = '';
   for (const ch of key) {
-    if (/[\p{L}\p{N}\-._]/u.test(ch)) { out += ch; continue; }
+    if (/[\p{L}\p{N}\-._]/u.test(ch)) {
+      out += ch;
+      continue;
+    }
     out += strategy === 'Unicode' ? `_U${ch.codePointAt(0)!.toString(16).padStart(4, '0')}_` : '_';
   }
   return out;

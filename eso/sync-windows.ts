@@ -12,19 +12,38 @@
 // (test/eso/sync-windows.test.ts, the Go cron oracle).
 import { parseGoDuration } from '../golang/index.ts';
 
-export interface SyncWindowEntry { schedule: string; duration: string }
-export interface SyncWindows { kind: 'allow' | 'deny'; windows: SyncWindowEntry[] }
+export interface SyncWindowEntry {
+  schedule: string;
+  duration: string;
+}
+export interface SyncWindows {
+  kind: 'allow' | 'deny';
+  windows: SyncWindowEntry[];
+}
 
 /** A parsed schedule: `next(t)` is the first firing strictly after t (ms since the epoch), or undefined (none within 5 years). */
-export interface Schedule { next(t: number): number | undefined }
+export interface Schedule {
+  next(t: number): number | undefined;
+}
 
-interface Field { bits: Set<number>; star: boolean }
-interface Bounds { min: number; max: number; names?: Record<string, number> }
+interface Field {
+  bits: Set<number>;
+  star: boolean;
+}
+interface Bounds {
+  min: number;
+  max: number;
+  names?: Record<string, number>;
+}
 
 const MINUTES: Bounds = { min: 0, max: 59 };
 const HOURS: Bounds = { min: 0, max: 23 };
 const DOM: Bounds = { min: 1, max: 31 };
-const MONTHS: Bounds = { min: 1, max: 12, names: { jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, nov: 11, dec: 12 } };
+const MONTHS: Bounds = {
+  min: 1,
+  max: 12,
+  names: { jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, nov: 11, dec: 12 },
+};
 const DOW: Bounds = { min: 0, max: 6, names: { sun: 0, mon: 1, tue: 2, wed: 3, thu: 4, fri: 5, sat: 6 } };
 
 export class CronError extends Error {
@@ -41,7 +60,10 @@ const all = (b: Bounds): Field => ({ bits: range(b.min, b.max), star: true });
 
 /** Go's strconv.Atoi then robfig's non-negative check. */
 function parseUint(expr: string): number {
-  if (!/^[+-]?[0-9]+$/.test(expr)) throw new CronError(`failed to parse int from ${expr}: strconv.Atoi: parsing ${JSON.stringify(expr)}: invalid syntax`);
+  if (!/^[+-]?[0-9]+$/.test(expr))
+    throw new CronError(
+      `failed to parse int from ${expr}: strconv.Atoi: parsing ${JSON.stringify(expr)}: invalid syntax`,
+    );
   const n = Number(expr);
   if (n < 0) throw new CronError(`negative number (${n}) not allowed: ${expr}`);
   return n;
@@ -94,7 +116,13 @@ function getField(text: string, b: Bounds): Field {
   return out;
 }
 
-interface Spec { minute: Field; hour: Field; dom: Field; month: Field; dow: Field }
+interface Spec {
+  minute: Field;
+  hour: Field;
+  dom: Field;
+  month: Field;
+  dow: Field;
+}
 
 const DESCRIPTORS: Record<string, () => Spec> = {
   '@yearly': () => ({ minute: one(0), hour: one(0), dom: one(1), month: one(1), dow: all(DOW) }),
@@ -124,9 +152,16 @@ export function parseSchedule(text: string): Schedule {
     throw new CronError(`unrecognized descriptor: ${text}`);
   }
   const fields = text.split(/[ \t\n\v\f\r]+/).filter((f) => f !== '');
-  if (fields.length !== 5) throw new CronError(`expected exactly 5 fields, found ${fields.length}: [${fields.join(' ')}]`);
+  if (fields.length !== 5)
+    throw new CronError(`expected exactly 5 fields, found ${fields.length}: [${fields.join(' ')}]`);
   const [minute, hour, dom, month, dow] = fields as [string, string, string, string, string];
-  return specSchedule({ minute: getField(minute, MINUTES), hour: getField(hour, HOURS), dom: getField(dom, DOM), month: getField(month, MONTHS), dow: getField(dow, DOW) });
+  return specSchedule({
+    minute: getField(minute, MINUTES),
+    hour: getField(hour, HOURS),
+    dom: getField(dom, DOM),
+    month: getField(month, MONTHS),
+    dow: getField(dow, DOW),
+  });
 }
 
 /** robfig's ConstantDelaySchedule: at least 1 s, whole seconds; next = t + delay - t's sub-second part. */
@@ -205,7 +240,10 @@ export function isWithinWindow(schedule: Schedule, durationMs: number, at: numbe
   return prev !== undefined && prev <= at && at <= prev + durationMs;
 }
 
-interface ParsedWindow { schedule: Schedule; durationMs: number }
+interface ParsedWindow {
+  schedule: Schedule;
+  durationMs: number;
+}
 
 function parsedWindows(sw: SyncWindows): ParsedWindow[] {
   const out: ParsedWindow[] = [];
@@ -251,7 +289,8 @@ export function nextAllowedAt(sw: SyncWindows | undefined, at: number): number |
       // Just after the last of the windows open now closes.
       for (const w of windows) {
         const prev = w.schedule.next(t - w.durationMs - 1000);
-        if (prev !== undefined && prev <= t && t <= prev + w.durationMs) candidate = Math.max(candidate ?? 0, prev + w.durationMs + 1);
+        if (prev !== undefined && prev <= t && t <= prev + w.durationMs)
+          candidate = Math.max(candidate ?? 0, prev + w.durationMs + 1);
       }
     }
     if (candidate === undefined) return undefined;
@@ -262,7 +301,12 @@ export function nextAllowedAt(sw: SyncWindows | undefined, at: number): number |
 }
 
 /** Admission: each window's problem (schedule or duration), with robfig's and Go's texts. */
-export interface SyncWindowProblem { index: number; field: 'schedule' | 'duration'; message: string; /** ESO accepts it, but it cannot be what was meant. */ warning?: boolean }
+export interface SyncWindowProblem {
+  index: number;
+  field: 'schedule' | 'duration';
+  message: string;
+  /** ESO accepts it, but it cannot be what was meant. */ warning?: boolean;
+}
 
 export function syncWindowProblems(sw: { windows?: unknown }): SyncWindowProblem[] {
   const out: SyncWindowProblem[] = [];
@@ -279,7 +323,13 @@ export function syncWindowProblems(sw: { windows?: unknown }): SyncWindowProblem
     if (typeof entry.duration === 'string') {
       const d = parseGoDuration(entry.duration);
       if (!d.ok) out.push({ index, field: 'duration', message: d.error });
-      else if (d.ms <= 0) out.push({ index, field: 'duration', warning: true, message: `duration ${JSON.stringify(entry.duration)} is not positive: the window is never open (ESO accepts it)` });
+      else if (d.ms <= 0)
+        out.push({
+          index,
+          field: 'duration',
+          warning: true,
+          message: `duration ${JSON.stringify(entry.duration)} is not positive: the window is never open (ESO accepts it)`,
+        });
     }
   });
   return out;

@@ -28,8 +28,7 @@ export interface TemplateSources {
 export const NO_TEMPLATE_SOURCES: TemplateSources = { configMap: () => undefined, secret: () => undefined };
 
 /** A templateFrom source that does not exist (yet): the ExternalSecret waits for it (Ready False). */
-export class TemplateSourceMissingError extends TemplateError {
-}
+export class TemplateSourceMissingError extends TemplateError {}
 
 export interface RenderedTemplate {
   data: Map<string, Buffer>;
@@ -69,27 +68,43 @@ function render(src: string, name: string, values: GoMap, where: string): Buffer
  */
 function parseKeysAndValues(rendered: Buffer, where: string): Map<string, string> {
   const text = rendered.toString('utf8');
-  const doc = parseDocument(text, { version: '1.1', intAsBigInt: true, logLevel: 'silent', prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, {
+    version: '1.1',
+    intAsBigInt: true,
+    logLevel: 'silent',
+    prettyErrors: false,
+    uniqueKeys: true,
+  });
   if (doc.errors.length > 0) {
-    throw new TemplateError(`${where}: the rendered template is not valid YAML; the rendered text and the error's position in it are not shown because they contain secret data`);
+    throw new TemplateError(
+      `${where}: the rendered template is not valid YAML; the rendered text and the error's position in it are not shown because they contain secret data`,
+    );
   }
   let v: unknown;
   try {
     v = doc.toJS({ maxAliasCount: 100 });
   } catch {
     // An alias without its anchor, or too many aliases: the parser's message names the alias (rendered text).
-    throw new TemplateError(`${where}: the rendered template is not valid YAML (an alias cannot be resolved); the rendered text is not shown because it contains secret data`);
+    throw new TemplateError(
+      `${where}: the rendered template is not valid YAML (an alias cannot be resolved); the rendered text is not shown because it contains secret data`,
+    );
   }
   const out = new Map<string, string>();
   if (v === null || v === undefined) return out;
-  if (typeof v !== 'object' || Array.isArray(v)) throw new TemplateError(`${where}: could not unmarshal template to 'map[string][]byte': the rendered template is not a YAML map`);
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new TemplateError(
+      `${where}: could not unmarshal template to 'map[string][]byte': the rendered template is not a YAML map`,
+    );
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
     if (x === null) out.set(k, '');
     else if (typeof x === 'string') out.set(k, x);
     else if (typeof x === 'bigint') out.set(k, x.toString());
     else if (typeof x === 'number') out.set(k, formatFloat32(x));
     else if (typeof x === 'boolean') out.set(k, x ? 'true' : 'false');
-    else throw new TemplateError(`${where}: could not unmarshal template to 'map[string][]byte': a value is a ${Array.isArray(x) ? 'list' : 'map'}, not a string (the key is not shown: it is rendered text)`);
+    else
+      throw new TemplateError(
+        `${where}: could not unmarshal template to 'map[string][]byte': a value is a ${Array.isArray(x) ? 'list' : 'map'}, not a string (the key is not shown: it is rendered text)`,
+      );
   }
   return out;
 }
@@ -130,26 +145,41 @@ export function formatFloat32(x: number): string {
 
 function into(target: string | undefined, where: string): Into {
   switch ((target ?? 'Data').toLowerCase()) {
-    case 'data': return 'data';
-    case 'labels': return 'labels';
-    case 'annotations': return 'annotations';
-    default: throw new TemplateError(`${where}.target: ${JSON.stringify(target)} is not one of Data, Annotations, Labels`);
+    case 'data':
+      return 'data';
+    case 'labels':
+      return 'labels';
+    case 'annotations':
+      return 'annotations';
+    default:
+      throw new TemplateError(`${where}.target: ${JSON.stringify(target)} is not one of Data, Annotations, Labels`);
   }
 }
 
 /** Render target.template. `initial` is the data already in place (ESO: provider data with mergePolicy Merge). */
-export function renderTargetTemplate(tpl: Template, providerData: ReadonlyMap<string, Buffer>, sources: TemplateSources, initial: Map<string, Buffer>): RenderedTemplate {
+export function renderTargetTemplate(
+  tpl: Template,
+  providerData: ReadonlyMap<string, Buffer>,
+  sources: TemplateSources,
+  initial: Map<string, Buffer>,
+): RenderedTemplate {
   const values = goStringMap(providerData);
   const out: RenderedTemplate = { data: initial, labels: {}, annotations: {} };
   const apply = (to: Into, k: string, v: Buffer): void => {
     if (to === 'data') out.data.set(k, v);
     else out[to][k] = v.toString('utf8');
   };
-  const execute = (tplMap: Iterable<[string, Buffer]>, scope: string | undefined, to: Into, where: (key: string) => string): void => {
+  const execute = (
+    tplMap: Iterable<[string, Buffer]>,
+    scope: string | undefined,
+    to: Into,
+    where: (key: string) => string,
+  ): void => {
     for (const [k, v] of tplMap) {
       const text = v.toString('utf8');
       if ((scope ?? 'Values') === 'KeysAndValues') {
-        for (const [rk, rv] of parseKeysAndValues(render(text, text, values, where(k)), where(k))) apply(to, rk, Buffer.from(rv, 'utf8'));
+        for (const [rk, rv] of parseKeysAndValues(render(text, text, values, where(k)), where(k)))
+          apply(to, rk, Buffer.from(rv, 'utf8'));
       } else apply(to, k, render(text, k, values, where(k)));
     }
   };
@@ -157,28 +187,53 @@ export function renderTargetTemplate(tpl: Template, providerData: ReadonlyMap<st
   (tpl.templateFrom ?? []).forEach((from: TemplateFrom, i) => {
     const field = `spec.target.template.templateFrom[${i}]`;
     const to = into(from.target, field);
-    for (const [kind, ref] of [['configMap', from.configMap], ['secret', from.secret]] as const) {
+    for (const [kind, ref] of [
+      ['configMap', from.configMap],
+      ['secret', from.secret],
+    ] as const) {
       if (!ref) continue;
       const obj = kind === 'configMap' ? sources.configMap(ref.name) : sources.secret(ref.name);
-      if (!obj) throw new TemplateSourceMissingError(`${field}.${kind}: ${kind === 'configMap' ? 'ConfigMap' : 'Secret'} ${JSON.stringify(ref.name)} not found in the ExternalSecret's namespace`);
+      if (!obj)
+        throw new TemplateSourceMissingError(
+          `${field}.${kind}: ${kind === 'configMap' ? 'ConfigMap' : 'Secret'} ${JSON.stringify(ref.name)} not found in the ExternalSecret's namespace`,
+        );
       (ref.items ?? []).forEach((item, j) => {
         const val = obj.data.get(item.key);
-        if (val === undefined) throw new TemplateSourceMissingError(`${field}.${kind}.items[${j}].key: ${kind === 'configMap' ? 'ConfigMap' : 'Secret'} ${JSON.stringify(ref.name)} has no key ${JSON.stringify(item.key)}`);
+        if (val === undefined)
+          throw new TemplateSourceMissingError(
+            `${field}.${kind}.items[${j}].key: ${kind === 'configMap' ? 'ConfigMap' : 'Secret'} ${JSON.stringify(ref.name)} has no key ${JSON.stringify(item.key)}`,
+          );
         execute([[item.key, val]], item.templateAs, to, () => `${field}.${kind}.items[${j}]`);
       });
     }
-    if (from.literal !== undefined) execute([[from.literal, Buffer.from(from.literal, 'utf8')]], 'KeysAndValues', to, () => `${field}.literal`);
+    if (from.literal !== undefined)
+      execute([[from.literal, Buffer.from(from.literal, 'utf8')]], 'KeysAndValues', to, () => `${field}.literal`);
   });
   const asBuffers = (m: Record<string, string | undefined> | undefined): Array<[string, Buffer]> =>
-    Object.entries(m ?? {}).filter((e): e is [string, string] => e[1] !== undefined).map(([k, v]) => [k, Buffer.from(v, 'utf8')]);
+    Object.entries(m ?? {})
+      .filter((e): e is [string, string] => e[1] !== undefined)
+      .map(([k, v]) => [k, Buffer.from(v, 'utf8')]);
   execute(asBuffers(tpl.data), 'Values', 'data', (k) => `spec.target.template.data[${JSON.stringify(k)}]`);
-  execute(asBuffers(tpl.metadata?.labels), 'Values', 'labels', (k) => `spec.target.template.metadata.labels[${JSON.stringify(k)}]`);
-  execute(asBuffers(tpl.metadata?.annotations), 'Values', 'annotations', (k) => `spec.target.template.metadata.annotations[${JSON.stringify(k)}]`);
+  execute(
+    asBuffers(tpl.metadata?.labels),
+    'Values',
+    'labels',
+    (k) => `spec.target.template.metadata.labels[${JSON.stringify(k)}]`,
+  );
+  execute(
+    asBuffers(tpl.metadata?.annotations),
+    'Values',
+    'annotations',
+    (k) => `spec.target.template.metadata.annotations[${JSON.stringify(k)}]`,
+  );
   return out;
 }
 
 /** The ConfigMaps and Secrets an ExternalSecret's templates read (same namespace: names only). */
-export function templateSourceRefs(target: ExternalSecretTarget | undefined): { configMaps: string[]; secrets: string[] } {
+export function templateSourceRefs(target: ExternalSecretTarget | undefined): {
+  configMaps: string[];
+  secrets: string[];
+} {
   const from = target?.template?.templateFrom ?? [];
   return {
     configMaps: [...new Set(from.flatMap((f) => (f.configMap ? [f.configMap.name] : [])))],

@@ -34,7 +34,12 @@ export interface DesiredSecret {
   immutable?: boolean;
 }
 
-export function desiredSecret(target: ExternalSecretTarget | undefined, providerData: Map<string, Buffer>, source: SourceMetadata = {}, sources: TemplateSources = NO_TEMPLATE_SOURCES): DesiredSecret {
+export function desiredSecret(
+  target: ExternalSecretTarget | undefined,
+  providerData: Map<string, Buffer>,
+  source: SourceMetadata = {},
+  sources: TemplateSources = NO_TEMPLATE_SOURCES,
+): DesiredSecret {
   const tpl = target?.template;
   const labels: Record<string, string> = {};
   const annotations: Record<string, string> = {};
@@ -42,18 +47,30 @@ export function desiredSecret(target: ExternalSecretTarget | undefined, provider
   if (!tpl) {
     data = new Map<string, Buffer>(providerData);
     Object.assign(labels, source.labels);
-    for (const [k, v] of Object.entries(source.annotations ?? {})) if (!NOT_COPIED_ANNOTATIONS.has(k)) annotations[k] = v;
+    for (const [k, v] of Object.entries(source.annotations ?? {}))
+      if (!NOT_COPIED_ANNOTATIONS.has(k)) annotations[k] = v;
   } else {
     // ESO keeps the provider data with mergePolicy Merge, and when no data template is given at all.
     const noTemplate = Object.keys(tpl.data ?? {}).length === 0 && (tpl.templateFrom ?? []).length === 0;
-    const rendered = renderTargetTemplate(tpl, providerData, sources, new Map<string, Buffer>(tpl.mergePolicy === 'Merge' || noTemplate ? providerData : []));
+    const rendered = renderTargetTemplate(
+      tpl,
+      providerData,
+      sources,
+      new Map<string, Buffer>(tpl.mergePolicy === 'Merge' || noTemplate ? providerData : []),
+    );
     data = rendered.data;
     Object.assign(labels, rendered.labels);
     Object.assign(annotations, rendered.annotations);
   }
   labels[LABEL_MANAGED] = 'true';
   annotations[ANNOTATION_DATA_HASH] = dataHash(data);
-  return { ...(tpl?.type ? { type: tpl.type } : {}), data, labels, annotations, ...(target?.immutable ? { immutable: true } : {}) };
+  return {
+    ...(tpl?.type ? { type: tpl.type } : {}),
+    data,
+    labels,
+    annotations,
+    ...(target?.immutable ? { immutable: true } : {}),
+  };
 }
 
 /**
@@ -63,9 +80,13 @@ export function desiredSecret(target: ExternalSecretTarget | undefined, provider
  * one is noticed without comparing values.
  */
 export function dataHash(data: ReadonlyMap<string, Buffer> | Record<string, string>): string {
-  const entries: Array<[string, Buffer]> = data instanceof Map
-    ? [...(data as ReadonlyMap<string, Buffer>).entries()]
-    : Object.entries(data as Record<string, string>).map(([k, b64]): [string, Buffer] => [k, Buffer.from(b64, 'base64')]);
+  const entries: Array<[string, Buffer]> =
+    data instanceof Map
+      ? [...(data as ReadonlyMap<string, Buffer>).entries()]
+      : Object.entries(data as Record<string, string>).map(([k, b64]): [string, Buffer] => [
+          k,
+          Buffer.from(b64, 'base64'),
+        ]);
   entries.sort(([a], [b]) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
   return createHash('sha3-224').update(goMapText(entries), 'utf8').digest('hex');
 }

@@ -5,7 +5,13 @@
 // template with checkTemplate, the same parse-and-refuse step the engine runs before rendering, so it
 // refuses exactly what the controller could not render.
 import { execute, functionsUsed, parseTemplateSet, TemplateError, type TemplateSet } from '../golang/template/index.ts';
-import { isEsoTemplateFunction, isSupportedTemplateFunction, LAZY_BUILTINS, refusalReason, TEMPLATE_FUNCTIONS } from './function-map.ts';
+import {
+  isEsoTemplateFunction,
+  isSupportedTemplateFunction,
+  LAZY_BUILTINS,
+  refusalReason,
+  TEMPLATE_FUNCTIONS,
+} from './function-map.ts';
 import { GoMap, goStringBytes, goStringMap as toGoStringMap, utf8Text } from '../golang/index.ts';
 
 export { TemplateError, TemplateExecError } from '../golang/template/index.ts';
@@ -25,7 +31,11 @@ const refusedMessage = (f: string): string => `function "${f}" is not supported 
  * the functions it uses that vaultgate does not render. Throws Go's parse error (a TemplateError).
  */
 function parseAndRefuse(src: string, name: string): CheckedTemplate {
-  const set = parseTemplateSet(Buffer.from(src, 'utf8').toString('latin1'), Buffer.from(name, 'utf8').toString('latin1'), known);
+  const set = parseTemplateSet(
+    Buffer.from(src, 'utf8').toString('latin1'),
+    Buffer.from(name, 'utf8').toString('latin1'),
+    known,
+  );
   const refused = [...functionsUsed(set)].filter((f) => !LAZY_BUILTINS.includes(f) && !isSupportedTemplateFunction(f));
   return { set, refused };
 }

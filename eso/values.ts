@@ -19,7 +19,9 @@ export function formatFloatF(n: number): string {
   const exp = Number(expText);
   const neg = mant.startsWith('-');
   const digits = mant.replace(/^-/, '').replace('.', '');
-  const pointAt = (mant.replace(/^-/, '').indexOf('.') < 0 ? mant.replace(/^-/, '').length : mant.replace(/^-/, '').indexOf('.')) + exp;
+  const pointAt =
+    (mant.replace(/^-/, '').indexOf('.') < 0 ? mant.replace(/^-/, '').length : mant.replace(/^-/, '').indexOf('.')) +
+    exp;
   let out: string;
   if (pointAt <= 0) out = `0.${'0'.repeat(-pointAt)}${digits}`;
   else if (pointAt >= digits.length) out = digits + '0'.repeat(pointAt - digits.length);
@@ -56,10 +58,14 @@ export function secretMap(data: Record<string, unknown>, property: string | unde
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new EsoDataError(`the value at ${property ? `property ${JSON.stringify(property)}` : 'the key'} is not a JSON object, so it cannot be extracted into several keys`);
+    throw new EsoDataError(
+      `the value at ${property ? `property ${JSON.stringify(property)}` : 'the key'} is not a JSON object, so it cannot be extracted into several keys`,
+    );
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new EsoDataError(`the value at ${property ? `property ${JSON.stringify(property)}` : 'the key'} is not a JSON object, so it cannot be extracted into several keys`);
+    throw new EsoDataError(
+      `the value at ${property ? `property ${JSON.stringify(property)}` : 'the key'} is not a JSON object, so it cannot be extracted into several keys`,
+    );
   }
   const out = new Map<string, Buffer>();
   for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) out.set(k, byteValue(v));

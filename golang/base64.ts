@@ -30,7 +30,14 @@ export function goBase64(s: string): Buffer | string {
   if (eq >= 0) {
     const tail = clean.slice(eq);
     const quantum = eq % 4;
-    if (quantum < 2 || !/^={1,2}$/.test(tail) || (quantum === 2 && tail !== '==') || (quantum === 3 && tail !== '=') || clean.length % 4 !== 0) return at(originalIndex(s, eq));
+    if (
+      quantum < 2 ||
+      !/^={1,2}$/.test(tail) ||
+      (quantum === 2 && tail !== '==') ||
+      (quantum === 3 && tail !== '=') ||
+      clean.length % 4 !== 0
+    )
+      return at(originalIndex(s, eq));
   }
   return Buffer.from(clean, 'base64');
 }

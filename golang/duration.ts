@@ -7,7 +7,14 @@
 
 /** Nanoseconds per unit (Go's unitMap), "µs" as U+00B5 and U+03BC. */
 const UNIT_NS: Record<string, bigint> = {
-  ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n,
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
 };
 const LIMIT = 1n << 63n;
 
@@ -60,9 +67,15 @@ export function parseGoDurationNs(text: string): DurationNsResult {
       let overflow = false;
       for (const c of frac) {
         if (overflow) continue;
-        if (f > (LIMIT - 1n) / 10n) { overflow = true; continue; }
+        if (f > (LIMIT - 1n) / 10n) {
+          overflow = true;
+          continue;
+        }
         const y = f * 10n + BigInt(c);
-        if (y > LIMIT) { overflow = true; continue; }
+        if (y > LIMIT) {
+          overflow = true;
+          continue;
+        }
         f = y;
         scale *= 10;
       }
@@ -72,7 +85,8 @@ export function parseGoDurationNs(text: string): DurationNsResult {
     if (unit === '') return { ok: false, error: `time: missing unit in duration ${goQuote(text)}` };
     s = s.slice(unit.length);
     const factor = UNIT_NS[unit];
-    if (factor === undefined) return { ok: false, error: `time: unknown unit ${goQuote(unit)} in duration ${goQuote(text)}` };
+    if (factor === undefined)
+      return { ok: false, error: `time: unknown unit ${goQuote(unit)} in duration ${goQuote(text)}` };
     if (v > LIMIT / factor) return invalid;
     v *= factor;
     if (f > 0n) {
@@ -101,7 +115,7 @@ export function formatGoDuration(ns: number): string {
   let out: string;
   if (u < 1e9) {
     const [unit, div] = u < 1e3 ? ['ns', 1] : u < 1e6 ? ['µs', 1e3] : ['ms', 1e6];
-    out = `${trimFrac(u / (div))}${unit}`;
+    out = `${trimFrac(u / div)}${unit}`;
   } else {
     const h = Math.floor(u / 3.6e12);
     u -= h * 3.6e12;

@@ -1,13 +1,30 @@
 // Go's fmt for template values: Sprint, Sprintln, Sprintf (verbs v s q d x X o b c U e E f F g G t T %,
 // flags `+-# 0`, width and precision, `*`), with fmt's error texts (%!d(string=x), MISSING, EXTRA) and
 // strconv's float formatting (shortest %v: `1.234567e+06`, `100000`). Values are values.ts's.
-import { GoDuration, GoMap, GoNum, GoStruct, GoTime, decodeRune, goString, goType, isNilSlice, numberValue, sliceElem, utf8Text } from './values.ts';
+import {
+  GoDuration,
+  GoMap,
+  GoNum,
+  GoStruct,
+  GoTime,
+  decodeRune,
+  goString,
+  goType,
+  isNilSlice,
+  numberValue,
+  sliceElem,
+  utf8Text,
+} from './values.ts';
 import { formatGoDuration } from './duration.ts';
 import { formatGoTime } from './time.ts';
 
 // ---- floats (strconv.FormatFloat) ----
 
-interface Digits { neg: boolean; digits: string; dp: number }
+interface Digits {
+  neg: boolean;
+  digits: string;
+  dp: number;
+}
 
 function shortestDigits(x: number): Digits {
   const [mant = '0', exp = '0'] = Math.abs(x).toExponential().split('e');
@@ -26,7 +43,10 @@ function exactDigits(x: number): { digits: string; dp: number } {
   let mant = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
   let e: number;
   if (bexp === 0) e = -1074;
-  else { mant |= 1n << 52n; e = bexp - 1075; }
+  else {
+    mant |= 1n << 52n;
+    e = bexp - 1075;
+  }
   if (e >= 0) {
     const d = (mant << BigInt(e)).toString();
     return { digits: d, dp: d.length };
@@ -140,7 +160,11 @@ export function formatV(v: unknown, plus = false): string {
   if (v instanceof GoNum) return v.kind === 'float64' ? formatFloat(v.value, 'g', -1) : String(v.value);
   if (v instanceof Uint8Array) return `[${[...v].join(' ')}]`;
   if (Array.isArray(v)) return `[${v.map((x) => formatV(x, plus)).join(' ')}]`;
-  if (v instanceof GoMap) return `map[${v.sortedKeys().map((k) => `${k}:${formatV(v.get(k), plus)}`).join(' ')}]`;
+  if (v instanceof GoMap)
+    return `map[${v
+      .sortedKeys()
+      .map((k) => `${k}:${formatV(v.get(k), plus)}`)
+      .join(' ')}]`;
   if (v instanceof GoTime) return formatGoTime(v, '2006-01-02 15:04:05.999999999 -0700 MST');
   if (v instanceof GoDuration) return formatGoDuration(v.ns);
   if (v instanceof GoStruct) {
@@ -198,13 +222,20 @@ function quoteRune(r: number, quote: string, ascii: boolean): string {
   if (c === quote || c === '\\') return `\\${c}`;
   if (ascii ? r < 0x80 && isPrintRune(r) : isPrintRune(r)) return r < 0x80 ? c : goString(c);
   switch (r) {
-    case 7: return '\\a';
-    case 8: return '\\b';
-    case 12: return '\\f';
-    case 10: return '\\n';
-    case 13: return '\\r';
-    case 9: return '\\t';
-    case 11: return '\\v';
+    case 7:
+      return '\\a';
+    case 8:
+      return '\\b';
+    case 12:
+      return '\\f';
+    case 10:
+      return '\\n';
+    case 13:
+      return '\\r';
+    case 9:
+      return '\\t';
+    case 11:
+      return '\\v';
   }
   if (r < 0x20 || r === 0x7f) return `\\x${r.toString(16).padStart(2, '0')}`;
   if (r < 0x10000) return `\\u${r.toString(16).padStart(4, '0')}`;
@@ -213,7 +244,15 @@ function quoteRune(r: number, quote: string, ascii: boolean): string {
 
 // ---- Sprintf ----
 
-interface Spec { minus: boolean; plus: boolean; sharp: boolean; space: boolean; zero: boolean; width?: number; prec?: number }
+interface Spec {
+  minus: boolean;
+  plus: boolean;
+  sharp: boolean;
+  space: boolean;
+  zero: boolean;
+  width?: number;
+  prec?: number;
+}
 
 function pad(s: string, spec: Spec, numeric = false): string {
   const w = spec.width;
@@ -239,7 +278,8 @@ function intText(n: number, base: number, spec: Spec, upper = false): string {
   if (upper) digits = digits.toUpperCase();
   if (spec.prec !== undefined) digits = spec.prec === 0 && n === 0 ? '' : digits.padStart(spec.prec, '0');
   let prefix = '';
-  if (spec.sharp) prefix = base === 16 ? (upper ? '0X' : '0x') : base === 8 && !digits.startsWith('0') ? '0' : base === 2 ? '0b' : '';
+  if (spec.sharp)
+    prefix = base === 16 ? (upper ? '0X' : '0x') : base === 8 && !digits.startsWith('0') ? '0' : base === 2 ? '0b' : '';
   const sign = n < 0 ? '-' : spec.plus ? '+' : spec.space ? ' ' : '';
   const zeroSpec = spec.prec !== undefined ? { ...spec, zero: false } : spec;
   if (zeroSpec.zero && !spec.minus && spec.width !== undefined) {
@@ -259,7 +299,10 @@ function floatText(x: number, verb: string, spec: Spec): string {
     // %#g keeps trailing zeros and the point: redo with the digits kept.
     const d = precisionDigits(x, prec === 0 ? 1 : prec);
     const exp = d.dp - 1;
-    s = exp < -4 || exp >= (prec === 0 ? 1 : prec) ? fmtE(d, (prec === 0 ? 1 : prec) - 1, fmt === 'g' ? 'e' : 'E') : fmtF(d, Math.max((prec === 0 ? 1 : prec) - d.dp, 0));
+    s =
+      exp < -4 || exp >= (prec === 0 ? 1 : prec)
+        ? fmtE(d, (prec === 0 ? 1 : prec) - 1, fmt === 'g' ? 'e' : 'E')
+        : fmtF(d, Math.max((prec === 0 ? 1 : prec) - d.dp, 0));
     if (!s.includes('.')) s = s.replace(/^(-?\d+)/, '$1.');
   }
   if (!s.startsWith('-') && !s.startsWith('+')) {
@@ -290,7 +333,11 @@ function formatArg(verb: string, a: unknown, spec: Spec): string {
   }
   if (typeof a === 'boolean') return verb === 't' || verb === 'v' ? pad(String(a), spec) : badVerb(verb, a);
   // fmt's handleMethods: a Stringer (time.Time, *semver.Version) under %v %s %q %x %X is its String().
-  if ((a instanceof GoTime || (a instanceof GoStruct && typeof a.methods.get('String') === 'function')) && 'vsqxX'.includes(verb)) return formatArg(verb, formatV(a), spec);
+  if (
+    (a instanceof GoTime || (a instanceof GoStruct && typeof a.methods.get('String') === 'function')) &&
+    'vsqxX'.includes(verb)
+  )
+    return formatArg(verb, formatV(a), spec);
   const n = numberValue(a);
   const isFloat = a instanceof GoNum && a.kind === 'float64';
   if (n !== undefined && !(a instanceof GoDuration && (verb === 'v' || verb === 's'))) {
@@ -299,37 +346,61 @@ function formatArg(verb: string, a: unknown, spec: Spec): string {
       return badVerb(verb, a);
     }
     switch (verb) {
-      case 'v': case 'd': return intText(n, 10, spec);
-      case 'b': return intText(n, 2, spec);
-      case 'o': return intText(n, 8, spec);
-      case 'O': return intText(n, 8, { ...spec, sharp: false }).replace(/^([-+ ]?)/, '$10o');
-      case 'x': return intText(n, 16, spec);
-      case 'X': return intText(n, 16, spec, true);
-      case 'c': return pad(goString(String.fromCodePoint(validRune(n))), spec);
-      case 'q': return pad(goQuote(goString(String.fromCodePoint(validRune(n))), spec.plus, '\''), spec);
+      case 'v':
+      case 'd':
+        return intText(n, 10, spec);
+      case 'b':
+        return intText(n, 2, spec);
+      case 'o':
+        return intText(n, 8, spec);
+      case 'O':
+        return intText(n, 8, { ...spec, sharp: false }).replace(/^([-+ ]?)/, '$10o');
+      case 'x':
+        return intText(n, 16, spec);
+      case 'X':
+        return intText(n, 16, spec, true);
+      case 'c':
+        return pad(goString(String.fromCodePoint(validRune(n))), spec);
+      case 'q':
+        return pad(goQuote(goString(String.fromCodePoint(validRune(n))), spec.plus, "'"), spec);
       case 'U': {
         const u = `U+${n.toString(16).toUpperCase().padStart(4, '0')}`;
         return pad(spec.sharp && isPrintRune(n) ? `${u} '${goString(String.fromCodePoint(n))}'` : u, spec);
       }
-      default: return badVerb(verb, a);
+      default:
+        return badVerb(verb, a);
     }
   }
   if (typeof a === 'string' || a instanceof Uint8Array) {
     const s = typeof a === 'string' ? a : Buffer.from(a).toString('latin1');
     if (a instanceof Uint8Array && verb === 'v') return pad(formatV(a), spec);
     switch (verb) {
-      case 'v': case 's': return pad(spec.prec !== undefined ? truncRunes(s, spec.prec) : s, spec);
+      case 'v':
+      case 's':
+        return pad(spec.prec !== undefined ? truncRunes(s, spec.prec) : s, spec);
       case 'q': {
         const t = spec.prec !== undefined ? truncRunes(s, spec.prec) : s;
-        return pad(spec.sharp && !t.includes('`') && [...utf8Text(t)].every((c) => c === '\t' || isPrintRune(c.codePointAt(0)!)) ? `\`${t}\`` : goQuote(t, spec.plus), spec);
+        return pad(
+          spec.sharp && !t.includes('`') && [...utf8Text(t)].every((c) => c === '\t' || isPrintRune(c.codePointAt(0)!))
+            ? `\`${t}\``
+            : goQuote(t, spec.plus),
+          spec,
+        );
       }
-      case 'x': return pad(hexOfBytes(spec.prec !== undefined ? s.slice(0, spec.prec) : s, spec, false), spec);
-      case 'X': return pad(hexOfBytes(spec.prec !== undefined ? s.slice(0, spec.prec) : s, spec, true), spec);
-      default: return badVerb(verb, a);
+      case 'x':
+        return pad(hexOfBytes(spec.prec !== undefined ? s.slice(0, spec.prec) : s, spec, false), spec);
+      case 'X':
+        return pad(hexOfBytes(spec.prec !== undefined ? s.slice(0, spec.prec) : s, spec, true), spec);
+      default:
+        return badVerb(verb, a);
     }
   }
   if (verb === 'v' || verb === 's') return pad(formatV(a, spec.plus), spec);
-  if (a instanceof GoMap) return `map[${a.sortedKeys().map((k) => `${formatArg(verb, k, {} as Spec)}:${formatArg(verb, a.get(k), spec)}`).join(' ')}]`;
+  if (a instanceof GoMap)
+    return `map[${a
+      .sortedKeys()
+      .map((k) => `${formatArg(verb, k, {} as Spec)}:${formatArg(verb, a.get(k), spec)}`)
+      .join(' ')}]`;
   return badVerb(verb, a);
 }
 
@@ -349,8 +420,13 @@ function goSyntax(a: unknown): string {
   if (typeof a === 'string') return goQuote(a);
   if (typeof a === 'boolean' || typeof a === 'number') return String(a);
   if (a instanceof GoNum) return a.kind === 'float64' ? formatFloat(a.value, 'g', -1) : `0x${a.value.toString(16)}`;
-  if (Array.isArray(a)) return isNilSlice(a) ? `[]${sliceElem(a)}(nil)` : `[]${sliceElem(a)}{${a.map(goSyntax).join(', ')}}`;
-  if (a instanceof GoMap) return `map[string]${a.elem}{${a.sortedKeys().map((k) => `${goQuote(k)}:${goSyntax(a.get(k))}`).join(', ')}}`;
+  if (Array.isArray(a))
+    return isNilSlice(a) ? `[]${sliceElem(a)}(nil)` : `[]${sliceElem(a)}{${a.map(goSyntax).join(', ')}}`;
+  if (a instanceof GoMap)
+    return `map[string]${a.elem}{${a
+      .sortedKeys()
+      .map((k) => `${goQuote(k)}:${goSyntax(a.get(k))}`)
+      .join(', ')}}`;
   return formatV(a);
 }
 
@@ -362,12 +438,19 @@ export function sprintf(format: string, args: readonly unknown[]): string {
   let i = 0;
   while (i < format.length) {
     const c = format[i]!;
-    if (c !== '%') { out += c; i++; continue; }
+    if (c !== '%') {
+      out += c;
+      i++;
+      continue;
+    }
     i++;
     const spec: Spec = { minus: false, plus: false, sharp: false, space: false, zero: false };
     for (; i < format.length; i++) {
       const f = format[i];
-      if (f === '-') { spec.minus = true; spec.zero = false; } else if (f === '+') spec.plus = true;
+      if (f === '-') {
+        spec.minus = true;
+        spec.zero = false;
+      } else if (f === '+') spec.plus = true;
       else if (f === '#') spec.sharp = true;
       else if (f === ' ') spec.space = true;
       else if (f === '0') spec.zero = !spec.minus;
@@ -375,16 +458,29 @@ export function sprintf(format: string, args: readonly unknown[]): string {
     }
     const argIndex = (): void => {
       const m = /^\[(\d+)\]/.exec(format.slice(i));
-      if (m) { argi = Number(m[1]) - 1; i += m[0].length; reordered = true; }
+      if (m) {
+        argi = Number(m[1]) - 1;
+        i += m[0].length;
+        reordered = true;
+      }
     };
     argIndex();
     if (format[i] === '*') {
       i++;
       const w = args[argi++];
-      if (typeof w === 'number') { spec.width = Math.abs(w); if (w < 0) { spec.minus = true; spec.zero = false; } } else out += '%!(BADWIDTH)';
+      if (typeof w === 'number') {
+        spec.width = Math.abs(w);
+        if (w < 0) {
+          spec.minus = true;
+          spec.zero = false;
+        }
+      } else out += '%!(BADWIDTH)';
     } else {
       const m = /^\d+/.exec(format.slice(i));
-      if (m) { spec.width = Number(m[0]); i += m[0].length; }
+      if (m) {
+        spec.width = Number(m[0]);
+        i += m[0].length;
+      }
     }
     if (format[i] === '.') {
       i++;
@@ -392,7 +488,8 @@ export function sprintf(format: string, args: readonly unknown[]): string {
       if (format[i] === '*') {
         i++;
         const p = args[argi++];
-        if (typeof p === 'number' && p >= 0) spec.prec = p; else out += '%!(BADPREC)';
+        if (typeof p === 'number' && p >= 0) spec.prec = p;
+        else out += '%!(BADPREC)';
       } else {
         const m = /^\d+/.exec(format.slice(i));
         spec.prec = m ? Number(m[0]) : 0;
@@ -400,17 +497,29 @@ export function sprintf(format: string, args: readonly unknown[]): string {
       }
     }
     argIndex();
-    if (i >= format.length) { out += '%!(NOVERB)'; break; }
+    if (i >= format.length) {
+      out += '%!(NOVERB)';
+      break;
+    }
     const [r, w] = decodeRune(format, i);
     const verb = goString(String.fromCodePoint(r));
     i += w;
-    if (verb === '%') { out += '%'; continue; }
-    if (argi >= args.length || argi < 0) { out += `%!${verb}(MISSING)`; continue; }
+    if (verb === '%') {
+      out += '%';
+      continue;
+    }
+    if (argi >= args.length || argi < 0) {
+      out += `%!${verb}(MISSING)`;
+      continue;
+    }
     const a = args[argi++];
     out += /^[vsqdxXobcUeEfFgGtT]$/.test(verb) ? formatArg(verb, a, spec) : badVerb(verb, a);
   }
   if (!reordered && argi < args.length) {
-    out += `%!(EXTRA ${args.slice(argi).map((a) => (a === null || a === undefined ? '<nil>' : `${goType(a)}=${formatV(a)}`)).join(', ')})`;
+    out += `%!(EXTRA ${args
+      .slice(argi)
+      .map((a) => (a === null || a === undefined ? '<nil>' : `${goType(a)}=${formatV(a)}`))
+      .join(', ')})`;
   }
   return out;
 }

@@ -12,7 +12,8 @@ import { TemplateError } from './errors.ts';
  * unsigned integer literal only (no template value has that type), truncated to 32 bits as reflect's
  * SetUint does; `*semver.Version` takes such a pointer (Sprig's semver) or nil.
  */
-export type GoParam = 'string' | 'int' | 'uint32' | 'float64' | 'bool' | 'time' | 'map' | 'strings' | 'any' | 'value' | '*semver.Version';
+export type GoParam =
+  'string' | 'int' | 'uint32' | 'float64' | 'bool' | 'time' | 'map' | 'strings' | 'any' | 'value' | '*semver.Version';
 
 export interface GoFunc {
   params: readonly GoParam[];
@@ -28,7 +29,13 @@ export const fail = (msg: string): never => {
   throw new FuncError(msg);
 };
 
-type ArgOf<P extends GoParam> = P extends 'string' ? string : P extends 'int' | 'uint32' ? number : P extends 'bool' ? boolean : unknown;
+type ArgOf<P extends GoParam> = P extends 'string'
+  ? string
+  : P extends 'int' | 'uint32'
+    ? number
+    : P extends 'bool'
+      ? boolean
+      : unknown;
 type ArgsOf<T extends readonly GoParam[]> = { [K in keyof T]: T[K] extends GoParam ? ArgOf<T[K]> : never };
 
 /** Declare a function with fixed parameters. */
@@ -37,7 +44,11 @@ export function fixed<const T extends readonly GoParam[]>(params: T, fn: (...arg
 }
 
 /** Declare a function whose last parameter is `...V`. */
-export function variadic<const T extends readonly GoParam[], V extends GoParam>(params: T, rest: V, fn: (...args: [...ArgsOf<T>, ...Array<ArgOf<V>>]) => unknown): GoFunc {
+export function variadic<const T extends readonly GoParam[], V extends GoParam>(
+  params: T,
+  rest: V,
+  fn: (...args: [...ArgsOf<T>, ...Array<ArgOf<V>>]) => unknown,
+): GoFunc {
   return { params, variadic: rest, fn: fn };
 }
 

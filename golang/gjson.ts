@@ -15,8 +15,15 @@ function splitPath(path: string): string[] {
   let cur = '';
   for (let i = 0; i < path.length; i++) {
     const c = path[i]!;
-    if (c === '\\' && i + 1 < path.length) { cur += `\\${path[++i]}`; continue; }
-    if (c === '.') { parts.push(cur); cur = ''; continue; }
+    if (c === '\\' && i + 1 < path.length) {
+      cur += `\\${path[++i]}`;
+      continue;
+    }
+    if (c === '.') {
+      parts.push(cur);
+      cur = '';
+      continue;
+    }
     cur += c;
   }
   parts.push(cur);
@@ -33,7 +40,10 @@ function wildcardRe(part: string): GoRegexp | undefined {
   let src = '';
   for (let i = 0; i < part.length; i++) {
     const c = part[i]!;
-    if (c === '\\' && i + 1 < part.length) { src += quoteMeta(part[++i]!); continue; }
+    if (c === '\\' && i + 1 < part.length) {
+      src += quoteMeta(part[++i]!);
+      continue;
+    }
     if (c === '*') src += '.*';
     else if (c === '?') src += '.';
     else src += quoteMeta(c);
@@ -70,7 +80,13 @@ function resolve(value: unknown, parts: string[]): { ok: boolean; value?: unknow
     if (part === '#' && Array.isArray(v) && i < parts.length - 1) {
       // Projection: `friends.#.first` → every element's `first`.
       const rest = parts.slice(i + 1);
-      return { ok: true, value: v.map((e) => resolve(e, rest)).filter((r) => r.ok).map((r) => r.value) };
+      return {
+        ok: true,
+        value: v
+          .map((e) => resolve(e, rest))
+          .filter((r) => r.ok)
+          .map((r) => r.value),
+      };
     }
     const r = step(v, part);
     if (!r.ok) return r;

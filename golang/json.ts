@@ -5,7 +5,12 @@ export function goJson(v: unknown, raw = false, indent?: string): string {
   const sortKeys = (x: unknown): unknown => {
     if (Array.isArray(x)) return x.map(sortKeys);
     if (x instanceof Uint8Array) return Buffer.from(x).toString('base64');
-    if (typeof x === 'object' && x !== null) return Object.fromEntries(Object.keys(x).sort().map((k) => [k, sortKeys((x as Record<string, unknown>)[k])]));
+    if (typeof x === 'object' && x !== null)
+      return Object.fromEntries(
+        Object.keys(x)
+          .sort()
+          .map((k) => [k, sortKeys((x as Record<string, unknown>)[k])]),
+      );
     return x === undefined ? null : x;
   };
   const text = JSON.stringify(sortKeys(v), null, indent) ?? 'null';

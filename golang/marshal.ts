@@ -3,12 +3,25 @@
 // literal blocks for multi-line strings), as Sprig's toJson family and ESO's toYaml produce them.
 import { formatFloat } from './fmt.ts';
 import { FuncError } from './func.ts';
-import { GoDuration, GoMap, GoNum, GoStruct, GoTime, decodeRune, goString, mapRunes, isNilSlice, numberValue, utf8Text } from './values.ts';
+import {
+  GoDuration,
+  GoMap,
+  GoNum,
+  GoStruct,
+  GoTime,
+  decodeRune,
+  goString,
+  mapRunes,
+  isNilSlice,
+  numberValue,
+  utf8Text,
+} from './values.ts';
 import { formatGoTime } from './time.ts';
 
 /** encoding/json's float64: %f-like between 1e-6 and 1e21, else exponent with no leading zero. */
 export function jsonFloat(x: number): string {
-  if (!Number.isFinite(x)) throw new FuncError(`json: unsupported value: ${Number.isNaN(x) ? 'NaN' : x > 0 ? '+Inf' : '-Inf'}`);
+  if (!Number.isFinite(x))
+    throw new FuncError(`json: unsupported value: ${Number.isNaN(x) ? 'NaN' : x > 0 ? '+Inf' : '-Inf'}`);
   const a = Math.abs(x);
   if (a !== 0 && (a < 1e-6 || a >= 1e21)) return formatFloat(x, 'e', -1).replace(/e([+-])0(\d)$/, 'e$1$2');
   return formatFloat(x, 'f', -1);
@@ -26,7 +39,8 @@ function jsonString(s: string, escapeHTML: boolean): string {
       else if (c === '\t') out += '\\t';
       else if (c === '\b') out += '\\b';
       else if (c === '\f') out += '\\f';
-      else if (b < 0x20 || (escapeHTML && (c === '<' || c === '>' || c === '&'))) out += `\\u00${b.toString(16).padStart(2, '0')}`;
+      else if (b < 0x20 || (escapeHTML && (c === '<' || c === '>' || c === '&')))
+        out += `\\u00${b.toString(16).padStart(2, '0')}`;
       else out += c;
       i++;
       continue;
@@ -93,15 +107,27 @@ function jsonRoundTrip(v: unknown): unknown {
   return null;
 }
 
-const YAML11_SPECIAL = /^(?:~|null|Null|NULL|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|\.inf|\.Inf|\.INF|[-+]\.inf|[-+]\.Inf|[-+]\.INF|\.nan|\.NaN|\.NAN|<<)$/;
+const YAML11_SPECIAL =
+  /^(?:~|null|Null|NULL|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|\.inf|\.Inf|\.INF|[-+]\.inf|[-+]\.Inf|[-+]\.INF|\.nan|\.NaN|\.NAN|<<)$/;
 
 /** yaml.v2's resolve(): would this plain text be read back as something other than this string? */
 function resolvesAsNonString(s: string): boolean {
   if (s === '' || YAML11_SPECIAL.test(s)) return true;
   // ints (decimal, 0x, 0o-style octal, binary, with _), floats, sexagesimal and timestamps of YAML 1.1
-  if (/^[-+]?(0|[1-9][0-9_]*)$/.test(s) || /^[-+]?0[0-7_]+$/.test(s) || /^[-+]?0x[0-9a-fA-F_]+$/.test(s) || /^[-+]?0b[01_]+$/.test(s)) return true;
+  if (
+    /^[-+]?(0|[1-9][0-9_]*)$/.test(s) ||
+    /^[-+]?0[0-7_]+$/.test(s) ||
+    /^[-+]?0x[0-9a-fA-F_]+$/.test(s) ||
+    /^[-+]?0b[01_]+$/.test(s)
+  )
+    return true;
   // floats: yaml.v2's yamlStyleFloat on the text without '_' (after a leading '.', strconv.ParseFloat's)
-  if (s.startsWith('.') ? /^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(s) : /^[-+0-9]/.test(s) && /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/.test(s.replace(/_/g, ''))) return true;
+  if (
+    s.startsWith('.')
+      ? /^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(s)
+      : /^[-+0-9]/.test(s) && /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/.test(s.replace(/_/g, ''))
+  )
+    return true;
   if (/^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?$/.test(s)) return true;
   if (/^\d{4}-\d\d?-\d\d?([Tt ]|$)/.test(s)) return true;
   if (/^[-+]?\d[\d_]*[eE][-+]?\d+$/.test(s)) return true;
@@ -112,7 +138,15 @@ function isPrintableYaml(s: string): boolean {
   for (let i = 0; i < s.length;) {
     const [r, w] = decodeRune(s, i);
     if (r === 0xfffd && w === 1) return false;
-    const ok = r === 0x9 || r === 0xa || r === 0xd || (r >= 0x20 && r <= 0x7e) || r === 0x85 || (r >= 0xa0 && r <= 0xd7ff) || (r >= 0xe000 && r <= 0xfffd && r !== 0xfeff) || (r >= 0x10000 && r <= 0x10ffff);
+    const ok =
+      r === 0x9 ||
+      r === 0xa ||
+      r === 0xd ||
+      (r >= 0x20 && r <= 0x7e) ||
+      r === 0x85 ||
+      (r >= 0xa0 && r <= 0xd7ff) ||
+      (r >= 0xe000 && r <= 0xfffd && r !== 0xfeff) ||
+      (r >= 0x10000 && r <= 0x10ffff);
     if (!ok) return false;
     i += w;
   }
@@ -129,7 +163,7 @@ function plainAllowed(s: string, inFlowOrKey: boolean): boolean {
   if (/: |:$| #|\t/.test(s)) return false;
   if (inFlowOrKey && /[,[\]{}]/.test(s)) return false;
   if (s.startsWith('---') || s.startsWith('...')) return false;
-   
+
   if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(s)) return false;
   return true;
 }
@@ -138,23 +172,42 @@ function yamlDoubleQuoted(s: string): string {
   return `"${mapRunes(s, (r, c) => {
     if (r === 0xfffd && c.length === 1) return `\\x${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`;
     switch (r) {
-      case 0x22: return '\\"';
-      case 0x5c: return '\\\\';
-      case 0x0: return '\\0';
-      case 0x7: return '\\a';
-      case 0x8: return '\\b';
-      case 0x9: return '\\t';
-      case 0xa: return '\\n';
-      case 0xb: return '\\v';
-      case 0xc: return '\\f';
-      case 0xd: return '\\r';
-      case 0x1b: return '\\e';
-      case 0x85: return '\\N';
-      case 0xa0: return '\\_';
-      case 0x2028: return '\\L';
-      case 0x2029: return '\\P';
+      case 0x22:
+        return '\\"';
+      case 0x5c:
+        return '\\\\';
+      case 0x0:
+        return '\\0';
+      case 0x7:
+        return '\\a';
+      case 0x8:
+        return '\\b';
+      case 0x9:
+        return '\\t';
+      case 0xa:
+        return '\\n';
+      case 0xb:
+        return '\\v';
+      case 0xc:
+        return '\\f';
+      case 0xd:
+        return '\\r';
+      case 0x1b:
+        return '\\e';
+      case 0x85:
+        return '\\N';
+      case 0xa0:
+        return '\\_';
+      case 0x2028:
+        return '\\L';
+      case 0x2029:
+        return '\\P';
     }
-    const printable = (r >= 0x20 && r <= 0x7e) || (r >= 0xa0 && r <= 0xd7ff) || (r >= 0xe000 && r <= 0xfffd && r !== 0xfeff) || (r >= 0x10000 && r <= 0x10ffff);
+    const printable =
+      (r >= 0x20 && r <= 0x7e) ||
+      (r >= 0xa0 && r <= 0xd7ff) ||
+      (r >= 0xe000 && r <= 0xfffd && r !== 0xfeff) ||
+      (r >= 0x10000 && r <= 0x10ffff);
     if (printable) return c;
     if (r <= 0xff) return `\\x${r.toString(16).toUpperCase().padStart(2, '0')}`;
     if (r <= 0xffff) return `\\u${r.toString(16).toUpperCase().padStart(4, '0')}`;
@@ -193,22 +246,26 @@ function yamlNode(v: unknown, indent: string): { inline: string } | { block: str
   if (Array.isArray(v)) {
     if (v.length === 0) return { inline: '[]' };
     return {
-      block: v.map((e) => {
-        const n = yamlNode(e, `${indent}  `);
-        if ('inline' in n) return `${indent}- ${n.inline}`;
-        return `${indent}- ${n.block.slice(indent.length + 2)}`;
-      }).join('\n'),
+      block: v
+        .map((e) => {
+          const n = yamlNode(e, `${indent}  `);
+          if ('inline' in n) return `${indent}- ${n.inline}`;
+          return `${indent}- ${n.block.slice(indent.length + 2)}`;
+        })
+        .join('\n'),
     };
   }
   if (v instanceof GoMap) {
     if (v.size === 0) return { inline: '{}' };
     return {
-      block: [...v].map(([k, e]) => {
-        const key = yamlScalar(k, indent, true);
-        const n = yamlNode(e, Array.isArray(e) ? indent : `${indent}  `);
-        if ('inline' in n) return `${indent}${key}: ${n.inline}`;
-        return `${indent}${key}:\n${n.block}`;
-      }).join('\n'),
+      block: [...v]
+        .map(([k, e]) => {
+          const key = yamlScalar(k, indent, true);
+          const n = yamlNode(e, Array.isArray(e) ? indent : `${indent}  `);
+          if ('inline' in n) return `${indent}${key}: ${n.inline}`;
+          return `${indent}${key}:\n${n.block}`;
+        })
+        .join('\n'),
     };
   }
   return { inline: 'null' };

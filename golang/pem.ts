@@ -1,8 +1,11 @@
 // Go's encoding/pem: Decode and Encode, byte for byte as Go reads and writes blocks (ESO's filterPEM
 // and filterCertChain, and Sprig's buildCustomCert read PEM through it).
 
-
-export interface PemBlock { type: string; headers: Map<string, string>; bytes: Buffer }
+export interface PemBlock {
+  type: string;
+  headers: Map<string, string>;
+  bytes: Buffer;
+}
 
 function getLine(data: string): [string, string] {
   const i = data.indexOf('\n');
@@ -30,7 +33,10 @@ export function pemDecode(data: string): { block?: PemBlock; rest: string } {
     const headers = new Map<string, string>();
     let exhausted = false;
     for (;;) {
-      if (rest.length === 0) { exhausted = true; break; }
+      if (rest.length === 0) {
+        exhausted = true;
+        break;
+      }
       const [line, next] = getLine(rest);
       const c = line.indexOf(':');
       if (c < 0) break;
@@ -55,7 +61,10 @@ export function pemDecode(data: string): { block?: PemBlock; rest: string } {
     endTrailer = endTrailer.slice(0, trailerLen);
     if (!endTrailer.startsWith(typeLine) || !endTrailer.endsWith('-----')) continue;
     if (getLine(restOfEndLine)[0].length !== 0) continue;
-    const b64 = rest.slice(0, endIndex).replace(/[ \t]/g, '').replace(/[\r\n]/g, '');
+    const b64 = rest
+      .slice(0, endIndex)
+      .replace(/[ \t]/g, '')
+      .replace(/[\r\n]/g, '');
     if (b64.length % 4 !== 0 || !STD_B64.test(b64)) continue;
     const bytes = Buffer.from(b64, 'base64');
     rest = getLine(rest.slice(endIndex + '\n-----END '.length - 1))[1];
@@ -67,7 +76,9 @@ export function pemDecode(data: string): { block?: PemBlock; rest: string } {
 export function pemEncode(type: string, bytes: Buffer, headers: ReadonlyMap<string, string> = new Map()): string {
   let out = `-----BEGIN ${type}-----\n`;
   if (headers.size > 0) {
-    const keys = [...headers.keys()].sort((a, b) => (a === 'Proc-Type' ? -1 : b === 'Proc-Type' ? 1 : a < b ? -1 : a > b ? 1 : 0));
+    const keys = [...headers.keys()].sort((a, b) =>
+      a === 'Proc-Type' ? -1 : b === 'Proc-Type' ? 1 : a < b ? -1 : a > b ? 1 : 0,
+    );
     for (const k of keys) out += `${k}: ${headers.get(k)!}\n`;
     out += '\n';
   }

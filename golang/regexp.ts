@@ -35,7 +35,11 @@ export class GoRegexp {
   /** Index → name ('' for an unnamed group), index 0 the whole match, as Go's SubexpNames. */
   readonly subexpNames: readonly string[];
 
-  constructor(readonly source: string, private readonly re2: Re2, readonly programSize: number) {
+  constructor(
+    readonly source: string,
+    private readonly re2: Re2,
+    readonly programSize: number,
+  ) {
     const names: string[] = new Array<string>(re2.numberOfCapturingGroups() + 1).fill('');
     for (const [name, i] of Object.entries(re2.namedGroups)) names[i] = name;
     this.subexpNames = names;
@@ -66,7 +70,10 @@ export class GoRegexp {
     let lastMatchEnd = 0;
     let searchPos = 0;
     while (searchPos <= b.length) {
-      const [found, a] = this.re2.matchWithGroup(b, searchPos, b.length, UNANCHORED, groups) as [boolean, number[] | null];
+      const [found, a] = this.re2.matchWithGroup(b, searchPos, b.length, UNANCHORED, groups) as [
+        boolean,
+        number[] | null,
+      ];
       if (!found || !a) break;
       const [start, end] = [a[0]!, a[1]!];
       out += s.slice(lastMatchEnd, start);
@@ -84,7 +91,9 @@ export class GoRegexp {
   private bytes(s: string): Buffer {
     if (this.programSize * s.length > MAX_MATCH_WORK) {
       // Neither size is named: the input may be a secret (its length too), and so may a template's pattern.
-      throw new GoRegexpError(`regexp: the input is too large for this expression: vaultgate bounds one call's work (the expression's program size × the input's bytes) at ${MAX_MATCH_WORK}`);
+      throw new GoRegexpError(
+        `regexp: the input is too large for this expression: vaultgate bounds one call's work (the expression's program size × the input's bytes) at ${MAX_MATCH_WORK}`,
+      );
     }
     return Buffer.from(s, 'latin1');
   }
@@ -97,7 +106,11 @@ const cache = new Map<string, GoRegexpResult>();
 /** Compile `pattern` (text) as Go's regexp.Compile does, or say why Go (or vaultgate) refuses it, in Go's words. */
 export function parseGoRegexp(pattern: string): GoRegexpResult {
   // Refused before the cache too, which holds only patterns of a bounded length.
-  if (pattern.length > MAX_PATTERN_LENGTH) return { ok: false, error: `error parsing regexp: expression too long for vaultgate (at most ${MAX_PATTERN_LENGTH} characters)` };
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    return {
+      ok: false,
+      error: `error parsing regexp: expression too long for vaultgate (at most ${MAX_PATTERN_LENGTH} characters)`,
+    };
   const hit = cache.get(pattern);
   if (hit) {
     cache.delete(pattern); // least recently used goes first
@@ -118,18 +131,26 @@ function compile(pattern: string): GoRegexpResult {
     const message = e instanceof Error ? e.message : '';
     // re2js's syntax errors are Go's (`error parsing regexp: <code>: \`<expr>\``), except that a few leave
     // out the expression Go names (the whole pattern); anything else is not ours to quote.
-    if (!message.startsWith('error parsing regexp: ')) return { ok: false, error: 'error parsing regexp: the expression could not be compiled' };
+    if (!message.startsWith('error parsing regexp: '))
+      return { ok: false, error: 'error parsing regexp: the expression could not be compiled' };
     return { ok: false, error: message.endsWith('`') ? message : `${message}: \`${pattern}\`` };
   }
   const size = re.programSize();
-  if (size > MAX_PROGRAM_SIZE) return { ok: false, error: `error parsing regexp: expression too large for vaultgate (its program exceeds ${MAX_PROGRAM_SIZE} instructions)` };
+  if (size > MAX_PROGRAM_SIZE)
+    return {
+      ok: false,
+      error: `error parsing regexp: expression too large for vaultgate (its program exceeds ${MAX_PROGRAM_SIZE} instructions)`,
+    };
   return { ok: true, regexp: new GoRegexp(pattern, re.re2(), size) };
 }
 
 /** The compiled regexp, or a GoRegexpError with Go's message (naming the pattern). */
 export function compileGoRegexp(source: string): GoRegexp {
   const r = parseGoRegexp(source);
-  if (!r.ok) throw new GoRegexpError(`regexp ${source.length <= MAX_PATTERN_LENGTH ? JSON.stringify(source) : '(too long to quote)'}: ${r.error}`);
+  if (!r.ok)
+    throw new GoRegexpError(
+      `regexp ${source.length <= MAX_PATTERN_LENGTH ? JSON.stringify(source) : '(too long to quote)'}: ${r.error}`,
+    );
   return r.regexp;
 }
 
@@ -153,7 +174,10 @@ function extract(t: string, from: number): { name: string; num: number; next: nu
   }
   let num = 0;
   for (const ch of name) {
-    if (ch < '0' || ch > '9' || num >= 1e8) { num = -1; break; }
+    if (ch < '0' || ch > '9' || num >= 1e8) {
+      num = -1;
+      break;
+    }
     num = num * 10 + Number(ch);
   }
   if (name[0] === '0' && name.length > 1) num = -1; // no leading zeros
@@ -181,7 +205,8 @@ export function expandGo(re: GoRegexp, template: string, src: string, match: rea
     }
     i = ref.next;
     const group = ref.num >= 0 ? ref.num : re.subexpNames.indexOf(ref.name, 1);
-    if (group >= 0 && 2 * group + 1 < match.length && match[2 * group]! >= 0) out += src.slice(match[2 * group], match[2 * group + 1]);
+    if (group >= 0 && 2 * group + 1 < match.length && match[2 * group]! >= 0)
+      out += src.slice(match[2 * group], match[2 * group + 1]);
   }
   return out + template.slice(i);
 }

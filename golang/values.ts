@@ -13,12 +13,18 @@ import type { GoFunc } from './func.ts';
 export type NumKind = 'int64' | 'float64' | 'uint8' | 'int32' | 'uint64';
 
 export class GoNum {
-  constructor(readonly kind: NumKind, readonly value: number) {}
+  constructor(
+    readonly kind: NumKind,
+    readonly value: number,
+  ) {}
 }
 
 /** Go's map with string keys. `elem` is its value type: `string` for ESO's data (map[string]string). */
 export class GoMap extends Map<string, unknown> {
-  constructor(entries?: Iterable<readonly [string, unknown]>, readonly elem: 'string' | 'interface {}' = 'interface {}') {
+  constructor(
+    entries?: Iterable<readonly [string, unknown]>,
+    readonly elem: 'string' | 'interface {}' = 'interface {}',
+  ) {
     super(entries);
   }
   sortedKeys(): string[] {
@@ -28,7 +34,11 @@ export class GoMap extends Map<string, unknown> {
 
 /** time.Time (UTC milliseconds plus nanoseconds below them) and its zone, as Sprig's date functions use. */
 export class GoTime {
-  constructor(readonly ms: number, readonly zone: { name: string; offsetSeconds: number } = { name: 'UTC', offsetSeconds: 0 }, readonly nanos = 0) {}
+  constructor(
+    readonly ms: number,
+    readonly zone: { name: string; offsetSeconds: number } = { name: 'UTC', offsetSeconds: 0 },
+    readonly nanos = 0,
+  ) {}
 }
 
 /** time.Duration in nanoseconds (Sprig's duration/durationRound return strings; dateModify needs it). */
@@ -51,8 +61,10 @@ export interface GoStructOptions {
  */
 export class GoStruct {
   constructor(
-    readonly typeName: string, readonly fields: ReadonlyMap<string, unknown>,
-    readonly methods: ReadonlyMap<string, (() => unknown) | GoFunc> = new Map(), readonly options: GoStructOptions = {},
+    readonly typeName: string,
+    readonly fields: ReadonlyMap<string, unknown>,
+    readonly methods: ReadonlyMap<string, (() => unknown) | GoFunc> = new Map(),
+    readonly options: GoStructOptions = {},
   ) {}
 }
 
@@ -86,7 +98,7 @@ export function compareBytes(a: string, b: string): number {
 /** A JS (UTF-16) text as a Go string (its UTF-8 bytes). */
 export function goString(text: string): string {
   // Pure ASCII is its own encoding; skip the Buffer round trip.
-   
+
   if (/^[\x00-\x7f]*$/.test(text)) return text;
   return Buffer.from(text, 'utf8').toString('latin1');
 }
@@ -102,9 +114,10 @@ export function goStringBytes(s: string): Buffer {
  * (utf8.DecodeRuneInString), which is also what Go's string functions write back for it.
  */
 export function utf8Text(s: string): string {
-   
   if (/^[\x00-\x7f]*$/.test(s)) return s;
-  return goRunes(s).map((r) => String.fromCodePoint(r)).join('');
+  return goRunes(s)
+    .map((r) => String.fromCodePoint(r))
+    .join('');
 }
 
 /** The runes of a Go string (utf8.DecodeRuneInString, invalid bytes → U+FFFD one by one). */
@@ -141,12 +154,14 @@ export function decodeRune(s: string, i: number): [number, number] {
     if (c1 >= 0) return [((b0 & 0x1f) << 6) | c1, 2];
   } else if (b0 >= 0xe0 && b0 <= 0xef) {
     const b1 = s.charCodeAt(i + 1);
-    const okFirst = b0 === 0xe0 ? b1 >= 0xa0 && b1 <= 0xbf : b0 === 0xed ? b1 >= 0x80 && b1 <= 0x9f : b1 >= 0x80 && b1 <= 0xbf;
+    const okFirst =
+      b0 === 0xe0 ? b1 >= 0xa0 && b1 <= 0xbf : b0 === 0xed ? b1 >= 0x80 && b1 <= 0x9f : b1 >= 0x80 && b1 <= 0xbf;
     const c2 = cont(2);
     if (okFirst && c2 >= 0) return [((b0 & 0x0f) << 12) | ((b1 & 0x3f) << 6) | c2, 3];
   } else if (b0 >= 0xf0 && b0 <= 0xf4) {
     const b1 = s.charCodeAt(i + 1);
-    const okFirst = b0 === 0xf0 ? b1 >= 0x90 && b1 <= 0xbf : b0 === 0xf4 ? b1 >= 0x80 && b1 <= 0x8f : b1 >= 0x80 && b1 <= 0xbf;
+    const okFirst =
+      b0 === 0xf0 ? b1 >= 0x90 && b1 <= 0xbf : b0 === 0xf4 ? b1 >= 0x80 && b1 <= 0x8f : b1 >= 0x80 && b1 <= 0xbf;
     const c2 = cont(2);
     const c3 = cont(3);
     if (okFirst && c2 >= 0 && c3 >= 0) return [((b0 & 0x07) << 18) | ((b1 & 0x3f) << 12) | (c2 << 6) | c3, 4];
@@ -165,7 +180,20 @@ export function isMap(v: unknown): v is GoMap {
   return v instanceof GoMap;
 }
 
-export type Kind = 'invalid' | 'bool' | 'int' | 'int64' | 'int32' | 'uint8' | 'uint64' | 'float64' | 'string' | 'slice' | 'map' | 'struct' | 'ptr';
+export type Kind =
+  | 'invalid'
+  | 'bool'
+  | 'int'
+  | 'int64'
+  | 'int32'
+  | 'uint8'
+  | 'uint64'
+  | 'float64'
+  | 'string'
+  | 'slice'
+  | 'map'
+  | 'struct'
+  | 'ptr';
 
 /** reflect's view of a value: its Kind (Sprig's kindOf) and its Type's String() (Sprig's typeOf, fmt's
  *  %T, text/template's error texts). */
@@ -216,7 +244,11 @@ export function isTrue(v: unknown): boolean {
 /** Deep copy of maps and slices (Sprig's deepCopy, merge's copies). */
 export function deepCopy(v: unknown): unknown {
   if (Array.isArray(v)) return typedSlice(v.map(deepCopy), sliceElem(v));
-  if (v instanceof GoMap) return new GoMap([...v].map(([k, x]) => [k, deepCopy(x)] as const), v.elem);
+  if (v instanceof GoMap)
+    return new GoMap(
+      [...v].map(([k, x]) => [k, deepCopy(x)] as const),
+      v.elem,
+    );
   if (v instanceof Uint8Array) return new Uint8Array(v);
   return v;
 }
@@ -227,11 +259,19 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
   if (goType(a) !== goType(b)) return false;
   if (a instanceof GoNum && b instanceof GoNum) return a.value === b.value;
-  if (Array.isArray(a) && Array.isArray(b)) return isNilSlice(a) === isNilSlice(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b))
+    return isNilSlice(a) === isNilSlice(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) === 0;
-  if (a instanceof GoMap && b instanceof GoMap) return a.size === b.size && [...a].every(([k, x]) => b.has(k) && deepEqual(x, b.get(k)));
-  if (a instanceof GoTime && b instanceof GoTime) return a.ms === b.ms && a.nanos === b.nanos && a.zone.name === b.zone.name;
-  if (a instanceof GoStruct && b instanceof GoStruct) return a.options.key !== undefined && a.options.key === b.options.key && deepEqual(new GoMap([...a.fields]), new GoMap([...b.fields]));
+  if (a instanceof GoMap && b instanceof GoMap)
+    return a.size === b.size && [...a].every(([k, x]) => b.has(k) && deepEqual(x, b.get(k)));
+  if (a instanceof GoTime && b instanceof GoTime)
+    return a.ms === b.ms && a.nanos === b.nanos && a.zone.name === b.zone.name;
+  if (a instanceof GoStruct && b instanceof GoStruct)
+    return (
+      a.options.key !== undefined &&
+      a.options.key === b.options.key &&
+      deepEqual(new GoMap([...a.fields]), new GoMap([...b.fields]))
+    );
   return false;
 }
 
@@ -249,6 +289,9 @@ export function fromJsValue(v: unknown): unknown {
   if (typeof v === 'number') return float64(v);
   if (typeof v === 'boolean') return v;
   if (Array.isArray(v)) return v.map(fromJsValue);
-  if (typeof v === 'object') return new GoMap(Object.entries(v as Record<string, unknown>).map(([k, x]) => [goString(k), fromJsValue(x)] as const));
+  if (typeof v === 'object')
+    return new GoMap(
+      Object.entries(v as Record<string, unknown>).map(([k, x]) => [goString(k), fromJsValue(x)] as const),
+    );
   return null;
 }

@@ -47,7 +47,11 @@ export class ApiServerAudiences {
         // 600 s: the shortest lifetime every apiserver accepts (its minimum for TokenRequest).
         const issued = await this.opts.client.createToken(probe.namespace, probe.name, { expirationSeconds: 600 });
         const audiences = audiencesOf(issued.token);
-        if (audiences.length === 0) throw new ReconcileError('ValidationFailed', 'the apiserver issued a ServiceAccount token without an audience; cannot tell its own audiences');
+        if (audiences.length === 0)
+          throw new ReconcileError(
+            'ValidationFailed',
+            'the apiserver issued a ServiceAccount token without an audience; cannot tell its own audiences',
+          );
         this.known = { audiences, at: now() };
         return audiences;
       } finally {

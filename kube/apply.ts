@@ -13,7 +13,14 @@ export const MANAGED_BY = 'vaultgate';
 /** A controller ownerReference pointing at `owner` (whose uid must be known). */
 export function controllerReference(ownerRes: ResourceRef, owner: KubeObject): OwnerReference {
   if (!owner.metadata.uid) throw new Error(`owner ${owner.metadata.name} has no uid`);
-  return { apiVersion: apiVersionOf(ownerRes), kind: ownerRes.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: apiVersionOf(ownerRes),
+    kind: ownerRes.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 export async function applyOwned<T extends KubeObject>(

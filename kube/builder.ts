@@ -30,7 +30,8 @@ export type Predicate = (ev: ObjectEvent) => boolean;
 
 /** Pass only changes of metadata.generation (spec), creations, deletions and resyncs. */
 export const generationChanged: Predicate = (ev) =>
-  ev.type !== 'update' || ev.old.metadata.generation !== ev.obj.metadata.generation ||
+  ev.type !== 'update' ||
+  ev.old.metadata.generation !== ev.obj.metadata.generation ||
   ev.old.metadata.deletionTimestamp !== ev.obj.metadata.deletionTimestamp ||
   ev.old.metadata.generation === undefined;
 
@@ -76,7 +77,10 @@ export class ControllerBuilder {
   private readonly indexList: ControllerSpec['indexes'] = [];
   private workerCount = 1;
 
-  constructor(private readonly host: ControllerHost, private readonly name: string) {}
+  constructor(
+    private readonly host: ControllerHost,
+    private readonly name: string,
+  ) {}
 
   /** The primary resource: its keys are what the reconciler receives. Exactly one per controller. */
   for(resource: ResourceRef, opts: SourceOptions = {}): this {
@@ -118,8 +122,15 @@ export class ControllerBuilder {
   complete(reconciler: Reconciler): void {
     if (!this.primary) throw new Error(`controller ${this.name}: for() is required`);
     this.host.addController({
-      name: this.name, primary: this.primary, primaryPredicate: this.primaryPredicate, primarySelectors: this.primarySelectors, owns: this.ownsList,
-      watches: this.watchList, indexes: this.indexList, workers: this.workerCount, reconciler,
+      name: this.name,
+      primary: this.primary,
+      primaryPredicate: this.primaryPredicate,
+      primarySelectors: this.primarySelectors,
+      owns: this.ownsList,
+      watches: this.watchList,
+      indexes: this.indexList,
+      workers: this.workerCount,
+      reconciler,
     });
   }
 }

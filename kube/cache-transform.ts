@@ -47,7 +47,18 @@ function intern(s: string): string {
 
 // Values unique to each object (or to each second): sharing them saves nothing and would fill the table
 // with strings no object holds any more.
-const UNIQUE_FIELDS = new Set(['name', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generateName', 'time', 'lastTransitionTime', 'refreshTime', 'syncedResourceVersion']);
+const UNIQUE_FIELDS = new Set([
+  'name',
+  'uid',
+  'resourceVersion',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'generateName',
+  'time',
+  'lastTransitionTime',
+  'refreshTime',
+  'syncedResourceVersion',
+]);
 // Never an object's payload: a Secret's values must not outlive it in a table, a ConfigMap's rarely repeat.
 const PAYLOAD_FIELDS = new Set(['data', 'stringData', 'binaryData']);
 
@@ -89,7 +100,12 @@ export interface SecretDataDigest {
 }
 
 /** A Secret as the cache may hold it: `data` replaced by `dataDigest`. */
-export type CachedSecret = KubeObject & { data?: Record<string, string>; dataDigest?: SecretDataDigest; type?: string; immutable?: boolean };
+export type CachedSecret = KubeObject & {
+  data?: Record<string, string>;
+  dataDigest?: SecretDataDigest;
+  type?: string;
+  immutable?: boolean;
+};
 
 // Made once per process and kept only in this module: a digest cannot be compared with one made elsewhere,
 // nor tested offline against guessed values without it.

@@ -84,7 +84,9 @@ export class Cache<T extends KubeObject = KubeObject> implements Store<T> {
   }
 
   byIndex(index: string, value: string): T[] {
-    return this.keysByIndex(index, value).map((k) => this.objects.get(k)).filter((o): o is T => o !== undefined);
+    return this.keysByIndex(index, value)
+      .map((k) => this.objects.get(k))
+      .filter((o): o is T => o !== undefined);
   }
 
   /** Insert or replace; returns the previous object. */

@@ -1,6 +1,8 @@
 // Time as a dependency, so the queue, backoff and leader election are testable without sleeping
 // (as client-go's k8s.io/utils/clock).
-export interface TimerHandle { cancel(): void }
+export interface TimerHandle {
+  cancel(): void;
+}
 
 export interface Clock {
   now(): number;
@@ -53,7 +55,11 @@ export class FakeClock implements Clock {
   setTimer(fn: () => void, ms: number): TimerHandle {
     const entry = { at: this.t + Math.max(0, ms), seq: this.seq++, fn };
     this.timers.push(entry);
-    return { cancel: () => { this.timers = this.timers.filter((e) => e !== entry); } };
+    return {
+      cancel: () => {
+        this.timers = this.timers.filter((e) => e !== entry);
+      },
+    };
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {

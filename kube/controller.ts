@@ -38,7 +38,12 @@ export interface ControllerDeps {
 export function ownerKeys(primary: ResourceRef, obj: KubeObject): string[] {
   const group = primary.group;
   return (obj.metadata.ownerReferences ?? [])
-    .filter((r) => r.controller && r.kind === primary.kind && (r.apiVersion.includes('/') ? r.apiVersion.split('/')[0] : '') === group)
+    .filter(
+      (r) =>
+        r.controller &&
+        r.kind === primary.kind &&
+        (r.apiVersion.includes('/') ? r.apiVersion.split('/')[0] : '') === group,
+    )
     .map((r) => (primary.namespaced && obj.metadata.namespace ? `${obj.metadata.namespace}/${r.name}` : r.name));
 }
 
@@ -48,11 +53,21 @@ export class Controller {
   /** `stop` ends the workers' loops; `reconcile` is the signal reconciles see (aborted on lost leadership). */
   private run?: { stop: AbortController; reconcile: AbortController; workers: Promise<void>[] };
 
-  constructor(private readonly spec: ControllerSpec, private readonly deps: ControllerDeps) {
+  constructor(
+    private readonly spec: ControllerSpec,
+    private readonly deps: ControllerDeps,
+  ) {
     this.name = spec.name;
     // One namespace holds at most half the workers while another namespace's key waits (see WorkQueue).
-    const fairness = spec.primary.namespaced ? { partition: namespaceOfKey, maxInFlight: Math.max(1, Math.floor(spec.workers / 2)) } : undefined;
-    this.queue = new WorkQueue({ clock: deps.clock, rateLimiter: deps.rateLimiter, metrics: deps.metrics.queueMetrics(spec.name), fairness });
+    const fairness = spec.primary.namespaced
+      ? { partition: namespaceOfKey, maxInFlight: Math.max(1, Math.floor(spec.workers / 2)) }
+      : undefined;
+    this.queue = new WorkQueue({
+      clock: deps.clock,
+      rateLimiter: deps.rateLimiter,
+      metrics: deps.metrics.queueMetrics(spec.name),
+      fairness,
+    });
     deps.metrics.maxConcurrent.set({ controller: spec.name }, spec.workers);
     deps.metrics.activeWorkers.set({ controller: spec.name }, 0);
   }
@@ -67,8 +82,14 @@ export class Controller {
     const primary = deps.informerFor(spec.primary, spec.primarySelectors);
     for (const idx of spec.indexes) primary.cache.addIndex(idx.name, idx.fn);
     primary.addHandler(this.handler(spec.primaryPredicate, (obj) => [objectKey(obj)], primaryEventPriority));
-    for (const o of spec.owns) deps.informerFor(o.resource, o.selectors).addHandler(this.handler(o.predicate, (obj) => ownerKeys(spec.primary, obj), eventPriority));
-    for (const w of spec.watches) deps.informerFor(w.resource, w.selectors).addHandler(this.handler(w.predicate, this.mapper(w.map), eventPriority));
+    for (const o of spec.owns)
+      deps
+        .informerFor(o.resource, o.selectors)
+        .addHandler(this.handler(o.predicate, (obj) => ownerKeys(spec.primary, obj), eventPriority));
+    for (const w of spec.watches)
+      deps
+        .informerFor(w.resource, w.selectors)
+        .addHandler(this.handler(w.predicate, this.mapper(w.map), eventPriority));
   }
 
   /** Start the workers (on becoming leader). */
@@ -103,7 +124,11 @@ export class Controller {
     return this.run !== undefined;
   }
 
-  private handler(predicate: Predicate | undefined, map: (obj: KubeObject) => string[], priorityOf: (ev: ObjectEvent) => number): (ev: ObjectEvent) => void {
+  private handler(
+    predicate: Predicate | undefined,
+    map: (obj: KubeObject) => string[],
+    priorityOf: (ev: ObjectEvent) => number,
+  ): (ev: ObjectEvent) => void {
     return (ev) => {
       if (predicate && !predicate(ev)) return;
       const keys = new Set(map(ev.obj));
@@ -135,8 +160,13 @@ export class Controller {
     const { deps, spec } = this;
     const log = deps.log.child({ controller: spec.name, key });
     const ctx: ReconcileContext = {
-      controller: spec.name, client: deps.client, cache: deps.cacheFor as ReconcileContext['cache'],
-      events: deps.events, log, signal, retries: this.queue.retries(key),
+      controller: spec.name,
+      client: deps.client,
+      cache: deps.cacheFor as ReconcileContext['cache'],
+      events: deps.events,
+      log,
+      signal,
+      retries: this.queue.retries(key),
     };
     const started = deps.clock.now();
     deps.metrics.activeWorkers.inc({ controller: spec.name });
@@ -182,12 +212,20 @@ export class Controller {
       this.queue.forget(key);
       this.queue.addAfter(key, err.retry.ms, Priority.Low);
       metrics.reconcileErrors.inc({ controller });
-      log.warn({ reason: err.reason, error: message, retryAfterMs: err.retry.ms }, 'reconcile failed, will retry after a delay');
+      log.warn(
+        { reason: err.reason, error: message, retryAfterMs: err.retry.ms },
+        'reconcile failed, will retry after a delay',
+      );
       return 'error';
     }
     this.queue.addRateLimited(key);
     metrics.reconcileErrors.inc({ controller });
-    const reason = err instanceof ReconcileError ? err.reason : err instanceof KubeApiError ? err.reason : (err as { name?: string })?.name;
+    const reason =
+      err instanceof ReconcileError
+        ? err.reason
+        : err instanceof KubeApiError
+          ? err.reason
+          : (err as { name?: string })?.name;
     log.error({ reason, error: message, retries: this.queue.retries(key) }, 'reconcile failed, will retry');
     return 'error';
   }

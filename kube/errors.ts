@@ -4,9 +4,24 @@
 
 /** Reasons are metav1.StatusReason values, plus two for failures that never reached the apiserver. */
 export type KubeErrorReason =
-  | 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Gone' | 'Invalid' | 'Forbidden' | 'Unauthorized'
-  | 'BadRequest' | 'MethodNotAllowed' | 'UnsupportedMediaType' | 'TooManyRequests' | 'Timeout'
-  | 'InternalError' | 'ServiceUnavailable' | 'Expired' | 'NetworkError' | 'ClientTimeout' | 'Unknown'
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Gone'
+  | 'Invalid'
+  | 'Forbidden'
+  | 'Unauthorized'
+  | 'BadRequest'
+  | 'MethodNotAllowed'
+  | 'UnsupportedMediaType'
+  | 'TooManyRequests'
+  | 'Timeout'
+  | 'InternalError'
+  | 'ServiceUnavailable'
+  | 'Expired'
+  | 'NetworkError'
+  | 'ClientTimeout'
+  | 'Unknown'
   | (string & {});
 
 const MAX_MESSAGE = 400;
@@ -29,15 +44,26 @@ export class KubeApiError extends Error {
 }
 
 const REASON_BY_CODE: Record<number, KubeErrorReason> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed',
-  409: 'Conflict', 410: 'Gone', 415: 'UnsupportedMediaType', 422: 'Invalid', 429: 'TooManyRequests',
-  500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  410: 'Gone',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
 };
 
 /** Build a KubeApiError from an HTTP status and a (possibly non-JSON) response body. */
 export function errorFromResponse(code: number, body: unknown): KubeApiError {
   const status = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
-  const reason = typeof status.reason === 'string' && status.reason ? status.reason : (REASON_BY_CODE[code] ?? 'Unknown');
+  const reason =
+    typeof status.reason === 'string' && status.reason ? status.reason : (REASON_BY_CODE[code] ?? 'Unknown');
   const message = typeof status.message === 'string' && status.message ? status.message : `HTTP ${code}`;
   return new KubeApiError(code, reason, message);
 }
@@ -54,4 +80,5 @@ export function toKubeError(err: unknown): KubeApiError {
 export const isNotFound = (e: unknown): boolean => e instanceof KubeApiError && e.code === 404;
 export const isConflict = (e: unknown): boolean => e instanceof KubeApiError && e.code === 409;
 export const isAlreadyExists = (e: unknown): boolean => e instanceof KubeApiError && e.reason === 'AlreadyExists';
-export const isGone = (e: unknown): boolean => e instanceof KubeApiError && (e.code === 410 || e.reason === 'Gone' || e.reason === 'Expired');
+export const isGone = (e: unknown): boolean =>
+  e instanceof KubeApiError && (e.code === 410 || e.reason === 'Gone' || e.reason === 'Expired');

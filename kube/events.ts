@@ -82,7 +82,16 @@ export class KubeEventRecorder implements EventRecorder {
     const note = redactSecrets(input.note).slice(0, MAX_NOTE);
     const meta = regarding.metadata;
     const namespace = meta.namespace || 'default';
-    const key = JSON.stringify([regarding.apiVersion, regarding.kind, meta.namespace, meta.name, meta.uid, input.type, input.reason, note]);
+    const key = JSON.stringify([
+      regarding.apiVersion,
+      regarding.kind,
+      meta.namespace,
+      meta.name,
+      meta.uid,
+      input.type,
+      input.reason,
+      note,
+    ]);
     const now = this.clock.now();
     const existing = this.series.get(key);
     if (existing && now - existing.lastMs <= this.windowMs) {
@@ -95,7 +104,12 @@ export class KubeEventRecorder implements EventRecorder {
     }
     const s: Series = {
       name: `${meta.name}.${now.toString(16)}${randomBytes(2).toString('hex')}`,
-      namespace, count: 1, sentCount: 1, firstMs: now, lastMs: now, lastSentMs: now,
+      namespace,
+      count: 1,
+      sentCount: 1,
+      firstMs: now,
+      lastMs: now,
+      lastSentMs: now,
     };
     this.series.set(key, s);
     while (this.series.size > this.maxTracked) this.series.delete(this.series.keys().next().value!);
@@ -111,8 +125,12 @@ export class KubeEventRecorder implements EventRecorder {
       note,
       type: input.type,
       regarding: {
-        apiVersion: regarding.apiVersion, kind: regarding.kind, name: meta.name, namespace: meta.namespace,
-        uid: meta.uid, resourceVersion: meta.resourceVersion,
+        apiVersion: regarding.apiVersion,
+        kind: regarding.kind,
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
       },
     };
     this.track(this.opts.client.create(EVENTS, body).then(() => undefined));
@@ -131,9 +149,11 @@ export class KubeEventRecorder implements EventRecorder {
   }
 
   private track(p: Promise<void>): void {
-    const tracked = p.catch((err: unknown) => {
-      this.log.debug({ err: { reason: (err as { reason?: string }).reason } }, 'event write failed');
-    }).finally(() => this.pending.delete(tracked));
+    const tracked = p
+      .catch((err: unknown) => {
+        this.log.debug({ err: { reason: (err as { reason?: string }).reason } }, 'event write failed');
+      })
+      .finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
   }
 }

@@ -66,7 +66,13 @@ export async function withFinalizer<T extends KubeObject>(
   const name = opts.name ?? FINALIZER;
   const finalizers = obj.metadata.finalizers ?? [];
   const patchFinalizers = (list: string[]): Promise<T> =>
-    client.patch<T>(res, obj.metadata.name, obj.metadata.namespace, { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers: list } }, 'merge');
+    client.patch<T>(
+      res,
+      obj.metadata.name,
+      obj.metadata.namespace,
+      { metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers: list } },
+      'merge',
+    );
   try {
     if (obj.metadata.deletionTimestamp) {
       if (!finalizers.includes(name)) return DONE; // not ours (or already cleaned up)

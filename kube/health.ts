@@ -42,10 +42,11 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   return {
     server,
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -63,7 +64,11 @@ async function handle(url: string, opts: HealthServerOptions): Promise<{ code: n
       }
     }
     const ready = Object.values(checks).every(Boolean);
-    return { code: ready ? 200 : 503, type: 'application/json', body: `${JSON.stringify({ ready, leader: status.leader, checks, informers: status.informers })}\n` };
+    return {
+      code: ready ? 200 : 503,
+      type: 'application/json',
+      body: `${JSON.stringify({ ready, leader: status.leader, checks, informers: status.informers })}\n`,
+    };
   }
   if (path === '/metrics') return { code: 200, type: opts.registry.contentType, body: await opts.registry.metrics() };
   return { code: 404, type: 'text/plain', body: 'not found\n' };

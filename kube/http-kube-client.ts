@@ -5,8 +5,17 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { isNotFound, KubeApiError } from './errors.ts';
 import {
-  FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type IssuedToken, type KubeClient, type ListOptions,
-  type ListResult, type PatchType, type TokenRequestOptions, type WatchOptions, type WriteOptions,
+  FIELD_MANAGER,
+  type ApplyOptions,
+  type DeleteOptions,
+  type IssuedToken,
+  type KubeClient,
+  type ListOptions,
+  type ListResult,
+  type PatchType,
+  type TokenRequestOptions,
+  type WatchOptions,
+  type WriteOptions,
 } from './kube-client.ts';
 import { KubeTransport, type KubeTransportOptions } from './kube-transport.ts';
 import type { KubeObject, WatchEvent } from './objects.ts';
@@ -22,7 +31,8 @@ export const APPLY_CONTENT_TYPE = 'application/apply-patch+yaml';
 function nsOf(res: ResourceRef, obj: KubeObject): string | undefined {
   if (!res.namespaced) return undefined;
   const ns = obj.metadata.namespace;
-  if (!ns) throw new KubeApiError(400, 'BadRequest', `${res.plural} "${obj.metadata.name}": metadata.namespace is required`);
+  if (!ns)
+    throw new KubeApiError(400, 'BadRequest', `${res.plural} "${obj.metadata.name}": metadata.namespace is required`);
   return ns;
 }
 
@@ -33,9 +43,18 @@ export class HttpKubeClient implements KubeClient {
     this.transport = new KubeTransport(kc, opts);
   }
 
-  async get<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string, opts: { timeoutMs?: number } = {}): Promise<T | undefined> {
+  async get<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace?: string,
+    opts: { timeoutMs?: number } = {},
+  ): Promise<T | undefined> {
     try {
-      return (await this.transport.request({ method: 'GET', path: resourcePath(res, namespace, name), timeoutMs: opts.timeoutMs })) as T;
+      return (await this.transport.request({
+        method: 'GET',
+        path: resourcePath(res, namespace, name),
+        timeoutMs: opts.timeoutMs,
+      })) as T;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -44,50 +63,100 @@ export class HttpKubeClient implements KubeClient {
 
   async list<T extends KubeObject = KubeObject>(res: ResourceRef, opts: ListOptions = {}): Promise<ListResult<T>> {
     const body = (await this.transport.request({
-      method: 'GET', path: resourcePath(res, opts.namespace),
-      query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit, continue: opts.continue, resourceVersion: opts.resourceVersion },
+      method: 'GET',
+      path: resourcePath(res, opts.namespace),
+      query: {
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: opts.limit,
+        continue: opts.continue,
+        resourceVersion: opts.resourceVersion,
+      },
     })) as { items?: T[]; metadata?: { resourceVersion?: string; continue?: string } } | undefined;
     // A list's items carry no apiVersion/kind on a real apiserver: put them back so objects look alike.
     const items = (body?.items ?? []).map((o) => ({ apiVersion: apiVersionOf(res), kind: res.kind, ...o }));
-    return { items, resourceVersion: body?.metadata?.resourceVersion ?? '', continue: body?.metadata?.continue || undefined };
+    return {
+      items,
+      resourceVersion: body?.metadata?.resourceVersion ?? '',
+      continue: body?.metadata?.continue || undefined,
+    };
   }
 
   async create<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T, opts: WriteOptions = {}): Promise<T> {
     return (await this.transport.request({
-      method: 'POST', path: resourcePath(res, nsOf(res, obj)), body: withTypeMeta(res, obj),
-      query: writeQuery(opts), timeoutMs: opts.timeoutMs,
+      method: 'POST',
+      path: resourcePath(res, nsOf(res, obj)),
+      body: withTypeMeta(res, obj),
+      query: writeQuery(opts),
+      timeoutMs: opts.timeoutMs,
     })) as T;
   }
 
   async replace<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T, opts: WriteOptions = {}): Promise<T> {
     return (await this.transport.request({
-      method: 'PUT', path: resourcePath(res, nsOf(res, obj), obj.metadata.name, opts.subresource), body: withTypeMeta(res, obj),
-      query: writeQuery(opts), timeoutMs: opts.timeoutMs,
-    })) as T;
-  }
-
-  async patch<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace: string | undefined, patch: unknown, type: PatchType, opts: WriteOptions = {}): Promise<T> {
-    return (await this.transport.request({
-      method: 'PATCH', path: resourcePath(res, namespace, name, opts.subresource), body: patch,
-      contentType: PATCH_CONTENT_TYPE[type], query: writeQuery(opts), timeoutMs: opts.timeoutMs,
-    })) as T;
-  }
-
-  async apply<T extends KubeObject = KubeObject>(res: ResourceRef, obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
-    // JSON is valid YAML, so the body is sent as JSON under the apply-patch+yaml content type.
-    return (await this.transport.request({
-      method: 'PATCH', path: resourcePath(res, nsOf(res, obj), obj.metadata.name, opts.subresource), body: withTypeMeta(res, obj),
-      contentType: APPLY_CONTENT_TYPE,
-      query: { fieldManager: opts.fieldManager ?? FIELD_MANAGER, force: opts.force ? 'true' : undefined, dryRun: opts.dryRun ? 'All' : undefined },
+      method: 'PUT',
+      path: resourcePath(res, nsOf(res, obj), obj.metadata.name, opts.subresource),
+      body: withTypeMeta(res, obj),
+      query: writeQuery(opts),
       timeoutMs: opts.timeoutMs,
     })) as T;
   }
 
-  async delete<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<T | undefined> {
+  async patch<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions = {},
+  ): Promise<T> {
+    return (await this.transport.request({
+      method: 'PATCH',
+      path: resourcePath(res, namespace, name, opts.subresource),
+      body: patch,
+      contentType: PATCH_CONTENT_TYPE[type],
+      query: writeQuery(opts),
+      timeoutMs: opts.timeoutMs,
+    })) as T;
+  }
+
+  async apply<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    obj: KubeObject,
+    opts: ApplyOptions = {},
+  ): Promise<T> {
+    // JSON is valid YAML, so the body is sent as JSON under the apply-patch+yaml content type.
+    return (await this.transport.request({
+      method: 'PATCH',
+      path: resourcePath(res, nsOf(res, obj), obj.metadata.name, opts.subresource),
+      body: withTypeMeta(res, obj),
+      contentType: APPLY_CONTENT_TYPE,
+      query: {
+        fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+        force: opts.force ? 'true' : undefined,
+        dryRun: opts.dryRun ? 'All' : undefined,
+      },
+      timeoutMs: opts.timeoutMs,
+    })) as T;
+  }
+
+  async delete<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace?: string,
+    opts: DeleteOptions = {},
+  ): Promise<T | undefined> {
     try {
       const body = (await this.transport.request({
-        method: 'DELETE', path: resourcePath(res, namespace, name), timeoutMs: opts.timeoutMs,
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: opts.preconditions, propagationPolicy: opts.propagationPolicy },
+        method: 'DELETE',
+        path: resourcePath(res, namespace, name),
+        timeoutMs: opts.timeoutMs,
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          preconditions: opts.preconditions,
+          propagationPolicy: opts.propagationPolicy,
+        },
       })) as KubeObject | { kind: 'Status' } | undefined;
       if (!body || body.kind === 'Status') return undefined;
       const meta = (body as KubeObject).metadata;
@@ -98,12 +167,21 @@ export class HttpKubeClient implements KubeClient {
     }
   }
 
-  async *watch<T extends KubeObject = KubeObject>(res: ResourceRef, opts: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
+  async *watch<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    opts: WatchOptions = {},
+  ): AsyncIterable<WatchEvent<T>> {
     const lines = this.transport.lines({
-      method: 'GET', path: resourcePath(res, opts.namespace), signal: opts.signal,
+      method: 'GET',
+      path: resourcePath(res, opts.namespace),
+      signal: opts.signal,
       query: {
-        watch: 'true', resourceVersion: opts.resourceVersion, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector,
-        allowWatchBookmarks: opts.allowWatchBookmarks ? 'true' : undefined, timeoutSeconds: opts.timeoutSeconds,
+        watch: 'true',
+        resourceVersion: opts.resourceVersion,
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        allowWatchBookmarks: opts.allowWatchBookmarks ? 'true' : undefined,
+        timeoutSeconds: opts.timeoutSeconds,
       },
     });
     for await (const line of lines) {
@@ -115,14 +193,22 @@ export class HttpKubeClient implements KubeClient {
 
   async createToken(namespace: string, serviceAccount: string, opts: TokenRequestOptions = {}): Promise<IssuedToken> {
     const body = (await this.transport.request({
-      method: 'POST', path: resourcePath(SERVICEACCOUNTS, namespace, serviceAccount, 'token'), timeoutMs: opts.timeoutMs,
+      method: 'POST',
+      path: resourcePath(SERVICEACCOUNTS, namespace, serviceAccount, 'token'),
+      timeoutMs: opts.timeoutMs,
       body: {
-        apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest',
-        spec: { audiences: opts.audiences ?? [], expirationSeconds: opts.expirationSeconds, boundObjectRef: opts.boundObjectRef },
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: {
+          audiences: opts.audiences ?? [],
+          expirationSeconds: opts.expirationSeconds,
+          boundObjectRef: opts.boundObjectRef,
+        },
       },
     })) as { status?: { token?: string; expirationTimestamp?: string } } | undefined;
     const token = body?.status?.token;
-    if (!token) throw new KubeApiError(500, 'InternalError', `TokenRequest for ${namespace}/${serviceAccount} returned no token`);
+    if (!token)
+      throw new KubeApiError(500, 'InternalError', `TokenRequest for ${namespace}/${serviceAccount} returned no token`);
     return { token, expirationTimestamp: body.status?.expirationTimestamp ?? '' };
   }
 

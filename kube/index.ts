@@ -7,9 +7,22 @@ export { HttpKubeClient } from './http-kube-client.ts';
 export { Cache, NAMESPACE_INDEX, type Store, type IndexFn } from './cache.ts';
 export * from './reconciler.ts';
 export * from './reconcile-error.ts';
-export { ControllerBuilder, generationChanged, type MapFn, type IndexMapping, type Predicate, type SourceOptions } from './builder.ts';
+export {
+  ControllerBuilder,
+  generationChanged,
+  type MapFn,
+  type IndexMapping,
+  type Predicate,
+  type SourceOptions,
+} from './builder.ts';
 export { Manager, type ManagerOptions, type ManagerStatus, type LeaderState, type LeaderTask } from './manager.ts';
-export { Informer, type ObjectEvent, type InformerLifecycleEvent, type InformerOptions, type WatchSelectors } from './informer.ts';
+export {
+  Informer,
+  type ObjectEvent,
+  type InformerLifecycleEvent,
+  type InformerOptions,
+  type WatchSelectors,
+} from './informer.ts';
 export { WorkQueue } from './workqueue.ts';
 export { LeaderElector, type LeaderElectionConfig } from './leader.ts';
 export { KubeEventRecorder, nullRecorder, type EventRecorder, type EventInput } from './events.ts';

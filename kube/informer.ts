@@ -134,14 +134,24 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly syncWaiters: (() => void)[] = [];
   private readonly transform: CacheTransform<T>;
 
-  constructor(private readonly client: Client, readonly opts: InformerOptions) {
+  constructor(
+    private readonly client: Client,
+    readonly opts: InformerOptions,
+  ) {
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;
     this.transform = (opts.transform ?? stripBookkeeping) as unknown as CacheTransform<T>;
-    const scope = (s: Omit<Scope, 'state' | 'synced' | 'backoff'>): Scope => ({ ...s, state: { phase: 'Empty' }, synced: false, backoff: new Backoff({ random: this.random, ...opts.backoff }) });
+    const scope = (s: Omit<Scope, 'state' | 'synced' | 'backoff'>): Scope => ({
+      ...s,
+      state: { phase: 'Empty' },
+      synced: false,
+      backoff: new Backoff({ random: this.random, ...opts.backoff }),
+    });
     const byName = (name: string): string => [opts.fieldSelector, `metadata.name=${name}`].filter(Boolean).join(',');
     this.scopes = opts.namespaces?.length
-      ? opts.namespaces.map((ns) => scope({ namespace: ns, fieldSelector: opts.fieldSelector, owns: (o) => o.metadata.namespace === ns }))
+      ? opts.namespaces.map((ns) =>
+          scope({ namespace: ns, fieldSelector: opts.fieldSelector, owns: (o) => o.metadata.namespace === ns }),
+        )
       : opts.names?.length
         ? opts.names.map((name) => scope({ fieldSelector: byName(name), owns: (o) => o.metadata.name === name }))
         : [scope({ namespace: opts.namespace, fieldSelector: opts.fieldSelector })];
@@ -240,8 +250,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     let pages = 0;
     do {
       const page = await this.client.list<T>(this.opts.resource, {
-        namespace: scope.namespace, labelSelector: this.opts.labelSelector, fieldSelector: scope.fieldSelector,
-        limit: this.opts.pageSize ?? 500, continue: cont,
+        namespace: scope.namespace,
+        labelSelector: this.opts.labelSelector,
+        fieldSelector: scope.fieldSelector,
+        limit: this.opts.pageSize ?? 500,
+        continue: cont,
       });
       pages++;
       for (const obj of page.items) items.push(this.transform(obj));
@@ -254,7 +267,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     for (const obj of delta.added) this.dispatch(initial ? { type: 'add', obj, initial } : { type: 'add', obj });
     for (const { old, obj } of delta.updated) this.dispatch({ type: 'update', old, obj });
     for (const obj of delta.deleted) this.dispatch({ type: 'delete', obj });
-    this.emit({ type: 'LIST', items: items.length, pages, added: delta.added.length, updated: delta.updated.length, deleted: delta.deleted.length });
+    this.emit({
+      type: 'LIST',
+      items: items.length,
+      pages,
+      added: delta.added.length,
+      updated: delta.updated.length,
+      deleted: delta.deleted.length,
+    });
     scope.notServed = false;
     this.markSynced(scope);
     return rv;
@@ -299,8 +319,13 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.emit({ type: 'CONNECT', resourceVersion: rv });
       armWatchdog();
       const stream = this.client.watch<T>(this.opts.resource, {
-        namespace: scope.namespace, labelSelector: this.opts.labelSelector, fieldSelector: scope.fieldSelector,
-        resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds, signal: abort.signal,
+        namespace: scope.namespace,
+        labelSelector: this.opts.labelSelector,
+        fieldSelector: scope.fieldSelector,
+        resourceVersion: rv,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+        signal: abort.signal,
       });
       for await (const ev of stream) {
         armWatchdog();
@@ -345,7 +370,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       case 'MODIFIED': {
         const old = this.cache.upsert(obj);
         if (!old) this.dispatch({ type: 'add', obj });
-        else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.dispatch({ type: 'update', old, obj });
+        else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+          this.dispatch({ type: 'update', old, obj });
         return;
       }
       case 'DELETED': {
@@ -394,4 +420,3 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 }
-

@@ -87,7 +87,12 @@ export interface IssuedToken {
  */
 export interface KubeClient {
   /** GET one object; `undefined` when it does not exist (404). Omit namespace for cluster-scoped kinds. */
-  get<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string, opts?: { timeoutMs?: number }): Promise<T | undefined>;
+  get<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace?: string,
+    opts?: { timeoutMs?: number },
+  ): Promise<T | undefined>;
 
   /** One page of a LIST (loop on `continue` for all, or use listAll). */
   list<T extends KubeObject = KubeObject>(res: ResourceRef, opts?: ListOptions): Promise<ListResult<T>>;
@@ -102,7 +107,14 @@ export interface KubeClient {
   replace<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T, opts?: WriteOptions): Promise<T>;
 
   /** PATCH with the given patch type (`merge` = RFC 7386, `json` = RFC 6902 ops array). */
-  patch<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace: string | undefined, patch: unknown, type: PatchType, opts?: WriteOptions): Promise<T>;
+  patch<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: PatchType,
+    opts?: WriteOptions,
+  ): Promise<T>;
 
   /**
    * Server-side apply (`application/apply-patch+yaml`, fieldManager `vaultgate`). `obj` is the fully
@@ -115,7 +127,12 @@ export interface KubeClient {
    * DELETE. Resolves to the object as left by the server when finalizers keep it (deletionTimestamp set),
    * or `undefined` when it is gone (or was already absent: NotFound is not an error here).
    */
-  delete<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string, opts?: DeleteOptions): Promise<T | undefined>;
+  delete<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace?: string,
+    opts?: DeleteOptions,
+  ): Promise<T | undefined>;
 
   /** WATCH as an async stream of events. Ends when the server closes the stream or `signal` aborts. */
   watch<T extends KubeObject = KubeObject>(res: ResourceRef, opts?: WatchOptions): AsyncIterable<WatchEvent<T>>;
@@ -125,7 +142,11 @@ export interface KubeClient {
 }
 
 /** LIST every page. */
-export async function listAll<T extends KubeObject = KubeObject>(client: KubeClient, res: ResourceRef, opts: Omit<ListOptions, 'continue'> = {}): Promise<ListResult<T>> {
+export async function listAll<T extends KubeObject = KubeObject>(
+  client: KubeClient,
+  res: ResourceRef,
+  opts: Omit<ListOptions, 'continue'> = {},
+): Promise<ListResult<T>> {
   const items: T[] = [];
   let cont: string | undefined;
   let resourceVersion = '';

@@ -40,7 +40,10 @@ export class KubeTransport {
   private readonly maxBodyBytes: number;
   private readonly userAgent: string;
 
-  constructor(private readonly kc: KubeConfig, opts: KubeTransportOptions = {}) {
+  constructor(
+    private readonly kc: KubeConfig,
+    opts: KubeTransportOptions = {},
+  ) {
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 30_000;
     this.maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024 * 1024;
     this.userAgent = opts.userAgent ?? 'vaultgate';
@@ -63,7 +66,12 @@ export class KubeTransport {
       if (status < 200 || status >= 300) throw errorFromResponse(status, parsed);
       return parsed;
     } catch (err) {
-      if (timeout.aborted && !req.signal?.aborted) throw new KubeApiError(0, 'ClientTimeout', `${req.method} timed out after ${req.timeoutMs ?? this.defaultTimeoutMs} ms`);
+      if (timeout.aborted && !req.signal?.aborted)
+        throw new KubeApiError(
+          0,
+          'ClientTimeout',
+          `${req.method} timed out after ${req.timeoutMs ?? this.defaultTimeoutMs} ms`,
+        );
       throw toKubeError(err);
     } finally {
       clearTimeout(timer);
@@ -101,7 +109,8 @@ export class KubeTransport {
         yield ev;
       }
       // readline ends quietly on a reset socket: tell a clean end from a broken one
-      if (!res.complete && !signal?.aborted) throw new KubeApiError(0, 'NetworkError', 'watch connection closed before the end of the stream');
+      if (!res.complete && !signal?.aborted)
+        throw new KubeApiError(0, 'NetworkError', 'watch connection closed before the end of the stream');
     } catch (err) {
       aborted = signal?.aborted ?? false;
       if (!aborted) throw toKubeError(err);
@@ -116,10 +125,15 @@ export class KubeTransport {
     if (!cluster) throw new KubeApiError(0, 'NetworkError', 'kubeconfig has no current cluster');
     const base = new URL(cluster.server);
     const url = new URL(base.pathname.replace(/\/$/, '') + req.path, base);
-    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(req.query ?? {}))
+      if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
 
     const { opts, tlsKey } = await this.authOptions();
-    const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json', 'user-agent': this.userAgent };
+    const headers: http.OutgoingHttpHeaders = {
+      ...(opts.headers as http.OutgoingHttpHeaders | undefined),
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+    };
     if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     let payload: Buffer | undefined;
     if (req.body !== undefined) {
@@ -149,9 +163,12 @@ export class KubeTransport {
     if (!this.auth || now - this.auth.at >= AUTH_REUSE_MS) {
       const opts: https.RequestOptions = {};
       await this.kc.applyToHTTPSOptions(opts);
-      const pem = (v: unknown): string => (Buffer.isBuffer(v) ? v.toString('base64') : typeof v === 'string' ? v : JSON.stringify(v ?? ''));
+      const pem = (v: unknown): string =>
+        Buffer.isBuffer(v) ? v.toString('base64') : typeof v === 'string' ? v : JSON.stringify(v ?? '');
       // the key material itself is hashed into the cache key, never kept in clear beside the agent
-      const tlsKey = createHash('sha256').update(JSON.stringify([pem(opts.ca), pem(opts.cert), pem(opts.key), opts.rejectUnauthorized, opts.servername])).digest('hex');
+      const tlsKey = createHash('sha256')
+        .update(JSON.stringify([pem(opts.ca), pem(opts.cert), pem(opts.key), opts.rejectUnauthorized, opts.servername]))
+        .digest('hex');
       this.auth = { at: now, opts, tlsKey };
     }
     const { opts, tlsKey } = this.auth;
@@ -164,7 +181,16 @@ export class KubeTransport {
     if (this.agent?.key === key) return this.agent.agent;
     this.agent?.agent.destroy();
     const agent = isHttps
-      ? new https.Agent({ keepAlive: true, ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase, rejectUnauthorized: o.rejectUnauthorized, servername: o.servername })
+      ? new https.Agent({
+          keepAlive: true,
+          ca: o.ca,
+          cert: o.cert,
+          key: o.key,
+          pfx: o.pfx,
+          passphrase: o.passphrase,
+          rejectUnauthorized: o.rejectUnauthorized,
+          servername: o.servername,
+        })
       : new http.Agent({ keepAlive: true });
     this.agent = { key, agent };
     return agent;

@@ -8,7 +8,10 @@ export interface LabelSelectorLike {
   matchExpressions?: ReadonlyArray<{ key: string; operator: string; values?: readonly string[] }>;
 }
 
-export function selectorMatches(selector: LabelSelectorLike | undefined, labels: Record<string, string> | undefined): boolean {
+export function selectorMatches(
+  selector: LabelSelectorLike | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (!selector) return true;
   const l = labels ?? {};
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
@@ -20,11 +23,20 @@ export function selectorMatches(selector: LabelSelectorLike | undefined, labels:
     const value = l[e.key] ?? '';
     const values = e.values ?? [];
     switch (e.operator) {
-      case 'In': if (!has || !values.includes(value)) return false; break;
-      case 'NotIn': if (has && values.includes(value)) return false; break;
-      case 'Exists': if (!has) return false; break;
-      case 'DoesNotExist': if (has) return false; break;
-      default: return false; // an unknown operator selects nothing, as apimachinery refuses it
+      case 'In':
+        if (!has || !values.includes(value)) return false;
+        break;
+      case 'NotIn':
+        if (has && values.includes(value)) return false;
+        break;
+      case 'Exists':
+        if (!has) return false;
+        break;
+      case 'DoesNotExist':
+        if (has) return false;
+        break;
+      default:
+        return false; // an unknown operator selects nothing, as apimachinery refuses it
     }
   }
   return true;
@@ -35,8 +47,10 @@ export function selectorProblems(selector: LabelSelectorLike | undefined): Array
   const out: Array<{ field: string; message: string }> = [];
   (selector?.matchExpressions ?? []).forEach((e, i) => {
     const n = e.values?.length ?? 0;
-    if ((e.operator === 'In' || e.operator === 'NotIn') && n === 0) out.push({ field: `matchExpressions[${i}].values`, message: `operator ${e.operator} needs at least one value` });
-    if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && n > 0) out.push({ field: `matchExpressions[${i}].values`, message: `operator ${e.operator} takes no values` });
+    if ((e.operator === 'In' || e.operator === 'NotIn') && n === 0)
+      out.push({ field: `matchExpressions[${i}].values`, message: `operator ${e.operator} needs at least one value` });
+    if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && n > 0)
+      out.push({ field: `matchExpressions[${i}].values`, message: `operator ${e.operator} takes no values` });
   });
   return out;
 }

@@ -71,8 +71,10 @@ export class LeaderElector {
     this.leaseMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryMs = opts.retryPeriodMs ?? 2_000;
-    if (this.renewDeadlineMs >= this.leaseMs) throw new Error('leader election: renew deadline must be shorter than the lease duration');
-    if (this.retryMs * 1.2 >= this.renewDeadlineMs) throw new Error('leader election: retry period × 1.2 must be shorter than the renew deadline');
+    if (this.renewDeadlineMs >= this.leaseMs)
+      throw new Error('leader election: renew deadline must be shorter than the lease duration');
+    if (this.retryMs * 1.2 >= this.renewDeadlineMs)
+      throw new Error('leader election: retry period × 1.2 must be shorter than the renew deadline');
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger;
     this.random = opts.random ?? Math.random;
@@ -133,7 +135,10 @@ export class LeaderElector {
   private armDeadline(): void {
     if (!this.leading) return;
     this.leading.deadline?.cancel();
-    this.leading.deadline = this.clock.setTimer(() => this.endLeadership('renew deadline exceeded'), this.renewDeadlineMs);
+    this.leading.deadline = this.clock.setTimer(
+      () => this.endLeadership('renew deadline exceeded'),
+      this.renewDeadlineMs,
+    );
   }
 
   private endLeadership(why: string): void {
@@ -161,13 +166,20 @@ export class LeaderElector {
     const timeoutMs = Math.max(500, Math.min(this.renewDeadlineMs / 2, 5_000));
     const now = this.clock.now();
     const spec: LeaseSpec = {
-      holderIdentity: identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000),
-      acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0,
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(this.leaseMs / 1000),
+      acquireTime: microTime(now),
+      renewTime: microTime(now),
+      leaseTransitions: 0,
     };
     try {
       const lease = await client.get<Lease>(LEASES, name, namespace, { timeoutMs });
       if (!lease) {
-        const created = await client.create<Lease>(LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec }, { timeoutMs });
+        const created = await client.create<Lease>(
+          LEASES,
+          { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec },
+          { timeoutMs },
+        );
         this.observe(created, this.clock.now());
         return true;
       }
@@ -184,7 +196,8 @@ export class LeaderElector {
       this.observe(updated, this.clock.now());
       return true;
     } catch (err) {
-      if (!isConflict(err) && !isAlreadyExists(err)) this.log.info({ err: toKubeError(err).toJSON() }, 'leader election: lease request failed');
+      if (!isConflict(err) && !isAlreadyExists(err))
+        this.log.info({ err: toKubeError(err).toJSON() }, 'leader election: lease request failed');
       return false;
     }
   }
@@ -192,7 +205,8 @@ export class LeaderElector {
   private observe(lease: Lease, atMs: number): void {
     const record = lease.spec ?? {};
     const key = JSON.stringify([record.holderIdentity, record.renewTime, record.acquireTime, record.leaseTransitions]);
-    if (this.observed?.key !== key) this.observed = { key, atMs, record, resourceVersion: lease.metadata.resourceVersion };
+    if (this.observed?.key !== key)
+      this.observed = { key, atMs, record, resourceVersion: lease.metadata.resourceVersion };
     const holder = record.holderIdentity ?? '';
     if (holder && holder !== this.lastLeader) {
       this.lastLeader = holder;
@@ -207,10 +221,20 @@ export class LeaderElector {
       const lease = await client.get<Lease>(LEASES, name, namespace, { timeoutMs: 5_000 });
       if (!lease || lease.spec?.holderIdentity !== identity) return;
       const now = microTime(this.clock.now());
-      await client.replace<Lease>(LEASES, {
-        ...lease,
-        spec: { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: lease.spec.leaseTransitions ?? 0 },
-      }, { timeoutMs: 5_000 });
+      await client.replace<Lease>(
+        LEASES,
+        {
+          ...lease,
+          spec: {
+            holderIdentity: '',
+            leaseDurationSeconds: 1,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: lease.spec.leaseTransitions ?? 0,
+          },
+        },
+        { timeoutMs: 5_000 },
+      );
     } catch (err) {
       this.log.info({ err: toKubeError(err).toJSON() }, 'leader election: release failed (the lease will expire)');
     }

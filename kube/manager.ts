@@ -93,14 +93,23 @@ export class Manager implements ControllerHost {
     this.metrics = opts.metrics ?? new RuntimeMetrics();
     this.clock = opts.clock ?? systemClock;
     const ev = opts.events;
-    this.events = !ev ? nullRecorder
-      : 'record' in ev ? ev
-      : new KubeEventRecorder({ client: opts.client, controller: ev.controller, instance: ev.instance, log: this.log, clock: this.clock });
+    this.events = !ev
+      ? nullRecorder
+      : 'record' in ev
+        ? ev
+        : new KubeEventRecorder({
+            client: opts.client,
+            controller: ev.controller,
+            instance: ev.instance,
+            log: this.log,
+            clock: this.clock,
+          });
   }
 
   /** Start declaring a controller: `mgr.controller('name').for(RES)....complete(reconciler)`. */
   controller(name: string): ControllerBuilder {
-    if (this.controllers.some((c) => c.name === name)) throw new Error(`manager: controller "${name}" already registered`);
+    if (this.controllers.some((c) => c.name === name))
+      throw new Error(`manager: controller "${name}" already registered`);
     return new ControllerBuilder(this, name);
   }
 
@@ -108,8 +117,14 @@ export class Manager implements ControllerHost {
   addController(spec: ControllerSpec): void {
     if (this.state !== 'new') throw new Error('manager: controllers must be registered before start()');
     const controller = new Controller(spec, {
-      client: this.client, informerFor: (r, sel) => this.informer(r, sel ?? {}), cacheFor: (r) => this.cache(r),
-      events: this.events, log: this.log, metrics: this.metrics, clock: this.clock, rateLimiter: this.opts.rateLimiter?.(),
+      client: this.client,
+      informerFor: (r, sel) => this.informer(r, sel ?? {}),
+      cacheFor: (r) => this.cache(r),
+      events: this.events,
+      log: this.log,
+      metrics: this.metrics,
+      clock: this.clock,
+      rateLimiter: this.opts.rateLimiter?.(),
     });
     controller.wire();
     this.controllers.push(controller);
@@ -125,11 +140,16 @@ export class Manager implements ControllerHost {
     const id = resourceId(res);
     let inf = this.informers.get(id);
     if (inf && selectors && selectorsKey(selectors) !== selectorsKey(inf.opts)) {
-      throw new Error(`manager: ${id} is already watched with ${describeSelectors(inf.opts)}; cannot also watch it with ${describeSelectors(selectors)}`);
+      throw new Error(
+        `manager: ${id} is already watched with ${describeSelectors(inf.opts)}; cannot also watch it with ${describeSelectors(selectors)}`,
+      );
     }
     if (!inf) {
       inf = new Informer(this.client, {
-        ...this.opts.informer, resource: res, ...this.scopeOf(res), clock: this.clock,
+        ...this.opts.informer,
+        resource: res,
+        ...this.scopeOf(res),
+        clock: this.clock,
         ...(this.opts.optionalResources?.some((r) => resourceId(r) === id) ? { optional: true } : {}),
         ...transformOf(this.opts.cacheTransforms, id),
         ...(selectors?.labelSelector ? { labelSelector: selectors.labelSelector } : {}),
@@ -144,7 +164,11 @@ export class Manager implements ControllerHost {
 
   /** What an informer of `res` may see: the manager's namespaces (and of Namespaces, those objects only). */
   private scopeOf(res: ResourceRef): Pick<InformerOptions, 'namespace' | 'namespaces' | 'names'> {
-    const namespaces = this.opts.namespaces?.length ? this.opts.namespaces : this.opts.namespace ? [this.opts.namespace] : undefined;
+    const namespaces = this.opts.namespaces?.length
+      ? this.opts.namespaces
+      : this.opts.namespace
+        ? [this.opts.namespace]
+        : undefined;
     if (!namespaces) return {};
     if (res.namespaced) return { namespaces };
     return resourceId(res) === resourceId(NAMESPACES) ? { names: namespaces } : {};
@@ -153,7 +177,8 @@ export class Manager implements ControllerHost {
   /** Run `task` only while this replica leads (always, without leader election). Register before start(). */
   addLeaderTask(name: string, task: LeaderTask): void {
     if (this.state !== 'new') throw new Error('manager: leader tasks must be registered before start()');
-    if (this.leaderTasks.some((t) => t.name === name)) throw new Error(`manager: leader task "${name}" already registered`);
+    if (this.leaderTasks.some((t) => t.name === name))
+      throw new Error(`manager: leader task "${name}" already registered`);
     this.leaderTasks.push({ name, run: task });
   }
 
@@ -189,7 +214,10 @@ export class Manager implements ControllerHost {
     }
     this.metrics.leaderStatus.set({ name: le.name }, 0);
     this.elector = new LeaderElector({
-      ...le, client: this.client, clock: this.clock, log: this.log,
+      ...le,
+      client: this.client,
+      clock: this.clock,
+      log: this.log,
       onStartedLeading: () => {
         this.metrics.leaderStatus.set({ name: le.name }, 1);
         for (const c of this.controllers) c.start();
@@ -220,13 +248,21 @@ export class Manager implements ControllerHost {
 
   status(): ManagerStatus {
     const informers = [...this.informers.entries()].map(([resource, i]) => ({
-      resource, ...(i.opts.labelSelector ? { labelSelector: i.opts.labelSelector } : {}), synced: i.synced, phase: i.phase,
+      resource,
+      ...(i.opts.labelSelector ? { labelSelector: i.opts.labelSelector } : {}),
+      synced: i.synced,
+      phase: i.phase,
     }));
     return {
       synced: informers.every((i) => i.synced),
       leader: !this.opts.leaderElection ? 'disabled' : this.elector?.isLeader ? 'leader' : 'standby',
       informers,
-      controllers: this.controllers.map((c) => ({ name: c.name, running: c.running, queued: c.queue.length, inFlight: c.queue.inFlight })),
+      controllers: this.controllers.map((c) => ({
+        name: c.name,
+        running: c.running,
+        queued: c.queue.length,
+        inFlight: c.queue.inFlight,
+      })),
     };
   }
 
@@ -238,8 +274,12 @@ export class Manager implements ControllerHost {
       const done = Promise.resolve()
         .then(() => run(abort.signal))
         .then(
-          () => { if (!abort.signal.aborted) this.log.warn({ task: name }, 'leader task ended before leadership did'); },
-          (err: unknown) => { this.log.error({ task: name, err: err instanceof Error ? err.message : String(err) }, 'leader task failed'); },
+          () => {
+            if (!abort.signal.aborted) this.log.warn({ task: name }, 'leader task ended before leadership did');
+          },
+          (err: unknown) => {
+            this.log.error({ task: name, err: err instanceof Error ? err.message : String(err) }, 'leader task failed');
+          },
         );
       return { abort, done };
     });
@@ -261,7 +301,10 @@ export class Manager implements ControllerHost {
         this.log.warn({ resource, event: ev.type, error: ev.error.toJSON() }, 'informer error, backing off');
         return;
       case 'NOT_SERVED':
-        this.log.warn({ resource, retryMs: ev.retryMs }, 'the API server does not serve this resource (its CRD is not installed): none are reconciled until it is');
+        this.log.warn(
+          { resource, retryMs: ev.retryMs },
+          'the API server does not serve this resource (its CRD is not installed): none are reconciled until it is',
+        );
         return;
       case 'RELIST_410':
       case 'WATCHDOG_RESTART':
@@ -283,7 +326,10 @@ function selectorsKey(s: WatchSelectors): string {
 }
 
 function describeSelectors(s: WatchSelectors): string {
-  const parts = [s.labelSelector ? `labelSelector "${s.labelSelector}"` : '', s.fieldSelector ? `fieldSelector "${s.fieldSelector}"` : ''].filter(Boolean);
+  const parts = [
+    s.labelSelector ? `labelSelector "${s.labelSelector}"` : '',
+    s.fieldSelector ? `fieldSelector "${s.fieldSelector}"` : '',
+  ].filter(Boolean);
   return parts.length ? parts.join(' and ') : 'no selector';
 }
 

@@ -42,21 +42,99 @@ export class RuntimeMetrics {
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
     const r = [registry];
-    this.reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'], registers: r });
-    this.reconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers: r });
-    this.terminalErrors = new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: ['controller'], registers: r });
-    this.reconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'], buckets: RECONCILE_BUCKETS, registers: r });
-    this.maxConcurrent = new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller'], registers: r });
-    this.activeWorkers = new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller'], registers: r });
-    this.queueDepth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'], registers: r });
-    this.queueAdds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'], registers: r });
-    this.queueLatency = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested', labelNames: ['name'], buckets: QUEUE_BUCKETS, registers: r });
-    this.workDuration = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes', labelNames: ['name'], buckets: QUEUE_BUCKETS, registers: r });
-    this.queueRetries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name'], registers: r });
-    this.leaderStatus = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers: r });
-    this.informerEvents = new Counter({ name: 'vaultgate_informer_events_total', help: 'Informer lifecycle events (CONNECT, LIST, RELIST_410, WATCH_ERROR, BACKOFF, WATCHDOG_RESTART, ...) per resource', labelNames: ['resource', 'type'], registers: r });
-    this.informerRestarts = new Counter({ name: 'vaultgate_informer_restarts_total', help: 'Watches restarted other than by a clean close, per resource and reason', labelNames: ['resource', 'reason'], registers: r });
-    this.informerSynced = new Gauge({ name: 'vaultgate_informer_synced', help: '1 once the informer has listed its resource', labelNames: ['resource'], registers: r });
+    this.reconcileTotal = new Counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+      registers: r,
+    });
+    this.reconcileErrors = new Counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers: r,
+    });
+    this.terminalErrors = new Counter({
+      name: 'controller_runtime_terminal_reconcile_errors_total',
+      help: 'Total number of terminal reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers: r,
+    });
+    this.reconcileTime = new Histogram({
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
+      labelNames: ['controller'],
+      buckets: RECONCILE_BUCKETS,
+      registers: r,
+    });
+    this.maxConcurrent = new Gauge({
+      name: 'controller_runtime_max_concurrent_reconciles',
+      help: 'Maximum number of concurrent reconciles per controller',
+      labelNames: ['controller'],
+      registers: r,
+    });
+    this.activeWorkers = new Gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: ['controller'],
+      registers: r,
+    });
+    this.queueDepth = new Gauge({
+      name: 'workqueue_depth',
+      help: 'Current depth of workqueue',
+      labelNames: ['name'],
+      registers: r,
+    });
+    this.queueAdds = new Counter({
+      name: 'workqueue_adds_total',
+      help: 'Total number of adds handled by workqueue',
+      labelNames: ['name'],
+      registers: r,
+    });
+    this.queueLatency = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames: ['name'],
+      buckets: QUEUE_BUCKETS,
+      registers: r,
+    });
+    this.workDuration = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes',
+      labelNames: ['name'],
+      buckets: QUEUE_BUCKETS,
+      registers: r,
+    });
+    this.queueRetries = new Counter({
+      name: 'workqueue_retries_total',
+      help: 'Total number of retries handled by workqueue',
+      labelNames: ['name'],
+      registers: r,
+    });
+    this.leaderStatus = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
+      labelNames: ['name'],
+      registers: r,
+    });
+    this.informerEvents = new Counter({
+      name: 'vaultgate_informer_events_total',
+      help: 'Informer lifecycle events (CONNECT, LIST, RELIST_410, WATCH_ERROR, BACKOFF, WATCHDOG_RESTART, ...) per resource',
+      labelNames: ['resource', 'type'],
+      registers: r,
+    });
+    this.informerRestarts = new Counter({
+      name: 'vaultgate_informer_restarts_total',
+      help: 'Watches restarted other than by a clean close, per resource and reason',
+      labelNames: ['resource', 'reason'],
+      registers: r,
+    });
+    this.informerSynced = new Gauge({
+      name: 'vaultgate_informer_synced',
+      help: '1 once the informer has listed its resource',
+      labelNames: ['resource'],
+      registers: r,
+    });
   }
 
   /** Process metrics (CPU, memory, event loop lag) into the same registry; call once per process. */
@@ -80,7 +158,10 @@ export class RuntimeMetrics {
   observeInformer(resource: string, ev: InformerLifecycleEvent): void {
     this.informerEvents.inc({ resource, type: ev.type });
     const restart: Partial<Record<InformerLifecycleEvent['type'], string>> = {
-      RELIST_410: 'gone', WATCH_ERROR: 'error', WATCHDOG_RESTART: 'watchdog', LIST_ERROR: 'list_error',
+      RELIST_410: 'gone',
+      WATCH_ERROR: 'error',
+      WATCHDOG_RESTART: 'watchdog',
+      LIST_ERROR: 'list_error',
     };
     const reason = restart[ev.type];
     if (reason) this.informerRestarts.inc({ resource, reason });

@@ -15,7 +15,10 @@ export interface RateLimiter {
 
 export class ItemExponentialRateLimiter implements RateLimiter {
   private readonly failures = new Map<string, number>();
-  constructor(private readonly baseMs = 5, private readonly maxMs = 1000_000) {}
+  constructor(
+    private readonly baseMs = 5,
+    private readonly maxMs = 1000_000,
+  ) {}
 
   when(key: string): number {
     const n = this.failures.get(key) ?? 0;
@@ -36,7 +39,11 @@ export class ItemExponentialRateLimiter implements RateLimiter {
 export class BucketRateLimiter implements RateLimiter {
   private tokens: number;
   private last: number;
-  constructor(private readonly clock: Clock, private readonly qps = 10, private readonly burst = 100) {
+  constructor(
+    private readonly clock: Clock,
+    private readonly qps = 10,
+    private readonly burst = 100,
+  ) {
     this.tokens = burst;
     this.last = clock.now();
   }
@@ -59,7 +66,11 @@ export class BucketRateLimiter implements RateLimiter {
 /** A BucketRateLimiter per priority (made on first use): retries of one priority never wait for another's. */
 export class PerPriorityBucketRateLimiter implements RateLimiter {
   private readonly buckets = new Map<number, BucketRateLimiter>();
-  constructor(private readonly clock: Clock, private readonly qps = 10, private readonly burst = 100) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly qps = 10,
+    private readonly burst = 100,
+  ) {}
 
   when(_key: string, priority = 0): number {
     let bucket = this.buckets.get(priority);
@@ -94,5 +105,8 @@ export class MaxOfRateLimiter implements RateLimiter {
 }
 
 export function defaultControllerRateLimiter(clock: Clock): RateLimiter {
-  return new MaxOfRateLimiter(new ItemExponentialRateLimiter(5, 1000_000), new PerPriorityBucketRateLimiter(clock, 10, 100));
+  return new MaxOfRateLimiter(
+    new ItemExponentialRateLimiter(5, 1000_000),
+    new PerPriorityBucketRateLimiter(clock, 10, 100),
+  );
 }

@@ -10,7 +10,8 @@
  * - `never`: retrying the same state cannot help (invalid spec, refused by admission, data that cannot be
  *   used): the object waits for a change. Its own periodic re-check, if it has one, still runs.
  */
-export type Retry = { readonly kind: 'backoff' } | { readonly kind: 'after'; readonly ms: number } | { readonly kind: 'never' };
+export type Retry =
+  { readonly kind: 'backoff' } | { readonly kind: 'after'; readonly ms: number } | { readonly kind: 'never' };
 
 export const BACKOFF: Retry = Object.freeze({ kind: 'backoff' });
 export const NEVER: Retry = Object.freeze({ kind: 'never' });

@@ -21,8 +21,20 @@ export const STATEFULSETS = res('apps', 'v1', 'statefulsets', 'StatefulSet');
 export const DAEMONSETS = res('apps', 'v1', 'daemonsets', 'DaemonSet');
 export const LEASES = res('coordination.k8s.io', 'v1', 'leases', 'Lease');
 export const CRDS = res('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
-export const MUTATING_WEBHOOK_CONFIGURATIONS = res('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false);
-export const VALIDATING_WEBHOOK_CONFIGURATIONS = res('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false);
+export const MUTATING_WEBHOOK_CONFIGURATIONS = res(
+  'admissionregistration.k8s.io',
+  'v1',
+  'mutatingwebhookconfigurations',
+  'MutatingWebhookConfiguration',
+  false,
+);
+export const VALIDATING_WEBHOOK_CONFIGURATIONS = res(
+  'admissionregistration.k8s.io',
+  'v1',
+  'validatingwebhookconfigurations',
+  'ValidatingWebhookConfiguration',
+  false,
+);
 
 /** `v1` for the core group, `<group>/<version>` otherwise (the object's `apiVersion`). */
 export function apiVersionOf(r: ResourceRef): string {

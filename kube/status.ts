@@ -16,7 +16,9 @@ export interface StatusWriteResult<T> {
 /** True when every field of `desired` already has that value in `current`. */
 export function statusUnchanged(current: unknown, desired: Record<string, unknown>): boolean {
   const cur = (current ?? {}) as Record<string, unknown>;
-  return Object.entries(desired).every(([k, v]) => v === undefined ? cur[k] === undefined : isDeepStrictEqual(cur[k], v));
+  return Object.entries(desired).every(([k, v]) =>
+    v === undefined ? cur[k] === undefined : isDeepStrictEqual(cur[k], v),
+  );
 }
 
 /**
@@ -33,7 +35,8 @@ export async function applyStatus<T extends KubeObject>(
 ): Promise<StatusWriteResult<T>> {
   if (statusUnchanged(obj.status, status)) return { written: false };
   const body: KubeObject = {
-    apiVersion: apiVersionOf(res), kind: res.kind,
+    apiVersion: apiVersionOf(res),
+    kind: res.kind,
     metadata: { name: obj.metadata.name, ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) },
     status,
   };

@@ -15,7 +15,9 @@ export interface WorkloadRef {
 }
 
 export const WORKLOAD_RESOURCES: Readonly<Record<WorkloadKind, ResourceRef>> = {
-  Deployment: DEPLOYMENTS, StatefulSet: STATEFULSETS, DaemonSet: DAEMONSETS,
+  Deployment: DEPLOYMENTS,
+  StatefulSet: STATEFULSETS,
+  DaemonSet: DAEMONSETS,
 };
 
 /** `Deployment/ns/name`: one key for a workload across the three kinds. */
@@ -29,9 +31,15 @@ const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 export const MAX_WORKLOAD_REFS = 32;
 
 const KIND_WORDS: Readonly<Record<string, WorkloadKind>> = {
-  deployment: 'Deployment', deployments: 'Deployment', deploy: 'Deployment',
-  statefulset: 'StatefulSet', statefulsets: 'StatefulSet', sts: 'StatefulSet',
-  daemonset: 'DaemonSet', daemonsets: 'DaemonSet', ds: 'DaemonSet',
+  deployment: 'Deployment',
+  deployments: 'Deployment',
+  deploy: 'Deployment',
+  statefulset: 'StatefulSet',
+  statefulsets: 'StatefulSet',
+  sts: 'StatefulSet',
+  daemonset: 'DaemonSet',
+  daemonsets: 'DaemonSet',
+  ds: 'DaemonSet',
 };
 
 /** A kind word as kubectl accepts it (`deployment`, `deploy`, `Deployment` …), or undefined. */
@@ -57,12 +65,18 @@ export type ParsedRefs = { refs: WorkloadRef[]; problems: string[] };
 export function parseWorkloadRefs(text: string): ParsedRefs {
   const refs: WorkloadRef[] = [];
   const problems: string[] = [];
-  const items = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (items.length > MAX_WORKLOAD_REFS) return { refs: [], problems: [`lists ${items.length} workloads, more than ${MAX_WORKLOAD_REFS}`] };
+  const items = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (items.length > MAX_WORKLOAD_REFS)
+    return { refs: [], problems: [`lists ${items.length} workloads, more than ${MAX_WORKLOAD_REFS}`] };
   for (const item of items) {
     const parts = item.split('/');
     if (parts.length > 2) {
-      problems.push(`"${item.slice(0, 80)}" names another namespace or has a "/" in its name: a target is kind/name in the object's own namespace`);
+      problems.push(
+        `"${item.slice(0, 80)}" names another namespace or has a "/" in its name: a target is kind/name in the object's own namespace`,
+      );
       continue;
     }
     if (parts.length < 2) {
@@ -71,7 +85,9 @@ export function parseWorkloadRefs(text: string): ParsedRefs {
     }
     const kind = workloadKind(parts[0]!);
     if (!kind) {
-      problems.push(`"${item.slice(0, 80)}": kind "${parts[0]!.slice(0, 40)}" is not deployment, statefulset or daemonset`);
+      problems.push(
+        `"${item.slice(0, 80)}": kind "${parts[0]!.slice(0, 40)}" is not deployment, statefulset or daemonset`,
+      );
       continue;
     }
     const bad = workloadNameProblem(parts[1]!);
@@ -113,17 +129,27 @@ export function rolloutState(kind: WorkloadKind, workload: KubeObject): RolloutS
   if (observed < n(workload.metadata.generation)) return 'rolling';
   if (kind === 'DaemonSet') {
     const desired = n(status.desiredNumberScheduled as Num);
-    return n(status.updatedNumberScheduled as Num) >= desired && n(status.numberReady as Num) >= desired
-      && n(status.numberAvailable as Num) >= desired ? 'complete' : 'rolling';
+    return n(status.updatedNumberScheduled as Num) >= desired &&
+      n(status.numberReady as Num) >= desired &&
+      n(status.numberAvailable as Num) >= desired
+      ? 'complete'
+      : 'rolling';
   }
   const want = spec.replicas ?? 1;
   const updated = n(status.updatedReplicas as Num);
   const ready = n(status.readyReplicas as Num);
   const total = n(status.replicas as Num);
   if (kind === 'Deployment') {
-    if (updated >= want && ready >= want && total <= updated && n(status.availableReplicas as Num) >= want) return 'complete';
-    const conditions = (workload.status as { conditions?: { type?: string; status?: string; reason?: string }[] } | undefined)?.conditions ?? [];
-    return conditions.some((c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded') ? 'stalled' : 'rolling';
+    if (updated >= want && ready >= want && total <= updated && n(status.availableReplicas as Num) >= want)
+      return 'complete';
+    const conditions =
+      (workload.status as { conditions?: { type?: string; status?: string; reason?: string }[] } | undefined)
+        ?.conditions ?? [];
+    return conditions.some(
+      (c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded',
+    )
+      ? 'stalled'
+      : 'rolling';
   }
   if (updated < want || ready < want || total > updated) return 'rolling';
   // StatefulSet: every pod at the update revision (OnDelete: only once its pods were deleted).

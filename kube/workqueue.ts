@@ -146,7 +146,11 @@ export class WorkQueue {
       return;
     }
     existing?.timer.cancel();
-    const entry = { at, priority: Math.max(priority, existing?.priority ?? priority), timer: undefined as unknown as TimerHandle };
+    const entry = {
+      at,
+      priority: Math.max(priority, existing?.priority ?? priority),
+      timer: undefined as unknown as TimerHandle,
+    };
     entry.timer = this.clock.setTimer(() => {
       this.delayed.delete(key);
       this.add(key, entry.priority);

@@ -3,15 +3,38 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
 
 export const REDACT_PATHS = [
-  'token', '*.token', 'jwt', '*.jwt', 'client_token', '*.client_token', 'auth.client_token',
-  'secret_id', '*.secret_id', 'password', '*.password', 'authorization', '*.authorization',
-  'headers.authorization', 'headers["x-vault-token"]', '*.headers["x-vault-token"]',
-  'data', '*.data', 'stringData', '*.stringData', 'secret.data', 'privateKey', '*.privateKey', 'key', '*.key',
+  'token',
+  '*.token',
+  'jwt',
+  '*.jwt',
+  'client_token',
+  '*.client_token',
+  'auth.client_token',
+  'secret_id',
+  '*.secret_id',
+  'password',
+  '*.password',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'headers["x-vault-token"]',
+  '*.headers["x-vault-token"]',
+  'data',
+  '*.data',
+  'stringData',
+  '*.stringData',
+  'secret.data',
+  'privateKey',
+  '*.privateKey',
+  'key',
+  '*.key',
 ];
 
 export type { Logger };
 
-export function createLogger(opts: { level?: string; name?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+export function createLogger(
+  opts: { level?: string; name?: string; destination?: NodeJS.WritableStream } = {},
+): Logger {
   const options: LoggerOptions = {
     level: opts.level ?? process.env.LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },

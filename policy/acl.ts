@@ -18,7 +18,14 @@
 // merge: only the highest-priority match applies.
 import { parseDuration } from '../schemas/ttl.ts';
 
-import { CAPABILITIES, DEFAULT_TARGET, targetCapabilities, targetName, type Capability, type VaultTarget } from './capabilities.ts';
+import {
+  CAPABILITIES,
+  DEFAULT_TARGET,
+  targetCapabilities,
+  targetName,
+  type Capability,
+  type VaultTarget,
+} from './capabilities.ts';
 
 export { CAPABILITIES, type Capability, type VaultTarget };
 
@@ -26,7 +33,18 @@ export { CAPABILITIES, type Capability, type VaultTarget };
  * The order `sys/capabilities` lists capabilities in (vault/acl.go CapabilitiesAndSubscribeEventTypes;
  * OpenBao's ACL.Capabilities puts `scan` after `patch`; no flavour has both `scan` and `subscribe`).
  */
-const REPORT_ORDER: readonly Capability[] = ['sudo', 'read', 'list', 'update', 'delete', 'create', 'patch', 'scan', 'subscribe', 'recover'];
+const REPORT_ORDER: readonly Capability[] = [
+  'sudo',
+  'read',
+  'list',
+  'update',
+  'delete',
+  'create',
+  'patch',
+  'scan',
+  'subscribe',
+  'recover',
+];
 
 /** What `sys/capabilities` answers: the capabilities, `["deny"]`, or `["root"]` for a root token. */
 export type EffectiveCapability = Capability | 'root';
@@ -64,8 +82,16 @@ export interface AclRequest {
 }
 
 export type DecisionCode =
-  | 'allowed' | 'root' | 'no-match' | 'explicit-deny' | 'capability-missing' | 'sudo-required'
-  | 'wrapping-ttl' | 'required-parameter' | 'denied-parameter' | 'parameter-not-allowed';
+  | 'allowed'
+  | 'root'
+  | 'no-match'
+  | 'explicit-deny'
+  | 'capability-missing'
+  | 'sudo-required'
+  | 'wrapping-ttl'
+  | 'required-parameter'
+  | 'denied-parameter'
+  | 'parameter-not-allowed';
 
 export type MatchKind = 'exact' | 'glob' | 'segment';
 
@@ -147,7 +173,8 @@ export function patternProblems(rawPath: string): string[] {
   const { path } = classifyPattern(rawPath);
   const out: string[] = [];
   if (path.includes('+*')) out.push(`"${rawPath}": '+*' is forbidden by Vault (invalid use of wildcards)`);
-  if (path.slice(0, -1).includes('*')) out.push(`"${rawPath}": '*' is only a glob as the last character; elsewhere Vault matches it literally`);
+  if (path.slice(0, -1).includes('*'))
+    out.push(`"${rawPath}": '*' is only a glob as the last character; elsewhere Vault matches it literally`);
   const parts = path.split('/');
   if (parts.some((p) => p.includes('+') && p !== '+' && !p.includes('+*'))) {
     out.push(`"${rawPath}": '+' is only a wildcard as a whole path segment; elsewhere Vault matches it literally`);
@@ -167,7 +194,9 @@ function seconds(v: string | number | undefined): number {
   return ms === undefined ? Number.NaN : Math.floor(ms / 1000);
 }
 
-function lowerKeys(params: Readonly<Record<string, readonly unknown[]>> | undefined): Map<string, unknown[]> | undefined {
+function lowerKeys(
+  params: Readonly<Record<string, readonly unknown[]>> | undefined,
+): Map<string, unknown[]> | undefined {
   if (params === undefined) return undefined;
   const m = new Map<string, unknown[]>();
   // Vault lower-cases parameter names when parsing (strings.ToLower(key)).
@@ -185,7 +214,10 @@ function addGranting(perms: Permissions, policy: string, caps: Iterable<Capabili
 }
 
 /** NewACL's merge of the same parameter map across stanzas: an empty list (any value) wins, else values append. */
-function mergeParams(existing: Map<string, unknown[]> | undefined, incoming: Map<string, unknown[]> | undefined): Map<string, unknown[]> | undefined {
+function mergeParams(
+  existing: Map<string, unknown[]> | undefined,
+  incoming: Map<string, unknown[]> | undefined,
+): Map<string, unknown[]> | undefined {
   if (!incoming || incoming.size === 0) return existing;
   if (!existing) return new Map([...incoming].map(([k, v]) => [k, [...v]]));
   for (const [k, v] of incoming) {
@@ -220,23 +252,36 @@ export function compileAcl(policies: readonly PolicyRules[], target: VaultTarget
       // parsePaths: "deny" discards every other capability of the stanza.
       let caps = new Set<Capability>();
       for (const c of rule.capabilities) {
-        if (c === 'deny') { caps = new Set(['deny']); break; }
+        if (c === 'deny') {
+          caps = new Set(['deny']);
+          break;
+        }
         if (known.has(c)) caps.add(c as Capability);
-        else problems.push(`policy "${policy.name}": path "${rule.path}": invalid capability "${c}" (${targetName(target)} refuses it)`);
+        else
+          problems.push(
+            `policy "${policy.name}": path "${rule.path}": invalid capability "${c}" (${targetName(target)} refuses it)`,
+          );
       }
       const min = seconds(rule.minWrappingTTL);
       const max = seconds(rule.maxWrappingTTL);
-      if (Number.isNaN(min) || Number.isNaN(max)) problems.push(`policy "${policy.name}": path "${rule.path}": unreadable wrapping TTL`);
+      if (Number.isNaN(min) || Number.isNaN(max))
+        problems.push(`policy "${policy.name}": path "${rule.path}": unreadable wrapping TTL`);
 
       const table = kind === 'exact' ? exact : kind === 'glob' ? prefix : segmentByPattern;
       const key = kind === 'glob' ? path.slice(0, -1) : path;
       const existing = table.get(key);
       if (!existing) {
         const perms: Permissions = {
-          pattern: path, kind, caps, granting: new Map(), denying: caps.has('deny') ? [policy.name] : [],
-          allowedParameters: lowerKeys(rule.allowedParameters), deniedParameters: lowerKeys(rule.deniedParameters),
+          pattern: path,
+          kind,
+          caps,
+          granting: new Map(),
+          denying: caps.has('deny') ? [policy.name] : [],
+          allowedParameters: lowerKeys(rule.allowedParameters),
+          deniedParameters: lowerKeys(rule.deniedParameters),
           requiredParameters: [...(rule.requiredParameters ?? [])],
-          minWrappingTTL: Number.isNaN(min) ? 0 : min, maxWrappingTTL: Number.isNaN(max) ? 0 : max,
+          minWrappingTTL: Number.isNaN(min) ? 0 : min,
+          maxWrappingTTL: Number.isNaN(max) ? 0 : max,
         };
         addGranting(perms, policy.name, caps);
         table.set(key, perms);
@@ -261,7 +306,8 @@ export function compileAcl(policies: readonly PolicyRules[], target: VaultTarget
       if (min > 0 && (existing.minWrappingTTL === 0 || min < existing.minWrappingTTL)) existing.minWrappingTTL = min;
       existing.allowedParameters = mergeParams(existing.allowedParameters, lowerKeys(rule.allowedParameters));
       existing.deniedParameters = mergeParams(existing.deniedParameters, lowerKeys(rule.deniedParameters));
-      for (const r of rule.requiredParameters ?? []) if (!existing.requiredParameters.includes(r)) existing.requiredParameters.push(r);
+      for (const r of rule.requiredParameters ?? [])
+        if (!existing.requiredParameters.includes(r)) existing.requiredParameters.push(r);
     }
   }
 
@@ -314,7 +360,8 @@ function nonExactCandidates(acl: CompiledAcl, path: string): Candidate[] {
   // Vault takes only the longest matching plain glob (radix LongestPrefix). Shorter ones are kept as
   // candidates for the explanation only: they always lose to it under rule 1, so the winner is the same.
   for (const [prefix, perms] of acl.prefix) {
-    if (path.startsWith(prefix)) out.push({ perms, firstWC: prefix.length, isPrefix: true, wildcards: 0, wcPath: prefix });
+    if (path.startsWith(prefix))
+      out.push({ perms, firstWC: prefix.length, isPrefix: true, wildcards: 0, wcPath: prefix });
   }
   if (acl.segment.length === 0) return out;
   const pathParts = path.split('/');
@@ -327,33 +374,51 @@ function nonExactCandidates(acl: CompiledAcl, path: string): Candidate[] {
       const aclPart = s.parts[i] ?? '';
       const part = pathParts[i] ?? '';
       if (aclPart === '+') wildcards++;
-      else if (aclPart === part) { /* literal segment */ }
-      else if (s.isPrefix && i === s.parts.length - 1 && part.startsWith(aclPart)) { /* trailing glob */ }
-      else { ok = false; break; }
+      else if (aclPart === part) {
+        /* literal segment */
+      } else if (s.isPrefix && i === s.parts.length - 1 && part.startsWith(aclPart)) {
+        /* trailing glob */
+      } else {
+        ok = false;
+        break;
+      }
     }
     if (ok) out.push({ perms: s.perms, firstWC: s.firstWC, isPrefix: s.isPrefix, wildcards, wcPath: s.wcPath });
   }
   return out;
 }
 
-interface Match { perms: Permissions; outranked: Outranked[] }
+interface Match {
+  perms: Permissions;
+  outranked: Outranked[];
+}
 
 function pickNonExact(acl: CompiledAcl, path: string): Match | undefined {
   const cands = nonExactCandidates(acl, path);
   if (cands.length === 0) return undefined;
   let best = cands[0] as Candidate;
   for (const c of cands.slice(1)) if (compare(c, best)[0] > 0) best = c;
-  const outranked = cands.filter((c) => c !== best).map((c): Outranked => {
-    const rule = compare(c, best)[1];
-    return { pattern: c.perms.pattern, rule, why: `lower priority than "${best.perms.pattern}": ${RULE_TEXT[rule]} (rule ${rule})` };
-  });
+  const outranked = cands
+    .filter((c) => c !== best)
+    .map((c): Outranked => {
+      const rule = compare(c, best)[1];
+      return {
+        pattern: c.perms.pattern,
+        rule,
+        why: `lower priority than "${best.perms.pattern}": ${RULE_TEXT[rule]} (rule ${rule})`,
+      };
+    });
   return { perms: best.perms, outranked };
 }
 
 function exactMatch(acl: CompiledAcl, path: string, explainPath: string): Match | undefined {
   const perms = acl.exact.get(path);
   if (!perms) return undefined;
-  const outranked = nonExactCandidates(acl, explainPath).map((c): Outranked => ({ pattern: c.perms.pattern, rule: 0, why: `an exact match ("${perms.pattern}") always wins over wildcards and globs` }));
+  const outranked = nonExactCandidates(acl, explainPath).map((c): Outranked => ({
+    pattern: c.perms.pattern,
+    rule: 0,
+    why: `an exact match ("${perms.pattern}") always wins over wildcards and globs`,
+  }));
   return { perms, outranked };
 }
 
@@ -414,7 +479,9 @@ function deepEqual(a: unknown, b: unknown): boolean {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
-  return ka.every((k) => Object.hasOwn(b, k) && deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return ka.every(
+    (k) => Object.hasOwn(b, k) && deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
 }
 
 function valueInParameterList(v: unknown, list: readonly unknown[]): boolean {
@@ -455,31 +522,55 @@ function valueDenied(v: unknown, list: readonly unknown[], flavor: VaultTarget['
 }
 
 /** The matching both lists share: an empty list matches anything; Vault splits arrays and comma lists, OpenBao does not. */
-function valueInList(v: unknown, list: readonly unknown[], flavor: VaultTarget['flavor'], elements: 'every' | 'some'): boolean {
+function valueInList(
+  v: unknown,
+  list: readonly unknown[],
+  flavor: VaultTarget['flavor'],
+  elements: 'every' | 'some',
+): boolean {
   if (list.length === 0) return true;
   if (valueInParameterList(v, list)) return true;
   if (flavor === 'openbao') return false;
-  const parts = Array.isArray(v) ? v as unknown[] : typeof v === 'string' ? commaSlice(v) : undefined;
+  const parts = Array.isArray(v) ? (v as unknown[]) : typeof v === 'string' ? commaSlice(v) : undefined;
   if (!parts) return false;
-  return elements === 'every' ? parts.every((x) => valueInParameterList(x, list)) : parts.some((x) => valueInParameterList(x, list));
+  return elements === 'every'
+    ? parts.every((x) => valueInParameterList(x, list))
+    : parts.some((x) => valueInParameterList(x, list));
 }
 
 type ParamVerdict = { ok: true } | { ok: false; code: DecisionCode; reason: string };
 
-function checkParameters(perms: Permissions, params: Readonly<Record<string, unknown>>, flavor: VaultTarget['flavor']): ParamVerdict {
+function checkParameters(
+  perms: Permissions,
+  params: Readonly<Record<string, unknown>>,
+  flavor: VaultTarget['flavor'],
+): ParamVerdict {
   // Vault looks the lower-cased required name up in the request data as sent.
   for (const r of perms.requiredParameters) {
-    if (!Object.hasOwn(params, r.toLowerCase())) return { ok: false, code: 'required-parameter', reason: `parameter "${r}" is required by "${perms.pattern}"` };
+    if (!Object.hasOwn(params, r.toLowerCase()))
+      return { ok: false, code: 'required-parameter', reason: `parameter "${r}" is required by "${perms.pattern}"` };
   }
   const entries = Object.entries(params);
   if (entries.length === 0) return { ok: true };
   const denied = perms.deniedParameters;
   if (denied && denied.size > 0) {
-    if (denied.has('*')) return { ok: false, code: 'denied-parameter', reason: `"${perms.pattern}" denies every parameter (denied_parameters "*")` };
+    if (denied.has('*'))
+      return {
+        ok: false,
+        code: 'denied-parameter',
+        reason: `"${perms.pattern}" denies every parameter (denied_parameters "*")`,
+      };
     for (const [name, value] of entries) {
       const list = denied.get(name.toLowerCase());
       if (list && valueDenied(value, list, flavor)) {
-        return { ok: false, code: 'denied-parameter', reason: list.length === 0 ? `parameter "${name}" is denied by "${perms.pattern}"` : `this value of parameter "${name}" is denied by "${perms.pattern}"` };
+        return {
+          ok: false,
+          code: 'denied-parameter',
+          reason:
+            list.length === 0
+              ? `parameter "${name}" is denied by "${perms.pattern}"`
+              : `this value of parameter "${name}" is denied by "${perms.pattern}"`,
+        };
       }
     }
   }
@@ -489,8 +580,18 @@ function checkParameters(perms: Permissions, params: Readonly<Record<string, unk
   if (allowed.size === 1 && allowAll) return { ok: true };
   for (const [name, value] of entries) {
     const list = allowed.get(name.toLowerCase());
-    if (list === undefined && !allowAll) return { ok: false, code: 'parameter-not-allowed', reason: `parameter "${name}" is not in the allowed parameters of "${perms.pattern}"` };
-    if (list !== undefined && !valueAllowed(value, list, flavor)) return { ok: false, code: 'parameter-not-allowed', reason: `this value of parameter "${name}" is not allowed by "${perms.pattern}"` };
+    if (list === undefined && !allowAll)
+      return {
+        ok: false,
+        code: 'parameter-not-allowed',
+        reason: `parameter "${name}" is not in the allowed parameters of "${perms.pattern}"`,
+      };
+    if (list !== undefined && !valueAllowed(value, list, flavor))
+      return {
+        ok: false,
+        code: 'parameter-not-allowed',
+        reason: `this value of parameter "${name}" is not allowed by "${perms.pattern}"`,
+      };
   }
   return { ok: true };
 }
@@ -511,33 +612,77 @@ function isCompiled(x: readonly PolicyRules[] | CompiledAcl): x is CompiledAcl {
  * Would the server allow this request for a token carrying these policies? Mirrors ACL.AllowOperation.
  * Given policies, compiles them for `target` (default OpenBao 2.7); a compiled ACL keeps its own target.
  */
-export function evaluate(policies: readonly PolicyRules[] | CompiledAcl, request: AclRequest, target?: VaultTarget): AclDecision {
+export function evaluate(
+  policies: readonly PolicyRules[] | CompiledAcl,
+  request: AclRequest,
+  target?: VaultTarget,
+): AclDecision {
   const acl = isCompiled(policies) ? policies : compileAcl(policies, target);
   const cap = request.capability;
-  const base = { policies: [] as string[], capabilities: [] as Capability[], rootPrivs: false, outranked: [] as Outranked[] };
-  if (acl.root) return { ...base, allowed: true, code: 'root', policies: ['root'], rootPrivs: true, reason: 'the root policy allows everything' };
+  const base = {
+    policies: [] as string[],
+    capabilities: [] as Capability[],
+    rootPrivs: false,
+    outranked: [] as Outranked[],
+  };
+  if (acl.root)
+    return {
+      ...base,
+      allowed: true,
+      code: 'root',
+      policies: ['root'],
+      rootPrivs: true,
+      reason: 'the root policy allows everything',
+    };
 
   const match = lookup(acl, request.path, cap === 'list' || cap === 'scan');
   if (!match) {
-    return { ...base, allowed: false, code: 'no-match', reason: `no policy has a pattern matching "${request.path}" (Vault denies by default)` };
+    return {
+      ...base,
+      allowed: false,
+      code: 'no-match',
+      reason: `no policy has a pattern matching "${request.path}" (Vault denies by default)`,
+    };
   }
   const { perms, outranked } = match;
   const decided = {
-    matchedPattern: perms.pattern, matchKind: perms.kind, capabilities: orderedCaps(perms.caps),
-    rootPrivs: perms.caps.has('sudo'), outranked,
+    matchedPattern: perms.pattern,
+    matchKind: perms.kind,
+    capabilities: orderedCaps(perms.caps),
+    rootPrivs: perms.caps.has('sudo'),
+    outranked,
   };
   const via = `"${perms.pattern}"`;
   if (perms.caps.has('deny')) {
-    return { ...decided, allowed: false, code: 'explicit-deny', policies: [...perms.denying], reason: `${via} is denied by ${list(perms.denying)} (deny overrides every capability on that pattern)` };
+    return {
+      ...decided,
+      allowed: false,
+      code: 'explicit-deny',
+      policies: [...perms.denying],
+      reason: `${via} is denied by ${list(perms.denying)} (deny overrides every capability on that pattern)`,
+    };
   }
   if (!perms.caps.has(cap)) {
     const has = orderedCaps(perms.caps);
     const grantedBy = [...new Set([...perms.granting.values()].flat())];
-    return { ...decided, allowed: false, code: 'capability-missing', policies: grantedBy, reason: `${via} grants ${has.length ? has.join(', ') : 'no capabilities'} but not ${cap}` };
+    return {
+      ...decided,
+      allowed: false,
+      code: 'capability-missing',
+      policies: grantedBy,
+      reason: `${via} grants ${has.length ? has.join(', ') : 'no capabilities'} but not ${cap}`,
+    };
   }
   const granting = [...(perms.granting.get(cap) ?? [])];
-  const deny = (code: DecisionCode, reason: string): AclDecision => ({ ...decided, allowed: false, code, policies: granting, reason });
-  if (request.requiresSudo && !perms.caps.has('sudo')) return deny('sudo-required', `the path is root-protected and ${via} does not grant sudo`);
+  const deny = (code: DecisionCode, reason: string): AclDecision => ({
+    ...decided,
+    allowed: false,
+    code,
+    policies: granting,
+    reason,
+  });
+  if (request.requiresSudo && !perms.caps.has('sudo'))
+    return deny('sudo-required', `the path is root-protected and ${via} does not grant sudo`);
 
   const wrap = request.wrapTTL === undefined ? undefined : seconds(request.wrapTTL);
   if (perms.maxWrappingTTL > 0 && (wrap === undefined || wrap > perms.maxWrappingTTL)) {
@@ -554,7 +699,13 @@ export function evaluate(policies: readonly PolicyRules[] | CompiledAcl, request
     const v = checkParameters(perms, request.parameters ?? {}, acl.target.flavor);
     if (!v.ok) return deny(v.code, v.reason);
   }
-  return { ...decided, allowed: true, code: 'allowed', policies: granting, reason: `${cap} on "${request.path}" granted by ${via} in ${list(granting)}` };
+  return {
+    ...decided,
+    allowed: true,
+    code: 'allowed',
+    policies: granting,
+    reason: `${cap} on "${request.path}" granted by ${via} in ${list(granting)}`,
+  };
 }
 
 function list(names: readonly string[]): string {
@@ -567,7 +718,11 @@ function list(names: readonly string[]): string {
  * nothing matches, and ['root'] for the root policy (what OpenBao 2.7.2 answers for the root token, on
  * any path). `sys/capabilities` answers the same list sorted: see sysCapabilities.
  */
-export function effectiveCapabilities(policies: readonly PolicyRules[] | CompiledAcl, path: string, target?: VaultTarget): EffectiveCapability[] {
+export function effectiveCapabilities(
+  policies: readonly PolicyRules[] | CompiledAcl,
+  path: string,
+  target?: VaultTarget,
+): EffectiveCapability[] {
   const acl = isCompiled(policies) ? policies : compileAcl(policies, target);
   if (acl.root) return ['root'];
   const match = lookup(acl, path, true);
@@ -577,6 +732,10 @@ export function effectiveCapabilities(policies: readonly PolicyRules[] | Compile
 }
 
 /** What `sys/capabilities` answers: effectiveCapabilities sorted by name (Core.Capabilities sorts them). */
-export function sysCapabilities(policies: readonly PolicyRules[] | CompiledAcl, path: string, target?: VaultTarget): EffectiveCapability[] {
+export function sysCapabilities(
+  policies: readonly PolicyRules[] | CompiledAcl,
+  path: string,
+  target?: VaultTarget,
+): EffectiveCapability[] {
   return effectiveCapabilities(policies, path, target).sort();
 }

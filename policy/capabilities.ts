@@ -8,7 +8,19 @@
  * then Vault's SubscribeCapabilityInt and RecoverCapabilityInt. No flavour has all of them: see
  * FLAVOR_CAPABILITIES for what a target accepts.
  */
-export const CAPABILITIES = ['deny', 'create', 'read', 'update', 'delete', 'list', 'sudo', 'patch', 'scan', 'subscribe', 'recover'] as const;
+export const CAPABILITIES = [
+  'deny',
+  'create',
+  'read',
+  'update',
+  'delete',
+  'list',
+  'sudo',
+  'patch',
+  'scan',
+  'subscribe',
+  'recover',
+] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
 /** The servers vaultgate can target. */
@@ -81,23 +93,35 @@ export function capabilityProblem(value: string, target: VaultTarget = DEFAULT_T
   if (!isCapability(c)) return `"${value}" is not a Vault capability (${accepted})`;
   const what = FLAVOR_CAPABILITIES[target.flavor].includes(c)
     ? `a capability of OpenBao ${SCAN_SINCE.join('.')} and later`
-    : target.flavor === 'openbao' ? 'a HashiCorp Vault capability' : 'an OpenBao capability';
+    : target.flavor === 'openbao'
+      ? 'a HashiCorp Vault capability'
+      : 'an OpenBao capability';
   return `"${value}" is ${what}: ${name} refuses it (invalid capability "${c}"); ${accepted}`;
 }
 
 /** `--vault-flavor` / `--vault-version` (or chart values) → a target; throws naming the flag and the rule. */
-export function parseVaultTarget(flavor: string | undefined, version: string | undefined, names = { flavor: '--vault-flavor', version: '--vault-version' }): VaultTarget {
+export function parseVaultTarget(
+  flavor: string | undefined,
+  version: string | undefined,
+  names = { flavor: '--vault-flavor', version: '--vault-version' },
+): VaultTarget {
   const f = (flavor ?? DEFAULT_TARGET.flavor).trim().toLowerCase();
   if (!(VAULT_FLAVORS as readonly string[]).includes(f)) {
-    throw new Error(`${names.flavor} must be one of ${VAULT_FLAVORS.join(', ')} (openbao = OpenBao, vault = HashiCorp Vault), got "${flavor ?? ''}"`);
+    throw new Error(
+      `${names.flavor} must be one of ${VAULT_FLAVORS.join(', ')} (openbao = OpenBao, vault = HashiCorp Vault), got "${flavor ?? ''}"`,
+    );
   }
   const fl = f as VaultFlavor;
   if (version === undefined) {
-    if (fl !== DEFAULT_TARGET.flavor) throw new Error(`${names.version} is required with ${names.flavor}=${fl} (the server's major.minor version, e.g. 1.19)`);
+    if (fl !== DEFAULT_TARGET.flavor)
+      throw new Error(
+        `${names.version} is required with ${names.flavor}=${fl} (the server's major.minor version, e.g. 1.19)`,
+      );
     return { ...DEFAULT_TARGET };
   }
   const v = version.trim().replace(/^v/, '');
-  if (!/^\d+\.\d+(\.\d+)?$/.test(v)) throw new Error(`${names.version} must be a version such as 2.7 or 2.7.2, got "${version}"`);
+  if (!/^\d+\.\d+(\.\d+)?$/.test(v))
+    throw new Error(`${names.version} must be a version such as 2.7 or 2.7.2, got "${version}"`);
   return { flavor: fl, version: v };
 }
 
@@ -108,7 +132,8 @@ export function parseVaultTarget(flavor: string | undefined, version: string | u
 export function versionMismatch(target: VaultTarget, reported: string): string | undefined {
   const want = majorMinor(target.version);
   const got = majorMinor(reported);
-  if (!want || !got) return `the server reports version "${reported}", which is not a version vaultgate can compare with ${targetName(target)}`;
+  if (!want || !got)
+    return `the server reports version "${reported}", which is not a version vaultgate can compare with ${targetName(target)}`;
   if (want[0] === got[0] && want[1] === got[1]) return undefined;
   return `the server reports version ${reported}, but vaultgate is set up for ${targetName(target)} (--vault-flavor/--vault-version, chart vault.flavor/vault.version): admission may accept or refuse what this server does not`;
 }
@@ -191,39 +216,94 @@ export function parameterConstraintProblems(rule: {
     for (const [param, values] of Object.entries(map ?? {})) {
       hasConstraints = true;
       const at = `${name}[${JSON.stringify(param)}]`;
-      if (param.trim() === '') out.push({ field: at, message: 'a parameter name must not be empty', severity: 'deny', rule: 'vaultpolicy.parameter-constraint' });
+      if (param.trim() === '')
+        out.push({
+          field: at,
+          message: 'a parameter name must not be empty',
+          severity: 'deny',
+          rule: 'vaultpolicy.parameter-constraint',
+        });
       if (!Array.isArray(values)) {
-        out.push({ field: at, message: 'must be a list of values (an empty list means any value)', severity: 'deny', rule: 'vaultpolicy.parameter-constraint' });
+        out.push({
+          field: at,
+          message: 'must be a list of values (an empty list means any value)',
+          severity: 'deny',
+          rule: 'vaultpolicy.parameter-constraint',
+        });
         continue;
       }
       values.forEach((v, i) => {
         if (v === null || v === undefined || !['string', 'number', 'boolean', 'object'].includes(typeof v)) {
-          out.push({ field: `${at}[${i}]`, message: `${JSON.stringify(v) ?? String(v)} is not a value Vault can hold: values are strings, booleans, lists or objects`, severity: 'deny', rule: 'vaultpolicy.parameter-constraint' });
+          out.push({
+            field: `${at}[${i}]`,
+            message: `${JSON.stringify(v) ?? String(v)} is not a value Vault can hold: values are strings, booleans, lists or objects`,
+            severity: 'deny',
+            rule: 'vaultpolicy.parameter-constraint',
+          });
         } else if (holdsNumber(v)) {
-          out.push({ field: `${at}[${i}]`, message: `${JSON.stringify(v)} never matches a request: Vault and OpenBao read a request's numbers as json.Number, which never equals a number in a policy (allow the value as a string, and send it as one)`, severity: 'warn', rule: 'vaultpolicy.parameter-constraint' });
+          out.push({
+            field: `${at}[${i}]`,
+            message: `${JSON.stringify(v)} never matches a request: Vault and OpenBao read a request's numbers as json.Number, which never equals a number in a policy (allow the value as a string, and send it as one)`,
+            severity: 'warn',
+            rule: 'vaultpolicy.parameter-constraint',
+          });
         } else if (typeof v === 'string' && v.length > 1 && v.slice(1, -1).includes('*')) {
-          out.push({ field: `${at}[${i}]`, message: `"${v}": Vault treats "*" as a glob only at the start or end of a value; inside it is a literal "*"`, severity: 'warn', rule: 'vaultpolicy.parameter-constraint' });
+          out.push({
+            field: `${at}[${i}]`,
+            message: `"${v}": Vault treats "*" as a glob only at the start or end of a value; inside it is a literal "*"`,
+            severity: 'warn',
+            rule: 'vaultpolicy.parameter-constraint',
+          });
         }
       });
     }
   }
   const required = rule.requiredParameters ?? [];
   required.forEach((p, i) => {
-    if (p.trim() === '') out.push({ field: `requiredParameters[${i}]`, message: 'a parameter name must not be empty', severity: 'deny', rule: 'vaultpolicy.parameter-constraint' });
-    if (required.indexOf(p) !== i) out.push({ field: `requiredParameters[${i}]`, message: `"${p}" is listed twice`, severity: 'warn', rule: 'vaultpolicy.parameter-constraint' });
+    if (p.trim() === '')
+      out.push({
+        field: `requiredParameters[${i}]`,
+        message: 'a parameter name must not be empty',
+        severity: 'deny',
+        rule: 'vaultpolicy.parameter-constraint',
+      });
+    if (required.indexOf(p) !== i)
+      out.push({
+        field: `requiredParameters[${i}]`,
+        message: `"${p}" is listed twice`,
+        severity: 'warn',
+        rule: 'vaultpolicy.parameter-constraint',
+      });
     const denied = rule.deniedParameters?.[p];
     if (Array.isArray(denied) && denied.length === 0) {
-      out.push({ field: `requiredParameters[${i}]`, message: `"${p}" is required but also denied with any value, so no request can succeed`, severity: 'deny', rule: 'vaultpolicy.parameter-constraint' });
+      out.push({
+        field: `requiredParameters[${i}]`,
+        message: `"${p}" is required but also denied with any value, so no request can succeed`,
+        severity: 'deny',
+        rule: 'vaultpolicy.parameter-constraint',
+      });
     }
   });
   if (hasConstraints) {
     const caps = ruleCapabilities(rule.capabilities);
     if (!caps.some((c) => PARAMETER_CAPABILITIES.has(c))) {
-      out.push({ field: 'capabilities', message: 'parameter constraints only apply to create, update and patch, none of which this rule grants: they have no effect', severity: 'warn', rule: 'vaultpolicy.parameter-constraint' });
+      out.push({
+        field: 'capabilities',
+        message:
+          'parameter constraints only apply to create, update and patch, none of which this rule grants: they have no effect',
+        severity: 'warn',
+        rule: 'vaultpolicy.parameter-constraint',
+      });
     }
     // Vault docs (Parameter constraints): "not supported for policies used with the version 2 kv secrets engine".
     if (/(^|\/)data\//.test(rule.path)) {
-      out.push({ field: 'path', message: 'parameter constraints are not supported on KV version 2 data paths (Vault ignores them for kv-v2 writes)', severity: 'warn', rule: 'vaultpolicy.parameter-constraint' });
+      out.push({
+        field: 'path',
+        message:
+          'parameter constraints are not supported on KV version 2 data paths (Vault ignores them for kv-v2 writes)',
+        severity: 'warn',
+        rule: 'vaultpolicy.parameter-constraint',
+      });
     }
   }
   return out;

@@ -74,7 +74,10 @@ export function tokens(text: string): string[] | undefined {
   const n = text.length;
   while (i < n) {
     const c = text[i]!;
-    if (/\s/.test(c)) { i++; continue; }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
     if (c === '#' || (c === '/' && text[i + 1] === '/')) {
       while (i < n && text[i] !== '\n') i++;
       continue;
@@ -118,7 +121,11 @@ export function tokens(text: string): string[] | undefined {
       i = bodyStart + end.index + end[0].length;
       continue;
     }
-    if ('{}[]=,:'.includes(c)) { out.push(c); i++; continue; }
+    if ('{}[]=,:'.includes(c)) {
+      out.push(c);
+      i++;
+      continue;
+    }
     const m = /^[A-Za-z0-9_.+\-]+/.exec(text.slice(i, i + 256));
     if (!m) return undefined;
     out.push(`w:${m[0]}`);

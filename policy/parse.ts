@@ -11,18 +11,33 @@ import type { VaultPolicyRule } from '../schemas/types.ts';
 import { capabilityProblem, isCapability, OLD_STYLE_POLICIES, targetName, type VaultTarget } from './capabilities.ts';
 import { DURATION_PATTERN } from '../schemas/ttl.ts';
 
-export interface Position { line: number; column: number }
+export interface Position {
+  line: number;
+  column: number;
+}
 export interface PolicyParseError extends Position {
   message: string;
   /** The admission rule the error breaks, when more specific than a syntax error (e.g. `vaultpolicy.capability`). */
   rule?: string;
 }
-export interface ParsedRule extends Position { rule: VaultPolicyRule }
+export interface ParsedRule extends Position {
+  rule: VaultPolicyRule;
+}
 export type PolicyParseResult = { ok: true; rules: ParsedRule[] } | { ok: false; errors: PolicyParseError[] };
 
 /** Keys both flavours accept inside a path stanza (hclutil.CheckHCLKeys in vault/policy.go and OpenBao's policy.go). */
-const COMMON_PATH_KEYS = ['comment', 'policy', 'capabilities', 'allowed_parameters', 'denied_parameters', 'required_parameters',
-  'min_wrapping_ttl', 'max_wrapping_ttl', 'mfa_methods', 'control_group'];
+const COMMON_PATH_KEYS = [
+  'comment',
+  'policy',
+  'capabilities',
+  'allowed_parameters',
+  'denied_parameters',
+  'required_parameters',
+  'min_wrapping_ttl',
+  'max_wrapping_ttl',
+  'mfa_methods',
+  'control_group',
+];
 /** Keys only one flavour accepts: OpenBao 2.7 answers `invalid key "subscribe_event_types"`. */
 const FLAVOR_PATH_KEYS: Record<VaultTarget['flavor'], string[]> = {
   vault: ['subscribe_event_types'],
@@ -46,16 +61,30 @@ function pathKeys(target: VaultTarget | undefined): Set<string> {
 // ---- syntax tree ------------------------------------------------------------------------------
 type Scalar = { kind: 'string'; value: string } | { kind: 'number'; value: number } | { kind: 'bool'; value: boolean };
 type Node = (Scalar | { kind: 'list'; items: Node[] } | { kind: 'object'; items: Item[] }) & Position;
-interface Key extends Position { value: string }
-interface Item extends Position { keys: Key[]; value: Node }
+interface Key extends Position {
+  value: string;
+}
+interface Item extends Position {
+  keys: Key[];
+  value: Node;
+}
 
 class SyntaxError_ extends Error {
-  constructor(readonly pos: Position, message: string) { super(message); }
+  constructor(
+    readonly pos: Position,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 // ---- HCL1 lexer -------------------------------------------------------------------------------
 type TokenType = 'string' | 'number' | 'bool' | 'ident' | '{' | '}' | '[' | ']' | '=' | ',' | 'eof';
-interface Token extends Position { type: TokenType; text: string; value?: string | number | boolean }
+interface Token extends Position {
+  type: TokenType;
+  text: string;
+  value?: string | number | boolean;
+}
 
 function lex(src: string): Token[] {
   const tokens: Token[] = [];
@@ -63,12 +92,25 @@ function lex(src: string): Token[] {
   let line = 1;
   let lineStart = 0;
   const pos = (at = i): Position => ({ line, column: at - lineStart + 1 });
-  const newline = (at: number) => { line++; lineStart = at + 1; };
+  const newline = (at: number) => {
+    line++;
+    lineStart = at + 1;
+  };
   while (i < src.length) {
     const c = src[i] as string;
-    if (c === '\n') { newline(i); i++; continue; }
-    if (c === ' ' || c === '\t' || c === '\r') { i++; continue; }
-    if (c === '#' || (c === '/' && src[i + 1] === '/')) { while (i < src.length && src[i] !== '\n') i++; continue; }
+    if (c === '\n') {
+      newline(i);
+      i++;
+      continue;
+    }
+    if (c === ' ' || c === '\t' || c === '\r') {
+      i++;
+      continue;
+    }
+    if (c === '#' || (c === '/' && src[i + 1] === '/')) {
+      while (i < src.length && src[i] !== '\n') i++;
+      continue;
+    }
     if (c === '/' && src[i + 1] === '*') {
       const start = pos();
       const end = src.indexOf('*/', i + 2);
@@ -78,7 +120,11 @@ function lex(src: string): Token[] {
       continue;
     }
     const start = pos();
-    if ('{}[]=,'.includes(c)) { tokens.push({ type: c as TokenType, text: c, ...start }); i++; continue; }
+    if ('{}[]=,'.includes(c)) {
+      tokens.push({ type: c as TokenType, text: c, ...start });
+      i++;
+      continue;
+    }
     if (c === ':') throw new SyntaxError_(start, 'unexpected ":" (HCL uses "=", or write the whole policy as JSON)');
     if (c === '"') {
       let value = '';
@@ -86,12 +132,23 @@ function lex(src: string): Token[] {
       for (;;) {
         const d = src[i];
         if (d === undefined || d === '\n') throw new SyntaxError_(start, 'string is not closed (missing ")');
-        if (d === '"') { i++; break; }
+        if (d === '"') {
+          i++;
+          break;
+        }
         if (d === '\\') {
           const e = src[i + 1];
           const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\' };
-          if (e !== undefined && e in simple) { value += simple[e]; i += 2; continue; }
-          if (e === 'u' && /^[0-9a-fA-F]{4}$/.test(src.slice(i + 2, i + 6))) { value += String.fromCharCode(parseInt(src.slice(i + 2, i + 6), 16)); i += 6; continue; }
+          if (e !== undefined && e in simple) {
+            value += simple[e];
+            i += 2;
+            continue;
+          }
+          if (e === 'u' && /^[0-9a-fA-F]{4}$/.test(src.slice(i + 2, i + 6))) {
+            value += String.fromCharCode(parseInt(src.slice(i + 2, i + 6), 16));
+            i += 6;
+            continue;
+          }
           throw new SyntaxError_(pos(), `unknown escape sequence "\\${e ?? ''}" in string`);
         }
         value += d;
@@ -124,11 +181,16 @@ function lex(src: string): Token[] {
       continue;
     }
     const num = /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/.exec(src.slice(i));
-    if (num) { tokens.push({ type: 'number', text: num[0], value: Number(num[0]), ...start }); i += num[0].length; continue; }
+    if (num) {
+      tokens.push({ type: 'number', text: num[0], value: Number(num[0]), ...start });
+      i += num[0].length;
+      continue;
+    }
     const ident = /^[A-Za-z_][A-Za-z0-9_.-]*/.exec(src.slice(i));
     if (ident) {
       const word = ident[0];
-      if (word === 'true' || word === 'false') tokens.push({ type: 'bool', text: word, value: word === 'true', ...start });
+      if (word === 'true' || word === 'false')
+        tokens.push({ type: 'bool', text: word, value: word === 'true', ...start });
       else tokens.push({ type: 'ident', text: word, value: word, ...start });
       i += word.length;
       continue;
@@ -144,8 +206,14 @@ class Parser {
   #i = 0;
   constructor(private readonly tokens: Token[]) {}
 
-  peek(): Token { return this.tokens[this.#i] ?? (this.tokens[this.tokens.length - 1] as Token); }
-  next(): Token { const t = this.peek(); this.#i++; return t; }
+  peek(): Token {
+    return this.tokens[this.#i] ?? (this.tokens[this.tokens.length - 1] as Token);
+  }
+  next(): Token {
+    const t = this.peek();
+    this.#i++;
+    return t;
+  }
   expect(type: TokenType, what: string): Token {
     const t = this.next();
     if (t.type !== type) throw new SyntaxError_(t, `expected ${what}, found ${describe(t)}`);
@@ -158,8 +226,15 @@ class Parser {
     for (;;) {
       const t = this.peek();
       if (t.type === (nested ? '}' : 'eof')) return items;
-      if (t.type === (nested ? 'eof' : '}')) throw new SyntaxError_(nested && open ? open : t, nested ? 'this "{" is never closed (missing "}")' : 'unexpected "}"');
-      if (t.type === ',' && items.length > 0) { this.next(); continue; }
+      if (t.type === (nested ? 'eof' : '}'))
+        throw new SyntaxError_(
+          nested && open ? open : t,
+          nested ? 'this "{" is never closed (missing "}")' : 'unexpected "}"',
+        );
+      if (t.type === ',' && items.length > 0) {
+        this.next();
+        continue;
+      }
       items.push(this.item());
     }
   }
@@ -171,15 +246,25 @@ class Parser {
       keys.push({ value: t.text, line: t.line, column: t.column });
     }
     const first = keys[0];
-    if (!first) { const t = this.peek(); throw new SyntaxError_(t, `expected a key, found ${describe(t)}`); }
+    if (!first) {
+      const t = this.peek();
+      throw new SyntaxError_(t, `expected a key, found ${describe(t)}`);
+    }
     const t = this.peek();
     if (t.type === '=') {
-      if (keys.length > 1) throw new SyntaxError_(t, `expected "{" after ${keys.map((k) => JSON.stringify(k.value)).join(' ')}, found "="`);
+      if (keys.length > 1)
+        throw new SyntaxError_(
+          t,
+          `expected "{" after ${keys.map((k) => JSON.stringify(k.value)).join(' ')}, found "="`,
+        );
       this.next();
       return { keys, value: this.value(), line: first.line, column: first.column };
     }
     if (t.type === '{') return { keys, value: this.object(), line: first.line, column: first.column };
-    throw new SyntaxError_(t, `expected "=" or "{" after ${JSON.stringify(keys[keys.length - 1]?.value)}, found ${describe(t)}`);
+    throw new SyntaxError_(
+      t,
+      `expected "=" or "{" after ${JSON.stringify(keys[keys.length - 1]?.value)}, found ${describe(t)}`,
+    );
   }
 
   object(): Node {
@@ -192,10 +277,17 @@ class Parser {
   value(): Node {
     const t = this.peek();
     switch (t.type) {
-      case 'string': this.next(); return { kind: 'string', value: t.text, line: t.line, column: t.column };
-      case 'number': this.next(); return { kind: 'number', value: t.value as number, line: t.line, column: t.column };
-      case 'bool': this.next(); return { kind: 'bool', value: t.value as boolean, line: t.line, column: t.column };
-      case '{': return this.object();
+      case 'string':
+        this.next();
+        return { kind: 'string', value: t.text, line: t.line, column: t.column };
+      case 'number':
+        this.next();
+        return { kind: 'number', value: t.value as number, line: t.line, column: t.column };
+      case 'bool':
+        this.next();
+        return { kind: 'bool', value: t.value as boolean, line: t.line, column: t.column };
+      case '{':
+        return this.object();
       case '[': {
         this.next();
         const items: Node[] = [];
@@ -203,13 +295,18 @@ class Parser {
           if (this.peek().type === 'eof') throw new SyntaxError_(t, 'list is not closed (missing "]")');
           items.push(this.value());
           if (this.peek().type === ',') this.next();
-          else if (this.peek().type !== ']') { const u = this.peek(); throw new SyntaxError_(u, `expected "," or "]" in list, found ${describe(u)}`); }
+          else if (this.peek().type !== ']') {
+            const u = this.peek();
+            throw new SyntaxError_(u, `expected "," or "]" in list, found ${describe(u)}`);
+          }
         }
         this.next();
         return { kind: 'list', items, line: t.line, column: t.column };
       }
-      case 'ident': throw new SyntaxError_(t, `unexpected bare word "${t.text}" (quote strings: "${t.text}")`);
-      default: throw new SyntaxError_(t, `expected a value, found ${describe(t)}`);
+      case 'ident':
+        throw new SyntaxError_(t, `unexpected bare word "${t.text}" (quote strings: "${t.text}")`);
+      default:
+        throw new SyntaxError_(t, `expected a value, found ${describe(t)}`);
     }
   }
 }
@@ -246,11 +343,13 @@ function jsonTree(src: string): Item[] {
     if (v && typeof v === 'object') return { kind: 'object', items: toItems(v as Record<string, unknown>), ...pos };
     throw new SyntaxError_(pos, 'null is not a valid value in a policy');
   };
-  const toItems = (obj: Record<string, unknown>): Item[] => Object.entries(obj).map(([k, v]) => {
-    const pos = locate(k);
-    return { keys: [{ value: k, ...pos }], value: toNode(v, pos), ...pos };
-  });
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SyntaxError_({ line: 1, column: 1 }, 'a JSON policy must be an object such as {"path": {...}}');
+  const toItems = (obj: Record<string, unknown>): Item[] =>
+    Object.entries(obj).map(([k, v]) => {
+      const pos = locate(k);
+      return { keys: [{ value: k, ...pos }], value: toNode(v, pos), ...pos };
+    });
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new SyntaxError_({ line: 1, column: 1 }, 'a JSON policy must be an object such as {"path": {...}}');
   return toItems(value as Record<string, unknown>);
 }
 
@@ -271,40 +370,61 @@ export function parsePolicyText(text: string, target?: VaultTarget): PolicyParse
   try {
     top = text.trimStart().startsWith('{') ? jsonTree(text) : new Parser(lex(text)).objectItems(false);
   } catch (err) {
-    if (err instanceof SyntaxError_) return { ok: false, errors: [{ line: err.pos.line, column: err.pos.column, message: err.message }] };
+    if (err instanceof SyntaxError_)
+      return { ok: false, errors: [{ line: err.pos.line, column: err.pos.column, message: err.message }] };
     throw err;
   }
   const errors: PolicyParseError[] = [];
   const rules: ParsedRule[] = [];
-  const fail: Fail = (pos, message, rule) => { errors.push({ line: pos.line, column: pos.column, message, ...(rule ? { rule } : {}) }); };
+  const fail: Fail = (pos, message, rule) => {
+    errors.push({ line: pos.line, column: pos.column, message, ...(rule ? { rule } : {}) });
+  };
 
   for (const item of top) {
     const [head, ...rest] = item.keys;
     if (!head) continue;
     if (head.value === 'name') continue; // Vault accepts and ignores a top-level name
-    if (head.value !== 'path') { fail(head, `unknown top-level key "${head.value}" (a policy holds only path "..." { } blocks)`); continue; }
+    if (head.value !== 'path') {
+      fail(head, `unknown top-level key "${head.value}" (a policy holds only path "..." { } blocks)`);
+      continue;
+    }
     for (const stanza of pathStanzas(rest, item.value, head, fail)) {
       const rule = pathRule(stanza.path, stanza.body, fail, target);
       if (rule) rules.push({ rule, line: stanza.pos.line, column: stanza.pos.column });
     }
   }
   if (errors.length) return { ok: false, errors };
-  if (rules.length === 0) return { ok: false, errors: [{ line: 1, column: 1, message: 'the policy has no path "..." { } block' }] };
+  if (rules.length === 0)
+    return { ok: false, errors: [{ line: 1, column: 1, message: 'the policy has no path "..." { } block' }] };
   return { ok: true, rules };
 }
 
 type Fail = (pos: Position, message: string, rule?: string) => void;
 
 /** `path "p" { }`, `path { "p" { } }`, and JSON's `"path": {"p": {}}` or `"path": [{"p": {}}]` all name stanzas. */
-function pathStanzas(labels: Key[], value: Node, head: Key, fail: Fail): Array<{ path: string; pos: Position; body: Node }> {
+function pathStanzas(
+  labels: Key[],
+  value: Node,
+  head: Key,
+  fail: Fail,
+): Array<{ path: string; pos: Position; body: Node }> {
   if (labels.length === 1 && labels[0]) return [{ path: labels[0].value, pos: labels[0], body: value }];
-  if (labels.length > 1) { fail(labels[1] ?? head, `path takes one label, e.g. path "secret/data/app/*" { ... }`); return []; }
+  if (labels.length > 1) {
+    fail(labels[1] ?? head, `path takes one label, e.g. path "secret/data/app/*" { ... }`);
+    return [];
+  }
   const objects = value.kind === 'list' ? value.items : [value];
   const out: Array<{ path: string; pos: Position; body: Node }> = [];
   for (const obj of objects) {
-    if (obj.kind !== 'object') { fail(obj, 'path must be followed by a quoted path and a { } block'); continue; }
+    if (obj.kind !== 'object') {
+      fail(obj, 'path must be followed by a quoted path and a { } block');
+      continue;
+    }
     for (const inner of obj.items) {
-      if (inner.keys.length !== 1 || !inner.keys[0]) { fail(inner, 'path takes one label, e.g. path "secret/data/app/*" { ... }'); continue; }
+      if (inner.keys.length !== 1 || !inner.keys[0]) {
+        fail(inner, 'path takes one label, e.g. path "secret/data/app/*" { ... }');
+        continue;
+      }
       out.push({ path: inner.keys[0].value, pos: inner.keys[0], body: inner.value });
     }
   }
@@ -313,28 +433,59 @@ function pathStanzas(labels: Key[], value: Node, head: Key, fail: Fail): Array<{
 
 function pathRule(path: string, body: Node, fail: Fail, target: VaultTarget | undefined): VaultPolicyRule | undefined {
   const where = `path "${path}"`;
-  if (body.kind !== 'object') { fail(body, `${where}: expected a { } block`); return undefined; }
+  if (body.kind !== 'object') {
+    fail(body, `${where}: expected a { } block`);
+    return undefined;
+  }
   const rule: VaultPolicyRule = { path, capabilities: [] };
   const caps: string[] = [];
   let oldStyle: string | undefined;
   const seen = new Set<string>();
   const before = body.items.length;
   let ok = true;
-  const bad: Fail = (pos, message, rule) => { ok = false; fail(pos, `${where}: ${message}`, rule); };
+  const bad: Fail = (pos, message, rule) => {
+    ok = false;
+    fail(pos, `${where}: ${message}`, rule);
+  };
   const keys = pathKeys(target);
   for (const item of body.items) {
     const key = item.keys[0];
     if (!key) continue;
-    if (item.keys.length > 1 && !(item.value.kind === 'object')) { bad(item, `unexpected labels after "${key.value}"`); continue; }
-    if (!keys.has(key.value)) { bad(key, `invalid key "${key.value}" (${target ? targetName(target) : 'Vault'} accepts ${[...keys].join(', ')})`); continue; }
-    if (key.value in UNSUPPORTED_KEYS) { bad(key, `"${key.value}" ${UNSUPPORTED_KEYS[key.value]}`); continue; }
-    if (seen.has(key.value)) { bad(key, `"${key.value}" is set twice`); continue; }
+    if (item.keys.length > 1 && !(item.value.kind === 'object')) {
+      bad(item, `unexpected labels after "${key.value}"`);
+      continue;
+    }
+    if (!keys.has(key.value)) {
+      bad(key, `invalid key "${key.value}" (${target ? targetName(target) : 'Vault'} accepts ${[...keys].join(', ')})`);
+      continue;
+    }
+    if (key.value in UNSUPPORTED_KEYS) {
+      bad(key, `"${key.value}" ${UNSUPPORTED_KEYS[key.value]}`);
+      continue;
+    }
+    if (seen.has(key.value)) {
+      bad(key, `"${key.value}" is set twice`);
+      continue;
+    }
     seen.add(key.value);
-    const value = item.keys.length > 1 ? { kind: 'object' as const, items: [{ ...item, keys: item.keys.slice(1) }], line: item.line, column: item.column } : item.value;
+    const value =
+      item.keys.length > 1
+        ? {
+            kind: 'object' as const,
+            items: [{ ...item, keys: item.keys.slice(1) }],
+            line: item.line,
+            column: item.column,
+          }
+        : item.value;
     switch (key.value) {
-      case 'comment': break;
+      case 'comment':
+        break;
       case 'policy':
-        if (value.kind !== 'string' || !(value.value in OLD_STYLE_POLICIES)) bad(value, `invalid policy ${value.kind === 'string' ? JSON.stringify(value.value) : `(${value.kind})`}: use deny, read, write or sudo, or capabilities`);
+        if (value.kind !== 'string' || !(value.value in OLD_STYLE_POLICIES))
+          bad(
+            value,
+            `invalid policy ${value.kind === 'string' ? JSON.stringify(value.value) : `(${value.kind})`}: use deny, read, write or sudo, or capabilities`,
+          );
         else oldStyle = value.value;
         break;
       case 'capabilities': {
@@ -368,17 +519,24 @@ function pathRule(path: string, body: Node, fail: Fail, target: VaultTarget | un
     }
   }
   if (oldStyle) caps.push(...(OLD_STYLE_POLICIES[oldStyle] ?? []));
-  if (ok && caps.length === 0) bad(body, before === 0 ? 'empty block: set capabilities' : 'no capabilities (set capabilities = [...])');
+  if (ok && caps.length === 0)
+    bad(body, before === 0 ? 'empty block: set capabilities' : 'no capabilities (set capabilities = [...])');
   if (!ok) return undefined;
   rule.capabilities = caps as VaultPolicyRule['capabilities'];
   return rule;
 }
 
 function stringList(node: Node, key: string, bad: Fail): string[] | undefined {
-  if (node.kind !== 'list') { bad(node, `${key} must be a list of strings, e.g. ["read"]`); return undefined; }
+  if (node.kind !== 'list') {
+    bad(node, `${key} must be a list of strings, e.g. ["read"]`);
+    return undefined;
+  }
   const out: string[] = [];
   for (const item of node.items) {
-    if (item.kind !== 'string') { bad(item, `${key} must hold only strings`); return undefined; }
+    if (item.kind !== 'string') {
+      bad(item, `${key} must hold only strings`);
+      return undefined;
+    }
     out.push(item.value);
   }
   return out;
@@ -387,7 +545,8 @@ function stringList(node: Node, key: string, bad: Fail): string[] | undefined {
 /** A value as the server's HCL decoder gives it: objects become maps (`{"good" = "one"}` → {good: "one"}), lists lists. */
 function plainValue(node: Node): unknown {
   switch (node.kind) {
-    case 'list': return node.items.map(plainValue);
+    case 'list':
+      return node.items.map(plainValue);
     case 'object': {
       const out: Record<string, unknown> = {};
       for (const item of node.items) {
@@ -400,7 +559,8 @@ function plainValue(node: Node): unknown {
       }
       return out;
     }
-    default: return node.value;
+    default:
+      return node.value;
   }
 }
 
@@ -410,12 +570,18 @@ function plainValue(node: Node): unknown {
  * whether a value can match a request is parameterConstraintProblems' to say.
  */
 function parameterMap(node: Node, key: string, bad: Fail): Record<string, (string | number | boolean)[]> | undefined {
-  if (node.kind !== 'object') { bad(node, `${key} must be a map of parameter names to lists, e.g. { "ttl" = [] }`); return undefined; }
+  if (node.kind !== 'object') {
+    bad(node, `${key} must be a map of parameter names to lists, e.g. { "ttl" = [] }`);
+    return undefined;
+  }
   const out: Record<string, unknown[]> = {};
   for (const item of node.items) {
     const name = item.keys.map((k) => k.value).join('.');
     const v = item.value;
-    if (v.kind !== 'list') { bad(v, `${key}["${name}"] must be a list of values ([] for any value)`); continue; }
+    if (v.kind !== 'list') {
+      bad(v, `${key}["${name}"] must be a list of values ([] for any value)`);
+      continue;
+    }
     out[name] = v.items.map(plainValue);
   }
   // The generated rule type says scalars; object and list values are carried as Vault carries them.

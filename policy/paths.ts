@@ -37,20 +37,36 @@ export function pathProblemsFull(path: string, opts: { allowNamespaceTemplate?: 
   if (/\{\{|\}\}/.test(p)) {
     out.push({ message: `"${path}": templates other than {{namespace}} are not supported`, code: 'template' });
   }
-  if (p.startsWith('/')) out.push({ message: `"${path}" must not start with "/" (Vault paths are relative to /v1/; write "${path.replace(/^\/+/, '')}")`, code: 'leading-slash' });
-  if (/[\s\x00-\x1f\x7f]/.test(p)) out.push({ message: `"${path}" must not contain whitespace or control characters`, code: 'whitespace' });
-  if (p.includes('+*')) out.push({ message: `"${path}": "+*" is forbidden by Vault (use "+/*" for "one segment, then anything")`, code: 'plus-star' });
+  if (p.startsWith('/'))
+    out.push({
+      message: `"${path}" must not start with "/" (Vault paths are relative to /v1/; write "${path.replace(/^\/+/, '')}")`,
+      code: 'leading-slash',
+    });
+  if (/[\s\x00-\x1f\x7f]/.test(p))
+    out.push({ message: `"${path}" must not contain whitespace or control characters`, code: 'whitespace' });
+  if (p.includes('+*'))
+    out.push({
+      message: `"${path}": "+*" is forbidden by Vault (use "+/*" for "one segment, then anything")`,
+      code: 'plus-star',
+    });
   const star = p.indexOf('*');
-  if (star >= 0 && star !== p.length - 1) out.push({ message: `"${path}": the glob "*" is only allowed as the last character`, code: 'glob-not-last' });
+  if (star >= 0 && star !== p.length - 1)
+    out.push({ message: `"${path}": the glob "*" is only allowed as the last character`, code: 'glob-not-last' });
   const segments = p.replace(/\*$/, '').split('/');
   segments.forEach((seg, i) => {
-    if (seg.includes('+') && seg !== '+') out.push({ message: `"${path}": "+" must be a whole path segment (segment ${i + 1} is "${seg}"), e.g. "secret/data/+/config"`, code: 'plus-partial' });
+    if (seg.includes('+') && seg !== '+')
+      out.push({
+        message: `"${path}": "+" must be a whole path segment (segment ${i + 1} is "${seg}"), e.g. "secret/data/+/config"`,
+        code: 'plus-partial',
+      });
   });
-  if (/\/\//.test(p.replace(/^\/+/, ''))) out.push({ message: `"${path}" contains an empty path segment ("//")`, code: 'empty-segment' });
+  if (/\/\//.test(p.replace(/^\/+/, '')))
+    out.push({ message: `"${path}" contains an empty path segment ("//")`, code: 'empty-segment' });
   // Dot segments and URL characters (vault/paths.ts, the rule every tenant path shares): Vault
   // would grant the pattern as written while the path it names is another one.
   for (const problem of vaultPathProblems(p, { allowTrailingGlob: true })) {
-    if (problem.code !== 'empty-segment') out.push({ message: problem.message.replace(JSON.stringify(p), `"${path}"`), code: problem.code });
+    if (problem.code !== 'empty-segment')
+      out.push({ message: problem.message.replace(JSON.stringify(p), `"${path}"`), code: problem.code });
   }
   return out;
 }
@@ -94,9 +110,13 @@ function tokenize(pattern: string): Token[] {
 // NFA states: 2k = "before token k", 2k+1 = "inside PLUS token k, at least one character read".
 class PatternNfa {
   readonly #tokens: Token[];
-  constructor(pattern: string) { this.#tokens = tokenize(pattern); }
+  constructor(pattern: string) {
+    this.#tokens = tokenize(pattern);
+  }
 
-  get accept(): number { return 2 * this.#tokens.length; }
+  get accept(): number {
+    return 2 * this.#tokens.length;
+  }
 
   closure(states: Iterable<number>): Set<number> {
     const out = new Set<number>();
@@ -107,7 +127,8 @@ class PatternNfa {
       out.add(s);
       const k = s >> 1;
       const tok = this.#tokens[k];
-      if (s % 2 === 1) stack.push(2 * (k + 1)); // a PLUS that has read a character may end
+      if (s % 2 === 1)
+        stack.push(2 * (k + 1)); // a PLUS that has read a character may end
       else if (tok?.t === 'star') stack.push(2 * (k + 1)); // a STAR may match nothing
     }
     return out;
@@ -126,9 +147,15 @@ class PatternNfa {
     return this.closure(next);
   }
 
-  start(): Set<number> { return this.closure([0]); }
-  accepts(states: Set<number>): boolean { return states.has(this.accept); }
-  literals(): string[] { return this.#tokens.flatMap((t) => (t.t === 'char' ? [t.c] : [])); }
+  start(): Set<number> {
+    return this.closure([0]);
+  }
+  accepts(states: Set<number>): boolean {
+    return states.has(this.accept);
+  }
+  literals(): string[] {
+    return this.#tokens.flatMap((t) => (t.t === 'char' ? [t.c] : []));
+  }
 }
 
 /**
@@ -151,7 +178,10 @@ function explore(a: string, b: string, found: (aAccepts: boolean, bAccepts: bool
       if (ta.size === 0) continue;
       const tb = nb.step(sb, ch);
       const k = key(ta, tb);
-      if (!seen.has(k)) { seen.add(k); queue.push([ta, tb]); }
+      if (!seen.has(k)) {
+        seen.add(k);
+        queue.push([ta, tb]);
+      }
     }
   }
   return false;
@@ -182,7 +212,10 @@ export function pathWithin(pattern: string, allowed: string): boolean {
   const p = simple(pattern);
   const a = simple(allowed);
   if (p && a) return a.glob ? p.prefix.startsWith(a.prefix) : !p.glob && p.prefix === a.prefix;
-  return remembered(`w\0${pattern}\0${allowed}`, () => !explore(pattern, allowed, (inPattern, inAllowed) => inPattern && !inAllowed));
+  return remembered(
+    `w\0${pattern}\0${allowed}`,
+    () => !explore(pattern, allowed, (inPattern, inAllowed) => inPattern && !inAllowed),
+  );
 }
 
 /** Whether some request path is matched by both patterns. */

@@ -31,7 +31,11 @@ export interface DesiredRole {
  * (the caller decides which referenced VaultPolicies are bindable). Throws on an unparsable duration:
  * admission refuses those, so reaching it means the webhook was bypassed.
  */
-export function desiredRole(namespace: string, spec: RoleBindingSpec, boundPolicyVaultNames: readonly string[]): DesiredRole {
+export function desiredRole(
+  namespace: string,
+  spec: RoleBindingSpec,
+  boundPolicyVaultNames: readonly string[],
+): DesiredRole {
   const ttl = durationSeconds(spec.tokenTTL ?? DEFAULT_TOKEN_TTL);
   const maxTtl = durationSeconds(spec.tokenMaxTTL ?? DEFAULT_TOKEN_MAX_TTL);
   if (ttl === undefined) throw new Error(`spec.tokenTTL "${spec.tokenTTL}" is not a duration such as "1h" or "90s"`);
@@ -52,19 +56,23 @@ export function desiredRole(namespace: string, spec: RoleBindingSpec, boundPolic
 /** Whether Vault's role has every field we set with the same meaning (lists as sets, TTLs in seconds). */
 export function roleMatches(desired: DesiredRole['body'], actual: KubernetesAuthRole | undefined): boolean {
   if (!actual) return false;
-  return sameSet(desired.bound_service_account_names, asStrings(actual.bound_service_account_names))
-    && sameSet(desired.bound_service_account_namespaces, asStrings(actual.bound_service_account_namespaces))
-    && sameSet(desired.token_policies, asStrings(actual.token_policies))
-    && seconds(actual.token_ttl) === desired.token_ttl
-    && seconds(actual.token_max_ttl) === desired.token_max_ttl
-    && (typeof actual.audience === 'string' ? actual.audience : '') === desired.audience;
+  return (
+    sameSet(desired.bound_service_account_names, asStrings(actual.bound_service_account_names)) &&
+    sameSet(desired.bound_service_account_namespaces, asStrings(actual.bound_service_account_namespaces)) &&
+    sameSet(desired.token_policies, asStrings(actual.token_policies)) &&
+    seconds(actual.token_ttl) === desired.token_ttl &&
+    seconds(actual.token_max_ttl) === desired.token_max_ttl &&
+    (typeof actual.audience === 'string' ? actual.audience : '') === desired.audience
+  );
 }
 
 /** Field names that differ, for a drift Event (values are not secret, but names are enough). */
 export function roleDifferences(desired: DesiredRole['body'], actual: KubernetesAuthRole): string[] {
   const diffs: string[] = [];
-  if (!sameSet(desired.bound_service_account_names, asStrings(actual.bound_service_account_names))) diffs.push('bound_service_account_names');
-  if (!sameSet(desired.bound_service_account_namespaces, asStrings(actual.bound_service_account_namespaces))) diffs.push('bound_service_account_namespaces');
+  if (!sameSet(desired.bound_service_account_names, asStrings(actual.bound_service_account_names)))
+    diffs.push('bound_service_account_names');
+  if (!sameSet(desired.bound_service_account_namespaces, asStrings(actual.bound_service_account_namespaces)))
+    diffs.push('bound_service_account_namespaces');
   if (!sameSet(desired.token_policies, asStrings(actual.token_policies))) diffs.push('token_policies');
   if (seconds(actual.token_ttl) !== desired.token_ttl) diffs.push('token_ttl');
   if (seconds(actual.token_max_ttl) !== desired.token_max_ttl) diffs.push('token_max_ttl');

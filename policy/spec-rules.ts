@@ -20,11 +20,22 @@ export function specRules(spec: Record<string, unknown> | undefined, namespace: 
   if (!hasRules && !hasPolicy) return { rules: [], errors: ['one of spec.rules or spec.policy is required'] };
   let raw: AclRule[];
   if (hasRules) {
-    raw = (spec.rules as unknown[]).filter((r): r is AclRule => typeof r === 'object' && r !== null
-      && typeof (r as AclRule).path === 'string' && Array.isArray((r as AclRule).capabilities));
+    raw = (spec.rules as unknown[]).filter(
+      (r): r is AclRule =>
+        typeof r === 'object' &&
+        r !== null &&
+        typeof (r as AclRule).path === 'string' &&
+        Array.isArray((r as AclRule).capabilities),
+    );
   } else {
     const parsed = parsePolicyText(spec.policy as string);
-    if (!parsed.ok) return { rules: [], errors: [`spec.policy does not parse: ${parsed.errors.map((e) => `${e.line}:${e.column}: ${e.message}`).join('; ')}`] };
+    if (!parsed.ok)
+      return {
+        rules: [],
+        errors: [
+          `spec.policy does not parse: ${parsed.errors.map((e) => `${e.line}:${e.column}: ${e.message}`).join('; ')}`,
+        ],
+      };
     raw = parsed.rules.map((r) => r.rule as AclRule);
   }
   return { rules: raw.map((r) => ({ ...r, path: expandNamespace(r.path, namespace) })) };

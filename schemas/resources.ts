@@ -17,7 +17,13 @@ export interface ResourceRef {
 function productResource(kind: string): ResourceRef {
   const meta = KINDS.find((k) => k.kind === kind);
   if (!meta) throw new Error(`schemas/kinds.ts declares no kind ${kind}`);
-  return Object.freeze({ group: meta.group, version: meta.version, plural: meta.plural, kind: meta.kind, namespaced: meta.scope === 'Namespaced' });
+  return Object.freeze({
+    group: meta.group,
+    version: meta.version,
+    plural: meta.plural,
+    kind: meta.kind,
+    namespaced: meta.scope === 'Namespaced',
+  });
 }
 
 export const VAULT_POLICIES = productResource('VaultPolicy');

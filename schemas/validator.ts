@@ -19,17 +19,25 @@ export interface SchemaProblem {
 
 /** Keywords Kubernetes understands and ajv must accept as annotations; `tsType` feeds the type generator. */
 const ANNOTATION_KEYWORDS = [
-  'x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-embedded-resource',
-  'x-kubernetes-validations', 'tsType',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-validations',
+  'tsType',
 ];
 
 /** Human names for the patterns the schemas use, so a message says what is expected, not a regex. */
 const PATTERN_NAMES: Record<string, string> = {
   '^(0|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$': 'a Go duration such as "90s", "15m" or "1h30m"',
-  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$': 'a DNS-1123 subdomain name (lower-case letters, digits, "-" and ".", starting and ending with a letter or digit)',
-  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$': 'a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)',
-  '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$': 'a mount path such as "kubernetes" or "clusters/prod" (letters, digits, "_", ".", "-", segments separated by "/", no leading or trailing "/")',
+  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$':
+    'a DNS-1123 subdomain name (lower-case letters, digits, "-" and ".", starting and ending with a letter or digit)',
+  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$':
+    'a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)',
+  '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$':
+    'a mount path such as "kubernetes" or "clusters/prod" (letters, digits, "_", ".", "-", segments separated by "/", no leading or trailing "/")',
 };
 
 const addFormats = addFormatsModule.default;
@@ -39,7 +47,8 @@ const schemaCache = new Map<string, Record<string, unknown>>();
 function schemaOf(file: string): Record<string, unknown> {
   let schema = schemaCache.get(file);
   if (!schema) {
-    const read = (f: string): Record<string, unknown> => JSON.parse(readFileSync(new URL(`./${f}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+    const read = (f: string): Record<string, unknown> =>
+      JSON.parse(readFileSync(new URL(`./${f}`, import.meta.url), 'utf8')) as Record<string, unknown>;
     schema = resolveRefs(read(file), read);
     schemaCache.set(file, schema);
   }
@@ -66,7 +75,10 @@ export function warmUp(): void {
 /** Problems of an object against the schema of the kind its apiVersion/kind name; [] for kinds we do not serve. */
 export function validateObject(obj: unknown): SchemaProblem[] {
   if (!isRecord(obj)) return [{ field: '', message: 'must be an object', rule: 'schema.type', severity: 'deny' }];
-  const meta = findKindOf(typeof obj.apiVersion === 'string' ? obj.apiVersion : '', typeof obj.kind === 'string' ? obj.kind : '');
+  const meta = findKindOf(
+    typeof obj.apiVersion === 'string' ? obj.apiVersion : '',
+    typeof obj.kind === 'string' ? obj.kind : '',
+  );
   return meta ? validateAgainst(meta, obj) : [];
 }
 
@@ -100,7 +112,11 @@ function limitsOnly(schema: Record<string, unknown>): Record<string, unknown> {
     out.maxItems ??= DEFAULT_MAX_ITEMS;
   } else if (schema.type === 'array') out.maxItems ??= DEFAULT_MAX_ITEMS;
   if (isRecord(schema.properties)) {
-    out.properties = Object.fromEntries(Object.entries(schema.properties).filter(([, v]) => isRecord(v)).map(([k, v]) => [k, limitsOnly(v as Record<string, unknown>)]));
+    out.properties = Object.fromEntries(
+      Object.entries(schema.properties)
+        .filter(([, v]) => isRecord(v))
+        .map(([k, v]) => [k, limitsOnly(v as Record<string, unknown>)]),
+    );
   }
   if (isRecord(schema.additionalProperties)) {
     out.additionalProperties = limitsOnly(schema.additionalProperties);
@@ -118,9 +134,16 @@ function limitsValidators(): Map<string, ValidateFunction> {
   // maxLength counts code points (as ajv and the apiserver do), which walks the whole string: a 6 MiB
   // string took 60–170 ms. maxChars decides from .length (UTF-16 units, never fewer than code points)
   // and counts only when that cannot: a string of more than twice the limit is over it for sure.
-  ajv.addKeyword({ keyword: 'maxChars', type: 'string', schemaType: 'number', errors: true, validate: (limit: number, s: string) => s.length <= limit || (s.length <= 2 * limit && codePoints(s) <= limit) });
+  ajv.addKeyword({
+    keyword: 'maxChars',
+    type: 'string',
+    schemaType: 'number',
+    errors: true,
+    validate: (limit: number, s: string) => s.length <= limit || (s.length <= 2 * limit && codePoints(s) <= limit),
+  });
   limitValidators = new Map();
-  for (const file of new Set(KINDS.map((k) => k.schemaFile))) limitValidators.set(file, ajv.compile(limitsOnly(schemaOf(file))));
+  for (const file of new Set(KINDS.map((k) => k.schemaFile)))
+    limitValidators.set(file, ajv.compile(limitsOnly(schemaOf(file))));
   return limitValidators;
 }
 
@@ -135,14 +158,20 @@ function codePoints(s: string): number {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 0xd800 || c > 0xdbff || i + 1 >= s.length) n++;
-    else { n++; i++; }
+    else {
+      n++;
+      i++;
+    }
   }
   return n;
 }
 
 export function sizeLimitProblem(obj: unknown): SchemaProblem | undefined {
   if (!isRecord(obj)) return undefined;
-  const meta = findKindOf(typeof obj.apiVersion === 'string' ? obj.apiVersion : '', typeof obj.kind === 'string' ? obj.kind : '');
+  const meta = findKindOf(
+    typeof obj.apiVersion === 'string' ? obj.apiVersion : '',
+    typeof obj.kind === 'string' ? obj.kind : '',
+  );
   const validate = meta ? limitsValidators().get(meta.schemaFile) : undefined;
   if (!validate || validate(obj)) return undefined;
   const err = validate.errors?.[0];
@@ -160,7 +189,10 @@ function dedupe(problems: SchemaProblem[]): SchemaProblem[] {
 }
 
 function describe(err: ErrorObject, root: unknown): SchemaProblem {
-  const segments = err.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = err.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   const value = valueAt(root, segments);
   const params = err.params as Record<string, unknown>;
   let field = fieldPath(root, segments);
@@ -172,24 +204,51 @@ function describe(err: ErrorObject, root: unknown): SchemaProblem {
       message = 'is required';
       break;
     }
-    case 'type': message = `must be ${article(String(params.type))}, not ${kindOf(value)}`; break;
-    case 'enum': message = `${show(value)} is not one of: ${(params.allowedValues as unknown[]).map(show).join(', ')}`; break;
-    case 'pattern': message = `${show(value)} is not ${PATTERN_NAMES[String(params.pattern)] ?? `valid (must match ${String(params.pattern)})`}`; break;
-    case 'minItems': message = Number(params.limit) === 1 ? 'must list at least one item' : `must list at least ${String(params.limit)} items`; break;
-    case 'maxItems': message = `must list at most ${String(params.limit)} items`; break;
-    case 'minLength': message = Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`; break;
-    case 'maxLength': message = `must be at most ${String(params.limit)} characters long`; break;
-    case 'maxChars': message = `must be at most ${String(err.schema)} characters long`; break;
-    case 'maxProperties': message = `must have at most ${String(params.limit)} keys`; break;
-    case 'minimum': message = `must be at least ${String(params.limit)}`; break;
-    case 'maximum': message = `must be at most ${String(params.limit)}`; break;
-    case 'format': message = `${show(value)} is not a valid ${String(params.format)}`; break;
+    case 'type':
+      message = `must be ${article(String(params.type))}, not ${kindOf(value)}`;
+      break;
+    case 'enum':
+      message = `${show(value)} is not one of: ${(params.allowedValues as unknown[]).map(show).join(', ')}`;
+      break;
+    case 'pattern':
+      message = `${show(value)} is not ${PATTERN_NAMES[String(params.pattern)] ?? `valid (must match ${String(params.pattern)})`}`;
+      break;
+    case 'minItems':
+      message =
+        Number(params.limit) === 1 ? 'must list at least one item' : `must list at least ${String(params.limit)} items`;
+      break;
+    case 'maxItems':
+      message = `must list at most ${String(params.limit)} items`;
+      break;
+    case 'minLength':
+      message =
+        Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`;
+      break;
+    case 'maxLength':
+      message = `must be at most ${String(params.limit)} characters long`;
+      break;
+    case 'maxChars':
+      message = `must be at most ${String(err.schema)} characters long`;
+      break;
+    case 'maxProperties':
+      message = `must have at most ${String(params.limit)} keys`;
+      break;
+    case 'minimum':
+      message = `must be at least ${String(params.limit)}`;
+      break;
+    case 'maximum':
+      message = `must be at most ${String(params.limit)}`;
+      break;
+    case 'format':
+      message = `${show(value)} is not a valid ${String(params.format)}`;
+      break;
     case 'additionalProperties': {
       field = fieldPath(root, [...segments, String(params.additionalProperty)]);
       message = 'is not a known field';
       break;
     }
-    default: message = err.message ?? `fails the schema's ${err.keyword} check`;
+    default:
+      message = err.message ?? `fails the schema's ${err.keyword} check`;
   }
   return { field, message, rule: `schema.${err.keyword === 'maxChars' ? 'maxLength' : err.keyword}`, severity: 'deny' };
 }
@@ -199,7 +258,12 @@ function describe(err: ErrorObject, root: unknown): SchemaProblem {
  * Runs on every admission review, so the walk keeps one path stack (`at`, pushed and popped) and one
  * output array, and builds a field path only for an unknown field it reports.
  */
-function unknownFields(schema: Record<string, unknown>, value: unknown, at: string[], out: SchemaProblem[] = []): SchemaProblem[] {
+function unknownFields(
+  schema: Record<string, unknown>,
+  value: unknown,
+  at: string[],
+  out: SchemaProblem[] = [],
+): SchemaProblem[] {
   if (schema['x-kubernetes-preserve-unknown-fields'] === true) return out;
   if (Array.isArray(value)) {
     const items = schema.items;
@@ -238,7 +302,10 @@ function closest(word: string, candidates: string[]): string | undefined {
   let bestDistance = 3;
   for (const c of candidates) {
     const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) { best = c; bestDistance = d; }
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
   }
   return best;
 }
@@ -248,7 +315,11 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      row[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     prev = row;
   }
@@ -270,7 +341,8 @@ export function fieldPath(root: unknown, segments: string[]): string {
 
 function valueAt(root: unknown, segments: string[]): unknown {
   let node = root;
-  for (const seg of segments) node = isRecord(node) || Array.isArray(node) ? (node as Record<string, unknown>)[seg] : undefined;
+  for (const seg of segments)
+    node = isRecord(node) || Array.isArray(node) ? (node as Record<string, unknown>)[seg] : undefined;
   return node;
 }
 
@@ -286,8 +358,18 @@ function kindOf(v: unknown): string {
 }
 
 function article(type: string): string {
-  const names: Record<string, string> = { object: 'an object', array: 'a list', string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false' };
-  return type.split(',').map((t) => names[t] ?? t).join(' or ');
+  const names: Record<string, string> = {
+    object: 'an object',
+    array: 'a list',
+    string: 'a string',
+    integer: 'an integer',
+    number: 'a number',
+    boolean: 'true or false',
+  };
+  return type
+    .split(',')
+    .map((t) => names[t] ?? t)
+    .join(' or ');
 }
 
 function show(v: unknown): string {

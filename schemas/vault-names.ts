@@ -11,8 +11,10 @@ export const DEFAULT_PREFIX = 'vaultgate';
 export function prefixProblem(prefix: string): string | undefined {
   if (prefix.length === 0) return 'the name prefix must not be empty';
   if (prefix.length > 63) return `the name prefix "${prefix}" is longer than 63 characters`;
-  if (prefix.includes('.')) return `the name prefix "${prefix}" must not contain "." (it separates prefix, namespace and name)`;
-  if (!PREFIX.test(prefix)) return `the name prefix "${prefix}" must consist of lower-case letters, digits and "-", starting and ending with a letter or digit`;
+  if (prefix.includes('.'))
+    return `the name prefix "${prefix}" must not contain "." (it separates prefix, namespace and name)`;
+  if (!PREFIX.test(prefix))
+    return `the name prefix "${prefix}" must consist of lower-case letters, digits and "-", starting and ending with a letter or digit`;
   return undefined;
 }
 

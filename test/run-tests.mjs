@@ -38,7 +38,11 @@ let status = 0;
 if (!fast) {
   const started = performance.now();
   console.log('# setup: what the tiers need from outside the repository (npm run upstream)');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/upstream/build.ts'], { cwd: root, stdio: 'inherit', env: process.env });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/upstream/build.ts'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: process.env,
+  });
   const took = ((performance.now() - started) / 1000).toFixed(1);
   // Exit 3: no Go toolchain, so nothing can be built; the real-cluster tests then skip loudly, or fail
   // at once under VAULTGATE_REQUIRE_REAL_TIER=1. Any other failure names its step and stops the run.
@@ -49,11 +53,23 @@ if (!fast) {
   console.log(`# setup took ${took}s`);
 }
 for (const tier of tiers) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', `--test-timeout=${tier.timeoutMs}`, ...tier.files], {
-    cwd: root,
-    stdio: 'inherit',
-    env: process.env,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-reporter=spec',
+      '--test-concurrency=2',
+      `--test-timeout=${tier.timeoutMs}`,
+      ...tier.files,
+    ],
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: process.env,
+    },
+  );
   if (r.status !== 0) status = r.status ?? 1;
 }
 process.exit(status);

@@ -1,7 +1,14 @@
 // Turning what happened into audit events, with nothing secret in them: an admission event carries
 // the object's identity, the user, the verdict, rule ids, warnings and the *paths* of patch operations;
 // never the object, its data or the patch values. A Vault write carries names and a content hash.
-import { canonicalJson, sha256Hex, type AdmissionAuditEvent, type AdmissionCaller, type AdmissionOutcome, type VaultWriteAuditEvent } from './record.ts';
+import {
+  canonicalJson,
+  sha256Hex,
+  type AdmissionAuditEvent,
+  type AdmissionCaller,
+  type AdmissionOutcome,
+  type VaultWriteAuditEvent,
+} from './record.ts';
 
 // The fields of an admission decision and request this reads, structurally: the webhook's
 // AdmissionDecision and AdmissionRequest fit them, and the trail stays below the webhook (no import up).
@@ -82,7 +89,12 @@ export type VaultWriteInput = Omit<VaultWriteAuditEvent, 'type' | 'contentSha256
 
 /** The audit event of one Vault write by the controller. */
 export function auditVaultWrite(input: VaultWriteInput): VaultWriteAuditEvent {
-  const content = input.content === undefined ? undefined : typeof input.content === 'string' ? input.content : canonicalJson(input.content);
+  const content =
+    input.content === undefined
+      ? undefined
+      : typeof input.content === 'string'
+        ? input.content
+        : canonicalJson(input.content);
   return {
     type: 'vault-write',
     action: input.action,

@@ -5,7 +5,13 @@
 // ConfigMap that anyone may read to verify the trail. Old public keys stay in the JWKS after a key
 // change so older records still verify. The private key never leaves this module as text except into
 // the Secret (or the file `vaultgate audit keygen` writes): not in logs, records or errors.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign as cryptoSign,
+  type KeyObject,
+} from 'node:crypto';
 import { calculateJwkThumbprint, type JSONWebKeySet, type JWK } from 'jose';
 import { JWS_TYPE } from './record.ts';
 
@@ -30,7 +36,8 @@ export interface AuditSigner {
 }
 
 export async function auditKeyFromPrivateKey(privateKey: KeyObject): Promise<AuditKey> {
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`the audit key must be Ed25519, not ${privateKey.asymmetricKeyType ?? privateKey.type}`);
+  if (privateKey.asymmetricKeyType !== 'ed25519')
+    throw new Error(`the audit key must be Ed25519, not ${privateKey.asymmetricKeyType ?? privateKey.type}`);
   const jwk = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
   const pub: JWK = { kty: jwk.kty, crv: jwk.crv, x: jwk.x };
   const kid = await calculateJwkThumbprint(pub, 'sha256');
@@ -44,7 +51,11 @@ export async function generateAuditKey(): Promise<AuditKey> {
 /** PKCS#8 PEM → key. The error never quotes the input. */
 export async function auditKeyFromPem(pem: string): Promise<AuditKey> {
   let key: KeyObject;
-  try { key = createPrivateKey(pem); } catch { throw new Error('the audit key is not a readable PKCS#8 PEM private key'); }
+  try {
+    key = createPrivateKey(pem);
+  } catch {
+    throw new Error('the audit key is not a readable PKCS#8 PEM private key');
+  }
   return auditKeyFromPrivateKey(key);
 }
 
@@ -78,7 +89,8 @@ export function mergeJwks(existing: JSONWebKeySet | undefined, ...keys: JWK[]): 
 
 export function parseJwks(text: string): JSONWebKeySet {
   const v = JSON.parse(text) as unknown;
-  if (typeof v !== 'object' || v === null || !Array.isArray((v as JSONWebKeySet).keys)) throw new Error('not a JWKS: expected {"keys": [...]}');
+  if (typeof v !== 'object' || v === null || !Array.isArray((v as JSONWebKeySet).keys))
+    throw new Error('not a JWKS: expected {"keys": [...]}');
   return v as JSONWebKeySet;
 }
 
@@ -89,7 +101,10 @@ export interface AuditKeyStore {
   getSecret(namespace: string, name: string): Promise<{ data?: Record<string, string> } | undefined>;
   /** Rejects with an error whose `code` is 409 when the name is taken. */
   createSecret(namespace: string, secret: KubeObjectBody): Promise<unknown>;
-  getConfigMap(namespace: string, name: string): Promise<(KubeObjectBody & { data?: Record<string, string> }) | undefined>;
+  getConfigMap(
+    namespace: string,
+    name: string,
+  ): Promise<(KubeObjectBody & { data?: Record<string, string> }) | undefined>;
   createConfigMap(namespace: string, cm: KubeObjectBody): Promise<unknown>;
   /** PUT with metadata.resourceVersion: rejects with code 409 on a concurrent change. */
   replaceConfigMap(namespace: string, cm: KubeObjectBody): Promise<unknown>;
@@ -112,16 +127,20 @@ export function keyStoreFromKubeClient(
   resources: { secrets: unknown; configMaps: unknown },
 ): AuditKeyStore {
   return {
-    getSecret: async (ns, name) => (await kube.get(resources.secrets, name, ns)) as { data?: Record<string, string> } | undefined,
+    getSecret: async (ns, name) =>
+      (await kube.get(resources.secrets, name, ns)) as { data?: Record<string, string> } | undefined,
     createSecret: (_ns, s) => kube.create(resources.secrets, s as never),
-    getConfigMap: async (ns, name) => (await kube.get(resources.configMaps, name, ns)) as (KubeObjectBody & { data?: Record<string, string> }) | undefined,
+    getConfigMap: async (ns, name) =>
+      (await kube.get(resources.configMaps, name, ns)) as
+        (KubeObjectBody & { data?: Record<string, string> }) | undefined,
     createConfigMap: (_ns, cm) => kube.create(resources.configMaps, cm as never),
     replaceConfigMap: (_ns, cm) => kube.replace(resources.configMaps, cm as never),
   };
 }
 
 const LABELS = { 'app.kubernetes.io/managed-by': 'vaultgate', 'app.kubernetes.io/component': 'audit' };
-const isConflict = (e: unknown): boolean => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 409;
+const isConflict = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 409;
 
 export interface KeyLocation {
   namespace: string;
@@ -133,22 +152,29 @@ export interface KeyLocation {
  * The replica's signing key: read from the Secret, or generated and stored on first start. When two
  * replicas race, the loser's create gets 409 and it reads the winner's key, so all replicas share one.
  */
-export async function loadOrCreateAuditKey(store: AuditKeyStore, loc: KeyLocation): Promise<{ key: AuditKey; created: boolean }> {
+export async function loadOrCreateAuditKey(
+  store: AuditKeyStore,
+  loc: KeyLocation,
+): Promise<{ key: AuditKey; created: boolean }> {
   const name = loc.secretName ?? DEFAULT_KEY_SECRET;
   const existing = await readKey(store, loc.namespace, name);
   if (existing) return { key: existing, created: false };
   const key = await generateAuditKey();
   try {
     await store.createSecret(loc.namespace, {
-      apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
       metadata: { name, namespace: loc.namespace, labels: LABELS },
       data: { [KEY_SECRET_FIELD]: Buffer.from(privateKeyPem(key)).toString('base64') },
     });
     return { key, created: true };
   } catch (err) {
-    if (!isConflict(err)) throw new Error(`cannot store the audit signing key in Secret ${loc.namespace}/${name}: ${errorText(err)}`);
+    if (!isConflict(err))
+      throw new Error(`cannot store the audit signing key in Secret ${loc.namespace}/${name}: ${errorText(err)}`);
     const winner = await readKey(store, loc.namespace, name);
-    if (!winner) throw new Error(`Secret ${loc.namespace}/${name} exists but holds no ${KEY_SECRET_FIELD}`, { cause: err });
+    if (!winner)
+      throw new Error(`Secret ${loc.namespace}/${name} exists but holds no ${KEY_SECRET_FIELD}`, { cause: err });
     return { key: winner, created: false };
   }
 }
@@ -171,8 +197,14 @@ export async function publishJwks(store: AuditKeyStore, loc: KeyLocation, key: A
     if (current?.keys.some((k) => k.kid === key.kid)) return current;
     const jwks = mergeJwks(current, key.publicJwk);
     const body: KubeObjectBody = {
-      apiVersion: 'v1', kind: 'ConfigMap',
-      metadata: { name, namespace: loc.namespace, labels: LABELS, ...(cm?.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}) },
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name,
+        namespace: loc.namespace,
+        labels: LABELS,
+        ...(cm?.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
+      },
       data: { ...(cm?.data ?? {}), [JWKS_CONFIGMAP_FIELD]: `${JSON.stringify(jwks, null, 2)}\n` },
     };
     try {
@@ -180,11 +212,12 @@ export async function publishJwks(store: AuditKeyStore, loc: KeyLocation, key: A
       else await store.createConfigMap(loc.namespace, body);
       return jwks;
     } catch (err) {
-      if (!isConflict(err) || attempt >= 3) throw new Error(`cannot publish the audit JWKS in ConfigMap ${loc.namespace}/${name}: ${errorText(err)}`);
+      if (!isConflict(err) || attempt >= 3)
+        throw new Error(`cannot publish the audit JWKS in ConfigMap ${loc.namespace}/${name}: ${errorText(err)}`);
     }
   }
 }
 
 function errorText(err: unknown): string {
-  return err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err);
+  return err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
 }

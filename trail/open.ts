@@ -3,7 +3,14 @@
 // to stdout and optionally to a rotated file. Used by the webhook and the controller alike.
 import { readFileSync } from 'node:fs';
 import { CONFIGMAPS, SECRETS, type KubeClient } from '../kube/index.ts';
-import { auditKeyFromPem, createSigner, keyStoreFromKubeClient, loadOrCreateAuditKey, publishJwks, type AuditKey } from './keys.ts';
+import {
+  auditKeyFromPem,
+  createSigner,
+  keyStoreFromKubeClient,
+  loadOrCreateAuditKey,
+  publishJwks,
+  type AuditKey,
+} from './keys.ts';
 import { fileSink, stdoutSink, teeSink } from './sinks.ts';
 import { AuditTrail } from './trail.ts';
 
@@ -30,6 +37,8 @@ export async function openAuditTrail(config: AuditTrailConfig, client?: KubeClie
   } else {
     throw new Error('the audit trail needs a key: --audit-key-file, or a cluster connection and --audit-namespace');
   }
-  const sink = config.file ? teeSink(stdoutSink(), fileSink({ path: config.file, ...(config.fsync ? { fsync: true } : {}) })) : stdoutSink();
+  const sink = config.file
+    ? teeSink(stdoutSink(), fileSink({ path: config.file, ...(config.fsync ? { fsync: true } : {}) }))
+    : stdoutSink();
   return AuditTrail.open({ replica: config.replica, signer: createSigner(key), sink });
 }

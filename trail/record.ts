@@ -177,8 +177,23 @@ type PayloadFields = Pick<AuditRecord, 'replica' | 'chain' | 'seq' | 'ts' | 'pre
 export function payloadText(r: PayloadFields, eventJson?: string): string {
   // A record read back from a line may lack a field or carry the wrong type: the generic form omits or
   // quotes it exactly as before, and the hash simply does not match.
-  if (typeof r.chain !== 'string' || typeof r.prev !== 'string' || typeof r.replica !== 'string' || typeof r.seq !== 'number' || typeof r.ts !== 'string' || r.event === undefined) {
-    return canonicalJson({ v: PAYLOAD_VERSION, replica: r.replica, chain: r.chain, seq: r.seq, ts: r.ts, prev: r.prev, event: r.event });
+  if (
+    typeof r.chain !== 'string' ||
+    typeof r.prev !== 'string' ||
+    typeof r.replica !== 'string' ||
+    typeof r.seq !== 'number' ||
+    typeof r.ts !== 'string' ||
+    r.event === undefined
+  ) {
+    return canonicalJson({
+      v: PAYLOAD_VERSION,
+      replica: r.replica,
+      chain: r.chain,
+      seq: r.seq,
+      ts: r.ts,
+      prev: r.prev,
+      event: r.event,
+    });
   }
   eventJson ??= canonicalJson(r.event);
   return `{"chain":${JSON.stringify(r.chain)},"event":${eventJson},"prev":${JSON.stringify(r.prev)},"replica":${JSON.stringify(r.replica)},"seq":${canonicalJson(r.seq)},"ts":${JSON.stringify(r.ts)},"v":${PAYLOAD_VERSION}}`;
@@ -198,7 +213,11 @@ export function toLine(record: AuditRecord, eventJson: string = canonicalJson(re
 /** A line that claims to be an audit record (other log lines on a shared stdout are ignored). */
 export function parseLine(line: string): AuditRecord | undefined {
   let v: unknown;
-  try { v = JSON.parse(line); } catch { return undefined; }
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
   if (typeof v !== 'object' || v === null || (v as { audit?: unknown }).audit !== AUDIT_FORMAT) return undefined;
   return v as AuditRecord;
 }

@@ -4,7 +4,18 @@
 // `vaultgate audit verify audit.log.2 audit.log.1 audit.log` checks continuity across files. Dropping
 // the oldest file loses the start of the chain, which the verifier reports as a notice, not a break.
 import { once } from 'node:events';
-import { closeSync, existsSync, fdatasyncSync, fstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  fstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import type { AuditRecord } from './record.ts';
 import type { AuditSink } from './trail.ts';
 
@@ -28,7 +39,9 @@ export function stdoutSink(stream: NodeJS.WritableStream = process.stdout): Audi
 export function teeSink(...sinks: AuditSink[]): AuditSink {
   const readable = sinks.find((s) => s.lastLine !== undefined);
   return {
-    write: async (line, record: AuditRecord) => { for (const s of sinks) await s.write(line, record); },
+    write: async (line, record: AuditRecord) => {
+      for (const s of sinks) await s.write(line, record);
+    },
     writeBatch: async (lines, records) => {
       for (const s of sinks) {
         if (s.writeBatch) await s.writeBatch(lines, records);
@@ -37,7 +50,9 @@ export function teeSink(...sinks: AuditSink[]): AuditSink {
     },
     ...(readable ? { lastLine: () => readable.lastLine?.() ?? Promise.resolve(undefined) } : {}),
     ...(readable ? { tailDamaged: () => readable.tailDamaged?.() ?? Promise.resolve(false) } : {}),
-    close: async () => { for (const s of sinks) await s.close?.(); },
+    close: async () => {
+      for (const s of sinks) await s.close?.();
+    },
   };
 }
 
@@ -89,7 +104,8 @@ export function fileSink(opts: FileSinkOptions): FileSink {
     if (fd !== undefined) closeSync(fd);
     fd = undefined;
     rmSync(`${opts.path}.${maxFiles}`, { force: true });
-    for (let i = maxFiles - 1; i >= 1; i--) if (existsSync(`${opts.path}.${i}`)) renameSync(`${opts.path}.${i}`, `${opts.path}.${i + 1}`);
+    for (let i = maxFiles - 1; i >= 1; i--)
+      if (existsSync(`${opts.path}.${i}`)) renameSync(`${opts.path}.${i}`, `${opts.path}.${i + 1}`);
     renameSync(opts.path, `${opts.path}.1`);
     open();
   };
@@ -100,7 +116,11 @@ export function fileSink(opts: FileSinkOptions): FileSink {
     const start = Math.max(0, total - TAIL_CHUNK);
     const buf = Buffer.alloc(total - start);
     const f = openSync(file, 'r');
-    try { readSync(f, buf, 0, buf.length, start); } finally { closeSync(f); }
+    try {
+      readSync(f, buf, 0, buf.length, start);
+    } finally {
+      closeSync(f);
+    }
     const text = buf.toString('utf8');
     const partial = !text.endsWith('\n');
     const lines = text.split('\n');
@@ -129,8 +149,12 @@ export function fileSink(opts: FileSinkOptions): FileSink {
   };
 
   return {
-    write(line) { put(`${line}\n`); },
-    writeBatch(lines) { put(`${lines.join('\n')}\n`); },
+    write(line) {
+      put(`${line}\n`);
+    },
+    writeBatch(lines) {
+      put(`${lines.join('\n')}\n`);
+    },
     lastLine: () => Promise.resolve(newest()?.lines.at(-1)),
     tailDamaged: () => Promise.resolve(newest()?.partial ?? false),
     close() {

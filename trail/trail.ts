@@ -20,8 +20,19 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditSigner } from './keys.ts';
 import {
-  AUDIT_FORMAT, canonicalJson, GENESIS_PREV, headOf, parseLine, payloadText, recordHash, sha256Hex, toLine,
-  type AuditEvent, type AuditRecord, type ChainHead, type ChainStartEvent,
+  AUDIT_FORMAT,
+  canonicalJson,
+  GENESIS_PREV,
+  headOf,
+  parseLine,
+  payloadText,
+  recordHash,
+  sha256Hex,
+  toLine,
+  type AuditEvent,
+  type AuditRecord,
+  type ChainHead,
+  type ChainStartEvent,
 } from './record.ts';
 
 /** Where records go. `lastLine` lets a restarted replica continue its chain. */
@@ -39,7 +50,9 @@ export interface AuditSink {
   close?(): Promise<void>;
 }
 
-export interface Clock { now(): Date }
+export interface Clock {
+  now(): Date;
+}
 export const systemClock: Clock = { now: () => new Date() };
 
 export interface AuditTrailOptions {
@@ -74,7 +87,12 @@ export interface AuditTrailStats {
   lagTotalMs: number;
 }
 
-interface Pending { event: AuditEvent; resolve: (r: AuditRecord) => void; reject: (e: unknown) => void; at: number }
+interface Pending {
+  event: AuditEvent;
+  resolve: (r: AuditRecord) => void;
+  reject: (e: unknown) => void;
+  at: number;
+}
 
 export const DEFAULT_MAX_BATCH = 256;
 export const DEFAULT_MAX_QUEUE = 1024;
@@ -93,7 +111,15 @@ export class AuditTrail {
   #scheduled = false;
   #flushing: Promise<void> | undefined;
   #closed = false;
-  readonly #stats: AuditTrailStats = { records: 0, batches: 0, queued: 0, queuedHighWater: 0, waitedForRoom: 0, lagMaxMs: 0, lagTotalMs: 0 };
+  readonly #stats: AuditTrailStats = {
+    records: 0,
+    batches: 0,
+    queued: 0,
+    queuedHighWater: 0,
+    waitedForRoom: 0,
+    lagMaxMs: 0,
+    lagTotalMs: 0,
+  };
 
   private constructor(opts: AuditTrailOptions, head: ChainHead) {
     this.replica = opts.replica;
@@ -107,7 +133,8 @@ export class AuditTrail {
 
   /** Open the trail: resume the sink's chain for this replica, or start a new one. Writes one record. */
   static async open(opts: AuditTrailOptions): Promise<AuditTrail> {
-    if (!opts.replica || /\s/.test(opts.replica)) throw new Error('the audit replica id must be non-empty and without whitespace');
+    if (!opts.replica || /\s/.test(opts.replica))
+      throw new Error('the audit replica id must be non-empty and without whitespace');
     const newChain = opts.newChainId ?? (() => randomUUID());
     const lastText = await opts.sink.lastLine?.();
     const last = lastText === undefined ? undefined : parseLine(lastText);
@@ -119,7 +146,11 @@ export class AuditTrail {
       return trail;
     }
     const start: ChainStartEvent = last
-      ? { type: 'chain-start', reason: last.replica === opts.replica ? 'previous-unreadable' : 'replica-changed', previous: { chain: last.chain, seq: last.seq, hash: recordHash(last) } }
+      ? {
+          type: 'chain-start',
+          reason: last.replica === opts.replica ? 'previous-unreadable' : 'replica-changed',
+          previous: { chain: last.chain, seq: last.seq, hash: recordHash(last) },
+        }
       : { type: 'chain-start', reason: damaged || lastText !== undefined ? 'previous-unreadable' : 'first-start' };
     // seq -1 / genesis prev: the first append produces seq 0 with prev = zeros.
     const trail = new AuditTrail(opts, { replica: opts.replica, chain: newChain(), seq: -1, hash: GENESIS_PREV });
@@ -180,7 +211,8 @@ export class AuditTrail {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, this.#maxBatch);
       // Room again: let waiting appends in, in call order (they join the next batch).
-      while (this.#blocked.length > 0 && this.#pending.length < this.#maxQueue) this.#pending.push(this.#blocked.shift()!);
+      while (this.#blocked.length > 0 && this.#pending.length < this.#maxQueue)
+        this.#pending.push(this.#blocked.shift()!);
       if (this.#pending.length > this.#stats.queuedHighWater) this.#stats.queuedHighWater = this.#pending.length;
       await this.#writeBatch(batch);
     }
@@ -193,7 +225,14 @@ export class AuditTrail {
     try {
       const ts = this.#clock.now().toISOString();
       for (let i = 0; i < batch.length; i++) {
-        const fields = { replica: this.replica, chain: head.chain, seq: head.seq + 1, ts, prev: head.hash, event: batch[i]!.event };
+        const fields = {
+          replica: this.replica,
+          chain: head.chain,
+          seq: head.seq + 1,
+          ts,
+          prev: head.hash,
+          event: batch[i]!.event,
+        };
         const eventJson = canonicalJson(fields.event);
         const text = payloadText(fields, eventJson);
         const hash = sha256Hex(text);

@@ -9,12 +9,35 @@
 // begins after seq 0 is a notice (older files rotated away); a chain that begins mid-way right after
 // another chain of the same replica in the same file is a splice (an error).
 import { compactVerify, createLocalJWKSet, errors as joseErrors, type JSONWebKeySet } from 'jose';
-import { AUDIT_FORMAT, GENESIS_PREV, JWS_TYPE, PAYLOAD_VERSION, recordHash, type AuditPayload, type AuditRecord } from './record.ts';
+import {
+  AUDIT_FORMAT,
+  GENESIS_PREV,
+  JWS_TYPE,
+  PAYLOAD_VERSION,
+  recordHash,
+  type AuditPayload,
+  type AuditRecord,
+} from './record.ts';
 
 export type IssueKind =
-  | 'unparsable' | 'truncated' | 'bad-signature' | 'unknown-key' | 'bad-header' | 'field-mismatch'
-  | 'bad-genesis' | 'prev-mismatch' | 'missing' | 'out-of-order' | 'duplicate' | 'conflict' | 'spliced'
-  | 'starts-mid-chain' | 'previous-head-mismatch' | 'unlinked-restart' | 'consequence' | 'unsigned-tail';
+  | 'unparsable'
+  | 'truncated'
+  | 'bad-signature'
+  | 'unknown-key'
+  | 'bad-header'
+  | 'field-mismatch'
+  | 'bad-genesis'
+  | 'prev-mismatch'
+  | 'missing'
+  | 'out-of-order'
+  | 'duplicate'
+  | 'conflict'
+  | 'spliced'
+  | 'starts-mid-chain'
+  | 'previous-head-mismatch'
+  | 'unlinked-restart'
+  | 'consequence'
+  | 'unsigned-tail';
 
 export interface VerifyIssue {
   severity: 'error' | 'notice';
@@ -68,9 +91,16 @@ export interface VerifyReport {
   unvouched: number;
 }
 
-export interface VerifyInput { name: string; text: string }
+export interface VerifyInput {
+  name: string;
+  text: string;
+}
 
-interface Seen { file: string; line: number; hash: string }
+interface Seen {
+  file: string;
+  line: number;
+  hash: string;
+}
 
 interface ChainState {
   summary: ChainSummary;
@@ -111,21 +141,45 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
       try {
         plain = JSON.parse(text) as AuditRecord;
       } catch {
-        if (isLastLine && !endsWithNewline) issues.push({ severity: 'error', kind: 'truncated', ...where, message: `${at(where)}: the last line is an incomplete record: the file was cut off (truncated) mid-record` });
-        else if (text.includes(AUDIT_FORMAT)) issues.push({ severity: 'error', kind: 'unparsable', ...where, message: `${at(where)}: an audit record that is not valid JSON (cut short or edited)` });
+        if (isLastLine && !endsWithNewline)
+          issues.push({
+            severity: 'error',
+            kind: 'truncated',
+            ...where,
+            message: `${at(where)}: the last line is an incomplete record: the file was cut off (truncated) mid-record`,
+          });
+        else if (text.includes(AUDIT_FORMAT))
+          issues.push({
+            severity: 'error',
+            kind: 'unparsable',
+            ...where,
+            message: `${at(where)}: an audit record that is not valid JSON (cut short or edited)`,
+          });
         else ignoredLines++;
         continue;
       }
-      if (typeof plain !== 'object' || plain === null || plain.audit !== AUDIT_FORMAT) { ignoredLines++; continue; }
+      if (typeof plain !== 'object' || plain === null || plain.audit !== AUDIT_FORMAT) {
+        ignoredLines++;
+        continue;
+      }
       records++;
-      const claimed = { replica: str(plain.replica), chain: str(plain.chain), seq: typeof plain.seq === 'number' ? plain.seq : undefined };
+      const claimed = {
+        replica: str(plain.replica),
+        chain: str(plain.chain),
+        seq: typeof plain.seq === 'number' ? plain.seq : undefined,
+      };
       const ident = { ...where, ...claimed };
 
       let bad = false;
       let mismatchReported = false;
       const hash = contentHash(plain);
       if (hash === undefined) {
-        issues.push({ severity: 'error', kind: 'unparsable', ...ident, message: `${at(where, claimed)}: an audit record without replica, chain, seq, ts, prev and event` });
+        issues.push({
+          severity: 'error',
+          kind: 'unparsable',
+          ...ident,
+          message: `${at(where, claimed)}: an audit record without replica, chain, seq, ts, prev and event`,
+        });
         continue;
       }
       // 1. a checkpoint: signature, and the readable fields against the signed payload
@@ -134,12 +188,24 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
       if (plain.jws !== undefined) {
         if (typeof plain.jws !== 'string') {
           bad = true;
-          issues.push({ severity: 'error', kind: 'bad-signature', ...ident, message: `${at(where, claimed)}: the jws field is not a compact JWS` });
+          issues.push({
+            severity: 'error',
+            kind: 'bad-signature',
+            ...ident,
+            message: `${at(where, claimed)}: the jws field is not a compact JWS`,
+          });
         } else {
           try {
             const res = await compactVerify(plain.jws, keySet, { algorithms: ['EdDSA', 'Ed25519'] });
             if (res.protectedHeader.typ !== JWS_TYPE) {
-              issues.push({ severity: 'error', kind: 'bad-header', ...ident, expected: JWS_TYPE, found: String(res.protectedHeader.typ), message: `${at(where, claimed)}: JWS typ is "${String(res.protectedHeader.typ)}", expected "${JWS_TYPE}"` });
+              issues.push({
+                severity: 'error',
+                kind: 'bad-header',
+                ...ident,
+                expected: JWS_TYPE,
+                found: String(res.protectedHeader.typ),
+                message: `${at(where, claimed)}: JWS typ is "${String(res.protectedHeader.typ)}", expected "${JWS_TYPE}"`,
+              });
               bad = true;
             }
             payload = JSON.parse(new TextDecoder().decode(res.payload)) as AuditPayload;
@@ -151,13 +217,18 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
         if (payload) {
           const diffs: string[] = [];
           if (payload.v !== PAYLOAD_VERSION) diffs.push('v');
-          for (const k of ['replica', 'chain', 'seq', 'ts', 'prev', 'event'] as const) diffPaths(k, plain[k], payload[k], diffs);
+          for (const k of ['replica', 'chain', 'seq', 'ts', 'prev', 'event'] as const)
+            diffPaths(k, plain[k], payload[k], diffs);
           if (diffs.length > 0) {
             bad = true;
             mismatchReported = true;
             const first = diffs[0] ?? '';
             issues.push({
-              severity: 'error', kind: 'field-mismatch', ...ident, expected: describe(payload, first), found: describe(plain, first),
+              severity: 'error',
+              kind: 'field-mismatch',
+              ...ident,
+              expected: describe(payload, first),
+              found: describe(plain, first),
               message: `${at(where, claimed)}: field ${diffs.join(', ')} differs from the signed payload (signed ${describe(payload, first)}, line says ${describe(plain, first)}): the line was edited`,
             });
           } else if (!bad) {
@@ -169,7 +240,11 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
       if (plain.hash !== hash && !mismatchReported) {
         bad = true;
         issues.push({
-          severity: 'error', kind: 'field-mismatch', ...ident, expected: hash, found: String(plain.hash),
+          severity: 'error',
+          kind: 'field-mismatch',
+          ...ident,
+          expected: hash,
+          found: String(plain.hash),
           message: `${at(where, claimed)}: the record's content does not match its hash (content hashes to ${short(hash)}, line says ${short(String(plain.hash))}): the line was edited`,
         });
       }
@@ -188,13 +263,34 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
 
       if (!st) {
         st = {
-          summary: { replica: rec.replica, chain: rec.chain, records: 0, firstSeq: rec.seq, lastSeq: rec.seq, headHash: hash, fromGenesis: rec.seq === 0, files: [], checkpoints: 0 },
-          lastSeq: rec.seq, lastHash: hash, lastWhere: where, seen: new Map(), gaps: new Map(), lastBad: bad, uncovered: [],
+          summary: {
+            replica: rec.replica,
+            chain: rec.chain,
+            records: 0,
+            firstSeq: rec.seq,
+            lastSeq: rec.seq,
+            headHash: hash,
+            fromGenesis: rec.seq === 0,
+            files: [],
+            checkpoints: 0,
+          },
+          lastSeq: rec.seq,
+          lastHash: hash,
+          lastWhere: where,
+          seen: new Map(),
+          gaps: new Map(),
+          lastBad: bad,
+          uncovered: [],
         };
         chains.set(key, st);
         if (rec.seq === 0) {
           if (rec.prev !== GENESIS_PREV || rec.event?.type !== 'chain-start') {
-            issues.push({ severity: 'error', kind: 'bad-genesis', ...pos, message: `${at(where, id)}: seq 0 must be a chain-start record with prev ${GENESIS_PREV.slice(0, 12)}…` });
+            issues.push({
+              severity: 'error',
+              kind: 'bad-genesis',
+              ...pos,
+              message: `${at(where, id)}: seq 0 must be a chain-start record with prev ${GENESIS_PREV.slice(0, 12)}…`,
+            });
           } else {
             checkRestartLink(rec, pos, chains, issues);
           }
@@ -202,11 +298,20 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
           const other = lastInFile.get(rec.replica);
           if (other !== undefined && other !== rec.chain) {
             issues.push({
-              severity: 'error', kind: 'spliced', ...pos, expected: `chain ${short(other)} to continue, or a chain-start record`, found: `chain ${short(rec.chain)} at seq ${rec.seq}`,
+              severity: 'error',
+              kind: 'spliced',
+              ...pos,
+              expected: `chain ${short(other)} to continue, or a chain-start record`,
+              found: `chain ${short(rec.chain)} at seq ${rec.seq}`,
               message: `${at(where, id)}: replica "${rec.replica}" switches from chain ${short(other)} to chain ${short(rec.chain)} mid-way (seq ${rec.seq}, no chain-start record): two chains were spliced`,
             });
           } else {
-            issues.push({ severity: 'notice', kind: 'starts-mid-chain', ...pos, message: `${at(where, id)}: chain ${short(rec.chain)} of replica "${rec.replica}" begins at seq ${rec.seq}: seq 0–${rec.seq - 1} are not in the given files (older files rotated away, or not given)` });
+            issues.push({
+              severity: 'notice',
+              kind: 'starts-mid-chain',
+              ...pos,
+              message: `${at(where, id)}: chain ${short(rec.chain)} of replica "${rec.replica}" begins at seq ${rec.seq}: seq 0–${rec.seq - 1} are not in the given files (older files rotated away, or not given)`,
+            });
           }
         }
       } else {
@@ -216,7 +321,11 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
           if (rec.prev !== st.lastHash) {
             const consequence = st.lastBad;
             issues.push({
-              severity: consequence ? 'notice' : 'error', kind: consequence ? 'consequence' : 'prev-mismatch', ...pos, expected: st.lastHash, found: String(rec.prev),
+              severity: consequence ? 'notice' : 'error',
+              kind: consequence ? 'consequence' : 'prev-mismatch',
+              ...pos,
+              expected: st.lastHash,
+              found: String(rec.prev),
               message: consequence
                 ? `${at(where, id)}: does not chain to ${at(st.lastWhere)} — a consequence of the problem reported there`
                 : `${at(where, id)}: prev hash ${short(String(rec.prev))} does not match ${at(st.lastWhere)} (seq ${st.lastSeq}, hash ${short(st.lastHash)}): the record before it was altered, replaced or inserted`,
@@ -225,16 +334,34 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
         } else if (rec.seq > expectedSeq) {
           const missing = rec.seq - expectedSeq;
           const issue: VerifyIssue = {
-            severity: 'error', kind: 'missing', ...pos, expected: `seq ${expectedSeq}`, found: `seq ${rec.seq}`,
+            severity: 'error',
+            kind: 'missing',
+            ...pos,
+            expected: `seq ${expectedSeq}`,
+            found: `seq ${rec.seq}`,
             message: `${at(where, id)}: expected seq ${expectedSeq} after ${at(st.lastWhere)}, found seq ${rec.seq}: ${missing === 1 ? `record seq ${expectedSeq} is` : `records seq ${expectedSeq}–${rec.seq - 1} are`} missing (dropped)`,
           };
           issues.push(issue);
           for (let s = expectedSeq; s < rec.seq; s++) st.gaps.set(s, issue);
         } else if (prevSeen && prevSeen.hash === hash) {
-          issues.push({ severity: 'error', kind: 'duplicate', ...pos, expected: `seq ${expectedSeq}`, found: `seq ${rec.seq} again`, message: `${at(where, id)}: duplicate of ${at(prevSeen)} (seq ${rec.seq}): a record was copied` });
+          issues.push({
+            severity: 'error',
+            kind: 'duplicate',
+            ...pos,
+            expected: `seq ${expectedSeq}`,
+            found: `seq ${rec.seq} again`,
+            message: `${at(where, id)}: duplicate of ${at(prevSeen)} (seq ${rec.seq}): a record was copied`,
+          });
           continue;
         } else if (prevSeen) {
-          issues.push({ severity: 'error', kind: 'conflict', ...pos, expected: `seq ${expectedSeq}`, found: `a second, different seq ${rec.seq}`, message: `${at(where, id)}: a different record with seq ${rec.seq} already appeared at ${at(prevSeen)}: the chain was forked or spliced` });
+          issues.push({
+            severity: 'error',
+            kind: 'conflict',
+            ...pos,
+            expected: `seq ${expectedSeq}`,
+            found: `a second, different seq ${rec.seq}`,
+            message: `${at(where, id)}: a different record with seq ${rec.seq} already appeared at ${at(prevSeen)}: the chain was forked or spliced`,
+          });
           continue;
         } else {
           const gap = st.gaps.get(rec.seq);
@@ -245,10 +372,24 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
             st.gaps.delete(rec.seq);
             for (const [s, g] of st.gaps) if (g === gap) st.gaps.delete(s);
           } else {
-            issues.push({ severity: 'error', kind: 'out-of-order', ...pos, expected: `seq ${expectedSeq}`, found: `seq ${rec.seq}`, message: `${at(where, id)}: seq ${rec.seq} appears after seq ${st.lastSeq} (${at(st.lastWhere)}): records were reordered` });
+            issues.push({
+              severity: 'error',
+              kind: 'out-of-order',
+              ...pos,
+              expected: `seq ${expectedSeq}`,
+              found: `seq ${rec.seq}`,
+              message: `${at(where, id)}: seq ${rec.seq} appears after seq ${st.lastSeq} (${at(st.lastWhere)}): records were reordered`,
+            });
           }
           if (before && rec.prev !== before.hash && !bad) {
-            issues.push({ severity: 'error', kind: 'prev-mismatch', ...pos, expected: before.hash, found: String(rec.prev), message: `${at(where, id)}: prev hash does not match seq ${rec.seq - 1} at ${at(before)}` });
+            issues.push({
+              severity: 'error',
+              kind: 'prev-mismatch',
+              ...pos,
+              expected: before.hash,
+              found: String(rec.prev),
+              message: `${at(where, id)}: prev hash does not match seq ${rec.seq - 1} at ${at(before)}`,
+            });
           }
           st.seen.set(rec.seq, { ...where, hash });
           st.summary.records++;
@@ -282,31 +423,69 @@ export async function verifyAuditFiles(inputs: readonly VerifyInput[], jwks: JSO
     if (!first || !last) continue;
     const id = { replica: st.summary.replica, chain: st.summary.chain, seq: first.seq };
     issues.push({
-      severity: 'error', kind: 'unsigned-tail', file: first.file, line: first.line, ...id, expected: 'a signed checkpoint after every record', found: `${st.uncovered.length} record(s) after the last valid checkpoint`,
+      severity: 'error',
+      kind: 'unsigned-tail',
+      file: first.file,
+      line: first.line,
+      ...id,
+      expected: 'a signed checkpoint after every record',
+      found: `${st.uncovered.length} record(s) after the last valid checkpoint`,
       message: `${at(first, id)}: ${st.uncovered.length === 1 ? `record seq ${first.seq} is` : `records seq ${first.seq}–${last.seq} (to ${at(last)}) are`} not covered by any valid signed checkpoint of chain ${short(st.summary.chain)}: the trail ends every batch with a signed record, so records were appended, or the ones after them cut off`,
     });
   }
-  issues.sort((a, b) => inputs.findIndex((x) => x.name === a.file) - inputs.findIndex((x) => x.name === b.file) || a.line - b.line);
-  return { ok: !issues.some((i) => i.severity === 'error'), records, ignoredLines, issues, chains: [...chains.values()].map((c) => c.summary), admissions, unauthenticated, unpinned, unvouched: unauthenticated + unpinned };
+  issues.sort(
+    (a, b) =>
+      inputs.findIndex((x) => x.name === a.file) - inputs.findIndex((x) => x.name === b.file) || a.line - b.line,
+  );
+  return {
+    ok: !issues.some((i) => i.severity === 'error'),
+    records,
+    ignoredLines,
+    issues,
+    chains: [...chains.values()].map((c) => c.summary),
+    admissions,
+    unauthenticated,
+    unpinned,
+    unvouched: unauthenticated + unpinned,
+  };
 }
 
 /** A chain-start that names the previous head: the files must show that chain ending exactly there. */
-function checkRestartLink(rec: AuditPayload, pos: { file: string; line: number; replica: string; chain: string; seq: number }, chains: Map<string, ChainState>, issues: VerifyIssue[]): void {
+function checkRestartLink(
+  rec: AuditPayload,
+  pos: { file: string; line: number; replica: string; chain: string; seq: number },
+  chains: Map<string, ChainState>,
+  issues: VerifyIssue[],
+): void {
   if (rec.event.type !== 'chain-start') return;
   const prev = rec.event.previous;
-  const sameReplica = [...chains.values()].filter((c) => c.summary.replica === rec.replica && c.summary.chain !== rec.chain);
+  const sameReplica = [...chains.values()].filter(
+    (c) => c.summary.replica === rec.replica && c.summary.chain !== rec.chain,
+  );
   if (!prev) {
     if (sameReplica.length > 0 && rec.event.reason === 'first-start') {
-      issues.push({ severity: 'notice', kind: 'unlinked-restart', ...pos, message: `${at(pos, rec)}: replica "${rec.replica}" starts a new chain without naming the previous one (it had no readable state, e.g. stdout only)` });
+      issues.push({
+        severity: 'notice',
+        kind: 'unlinked-restart',
+        ...pos,
+        message: `${at(pos, rec)}: replica "${rec.replica}" starts a new chain without naming the previous one (it had no readable state, e.g. stdout only)`,
+      });
     }
     return;
   }
   const before = [...chains.values()].find((c) => c.summary.chain === prev.chain);
   if (!before) return; // the previous chain is not among the given files
   if (before.lastSeq !== prev.seq || before.lastHash !== prev.hash) {
-    const missing = prev.seq > before.lastSeq ? `: records seq ${before.lastSeq + 1}–${prev.seq} of chain ${short(prev.chain)} are missing (its tail was truncated)` : '';
+    const missing =
+      prev.seq > before.lastSeq
+        ? `: records seq ${before.lastSeq + 1}–${prev.seq} of chain ${short(prev.chain)} are missing (its tail was truncated)`
+        : '';
     issues.push({
-      severity: 'error', kind: 'previous-head-mismatch', ...pos, expected: `chain ${short(prev.chain)} ending at seq ${prev.seq} (${short(prev.hash)})`, found: `it ends at seq ${before.lastSeq} (${short(before.lastHash)}) at ${at(before.lastWhere)}`,
+      severity: 'error',
+      kind: 'previous-head-mismatch',
+      ...pos,
+      expected: `chain ${short(prev.chain)} ending at seq ${prev.seq} (${short(prev.hash)})`,
+      found: `it ends at seq ${before.lastSeq} (${short(before.lastHash)}) at ${at(before.lastWhere)}`,
       message: `${at(pos, rec)}: this chain-start says chain ${short(prev.chain)} ended at seq ${prev.seq}, but the files show it ending at seq ${before.lastSeq} (${at(before.lastWhere)})${missing}`,
     });
   }
@@ -314,34 +493,78 @@ function checkRestartLink(rec: AuditPayload, pos: { file: string; line: number; 
 
 /** SHA-256 of a line's canonical payload, or undefined when the line lacks the payload fields. */
 function contentHash(plain: AuditRecord): string | undefined {
-  if (typeof plain.replica !== 'string' || typeof plain.chain !== 'string' || typeof plain.seq !== 'number' || typeof plain.ts !== 'string' || typeof plain.prev !== 'string' || typeof plain.event !== 'object' || plain.event === null) return undefined;
+  if (
+    typeof plain.replica !== 'string' ||
+    typeof plain.chain !== 'string' ||
+    typeof plain.seq !== 'number' ||
+    typeof plain.ts !== 'string' ||
+    typeof plain.prev !== 'string' ||
+    typeof plain.event !== 'object' ||
+    plain.event === null
+  )
+    return undefined;
   return recordHash(plain);
 }
 
-function signatureIssue(err: unknown, jws: string, ident: Omit<VerifyIssue, 'severity' | 'kind' | 'message'>, claimed: { replica?: string; chain?: string; seq?: number }): VerifyIssue {
+function signatureIssue(
+  err: unknown,
+  jws: string,
+  ident: Omit<VerifyIssue, 'severity' | 'kind' | 'message'>,
+  claimed: { replica?: string; chain?: string; seq?: number },
+): VerifyIssue {
   const where = { file: ident.file, line: ident.line };
   if (err instanceof joseErrors.JWKSNoMatchingKey) {
     const kid = headerKid(jws);
-    return { severity: 'error', kind: 'unknown-key', ...ident, found: kid, message: `${at(where, claimed)}: signed with key ${kid ? `kid ${kid}` : '(no kid)'} which is not in the JWKS: re-signed with another key` };
+    return {
+      severity: 'error',
+      kind: 'unknown-key',
+      ...ident,
+      found: kid,
+      message: `${at(where, claimed)}: signed with key ${kid ? `kid ${kid}` : '(no kid)'} which is not in the JWKS: re-signed with another key`,
+    };
   }
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
-    return { severity: 'error', kind: 'bad-signature', ...ident, message: `${at(where, claimed)}: the signature does not match the signed content: the record was altered after signing` };
+    return {
+      severity: 'error',
+      kind: 'bad-signature',
+      ...ident,
+      message: `${at(where, claimed)}: the signature does not match the signed content: the record was altered after signing`,
+    };
   }
-  return { severity: 'error', kind: 'bad-signature', ...ident, message: `${at(where, claimed)}: not a valid signed record (${err instanceof Error ? err.message : String(err)})` };
+  return {
+    severity: 'error',
+    kind: 'bad-signature',
+    ...ident,
+    message: `${at(where, claimed)}: not a valid signed record (${err instanceof Error ? err.message : String(err)})`,
+  };
 }
 
 function headerKid(jws: string): string | undefined {
   try {
     const h = JSON.parse(Buffer.from(jws.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown };
     return typeof h.kid === 'string' ? h.kid : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 function diffPaths(path: string, a: unknown, b: unknown, out: string[]): void {
   if (out.length >= 5) return;
-  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && Array.isArray(a) === Array.isArray(b)) {
+  if (
+    typeof a === 'object' &&
+    a !== null &&
+    typeof b === 'object' &&
+    b !== null &&
+    Array.isArray(a) === Array.isArray(b)
+  ) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of keys) diffPaths(Array.isArray(a) ? `${path}[${k}]` : `${path}.${k}`, (a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], out);
+    for (const k of keys)
+      diffPaths(
+        Array.isArray(a) ? `${path}[${k}]` : `${path}.${k}`,
+        (a as Record<string, unknown>)[k],
+        (b as Record<string, unknown>)[k],
+        out,
+      );
     return;
   }
   if (a !== b) out.push(path);
@@ -349,7 +572,8 @@ function diffPaths(path: string, a: unknown, b: unknown, out: string[]): void {
 
 function describe(obj: unknown, path: string): string {
   let v: unknown = obj;
-  for (const part of path.split(/\.|\[|\]/).filter(Boolean)) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[part] : undefined;
+  for (const part of path.split(/\.|\[|\]/).filter(Boolean))
+    v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[part] : undefined;
   const s = v === undefined ? '(absent)' : JSON.stringify(v);
   return s.length > 80 ? `${s.slice(0, 77)}…` : s;
 }
@@ -366,7 +590,7 @@ function at(where: { file: string; line: number }, id?: { replica?: string; chai
   const parts = [`${where.file}:${where.line}`];
   if (id?.replica !== undefined) parts.push(`replica ${id.replica}`);
   if (id?.seq !== undefined) parts.push(`seq ${id.seq}`);
-  return parts.length > 1 ? `${parts[0]} (${parts.slice(1).join(', ')})` : parts[0] ?? '';
+  return parts.length > 1 ? `${parts[0]} (${parts.slice(1).join(', ')})` : (parts[0] ?? '');
 }
 
 /** Order rotated files oldest first: `x.3 x.2 x.1 x` (a shell glob gives `x x.1 x.2`). Other files keep their order. */

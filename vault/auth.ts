@@ -17,24 +17,42 @@ export async function login(client: VaultRequester, creds: VaultCredentials): Pr
   switch (creds.method) {
     case 'kubernetes': {
       const jwt = await creds.jwt();
-      return authResponse(await client.request<{ auth?: AuthBlock }>({
-        operation: 'auth.login.kubernetes', method: 'POST', path: `auth/${trimMount(creds.mount)}/login`,
-        body: { role: creds.role, jwt }, sensitive: [jwt],
-      }), 'auth.login.kubernetes');
+      return authResponse(
+        await client.request<{ auth?: AuthBlock }>({
+          operation: 'auth.login.kubernetes',
+          method: 'POST',
+          path: `auth/${trimMount(creds.mount)}/login`,
+          body: { role: creds.role, jwt },
+          sensitive: [jwt],
+        }),
+        'auth.login.kubernetes',
+      );
     }
     case 'jwt': {
       const jwt = await creds.jwt();
-      return authResponse(await client.request<{ auth?: AuthBlock }>({
-        operation: 'auth.login.jwt', method: 'POST', path: `auth/${trimMount(creds.mount)}/login`,
-        body: { ...(creds.role ? { role: creds.role } : {}), jwt }, sensitive: [jwt],
-      }), 'auth.login.jwt');
+      return authResponse(
+        await client.request<{ auth?: AuthBlock }>({
+          operation: 'auth.login.jwt',
+          method: 'POST',
+          path: `auth/${trimMount(creds.mount)}/login`,
+          body: { ...(creds.role ? { role: creds.role } : {}), jwt },
+          sensitive: [jwt],
+        }),
+        'auth.login.jwt',
+      );
     }
     case 'appRole': {
       const secretId = await creds.secretId();
-      return authResponse(await client.request<{ auth?: AuthBlock }>({
-        operation: 'auth.login.approle', method: 'POST', path: `auth/${trimMount(creds.mount)}/login`,
-        body: { role_id: creds.roleId, secret_id: secretId }, sensitive: [secretId],
-      }), 'auth.login.approle');
+      return authResponse(
+        await client.request<{ auth?: AuthBlock }>({
+          operation: 'auth.login.approle',
+          method: 'POST',
+          path: `auth/${trimMount(creds.mount)}/login`,
+          body: { role_id: creds.roleId, secret_id: secretId },
+          sensitive: [secretId],
+        }),
+        'auth.login.approle',
+      );
     }
     case 'token': {
       // No login: learn the TTL of the given token (and prove it is valid).
@@ -45,28 +63,50 @@ export async function login(client: VaultRequester, creds: VaultCredentials): Pr
       // Both as hashicorp/vault/api/auth/{userpass,ldap}: the username is a path segment.
       const password = await creds.password();
       const operation = creds.method === 'ldap' ? 'auth.login.ldap' : 'auth.login.userpass';
-      return authResponse(await client.request<{ auth?: AuthBlock }>({
-        operation, method: 'POST', path: `auth/${trimMount(creds.mount)}/login/${creds.username}`,
-        body: { password }, sensitive: [password],
-      }), operation);
+      return authResponse(
+        await client.request<{ auth?: AuthBlock }>({
+          operation,
+          method: 'POST',
+          path: `auth/${trimMount(creds.mount)}/login/${creds.username}`,
+          body: { password },
+          sensitive: [password],
+        }),
+        operation,
+      );
     }
     case 'cert': {
       // The certificate is the connection's (TLS client auth); the body only names the role.
-      return authResponse(await client.request<{ auth?: AuthBlock }>({
-        operation: 'auth.login.cert', method: 'POST', path: `auth/${trimMount(creds.mount)}/login`,
-        body: creds.role ? { name: creds.role } : {},
-      }), 'auth.login.cert');
+      return authResponse(
+        await client.request<{ auth?: AuthBlock }>({
+          operation: 'auth.login.cert',
+          method: 'POST',
+          path: `auth/${trimMount(creds.mount)}/login`,
+          body: creds.role ? { name: creds.role } : {},
+        }),
+        'auth.login.cert',
+      );
     }
   }
 }
 
 /** `auth/token/lookup-self`: the token's remaining TTL, policies, renewability. */
 export async function lookupSelf(client: VaultRequester, token: string): Promise<VaultTokenInfo> {
-  const res = await client.request<{ data?: { accessor?: unknown; policies?: unknown; ttl?: unknown; renewable?: unknown } }>({
-    operation: 'auth.token.lookup_self', method: 'GET', path: 'auth/token/lookup-self', token,
+  const res = await client.request<{
+    data?: { accessor?: unknown; policies?: unknown; ttl?: unknown; renewable?: unknown };
+  }>({
+    operation: 'auth.token.lookup_self',
+    method: 'GET',
+    path: 'auth/token/lookup-self',
+    token,
   });
   const d = res?.data;
-  if (!d) throw new VaultError('unknown', 'auth.token.lookup_self: Vault answered without data', undefined, 'auth.token.lookup_self');
+  if (!d)
+    throw new VaultError(
+      'unknown',
+      'auth.token.lookup_self: Vault answered without data',
+      undefined,
+      'auth.token.lookup_self',
+    );
   return {
     token,
     ...(typeof d.accessor === 'string' ? { accessor: d.accessor } : {}),
@@ -77,9 +117,16 @@ export async function lookupSelf(client: VaultRequester, token: string): Promise
 }
 
 /** `auth/token/renew-self`; `incrementSeconds` asks for a new TTL (Vault caps it at the max TTL). */
-export async function renewSelf(client: VaultRequester, token: string, incrementSeconds?: number): Promise<VaultTokenInfo> {
+export async function renewSelf(
+  client: VaultRequester,
+  token: string,
+  incrementSeconds?: number,
+): Promise<VaultTokenInfo> {
   const res = await client.request<{ auth?: AuthBlock }>({
-    operation: 'auth.token.renew_self', method: 'POST', path: 'auth/token/renew-self', token,
+    operation: 'auth.token.renew_self',
+    method: 'POST',
+    path: 'auth/token/renew-self',
+    token,
     body: incrementSeconds ? { increment: `${Math.round(incrementSeconds)}s` } : {},
   });
   const info = authResponse(res, 'auth.token.renew_self');
@@ -99,12 +146,25 @@ export async function revokeSelf(client: VaultRequester, token: string): Promise
 export function identityKey(client: Pick<VaultClient, 'address' | 'namespace'>, creds: VaultCredentials): string {
   const parts = [client.address, client.namespace ?? '', creds.method];
   switch (creds.method) {
-    case 'kubernetes': parts.push(trimMount(creds.mount), creds.role, creds.subject); break;
-    case 'jwt': parts.push(trimMount(creds.mount), creds.role ?? '', creds.subject); break;
-    case 'appRole': parts.push(trimMount(creds.mount), creds.roleId, creds.subject); break;
-    case 'token': parts.push(creds.subject); break;
-    case 'userPass': case 'ldap': parts.push(trimMount(creds.mount), creds.username, creds.subject); break;
-    case 'cert': parts.push(trimMount(creds.mount), creds.role ?? '', creds.subject); break;
+    case 'kubernetes':
+      parts.push(trimMount(creds.mount), creds.role, creds.subject);
+      break;
+    case 'jwt':
+      parts.push(trimMount(creds.mount), creds.role ?? '', creds.subject);
+      break;
+    case 'appRole':
+      parts.push(trimMount(creds.mount), creds.roleId, creds.subject);
+      break;
+    case 'token':
+      parts.push(creds.subject);
+      break;
+    case 'userPass':
+    case 'ldap':
+      parts.push(trimMount(creds.mount), creds.username, creds.subject);
+      break;
+    case 'cert':
+      parts.push(trimMount(creds.mount), creds.role ?? '', creds.subject);
+      break;
   }
   return parts.map((p) => encodeURIComponent(p)).join('|');
 }

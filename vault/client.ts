@@ -63,7 +63,9 @@ export function debugEnablesNodeVault(debugEnv: string | undefined): boolean {
   for (const raw of debugEnv.split(/[\s,]+/)) {
     if (!raw) continue;
     const negate = raw.startsWith('-');
-    const pattern = new RegExp(`^${(negate ? raw.slice(1) : raw).replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*?')}$`);
+    const pattern = new RegExp(
+      `^${(negate ? raw.slice(1) : raw).replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*?')}$`,
+    );
     if (pattern.test('node-vault')) enabled = !negate;
   }
   return enabled;
@@ -72,7 +74,8 @@ export function debugEnablesNodeVault(debugEnv: string | undefined): boolean {
 let warnedDebug = false;
 
 export function createVaultClient(opts: VaultClientOptions): VaultClient {
-  if (!(opts.timeoutMs > 0)) throw new Error('createVaultClient: timeoutMs is required and must be > 0 (node-vault has no default timeout)');
+  if (!(opts.timeoutMs > 0))
+    throw new Error('createVaultClient: timeoutMs is required and must be > 0 (node-vault has no default timeout)');
   const address = opts.address.replace(/\/+$/, '');
   let url: URL;
   try {
@@ -83,12 +86,17 @@ export function createVaultClient(opts: VaultClientOptions): VaultClient {
   const logger = opts.logger ?? silentLogger;
   if (!warnedDebug && debugEnablesNodeVault(process.env.DEBUG)) {
     warnedDebug = true;
-    logger.warn('DEBUG enables node-vault, whose debug output prints secret values and login JWTs; vaultgate disables node-vault debug output');
+    logger.warn(
+      'DEBUG enables node-vault, whose debug output prints secret values and login JWTs; vaultgate disables node-vault debug output',
+    );
   }
   const metrics = opts.metrics ?? noopVaultMetrics;
-  const limiter = opts.limiter instanceof RequestLimiter ? opts.limiter
-    : opts.limiter instanceof VaultRateLimits ? opts.limiter.limiterFor(address)
-    : new RequestLimiter(opts.limiter);
+  const limiter =
+    opts.limiter instanceof RequestLimiter
+      ? opts.limiter
+      : opts.limiter instanceof VaultRateLimits
+        ? opts.limiter.limiterFor(address)
+        : new RequestLimiter(opts.limiter);
   const listViaGet = (opts.listMethod ?? 'GET') === 'GET';
 
   // Our own agents (keep-alive, TLS as configured), destroyed by close().
@@ -136,10 +144,24 @@ export function createVaultClient(opts: VaultClientOptions): VaultClient {
     // axios' timeout is a socket-idle timeout; this deadline bounds the whole call whatever Vault does.
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new VaultError('unavailable', `${req.operation}: no answer from Vault within ${timeoutMs}ms`, undefined, req.operation)), timeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new VaultError(
+              'unavailable',
+              `${req.operation}: no answer from Vault within ${timeoutMs}ms`,
+              undefined,
+              req.operation,
+            ),
+          ),
+        timeoutMs,
+      );
     });
     try {
-      const body = (await Promise.race([vault.request(options as { path: string; method: string }), deadline])) as unknown;
+      const body = (await Promise.race([
+        vault.request(options as { path: string; method: string }),
+        deadline,
+      ])) as unknown;
       return body === '' || body === null ? undefined : (body as T);
     } finally {
       clearTimeout(timer);
@@ -153,7 +175,13 @@ export function createVaultClient(opts: VaultClientOptions): VaultClient {
       // The last check before a request leaves: the path as it is sent must name itself (no `..`, no
       // empty segment, nothing a URL parser reads differently), whoever built it.
       const problems = vaultPathProblems(req.path);
-      if (problems.length > 0) throw new VaultError('invalid', `${req.operation}: refused to send: ${problems.map((p) => p.message).join('; ')}`, undefined, req.operation);
+      if (problems.length > 0)
+        throw new VaultError(
+          'invalid',
+          `${req.operation}: refused to send: ${problems.map((p) => p.message).join('; ')}`,
+          undefined,
+          req.operation,
+        );
       const sensitive = [...(req.token ? [req.token] : []), ...(req.sensitive ?? [])];
       return limiter.run(async () => {
         const started = performance.now();
@@ -161,13 +189,33 @@ export function createVaultClient(opts: VaultClientOptions): VaultClient {
           const out = await send<T>(req);
           const seconds = (performance.now() - started) / 1000;
           metrics.request(req.operation, 'success', seconds);
-          logger.debug({ vault: address, operation: req.operation, method: req.method, path: req.path, ms: Math.round(seconds * 1000) }, 'vault request');
+          logger.debug(
+            {
+              vault: address,
+              operation: req.operation,
+              method: req.method,
+              path: req.path,
+              ms: Math.round(seconds * 1000),
+            },
+            'vault request',
+          );
           return out;
         } catch (err) {
           const verr = toVaultError(err, req.operation, sensitive);
           const seconds = (performance.now() - started) / 1000;
           metrics.request(req.operation, errorKind(verr), seconds);
-          logger.debug({ vault: address, operation: req.operation, method: req.method, path: req.path, kind: verr.kind, status: verr.status, ms: Math.round(seconds * 1000) }, 'vault request failed');
+          logger.debug(
+            {
+              vault: address,
+              operation: req.operation,
+              method: req.method,
+              path: req.path,
+              kind: verr.kind,
+              status: verr.status,
+              ms: Math.round(seconds * 1000),
+            },
+            'vault request failed',
+          );
           throw verr;
         }
       });
@@ -181,5 +229,9 @@ export function createVaultClient(opts: VaultClientOptions): VaultClient {
 
 /** Percent-encode each path segment (KV keys may hold spaces or `#`), keeping `/` separators. */
 export function encodePath(path: string): string {
-  return path.replace(/^\/+/, '').split('/').map((s) => encodeURIComponent(s)).join('/');
+  return path
+    .replace(/^\/+/, '')
+    .split('/')
+    .map((s) => encodeURIComponent(s))
+    .join('/');
 }

@@ -4,7 +4,15 @@
 // never from request bodies, headers or tokens (node-vault's ApiResponseError keeps the response body,
 // which for a login or a KV read can hold secrets, so it is never copied here).
 
-export const VAULT_ERROR_KINDS = ['not_found', 'forbidden', 'sealed', 'unavailable', 'rate_limited', 'invalid', 'unknown'] as const;
+export const VAULT_ERROR_KINDS = [
+  'not_found',
+  'forbidden',
+  'sealed',
+  'unavailable',
+  'rate_limited',
+  'invalid',
+  'unknown',
+] as const;
 
 /**
  * - `not_found`: 404 (missing KV path, policy, role; or no handler for the route, e.g. an auth mount not enabled)
@@ -48,7 +56,12 @@ export class VaultError extends Error {
 
   /** Safe, serialisable form for status conditions, events and logs. */
   toJSON(): { kind: VaultErrorKind; status?: number; operation?: string; message: string } {
-    return { kind: this.kind, ...(this.status !== undefined ? { status: this.status } : {}), ...(this.operation ? { operation: this.operation } : {}), message: this.message };
+    return {
+      kind: this.kind,
+      ...(this.status !== undefined ? { status: this.status } : {}),
+      ...(this.operation ? { operation: this.operation } : {}),
+      message: this.message,
+    };
   }
 }
 
@@ -79,8 +92,18 @@ export function kindForStatus(status: number, errors: readonly string[] = []): V
 
 // Node/axios error codes meaning "could not reach Vault in time": retry later.
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH',
-  'ENETUNREACH', 'ERR_SOCKET_CONNECTION_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_CANCELED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ERR_SOCKET_CONNECTION_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_CANCELED',
 ]);
 // TLS failures are configuration mistakes (wrong CA, wrong name), not transient.
 const TLS_CODES = /^(ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_SSL_)/;
@@ -105,34 +128,46 @@ export function toVaultError(err: unknown, operation: string, redact: readonly s
     return new VaultError(kind, scrub(`${operation}: ${text}`, redact), status, operation);
   }
   const code = typeof e.code === 'string' ? e.code : undefined;
-  if (code && TLS_CODES.test(code)) return new VaultError('invalid', `${operation}: TLS error talking to Vault (${code})`, undefined, operation);
-  if (code && NETWORK_CODES.has(code)) return new VaultError('unavailable', `${operation}: Vault unreachable (${code})`, undefined, operation);
+  if (code && TLS_CODES.test(code))
+    return new VaultError('invalid', `${operation}: TLS error talking to Vault (${code})`, undefined, operation);
+  if (code && NETWORK_CODES.has(code))
+    return new VaultError('unavailable', `${operation}: Vault unreachable (${code})`, undefined, operation);
   // tv4 schema errors from node-vault's generated functions and anything unexpected: keep only the
   // first line of our own message, scrubbed.
-  const raw = typeof e.message === 'string' ? e.message.split('\n')[0] ?? '' : 'unexpected error';
+  const raw = typeof e.message === 'string' ? (e.message.split('\n')[0] ?? '') : 'unexpected error';
   return new VaultError('unknown', scrub(`${operation}: ${raw}`, redact), undefined, operation);
 }
 
 /** Vault's `{"errors": [...]}` body, tolerant of anything else. */
 export function vaultErrors(body: unknown): string[] {
   if (body && typeof body === 'object' && Array.isArray((body as { errors?: unknown }).errors)) {
-    return ((body as { errors: unknown[] }).errors).filter((x): x is string => typeof x === 'string');
+    return (body as { errors: unknown[] }).errors.filter((x): x is string => typeof x === 'string');
   }
   return [];
 }
 
 /** Vault wraps errors with hashicorp/go-multierror ("1 error occurred:\n\t* permission denied\n\n"): flatten. */
 function oneLine(e: string): string {
-  return e.replace(/^\s*\d+ errors? occurred:\s*/, '').replace(/\s*\n\s*\*\s*|^\s*\*\s*/g, '; ').replace(/^; /, '').replace(/\s+/g, ' ').trim();
+  return e
+    .replace(/^\s*\d+ errors? occurred:\s*/, '')
+    .replace(/\s*\n\s*\*\s*|^\s*\*\s*/g, '; ')
+    .replace(/^; /, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function defaultMessage(kind: VaultErrorKind, status: number): string {
   switch (kind) {
-    case 'not_found': return 'not found (404)';
-    case 'forbidden': return `permission denied (${status})`;
-    case 'rate_limited': return 'rate limited by Vault (429)';
-    case 'sealed': return 'Vault is sealed (503)';
-    default: return `Vault answered ${status}`;
+    case 'not_found':
+      return 'not found (404)';
+    case 'forbidden':
+      return `permission denied (${status})`;
+    case 'rate_limited':
+      return 'rate limited by Vault (429)';
+    case 'sealed':
+      return 'Vault is sealed (503)';
+    default:
+      return `Vault answered ${status}`;
   }
 }
 

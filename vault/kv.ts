@@ -15,7 +15,11 @@ import type { KvApi, KvMetadata, KvMountRef, KvSecret, KvVersion, KvVersionMetad
  * - otherwise the key's first segment is the mount (v2 inserts `data/` after it; v1 uses the key as is).
  * Known ESO quirk kept for compatibility: a secret whose own name begins with the mount name is cut too.
  */
-export function resolveKvPath(storePath: string | undefined, version: KvVersion, key: string): { ref: KvMountRef; key: string } {
+export function resolveKvPath(
+  storePath: string | undefined,
+  version: KvVersion,
+  key: string,
+): { ref: KvMountRef; key: string } {
   let k = key.replace(/^\/+/, '');
   let mount = storePath?.replace(/^\/+|\/+$/g, '') ?? '';
   if (mount) {
@@ -26,7 +30,8 @@ export function resolveKvPath(storePath: string | undefined, version: KvVersion,
   } else {
     const data = version === 2 ? k.indexOf('/data/') : -1;
     const slash = data > 0 ? data : k.indexOf('/');
-    if (slash <= 0) throw new VaultError('invalid', `kv: key ${JSON.stringify(key)} names no mount and the store has no path`);
+    if (slash <= 0)
+      throw new VaultError('invalid', `kv: key ${JSON.stringify(key)} names no mount and the store has no path`);
     mount = k.slice(0, slash);
     k = k.slice(slash + (data > 0 ? '/data/'.length : 1));
   }
@@ -40,7 +45,13 @@ export function createKvApi(vault: VaultRequester, ref: KvMountRef): KvApi {
   const dataPath = (key: string): string => (v2 ? `${mount}/data/${clean(key)}` : `${mount}/${clean(key)}`);
   const metadataPath = (key: string): string => `${mount}/metadata/${clean(key)}`;
   const requireV2 = (operation: string): void => {
-    if (!v2) throw new VaultError('invalid', `${operation}: KV v1 mount ${JSON.stringify(mount)} has no metadata`, undefined, operation);
+    if (!v2)
+      throw new VaultError(
+        'invalid',
+        `${operation}: KV v1 mount ${JSON.stringify(mount)} has no metadata`,
+        undefined,
+        operation,
+      );
   };
 
   return {
@@ -48,12 +59,23 @@ export function createKvApi(vault: VaultRequester, ref: KvMountRef): KvApi {
 
     async read(key, opts = {}) {
       if (!v2) {
-        const res = await readOrAbsent(vault.request<{ data?: Record<string, unknown> }>({ operation: 'kv.read', method: 'GET', path: dataPath(key) }));
+        const res = await readOrAbsent(
+          vault.request<{ data?: Record<string, unknown> }>({
+            operation: 'kv.read',
+            method: 'GET',
+            path: dataPath(key),
+          }),
+        );
         return res?.data ? { data: res.data } : undefined;
       }
-      const res = await readOrAbsent(vault.request<{ data?: { data?: Record<string, unknown> | null; metadata?: Record<string, unknown> } }>({
-        operation: 'kv.read', method: 'GET', path: dataPath(key), ...(opts.version !== undefined ? { query: { version: opts.version } } : {}),
-      }));
+      const res = await readOrAbsent(
+        vault.request<{ data?: { data?: Record<string, unknown> | null; metadata?: Record<string, unknown> } }>({
+          operation: 'kv.read',
+          method: 'GET',
+          path: dataPath(key),
+          ...(opts.version !== undefined ? { query: { version: opts.version } } : {}),
+        }),
+      );
       // A deleted or destroyed version answers 404 (or data: null with its metadata): absent either way.
       if (!res?.data?.data) return undefined;
       const secret: KvSecret = { data: res.data.data };
@@ -64,12 +86,27 @@ export function createKvApi(vault: VaultRequester, ref: KvMountRef): KvApi {
     async write(key, data, opts = {}) {
       const sensitive = Object.values(data).filter((v): v is string => typeof v === 'string');
       if (!v2) {
-        if (opts.cas !== undefined) throw new VaultError('invalid', 'kv.write: check-and-set is not supported with Vault KV version v1', undefined, 'kv.write');
-        await vault.request({ operation: 'kv.write', method: 'POST', path: dataPath(key), body: { ...data }, sensitive });
+        if (opts.cas !== undefined)
+          throw new VaultError(
+            'invalid',
+            'kv.write: check-and-set is not supported with Vault KV version v1',
+            undefined,
+            'kv.write',
+          );
+        await vault.request({
+          operation: 'kv.write',
+          method: 'POST',
+          path: dataPath(key),
+          body: { ...data },
+          sensitive,
+        });
         return {};
       }
       const res = await vault.request<{ data?: { version?: unknown } }>({
-        operation: 'kv.write', method: 'POST', path: dataPath(key), sensitive,
+        operation: 'kv.write',
+        method: 'POST',
+        path: dataPath(key),
+        sensitive,
         body: { data, ...(opts.cas !== undefined ? { options: { cas: opts.cas } } : {}) },
       });
       const version = res?.data?.version;
@@ -84,14 +121,22 @@ export function createKvApi(vault: VaultRequester, ref: KvMountRef): KvApi {
 
     async readMetadata(key) {
       requireV2('kv.read_metadata');
-      const res = await readOrAbsent(vault.request<{ data?: Record<string, unknown> }>({ operation: 'kv.read_metadata', method: 'GET', path: metadataPath(key) }));
+      const res = await readOrAbsent(
+        vault.request<{ data?: Record<string, unknown> }>({
+          operation: 'kv.read_metadata',
+          method: 'GET',
+          path: metadataPath(key),
+        }),
+      );
       return res?.data ? metadata(res.data) : undefined;
     },
 
     async writeMetadata(key, meta) {
       requireV2('kv.write_metadata');
       await vault.request({
-        operation: 'kv.write_metadata', method: 'POST', path: metadataPath(key),
+        operation: 'kv.write_metadata',
+        method: 'POST',
+        path: metadataPath(key),
         body: {
           ...(meta.customMetadata !== undefined ? { custom_metadata: meta.customMetadata } : {}),
           ...(meta.maxVersions !== undefined ? { max_versions: meta.maxVersions } : {}),
@@ -105,7 +150,9 @@ export function createKvApi(vault: VaultRequester, ref: KvMountRef): KvApi {
     },
 
     async deleteAll(key) {
-      await readOrAbsent(vault.request({ operation: 'kv.delete_all', method: 'DELETE', path: v2 ? metadataPath(key) : dataPath(key) }));
+      await readOrAbsent(
+        vault.request({ operation: 'kv.delete_all', method: 'DELETE', path: v2 ? metadataPath(key) : dataPath(key) }),
+      );
     },
   };
 }

@@ -47,18 +47,30 @@ interface LeaseAnswer {
 
 function stringValues(data: unknown): Record<string, string> {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return {};
-  return Object.fromEntries(Object.entries(data as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  return Object.fromEntries(
+    Object.entries(data as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+  );
 }
 
 /** Issues a credential: GET (database/creds/<role>) or a PUT/POST with parameters (kubernetes/creds/<role>). */
-export async function issueCredential(vault: VaultRequester, req: { path: string; method: 'GET' | 'PUT' | 'POST'; parameters?: Record<string, string> }): Promise<IssuedCredential> {
+export async function issueCredential(
+  vault: VaultRequester,
+  req: { path: string; method: 'GET' | 'PUT' | 'POST'; parameters?: Record<string, string> },
+): Promise<IssuedCredential> {
   const method: VaultMethod = req.method;
   const res = await vault.request<LeaseAnswer>({
-    operation: 'lease.issue', method, path: req.path,
+    operation: 'lease.issue',
+    method,
+    path: req.path,
     ...(method !== 'GET' ? { body: { ...(req.parameters ?? {}) } } : {}),
   });
   if (!res || typeof res.lease_id !== 'string' || res.lease_id === '') {
-    throw new VaultError('invalid', 'lease.issue: the path answered without a lease (not a dynamic credential: a KV path or a static role?)', undefined, 'lease.issue');
+    throw new VaultError(
+      'invalid',
+      'lease.issue: the path answered without a lease (not a dynamic credential: a KV path or a static role?)',
+      undefined,
+      'lease.issue',
+    );
   }
   return {
     leaseId: res.lease_id,
@@ -69,9 +81,16 @@ export async function issueCredential(vault: VaultRequester, req: { path: string
 }
 
 /** `sys/leases/renew`: Vault grants at most what is left before the max TTL. */
-export async function renewLease(vault: VaultRequester, leaseId: string, incrementSeconds: number): Promise<RenewedLease> {
+export async function renewLease(
+  vault: VaultRequester,
+  leaseId: string,
+  incrementSeconds: number,
+): Promise<RenewedLease> {
   const res = await vault.request<LeaseAnswer>({
-    operation: 'sys.leases.renew', method: 'PUT', path: 'sys/leases/renew', body: { lease_id: leaseId, increment: Math.max(1, Math.round(incrementSeconds)) },
+    operation: 'sys.leases.renew',
+    method: 'PUT',
+    path: 'sys/leases/renew',
+    body: { lease_id: leaseId, increment: Math.max(1, Math.round(incrementSeconds)) },
   });
   return {
     leaseId: typeof res?.lease_id === 'string' && res.lease_id ? res.lease_id : leaseId,
@@ -82,7 +101,12 @@ export async function renewLease(vault: VaultRequester, leaseId: string, increme
 
 /** `sys/leases/revoke`: succeeds for a lease already gone (Vault answers 204 either way). */
 export async function revokeLease(vault: VaultRequester, leaseId: string): Promise<void> {
-  await vault.request({ operation: 'sys.leases.revoke', method: 'PUT', path: 'sys/leases/revoke', body: { lease_id: leaseId } });
+  await vault.request({
+    operation: 'sys.leases.revoke',
+    method: 'PUT',
+    path: 'sys/leases/revoke',
+    body: { lease_id: leaseId },
+  });
 }
 
 const time = (v: unknown): number | undefined => (typeof v === 'string' && v ? Date.parse(v) : undefined);
@@ -91,7 +115,10 @@ const time = (v: unknown): number | undefined => (typeof v === 'string' && v ? D
 export async function lookupLease(vault: VaultRequester, leaseId: string): Promise<LeaseInfo | undefined> {
   try {
     const res = await vault.request<{ data?: { issue_time?: unknown; expire_time?: unknown; renewable?: unknown } }>({
-      operation: 'sys.leases.lookup', method: 'PUT', path: 'sys/leases/lookup', body: { lease_id: leaseId },
+      operation: 'sys.leases.lookup',
+      method: 'PUT',
+      path: 'sys/leases/lookup',
+      body: { lease_id: leaseId },
     });
     const d = res?.data;
     if (!d) return undefined;
@@ -104,14 +131,23 @@ export async function lookupLease(vault: VaultRequester, leaseId: string): Promi
 
 /** Whether a renew error says the lease is gone (revoked or expired), not that Vault failed. */
 export function isLeaseGone(err: unknown): boolean {
-  return isKind(err, 'invalid') && /lease not found|invalid lease|lease is not renewable|lease expired/i.test((err as Error).message);
+  return (
+    isKind(err, 'invalid') &&
+    /lease not found|invalid lease|lease is not renewable|lease expired/i.test((err as Error).message)
+  );
 }
 
 /** The requester's own token (`auth/token/lookup-self`; a session puts in its current token): accessor and end. */
 export async function currentTokenLease(vault: VaultRequester): Promise<TokenLease> {
   const res = await vault.request<{ data?: { accessor?: unknown; expire_time?: unknown; renewable?: unknown } }>({
-    operation: 'auth.token.lookup_self', method: 'GET', path: 'auth/token/lookup-self',
+    operation: 'auth.token.lookup_self',
+    method: 'GET',
+    path: 'auth/token/lookup-self',
   });
   const d = res?.data ?? {};
-  return { accessor: typeof d.accessor === 'string' ? d.accessor : undefined, expireTime: time(d.expire_time), renewable: d.renewable === true };
+  return {
+    accessor: typeof d.accessor === 'string' ? d.accessor : undefined,
+    expireTime: time(d.expire_time),
+    renewable: d.renewable === true,
+  };
 }

@@ -27,7 +27,11 @@ export interface VaultMetricsOptions {
 export function createVaultMetrics(registry: Registry, opts: VaultMetricsOptions = {}): VaultMetrics {
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
     new Counter({ name, help, labelNames, registers: [registry] });
-  const requests = counter('vault_requests_total', 'Requests sent to Vault, by logical operation and outcome (success or error kind).', ['operation', 'outcome']);
+  const requests = counter(
+    'vault_requests_total',
+    'Requests sent to Vault, by logical operation and outcome (success or error kind).',
+    ['operation', 'outcome'],
+  );
   const duration = new Histogram({
     name: 'vault_request_duration_seconds',
     help: 'Duration of requests to Vault, by logical operation.',
@@ -35,10 +39,24 @@ export function createVaultMetrics(registry: Registry, opts: VaultMetricsOptions
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const logins = counter('vault_logins_total', 'Vault logins performed by the token cache, by auth method and outcome. Should stay near the number of identities.', ['method', 'outcome']);
-  const renewals = counter('vault_token_renewals_total', 'Vault token renew-self calls by the token cache, by outcome.', ['outcome']);
+  const logins = counter(
+    'vault_logins_total',
+    'Vault logins performed by the token cache, by auth method and outcome. Should stay near the number of identities.',
+    ['method', 'outcome'],
+  );
+  const renewals = counter(
+    'vault_token_renewals_total',
+    'Vault token renew-self calls by the token cache, by outcome.',
+    ['outcome'],
+  );
   // ESO's name, so dashboards built for ESO keep working (off by default: it duplicates vault_requests_total).
-  const eso = opts.esoCompatible ? counter('externalsecret_provider_api_calls_count', 'Provider API calls (ESO-compatible name).', ['provider', 'call', 'status']) : undefined;
+  const eso = opts.esoCompatible
+    ? counter('externalsecret_provider_api_calls_count', 'Provider API calls (ESO-compatible name).', [
+        'provider',
+        'call',
+        'status',
+      ])
+    : undefined;
   return {
     request(operation, outcome, seconds) {
       requests.inc({ operation, outcome });

@@ -32,13 +32,22 @@ export function vaultPathProblems(path: string, opts: { allowTrailingGlob?: bool
   if (body.endsWith('/')) body = body.slice(0, -1);
   const segments = body === '' ? [] : body.split('/');
   if (segments.some((s) => s === '.' || s === '..')) {
-    out.push({ code: 'dot-segment', message: `${JSON.stringify(path)} has a "." or ".." segment, which would be resolved to another path before Vault sees it; write the path itself` });
+    out.push({
+      code: 'dot-segment',
+      message: `${JSON.stringify(path)} has a "." or ".." segment, which would be resolved to another path before Vault sees it; write the path itself`,
+    });
   }
   if (segments.some((s) => s === '')) {
-    out.push({ code: 'empty-segment', message: `${JSON.stringify(path)} has an empty segment ("//"), which would be collapsed to another path before Vault sees it` });
+    out.push({
+      code: 'empty-segment',
+      message: `${JSON.stringify(path)} has an empty segment ("//"), which would be collapsed to another path before Vault sees it`,
+    });
   }
   if (URL_CHARACTER.test(path)) {
-    out.push({ code: 'url-character', message: `${JSON.stringify(path)} contains a percent-encoded character, a backslash, "?", "#" or a control character, which would change the path a request names; write each character itself` });
+    out.push({
+      code: 'url-character',
+      message: `${JSON.stringify(path)} contains a percent-encoded character, a backslash, "?", "#" or a control character, which would change the path a request names; write each character itself`,
+    });
   }
   return out;
 }

@@ -13,7 +13,9 @@ export class VaultClientPool {
   private readonly clients = new Map<string, VaultClient>();
   private readonly limits: VaultRateLimits;
 
-  constructor(private readonly shared: Pick<VaultClientOptions, 'metrics' | 'logger'> & { limits?: VaultRateLimits } = {}) {
+  constructor(
+    private readonly shared: Pick<VaultClientOptions, 'metrics' | 'logger'> & { limits?: VaultRateLimits } = {},
+  ) {
     this.limits = shared.limits ?? new VaultRateLimits();
   }
 
@@ -22,7 +24,12 @@ export class VaultClientPool {
     const key = configKey(opts);
     let client = this.clients.get(key);
     if (!client) {
-      client = createVaultClient({ ...opts, ...(this.shared.metrics ? { metrics: this.shared.metrics } : {}), ...(this.shared.logger ? { logger: this.shared.logger } : {}), limiter: this.limits });
+      client = createVaultClient({
+        ...opts,
+        ...(this.shared.metrics ? { metrics: this.shared.metrics } : {}),
+        ...(this.shared.logger ? { logger: this.shared.logger } : {}),
+        limiter: this.limits,
+      });
       this.clients.set(key, client);
     }
     return client;
@@ -41,7 +48,14 @@ export class VaultClientPool {
 /** Stable key; TLS material is hashed, never kept as text in the key. */
 function configKey(o: PooledClientOptions): string {
   const h = createHash('sha256');
-  for (const part of [o.address.replace(/\/+$/, ''), o.namespace ?? '', String(o.timeoutMs), o.listMethod ?? 'GET', String(o.tls?.insecureSkipVerify === true)]) h.update(part).update('\0');
+  for (const part of [
+    o.address.replace(/\/+$/, ''),
+    o.namespace ?? '',
+    String(o.timeoutMs),
+    o.listMethod ?? 'GET',
+    String(o.tls?.insecureSkipVerify === true),
+  ])
+    h.update(part).update('\0');
   for (const pem of [o.tls?.ca, o.tls?.cert, o.tls?.key]) h.update(pem === undefined ? '' : pem).update('\0');
   h.update(JSON.stringify(Object.entries(o.headers ?? {}).sort()));
   return h.digest('hex');

@@ -28,7 +28,10 @@ export class VaultRateLimits {
   private readonly limiters = new Map<string, RequestLimiter>();
   private readonly perServer = new Map<string, VaultRateLimit>();
 
-  constructor(private readonly defaults: VaultRateLimit = DEFAULT_VAULT_RATE_LIMIT, perServer: Record<string, VaultRateLimit> = {}) {
+  constructor(
+    private readonly defaults: VaultRateLimit = DEFAULT_VAULT_RATE_LIMIT,
+    perServer: Record<string, VaultRateLimit> = {},
+  ) {
     for (const [address, limit] of Object.entries(perServer)) this.perServer.set(serverKey(address), limit);
   }
 
@@ -48,7 +51,11 @@ export class VaultRateLimits {
     let limiter = this.limiters.get(key);
     if (!limiter) {
       const l = this.limitFor(address);
-      limiter = new RequestLimiter({ ratePerSecond: l.requestsPerSecond, burst: l.burst, maxConcurrent: l.maxInFlight });
+      limiter = new RequestLimiter({
+        ratePerSecond: l.requestsPerSecond,
+        burst: l.burst,
+        maxConcurrent: l.maxInFlight,
+      });
       this.limiters.set(key, limiter);
     }
     return limiter;
@@ -63,12 +70,20 @@ export function parseRateLimit(text: string, flag: string): VaultRateLimit {
   const parts = text.split('/');
   const nums = parts.map((p) => (/^\d+$/.test(p.trim()) ? Number(p.trim()) : NaN));
   if (parts.length > 3 || nums.some((n) => Number.isNaN(n))) {
-    throw new Error(`${flag}: "${text}" is not <requests per second>[/<burst>[/<in flight>]] with whole numbers, e.g. 500 or 500/1000/32`);
+    throw new Error(
+      `${flag}: "${text}" is not <requests per second>[/<burst>[/<in flight>]] with whole numbers, e.g. 500 or 500/1000/32`,
+    );
   }
   const [rps = 0, burst, inFlight] = nums;
-  if (burst !== undefined && rps > 0 && burst < 1) throw new Error(`${flag}: the burst in "${text}" must be at least 1`);
-  if (inFlight !== undefined && inFlight < 1) throw new Error(`${flag}: the in-flight limit in "${text}" must be at least 1`);
-  return { requestsPerSecond: rps, ...(burst !== undefined ? { burst } : {}), ...(inFlight !== undefined ? { maxInFlight: inFlight } : {}) };
+  if (burst !== undefined && rps > 0 && burst < 1)
+    throw new Error(`${flag}: the burst in "${text}" must be at least 1`);
+  if (inFlight !== undefined && inFlight < 1)
+    throw new Error(`${flag}: the in-flight limit in "${text}" must be at least 1`);
+  return {
+    requestsPerSecond: rps,
+    ...(burst !== undefined ? { burst } : {}),
+    ...(inFlight !== undefined ? { maxInFlight: inFlight } : {}),
+  };
 }
 
 /** `<address>=<limit>` (the per-server flag); the address must be an http(s) URL. */
@@ -81,6 +96,7 @@ export function parseServerRateLimit(text: string, flag: string): [string, Vault
   } catch {
     url = undefined;
   }
-  if (!url || !/^https?:$/.test(url.protocol)) throw new Error(`${flag}: "${text}" is not <Vault address>=<limit>, e.g. https://vault.example:8200=200/400`);
+  if (!url || !/^https?:$/.test(url.protocol))
+    throw new Error(`${flag}: "${text}" is not <Vault address>=<limit>, e.g. https://vault.example:8200=200/400`);
   return [address, parseRateLimit(text.slice(eq + 1), flag)];
 }

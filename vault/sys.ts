@@ -7,38 +7,68 @@ import type { KubernetesAuthRole, SysApi, VaultRequester } from './types.ts';
 export function createSysApi(vault: VaultRequester): SysApi {
   return {
     async readPolicy(name) {
-      const res = await readOrAbsent(vault.request<{ data?: { policy?: unknown }; policy?: unknown }>({
-        operation: 'sys.policy.read', method: 'GET', path: `sys/policies/acl/${name}`,
-      }));
+      const res = await readOrAbsent(
+        vault.request<{ data?: { policy?: unknown }; policy?: unknown }>({
+          operation: 'sys.policy.read',
+          method: 'GET',
+          path: `sys/policies/acl/${name}`,
+        }),
+      );
       if (!res) return undefined;
       const text = res.data?.policy ?? res.policy;
       return typeof text === 'string' ? text : undefined;
     },
     async writePolicy(name, text) {
-      await vault.request({ operation: 'sys.policy.write', method: 'PUT', path: `sys/policies/acl/${name}`, body: { policy: text } });
+      await vault.request({
+        operation: 'sys.policy.write',
+        method: 'PUT',
+        path: `sys/policies/acl/${name}`,
+        body: { policy: text },
+      });
     },
     async deletePolicy(name) {
-      await deleteIdempotent(vault.request({ operation: 'sys.policy.delete', method: 'DELETE', path: `sys/policies/acl/${name}` }));
+      await deleteIdempotent(
+        vault.request({ operation: 'sys.policy.delete', method: 'DELETE', path: `sys/policies/acl/${name}` }),
+      );
     },
     async listPolicies() {
       return listKeys(vault.request({ operation: 'sys.policy.list', method: 'LIST', path: 'sys/policies/acl' }));
     },
     async readKubernetesRole(mount, name) {
-      const res = await readOrAbsent(vault.request<{ data?: Record<string, unknown> }>({
-        operation: 'auth.kubernetes.role.read', method: 'GET', path: `auth/${trimMount(mount)}/role/${name}`,
-      }));
+      const res = await readOrAbsent(
+        vault.request<{ data?: Record<string, unknown> }>({
+          operation: 'auth.kubernetes.role.read',
+          method: 'GET',
+          path: `auth/${trimMount(mount)}/role/${name}`,
+        }),
+      );
       return res?.data ? normaliseRole(res.data) : undefined;
     },
     async writeKubernetesRole(mount, name, role) {
       await vault.request({
-        operation: 'auth.kubernetes.role.write', method: 'POST', path: `auth/${trimMount(mount)}/role/${name}`, body: { ...role },
+        operation: 'auth.kubernetes.role.write',
+        method: 'POST',
+        path: `auth/${trimMount(mount)}/role/${name}`,
+        body: { ...role },
       });
     },
     async deleteKubernetesRole(mount, name) {
-      await deleteIdempotent(vault.request({ operation: 'auth.kubernetes.role.delete', method: 'DELETE', path: `auth/${trimMount(mount)}/role/${name}` }));
+      await deleteIdempotent(
+        vault.request({
+          operation: 'auth.kubernetes.role.delete',
+          method: 'DELETE',
+          path: `auth/${trimMount(mount)}/role/${name}`,
+        }),
+      );
     },
     async listKubernetesRoles(mount) {
-      return listKeys(vault.request({ operation: 'auth.kubernetes.role.list', method: 'LIST', path: `auth/${trimMount(mount)}/role` }));
+      return listKeys(
+        vault.request({
+          operation: 'auth.kubernetes.role.list',
+          method: 'LIST',
+          path: `auth/${trimMount(mount)}/role`,
+        }),
+      );
     },
   };
 }
@@ -52,7 +82,8 @@ export async function readOrAbsent<T>(p: Promise<T | undefined>): Promise<T | un
   try {
     return await p;
   } catch (err) {
-    if (isKind(err, 'not_found') && !/no handler|unsupported path|route/i.test((err as Error).message)) return undefined;
+    if (isKind(err, 'not_found') && !/no handler|unsupported path|route/i.test((err as Error).message))
+      return undefined;
     throw err;
   }
 }
@@ -75,7 +106,12 @@ export async function listKeys(p: Promise<unknown>): Promise<string[]> {
 
 /** Vault returns TTLs in seconds and may still report the deprecated `policies` alias of `token_policies`. */
 function normaliseRole(data: Record<string, unknown>): KubernetesAuthRole {
-  const arr = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' && v ? v.split(',') : []);
+  const arr = (v: unknown): string[] =>
+    Array.isArray(v)
+      ? v.filter((x): x is string => typeof x === 'string')
+      : typeof v === 'string' && v
+        ? v.split(',')
+        : [];
   const tokenPolicies = arr(data.token_policies).length > 0 ? arr(data.token_policies) : arr(data.policies);
   const role: KubernetesAuthRole = {
     ...data,

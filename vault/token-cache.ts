@@ -116,7 +116,8 @@ export class TokenCache {
    */
   roleChanged(mount: string, role: string): void {
     for (const e of this.entries.values()) {
-      if (e.creds.method === 'kubernetes' && e.creds.role === role && trimMount(e.creds.mount) === trimMount(mount)) e.expiresAt = 0;
+      if (e.creds.method === 'kubernetes' && e.creds.role === role && trimMount(e.creds.mount) === trimMount(mount))
+        e.expiresAt = 0;
     }
   }
 
@@ -157,7 +158,10 @@ export class TokenCache {
       await revokeSelf(e.client, e.info.token);
       this.emit({ type: 'revoked', identity: e.key });
     } catch (err) {
-      this.logger.debug({ identity: e.key, kind: errorKind(err) }, 'vault token revoke failed (it will expire on its own)');
+      this.logger.debug(
+        { identity: e.key, kind: errorKind(err) },
+        'vault token revoke failed (it will expire on its own)',
+      );
     }
   }
 
@@ -218,7 +222,10 @@ export class TokenCache {
       this.logger.debug({ identity: e.key, policies: info.policies, ttlSeconds: info.ttlSeconds }, 'vault login');
       // The token we replaced holds a lease; revoke it rather than let leases pile up until TTL.
       if (previous && previous.token !== info.token && this.revokeOnEvict && e.creds.method !== 'token') {
-        revokeSelf(e.client, previous.token).then(() => this.emit({ type: 'revoked', identity: e.key }), () => undefined);
+        revokeSelf(e.client, previous.token).then(
+          () => this.emit({ type: 'revoked', identity: e.key }),
+          () => undefined,
+        );
       }
       return info;
     } catch (err) {
@@ -256,7 +263,10 @@ export class TokenCache {
         next = e.info; // the token was replaced while we were waiting for Vault
       } else if (this.now() - e.lastForbiddenRelogin >= this.forbiddenInterval) {
         e.lastForbiddenRelogin = this.now();
-        this.logger.info({ identity: e.key, operation: req.operation }, 'vault answered 403; logging in again in case the role changed');
+        this.logger.info(
+          { identity: e.key, operation: req.operation },
+          'vault answered 403; logging in again in case the role changed',
+        );
         next = await this.refresh(e, 'login');
       } else {
         throw err; // re-logged in recently: the path is really forbidden

@@ -118,7 +118,13 @@ export interface CertCredentials {
   subject: string;
 }
 
-export type VaultCredentials = KubernetesCredentials | JwtCredentials | AppRoleCredentials | TokenCredentials | PasswordCredentials | CertCredentials;
+export type VaultCredentials =
+  | KubernetesCredentials
+  | JwtCredentials
+  | AppRoleCredentials
+  | TokenCredentials
+  | PasswordCredentials
+  | CertCredentials;
 
 /** What Vault told us about a token (from a login's `auth` block, renew-self, or lookup-self). */
 export interface VaultTokenInfo {
@@ -224,7 +230,10 @@ export interface KvApi {
   /** v2 metadata, or `undefined` when absent. On a v1 mount throws VaultError `invalid`. */
   readMetadata(key: string): Promise<KvMetadata | undefined>;
   /** v2: set custom_metadata / max_versions / cas_required without writing a version. v1: throws `invalid`. */
-  writeMetadata(key: string, meta: { customMetadata?: Record<string, string>; maxVersions?: number; casRequired?: boolean }): Promise<void>;
+  writeMetadata(
+    key: string,
+    meta: { customMetadata?: Record<string, string>; maxVersions?: number; casRequired?: boolean },
+  ): Promise<void>;
   /** v1: delete the key. v2: soft-delete the latest version (recoverable with undelete). Idempotent. */
   delete(key: string): Promise<void>;
   /** v2: remove every version and the metadata (`DELETE metadata/<key>`). v1: same as delete. Idempotent. */

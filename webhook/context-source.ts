@@ -83,11 +83,20 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
   const scoped = opts.namespaces?.length ? opts.namespaces : undefined;
   const make = (resource: typeof VAULT_GUARDRAILS): Informer<KubeObject> => {
     // Scoped: namespaced kinds per namespace, the Namespace objects by name (what the Roles allow).
-    const scope = !scoped ? {} : resource.namespaced ? { namespaces: scoped } : resource === NAMESPACES ? { names: scoped } : {};
+    const scope = !scoped
+      ? {}
+      : resource.namespaced
+        ? { namespaces: scoped }
+        : resource === NAMESPACES
+          ? { names: scoped }
+          : {};
     const informer = new Informer<KubeObject>(opts.client, { resource, resyncMs: 0, ...scope });
     informer.onLifecycle((ev) => {
       if (ev.type === 'LIST_ERROR' || ev.type === 'WATCH_ERROR') {
-        opts.logger.warn({ resource: resource.plural, code: ev.error.code, reason: ev.error.reason }, 'admission cache: list/watch failed, retrying');
+        opts.logger.warn(
+          { resource: resource.plural, code: ev.error.code, reason: ev.error.reason },
+          'admission cache: list/watch failed, retrying',
+        );
       }
     });
     return informer;
@@ -102,15 +111,32 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
 
   let current: InformerContext | undefined;
   // The informer updates its cache before it dispatches, so the next context() lists the new state.
-  guardrails.addHandler(() => { current = undefined; });
+  guardrails.addHandler(() => {
+    current = undefined;
+  });
 
   return {
     context(): EsoAdmissionContext {
-      current ??= new InformerContext(guardrails.cache.list() as GuardrailObject[], namespaces, policies, stores, clusterStores, opts.namePrefix, opts.controllerClass, opts.vaultTarget, opts.vaultServers, opts.apiServerAudiences);
+      current ??= new InformerContext(
+        guardrails.cache.list() as GuardrailObject[],
+        namespaces,
+        policies,
+        stores,
+        clusterStores,
+        opts.namePrefix,
+        opts.controllerClass,
+        opts.vaultTarget,
+        opts.vaultServers,
+        opts.apiServerAudiences,
+      );
       return current;
     },
     synced: () => required.every((i) => i.synced),
-    start: () => { for (const i of all) i.start(); },
-    stop: async () => { await Promise.all(all.map((i) => i.stop())); },
+    start: () => {
+      for (const i of all) i.start();
+    },
+    stop: async () => {
+      await Promise.all(all.map((i) => i.stop()));
+    },
   };
 }

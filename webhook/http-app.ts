@@ -33,7 +33,12 @@ export interface WebhookAppOptions {
    * not answered as made: the caller gets a denial saying it could not be recorded (and the apiserver's
    * failurePolicy takes over).
    */
-  onDecision?: (webhook: WebhookKind, request: AdmissionRequest, decision: AdmissionDecision, caller: Caller) => void | Promise<unknown>;
+  onDecision?: (
+    webhook: WebhookKind,
+    request: AdmissionRequest,
+    decision: AdmissionDecision,
+    caller: Caller,
+  ) => void | Promise<unknown>;
   /**
    * Admission calls must come over a TLS connection whose client certificate the server verified
    * (webhook/server.ts with clientCa) and whose subject CN is one of `clientSubjects`. Others get 401
@@ -81,19 +86,29 @@ function verifiedSubject(sock: Partial<TLSSocket>): string | undefined {
 }
 
 /** The caller of a request: the peer address always, the certificate subject when verified and pinned. */
-export function callerOf(req: Request, clientCertRequired: boolean, subjects: readonly string[] = DEFAULT_CLIENT_SUBJECTS): Caller {
+export function callerOf(
+  req: Request,
+  clientCertRequired: boolean,
+  subjects: readonly string[] = DEFAULT_CLIENT_SUBJECTS,
+): Caller {
   const sock = req.socket as Partial<TLSSocket>;
   const addr = sock.remoteAddress;
   const peer = addr === undefined ? undefined : `${addr.includes(':') ? `[${addr}]` : addr}:${String(sock.remotePort)}`;
   const cn = clientCertRequired ? verifiedSubject(sock) : undefined;
   if (cn !== undefined && subjects.includes(cn)) {
-    return { authenticated: true, ...(peer ? { peer } : {}), subject: cn, vouchedBy: `verified client certificate CN=${cn} (pinned subject)` };
+    return {
+      authenticated: true,
+      ...(peer ? { peer } : {}),
+      subject: cn,
+      vouchedBy: `verified client certificate CN=${cn} (pinned subject)`,
+    };
   }
   return { authenticated: false, ...(peer ? { peer } : {}) };
 }
 
 /** The answer to a decision that could not be written to the audit trail. */
-export const UNRECORDED_MESSAGE = 'vaultgate could not record this decision in its audit trail and does not answer decisions it cannot record (see webhook logs)';
+export const UNRECORDED_MESSAGE =
+  'vaultgate could not record this decision in its audit trail and does not answer decisions it cannot record (see webhook logs)';
 
 // The synchronous core, called directly: the promise-returning reviewMutation/reviewValidation would
 // cost a microtask hop and make express 5 attach a rejection handler to every request.
@@ -101,23 +116,37 @@ const reviewers: Record<WebhookKind, typeof mutate> = { mutate, validate };
 
 /** Why a body cannot be answered with an AdmissionReview (no uid to echo), or undefined if it can. */
 function malformedReason(body: unknown): string | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body must be a JSON AdmissionReview object';
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return 'body must be a JSON AdmissionReview object';
   const request = (body as { request?: unknown }).request;
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) return 'AdmissionReview.request is missing';
+  if (typeof request !== 'object' || request === null || Array.isArray(request))
+    return 'AdmissionReview.request is missing';
   const r = request as { uid?: unknown; kind?: unknown; operation?: unknown; userInfo?: unknown };
   if (typeof r.uid !== 'string' || r.uid === '') return 'AdmissionReview.request.uid must be a non-empty string';
   // What the core and the audit record read: without them there is no decision to make or record.
   const kind = r.kind as { group?: unknown; version?: unknown; kind?: unknown } | null | undefined;
-  if (typeof kind !== 'object' || kind === null || Array.isArray(kind) || typeof kind.group !== 'string' || typeof kind.version !== 'string' || typeof kind.kind !== 'string' || kind.kind === '') {
+  if (
+    typeof kind !== 'object' ||
+    kind === null ||
+    Array.isArray(kind) ||
+    typeof kind.group !== 'string' ||
+    typeof kind.version !== 'string' ||
+    typeof kind.kind !== 'string' ||
+    kind.kind === ''
+  ) {
     return 'AdmissionReview.request.kind must be an object with string group, version and kind (e.g. {"group":"vaultgate.io","version":"v1alpha1","kind":"VaultPolicy"})';
   }
-  if (typeof r.operation !== 'string' || r.operation === '') return 'AdmissionReview.request.operation must be a non-empty string (CREATE, UPDATE, DELETE or CONNECT)';
-  if (typeof r.userInfo !== 'object' || r.userInfo === null || Array.isArray(r.userInfo)) return 'AdmissionReview.request.userInfo must be an object';
+  if (typeof r.operation !== 'string' || r.operation === '')
+    return 'AdmissionReview.request.operation must be a non-empty string (CREATE, UPDATE, DELETE or CONNECT)';
+  if (typeof r.userInfo !== 'object' || r.userInfo === null || Array.isArray(r.userInfo))
+    return 'AdmissionReview.request.userInfo must be an object';
   return undefined;
 }
 
 /** Denial for well-formed envelopes we do not speak (v1beta1, another kind): the caller learns why. */
-function envelopeProblem(review: Partial<AdmissionReview> & { apiVersion?: unknown; kind?: unknown }): string | undefined {
+function envelopeProblem(
+  review: Partial<AdmissionReview> & { apiVersion?: unknown; kind?: unknown },
+): string | undefined {
   if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
     return `vaultgate speaks AdmissionReview admission.k8s.io/v1 only; got kind ${JSON.stringify(review.kind)} apiVersion ${JSON.stringify(review.apiVersion)} (set admissionReviewVersions: ["v1"] in the webhook configuration)`;
   }
@@ -131,11 +160,24 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * apiserver uses: write directly, with helmet's headers (security.raw) and the content type and length
  * in one writeHead list when they are precomputed.
  */
-function reply(req: Request, res: Response, security: SecurityHeaders, response: AdmissionDecision['response'], close: boolean): void {
+function reply(
+  req: Request,
+  res: Response,
+  security: SecurityHeaders,
+  response: AdmissionDecision['response'],
+  close: boolean,
+): void {
   const review: AdmissionReview = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
   const body = JSON.stringify(review);
   if (security.raw && !res.headersSent && res.getHeaderNames().length === 0) {
-    res.writeHead(200, [...security.raw, 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body)), ...(close ? ['connection', 'close'] : [])]);
+    res.writeHead(200, [
+      ...security.raw,
+      'content-type',
+      JSON_TYPE,
+      'content-length',
+      String(Buffer.byteLength(body)),
+      ...(close ? ['connection', 'close'] : []),
+    ]);
   } else {
     security.apply(req, res);
     res.statusCode = 200;
@@ -163,14 +205,18 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
     const authenticate = (req: Request, res: Response, next: NextFunction): void => {
       const sock = req.socket as Partial<TLSSocket>;
       const cn = verifiedSubject(sock);
-      if (cn !== undefined && subjects.includes(cn)) { next(); return; }
+      if (cn !== undefined && subjects.includes(cn)) {
+        next();
+        return;
+      }
       opts.metrics.requests.inc({ webhook, kind: 'unknown', operation: 'unknown', decision: 'unauthenticated' });
       security.apply(req, res);
       res.setHeader('connection', 'close');
       res.status(401).json({
-        error: sock.authorized === true
-          ? `the client certificate's subject is not one this webhook accepts (accepted: ${subjects.map((x) => `CN=${x}`).join(', ')}; see --client-subject)`
-          : 'a client certificate signed by the configured CA is required (see --client-ca-file)',
+        error:
+          sock.authorized === true
+            ? `the client certificate's subject is not one this webhook accepts (accepted: ${subjects.map((x) => `CN=${x}`).join(', ')}; see --client-subject)`
+            : 'a client certificate signed by the configured CA is required (see --client-ca-file)',
       });
     };
     const handlers = clientCert ? [authenticate, json] : [json];
@@ -192,15 +238,34 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
       const problem = envelopeProblem(review);
       let decision: AdmissionDecision;
       if (problem) {
-        decision = { response: { uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: problem } }, rules: ['envelope'], patchOps: [] };
+        decision = {
+          response: { uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: problem } },
+          rules: ['envelope'],
+          patchOps: [],
+        };
       } else {
         try {
           decision = reviewers[webhook](request, opts.context());
         } catch (err) {
           // A bug in a rule must not become a 5xx (the apiserver would apply failurePolicy blindly):
           // deny with a message that says it is ours, and log the detail (no object content).
-          opts.logger.error({ err: err instanceof Error ? err.message : String(err), webhook, kind, uid: request.uid }, 'admission review failed');
-          decision = { response: { uid: request.uid, allowed: false, status: { code: 500, reason: 'InternalError', message: 'vaultgate could not evaluate this object (internal error, see webhook logs)' } }, rules: ['internal-error'], patchOps: [] };
+          opts.logger.error(
+            { err: err instanceof Error ? err.message : String(err), webhook, kind, uid: request.uid },
+            'admission review failed',
+          );
+          decision = {
+            response: {
+              uid: request.uid,
+              allowed: false,
+              status: {
+                code: 500,
+                reason: 'InternalError',
+                message: 'vaultgate could not evaluate this object (internal error, see webhook logs)',
+              },
+            },
+            rules: ['internal-error'],
+            patchOps: [],
+          };
         }
       }
       decision.response.uid = request.uid;
@@ -210,8 +275,21 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
       opts.metrics.latency.observe(latencyLabels, (performance.now() - started) / 1000);
       const unrecorded = (err: unknown): void => {
         opts.metrics.unrecorded.inc({ webhook });
-        opts.logger.error({ err: err instanceof Error ? err.message : String(err), webhook, uid: request.uid }, 'decision could not be recorded: answered as a denial');
-        reply(req, res, security, { uid: request.uid, allowed: false, status: { code: 500, reason: 'InternalError', message: UNRECORDED_MESSAGE } }, closing());
+        opts.logger.error(
+          { err: err instanceof Error ? err.message : String(err), webhook, uid: request.uid },
+          'decision could not be recorded: answered as a denial',
+        );
+        reply(
+          req,
+          res,
+          security,
+          {
+            uid: request.uid,
+            allowed: false,
+            status: { code: 500, reason: 'InternalError', message: UNRECORDED_MESSAGE },
+          },
+          closing(),
+        );
       };
       let recorded: void | Promise<unknown>;
       try {
@@ -221,15 +299,23 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
         return;
       }
       if (recorded === undefined) reply(req, res, security, decision.response, closing());
-      else recorded.then(() => { reply(req, res, security, decision.response, closing()); }, unrecorded);
+      else
+        recorded.then(() => {
+          reply(req, res, security, decision.response, closing());
+        }, unrecorded);
     });
   }
 
   app.use(security.middleware);
-  app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok'); });
+  app.get('/healthz', (_req, res) => {
+    res.type('text/plain').send('ok');
+  });
   app.get('/readyz', (_req, res) => {
     const ok = opts.ready();
-    res.status(ok ? 200 : 503).type('text/plain').send(ok ? 'ok' : 'not ready');
+    res
+      .status(ok ? 200 : 503)
+      .type('text/plain')
+      .send(ok ? 'ok' : 'not ready');
   });
 
   // Body parser errors: bad JSON → 400, oversize → 413. Anything else → 400 with a generic message:
@@ -237,9 +323,22 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (!res.headersSent) security.apply(req, res); // admission-route errors arrive before security.middleware ran
     const e = err as { type?: string; status?: number };
-    if (e.type === 'entity.too.large') { res.status(413).json({ error: `AdmissionReview larger than ${BODY_LIMIT}` }); return; }
-    if (e.type === 'entity.too.complex') { res.status(413).json({ error: `AdmissionReview with more than ${MAX_JSON_VALUES} JSON values (vaultgate's limit, checked before parsing)` }); return; }
-    if (e.type === 'entity.parse.failed') { res.status(400).json({ error: 'body is not valid JSON' }); return; }
+    if (e.type === 'entity.too.large') {
+      res.status(413).json({ error: `AdmissionReview larger than ${BODY_LIMIT}` });
+      return;
+    }
+    if (e.type === 'entity.too.complex') {
+      res
+        .status(413)
+        .json({
+          error: `AdmissionReview with more than ${MAX_JSON_VALUES} JSON values (vaultgate's limit, checked before parsing)`,
+        });
+      return;
+    }
+    if (e.type === 'entity.parse.failed') {
+      res.status(400).json({ error: 'body is not valid JSON' });
+      return;
+    }
     const status = typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 400;
     res.status(status).json({ error: 'request could not be read' });
   });

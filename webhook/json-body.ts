@@ -15,7 +15,11 @@ export class BodyReadError extends Error {
   readonly status: number;
   readonly statusCode: number;
   readonly expose = true;
-  constructor(status: number, message: string, readonly type: string) {
+  constructor(
+    status: number,
+    message: string,
+    readonly type: string,
+  ) {
     super(message);
     this.status = status;
     this.statusCode = status;
@@ -31,7 +35,12 @@ export function parseStrictJson(text: string): unknown {
   const first = text[0];
   if (first !== '{' && first !== '[') {
     const m = FIRST_NON_WHITESPACE.exec(text)?.[1];
-    if (m !== '{' && m !== '[') throw new BodyReadError(400, `Unexpected token ${JSON.stringify(m ?? '')} in JSON: only an object or an array is accepted`, 'entity.parse.failed');
+    if (m !== '{' && m !== '[')
+      throw new BodyReadError(
+        400,
+        `Unexpected token ${JSON.stringify(m ?? '')} in JSON: only an object or an array is accepted`,
+        'entity.parse.failed',
+      );
   }
   try {
     return JSON.parse(text) as unknown;
@@ -108,7 +117,10 @@ function hasBody(req: Request): boolean {
 
 /** Drain the rest of a refused body, then answer (body-parser's dump: the connection stays usable). */
 function failAfterDrain(req: Request, next: NextFunction, err: BodyReadError): void {
-  if (req.complete || req.destroyed) { next(err); return; }
+  if (req.complete || req.destroyed) {
+    next(err);
+    return;
+  }
   finished(req, () => next(err));
   req.resume();
 }
@@ -122,17 +134,32 @@ class BodyRead {
   #received = 0;
   #done = false;
 
-  constructor(private readonly req: Request, private readonly next: NextFunction, private readonly expected: number | undefined, private readonly limitBytes: number, private readonly maxValues: number | undefined) {
-    req.on('data', (chunk: Buffer) => { this.#data(chunk); });
-    req.on('end', () => { this.#end(); });
-    req.on('error', () => { this.#finish(new BodyReadError(400, 'request could not be read', 'request.aborted')); });
-    req.on('aborted', () => { this.#finish(new BodyReadError(400, 'request aborted', 'request.aborted')); });
+  constructor(
+    private readonly req: Request,
+    private readonly next: NextFunction,
+    private readonly expected: number | undefined,
+    private readonly limitBytes: number,
+    private readonly maxValues: number | undefined,
+  ) {
+    req.on('data', (chunk: Buffer) => {
+      this.#data(chunk);
+    });
+    req.on('end', () => {
+      this.#end();
+    });
+    req.on('error', () => {
+      this.#finish(new BodyReadError(400, 'request could not be read', 'request.aborted'));
+    });
+    req.on('aborted', () => {
+      this.#finish(new BodyReadError(400, 'request aborted', 'request.aborted'));
+    });
   }
 
   #data(chunk: Buffer): void {
     if (this.#done) return;
     this.#received += chunk.length;
-    if (this.#received > this.limitBytes) this.#finish(new BodyReadError(413, 'request entity too large', 'entity.too.large'));
+    if (this.#received > this.limitBytes)
+      this.#finish(new BodyReadError(413, 'request entity too large', 'entity.too.large'));
     else this.#chunks.push(chunk);
   }
 
@@ -164,7 +191,10 @@ class BodyRead {
     if (this.#done) return;
     this.#done = true;
     this.#chunks.length = 0;
-    if (err) { failAfterDrain(this.req, this.next, err); return; }
+    if (err) {
+      failAfterDrain(this.req, this.next, err);
+      return;
+    }
     (this.req as { body?: unknown }).body = body;
     this.next();
   }
@@ -174,18 +204,28 @@ class BodyRead {
 export function jsonBody(opts: { limit: string; limitBytes: number; maxValues?: number }): RequestHandler {
   const max = opts.maxValues;
   const generic = express.json({
-    limit: opts.limit, type: () => true,
+    limit: opts.limit,
+    type: () => true,
     // body-parser hands the decoded bytes here before it parses them: the same bound for a compressed body.
-    ...(max === undefined ? {} : {
-      verify: (_req: unknown, _res: unknown, buf: Buffer) => {
-        if (jsonValuesAtLeast(buf, max) > max) throw new BodyReadError(413, `request has more than ${max} JSON values`, 'entity.too.complex');
-      },
-    }),
+    ...(max === undefined
+      ? {}
+      : {
+          verify: (_req: unknown, _res: unknown, buf: Buffer) => {
+            if (jsonValuesAtLeast(buf, max) > max)
+              throw new BodyReadError(413, `request has more than ${max} JSON values`, 'entity.too.complex');
+          },
+        }),
   });
   return function readJsonBody(req: Request, res: Response, next: NextFunction): void {
-    if (!plainUtf8(req)) { generic(req, res, next); return; }
+    if (!plainUtf8(req)) {
+      generic(req, res, next);
+      return;
+    }
     if (!('body' in req)) (req as { body?: unknown }).body = undefined;
-    if (!hasBody(req)) { next(); return; }
+    if (!hasBody(req)) {
+      next();
+      return;
+    }
     const lengthHeader = req.headers['content-length'];
     const expected = lengthHeader === undefined ? undefined : Number.parseInt(lengthHeader, 10);
     if (expected !== undefined && expected > opts.limitBytes) {

@@ -47,21 +47,33 @@ export interface WebhookProcess {
   metricsPort(): number | undefined;
 }
 
-
 export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess {
   const log = opts.logger;
   const metrics = createWebhookMetrics();
-  const reloader: CertReloader = createCertReloader({ certFile: opts.certFile, keyFile: opts.keyFile, log, registry: metrics.registry });
+  const reloader: CertReloader = createCertReloader({
+    certFile: opts.certFile,
+    keyFile: opts.keyFile,
+    log,
+    registry: metrics.registry,
+  });
   const source: ContextSource | undefined = opts.client
     ? createContextSource({
-      client: opts.client, namePrefix: opts.namePrefix, controllerClass: opts.controllerClass, ...(opts.vaultTarget ? { vaultTarget: opts.vaultTarget } : {}),
-      ...(opts.vaultServers ? { vaultServers: opts.vaultServers } : {}), ...(opts.apiServerAudiences ? { apiServerAudiences: opts.apiServerAudiences } : {}),
-      ...(opts.namespaces?.length ? { namespaces: opts.namespaces } : {}), logger: log,
-    })
+        client: opts.client,
+        namePrefix: opts.namePrefix,
+        controllerClass: opts.controllerClass,
+        ...(opts.vaultTarget ? { vaultTarget: opts.vaultTarget } : {}),
+        ...(opts.vaultServers ? { vaultServers: opts.vaultServers } : {}),
+        ...(opts.apiServerAudiences ? { apiServerAudiences: opts.apiServerAudiences } : {}),
+        ...(opts.namespaces?.length ? { namespaces: opts.namespaces } : {}),
+        logger: log,
+      })
     : undefined;
   const offlineContext = defaultContext({
-    namePrefix: opts.namePrefix, controllerClass: opts.controllerClass, ...(opts.vaultTarget ? { vaultTarget: opts.vaultTarget } : {}),
-    ...(opts.vaultServers ? { vaultServers: opts.vaultServers } : {}), ...(opts.apiServerAudiences ? { apiServerAudiences: opts.apiServerAudiences } : {}),
+    namePrefix: opts.namePrefix,
+    controllerClass: opts.controllerClass,
+    ...(opts.vaultTarget ? { vaultTarget: opts.vaultTarget } : {}),
+    ...(opts.vaultServers ? { vaultServers: opts.vaultServers } : {}),
+    ...(opts.apiServerAudiences ? { apiServerAudiences: opts.apiServerAudiences } : {}),
   });
   let trail: AuditTrail | undefined;
   let server: WebhookServer | undefined;
@@ -82,8 +94,12 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
     // The answer waits until the record is written (batched with concurrent decisions, one signature per
     // batch): no decision is answered unrecorded, and a full queue slows admission down instead of
     // growing memory. A record that cannot be written turns the answer into a denial (http-app.ts).
-    onDecision: !opts.audit ? undefined : (webhook, request, decision, caller) =>
-      trail?.append(auditAdmission(decision, request, { webhook: webhook === 'mutate' ? 'mutating' : 'validating', caller })),
+    onDecision: !opts.audit
+      ? undefined
+      : (webhook, request, decision, caller) =>
+          trail?.append(
+            auditAdmission(decision, request, { webhook: webhook === 'mutate' ? 'mutating' : 'validating', caller }),
+          ),
   });
 
   return {
@@ -97,12 +113,31 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
       trail = opts.audit ? await openAuditTrail(opts.audit, opts.client) : undefined;
       const abort = AbortSignal.timeout(120_000);
       const pair = await reloader.waitUntilReady(abort).catch(() => {
-        throw new Error(`no valid certificate/key pair at ${opts.certFile} / ${opts.keyFile} after 120 s (create one with: vaultgate certs create)`);
+        throw new Error(
+          `no valid certificate/key pair at ${opts.certFile} / ${opts.keyFile} after 120 s (create one with: vaultgate certs create)`,
+        );
       });
-      server = await startWebhookServer(app, { host: opts.host, port: opts.port, tls: { cert: pair.cert, key: pair.key }, ...(clientCa ? { clientCa } : {}) });
+      server = await startWebhookServer(app, {
+        host: opts.host,
+        port: opts.port,
+        tls: { cert: pair.cert, key: pair.key },
+        ...(clientCa ? { clientCa } : {}),
+      });
       reloader.start(server);
-      if (opts.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics.registry, { host: opts.host, port: opts.metricsPort });
-      log.info({ url: server.url, subject: pair.subject, notAfter: new Date(pair.notAfter).toISOString(), audit: Boolean(trail), clientAuth: Boolean(clientCa), ...(clientCa ? { clientSubjects: opts.clientSubjects ?? 'default' } : {}), metricsPort: metricsServer?.port }, 'webhook serving');
+      if (opts.metricsPort !== undefined)
+        metricsServer = await startMetricsServer(metrics.registry, { host: opts.host, port: opts.metricsPort });
+      log.info(
+        {
+          url: server.url,
+          subject: pair.subject,
+          notAfter: new Date(pair.notAfter).toISOString(),
+          audit: Boolean(trail),
+          clientAuth: Boolean(clientCa),
+          ...(clientCa ? { clientSubjects: opts.clientSubjects ?? 'default' } : {}),
+          metricsPort: metricsServer?.port,
+        },
+        'webhook serving',
+      );
     },
     async stop() {
       draining = true; // /readyz fails first so endpoints drop us, then keep answering in-flight traffic

@@ -11,24 +11,37 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(registry: Registry, opts: { host?: string; port: number }): Promise<MetricsServer> {
+export async function startMetricsServer(
+  registry: Registry,
+  opts: { host?: string; port: number },
+): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: this port serves GET /metrics only');
       return;
     }
-    registry.metrics().then((text) => {
-      res.writeHead(200, { 'content-type': registry.contentType }).end(text);
-    }, () => {
-      res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics could not be collected');
-    });
+    registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': registry.contentType }).end(text);
+      },
+      () => {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics could not be collected');
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '0.0.0.0', () => { server.off('error', reject); resolve(); });
+    server.listen(opts.port, opts.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

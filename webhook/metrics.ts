@@ -12,23 +12,61 @@ export interface WebhookMetrics {
 
 /** What the audit trail reports (trail/trail.ts AuditTrailStats). */
 export interface AuditStatsSource {
-  stats(): { records: number; batches: number; queued: number; queuedHighWater: number; waitedForRoom: number; lagMaxMs: number };
+  stats(): {
+    records: number;
+    batches: number;
+    queued: number;
+    queuedHighWater: number;
+    waitedForRoom: number;
+    lagMaxMs: number;
+  };
 }
 
 /** Gauges read from the audit trail at scrape time. */
 export function registerAuditMetrics(registry: Registry, trail: () => AuditStatsSource | undefined): void {
   const gauge = (name: string, help: string, pick: (s: ReturnType<AuditStatsSource['stats']>) => number): void => {
-    new Gauge({ name, help, registers: [registry], collect() { const t = trail(); if (t) this.set(pick(t.stats())); } });
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const t = trail();
+        if (t) this.set(pick(t.stats()));
+      },
+    });
   };
   gauge('vaultgate_audit_records_written', 'Audit records written by this process.', (s) => s.records);
-  gauge('vaultgate_audit_checkpoints_written', 'Signed checkpoints (= batches, = signatures) written by this process.', (s) => s.batches);
-  gauge('vaultgate_audit_queue_depth', 'Audit records waiting for the next write (bounded; admission waits when full).', (s) => s.queued);
-  gauge('vaultgate_audit_queue_high_water', 'Most audit records ever waiting for a write at once.', (s) => s.queuedHighWater);
-  gauge('vaultgate_audit_backpressure_waits', 'Appends that waited for room in the full audit queue.', (s) => s.waitedForRoom);
-  gauge('vaultgate_audit_lag_max_seconds', 'Longest time from a decision to its record written and signed.', (s) => s.lagMaxMs / 1000);
+  gauge(
+    'vaultgate_audit_checkpoints_written',
+    'Signed checkpoints (= batches, = signatures) written by this process.',
+    (s) => s.batches,
+  );
+  gauge(
+    'vaultgate_audit_queue_depth',
+    'Audit records waiting for the next write (bounded; admission waits when full).',
+    (s) => s.queued,
+  );
+  gauge(
+    'vaultgate_audit_queue_high_water',
+    'Most audit records ever waiting for a write at once.',
+    (s) => s.queuedHighWater,
+  );
+  gauge(
+    'vaultgate_audit_backpressure_waits',
+    'Appends that waited for room in the full audit queue.',
+    (s) => s.waitedForRoom,
+  );
+  gauge(
+    'vaultgate_audit_lag_max_seconds',
+    'Longest time from a decision to its record written and signed.',
+    (s) => s.lagMaxMs / 1000,
+  );
 }
 
-export function createWebhookMetrics(registry = new Registry(), opts: { defaultMetrics?: boolean } = {}): WebhookMetrics {
+export function createWebhookMetrics(
+  registry = new Registry(),
+  opts: { defaultMetrics?: boolean } = {},
+): WebhookMetrics {
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'vaultgate_webhook_' });
   return {
     registry,

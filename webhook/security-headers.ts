@@ -15,18 +15,34 @@ function record(middleware: RequestHandler, url: string): HeaderCall[] | undefin
   const calls: HeaderCall[] = [];
   let unexpected = false;
   let nextCalls = 0;
-  const res = new Proxy({}, {
-    get(_target, prop) {
-      if (prop === 'setHeader') return (name: string, value: string | number | readonly string[]) => { calls.push(['set', name, value]); return res; };
-      if (prop === 'removeHeader') return (name: string) => { calls.push(['remove', name]); };
-      unexpected = true;
-      return undefined;
+  const res = new Proxy(
+    {},
+    {
+      get(_target, prop) {
+        if (prop === 'setHeader')
+          return (name: string, value: string | number | readonly string[]) => {
+            calls.push(['set', name, value]);
+            return res;
+          };
+        if (prop === 'removeHeader')
+          return (name: string) => {
+            calls.push(['remove', name]);
+          };
+        unexpected = true;
+        return undefined;
+      },
+      set() {
+        unexpected = true;
+        return true;
+      },
     },
-    set() { unexpected = true; return true; },
-  });
+  );
   const req = { method: 'GET', url, originalUrl: url, path: url, headers: { host: 'recording.invalid' }, secure: true };
   try {
-    void middleware(req as unknown as Request, res as Response, (err?: unknown) => { nextCalls++; if (err !== undefined) unexpected = true; });
+    void middleware(req as unknown as Request, res as Response, (err?: unknown) => {
+      nextCalls++;
+      if (err !== undefined) unexpected = true;
+    });
   } catch {
     return undefined;
   }
@@ -57,7 +73,9 @@ export function securityHeaders(helmetMiddleware: RequestHandler): SecurityHeade
   if (!first || !second || !sameCalls(first, second)) {
     return {
       middleware: helmetMiddleware,
-      apply: (req, res) => { void helmetMiddleware(req, res, () => undefined); },
+      apply: (req, res) => {
+        void helmetMiddleware(req, res, () => undefined);
+      },
       raw: undefined,
     };
   }
@@ -73,7 +91,10 @@ export function securityHeaders(helmetMiddleware: RequestHandler): SecurityHeade
   const setsOnly = calls.every((c) => c[0] === 'remove' || typeof c[2] === 'string');
   const raw = setsOnly ? calls.flatMap((c) => (c[0] === 'set' ? [c[1], c[2] as string] : [])) : undefined;
   return {
-    middleware: function securityHeaders(req: Request, res: Response, next: NextFunction): void { apply(req, res); next(); },
+    middleware: function securityHeaders(req: Request, res: Response, next: NextFunction): void {
+      apply(req, res);
+      next();
+    },
     apply,
     raw,
   };

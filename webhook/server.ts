@@ -5,7 +5,10 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type express from 'express';
 
-export interface TlsPair { cert: string | Buffer; key: string | Buffer }
+export interface TlsPair {
+  cert: string | Buffer;
+  key: string | Buffer;
+}
 
 export interface WebhookServer {
   server: https.Server;
@@ -35,7 +38,10 @@ export const REQUEST_TIMEOUT_MS = 35_000;
  * express's setPrototypeOf finds the prototype already in place and does nothing. Same objects, same
  * prototype chain as before: express's request/response methods over Node's IncomingMessage/ServerResponse.
  */
-export function appMessageClasses(app: express.Express): { IncomingMessage?: typeof http.IncomingMessage; ServerResponse?: typeof http.ServerResponse } {
+export function appMessageClasses(app: express.Express): {
+  IncomingMessage?: typeof http.IncomingMessage;
+  ServerResponse?: typeof http.ServerResponse;
+} {
   // Node's constructors are plain functions (IncomingMessage.call(this, socket) is how Node itself
   // subclasses them). Were they ever classes, keep Node's own classes: express then re-parents as before.
   // (Reflect.construct with a new.target would work for both but makes V8 build each object slowly:
@@ -72,14 +78,20 @@ export async function startWebhookServer(app: express.Express, opts: WebhookServ
   // rejectUnauthorized: false keeps the handshake open to certificate-less kubelet probes; the socket's
   // `authorized` tells the app whether the certificate verified.
   const clientAuth = opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: false } : {};
-  const server = https.createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...clientAuth, ...appMessageClasses(app) }, app);
+  const server = https.createServer(
+    { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...clientAuth, ...appMessageClasses(app) },
+    app,
+  );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   const host = opts.host ?? '0.0.0.0';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 8443, host, () => { server.off('error', reject); resolve(); });
+    server.listen(opts.port ?? 8443, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const port = (server.address() as AddressInfo).port;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
@@ -88,7 +100,12 @@ export async function startWebhookServer(app: express.Express, opts: WebhookServ
     url: `https://${shownHost}:${port}`,
     port,
     updateCertificate(pair) {
-      server.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...(opts.clientCa ? { ca: opts.clientCa } : {}) });
+      server.setSecureContext({
+        cert: pair.cert,
+        key: pair.key,
+        minVersion: 'TLSv1.2',
+        ...(opts.clientCa ? { ca: opts.clientCa } : {}),
+      });
     },
     close() {
       return new Promise<void>((resolve) => {

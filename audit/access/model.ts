@@ -5,11 +5,27 @@
 // plan` shows exactly what the controller writes.
 import { specRules } from '../../policy/spec-rules.ts';
 import type { AclRule, PolicyRules } from '../../policy/acl.ts';
-import { DEFAULT_AUTH_MOUNT, desiredRole as controllerRole, normaliseMount, type DesiredRole as ControllerRole, type RoleBindingSpec } from '../../policy/role.ts';
+import {
+  DEFAULT_AUTH_MOUNT,
+  desiredRole as controllerRole,
+  normaliseMount,
+  type DesiredRole as ControllerRole,
+  type RoleBindingSpec,
+} from '../../policy/role.ts';
 import { DEFAULT_PREFIX, vaultName } from '../../schemas/vault-names.ts';
 
-export interface KubeMeta { name: string; namespace?: string; uid?: string; labels?: Record<string, string> }
-export interface KubeObj { apiVersion?: string; kind?: string; metadata: KubeMeta; spec?: Record<string, unknown> }
+export interface KubeMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+}
+export interface KubeObj {
+  apiVersion?: string;
+  kind?: string;
+  metadata: KubeMeta;
+  spec?: Record<string, unknown>;
+}
 
 export interface DesiredPolicy {
   namespace: string;
@@ -65,8 +81,11 @@ const optionalString = (v: unknown): string | undefined => (typeof v === 'string
 
 function roleBindingSpec(spec: Record<string, unknown>): RoleBindingSpec {
   return {
-    serviceAccounts: strings(spec.serviceAccounts), policies: strings(spec.policies),
-    authMount: optionalString(spec.authMount), tokenTTL: optionalString(spec.tokenTTL), tokenMaxTTL: optionalString(spec.tokenMaxTTL),
+    serviceAccounts: strings(spec.serviceAccounts),
+    policies: strings(spec.policies),
+    authMount: optionalString(spec.authMount),
+    tokenTTL: optionalString(spec.tokenTTL),
+    tokenMaxTTL: optionalString(spec.tokenMaxTTL),
     audience: optionalString(spec.audience),
   };
 }
@@ -78,11 +97,20 @@ function roleBindingSpec(spec: Record<string, unknown>): RoleBindingSpec {
 export function desiredRole(obj: KubeObj, prefix: string): DesiredRole {
   const ns = obj.metadata.namespace ?? 'default';
   const spec = roleBindingSpec(obj.spec ?? {});
-  const role = controllerRole(ns, spec, spec.policies.map((p) => vaultName(prefix, ns, p)));
+  const role = controllerRole(
+    ns,
+    spec,
+    spec.policies.map((p) => vaultName(prefix, ns, p)),
+  );
   return {
-    namespace: ns, name: obj.metadata.name, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+    namespace: ns,
+    name: obj.metadata.name,
+    ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
     vaultName: vaultName(prefix, ns, obj.metadata.name),
-    mount: role.mount, serviceAccounts: spec.serviceAccounts, policyNames: spec.policies, body: role.body,
+    mount: role.mount,
+    serviceAccounts: spec.serviceAccounts,
+    policyNames: spec.policies,
+    body: role.body,
   };
 }
 
@@ -104,14 +132,27 @@ export function desiredState(objects: readonly KubeObj[], prefix = DEFAULT_PREFI
     if (isKind(o, 'VaultPolicy')) {
       const ns = o.metadata.namespace ?? 'default';
       const { rules, errors } = policyRules(o);
-      policies.push({ namespace: ns, name: o.metadata.name, ...(o.metadata.uid ? { uid: o.metadata.uid } : {}), vaultName: vaultName(prefix, ns, o.metadata.name), rules, ...(errors ? { parseErrors: errors } : {}) });
+      policies.push({
+        namespace: ns,
+        name: o.metadata.name,
+        ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
+        vaultName: vaultName(prefix, ns, o.metadata.name),
+        rules,
+        ...(errors ? { parseErrors: errors } : {}),
+      });
     } else if (isKind(o, 'VaultRoleBinding')) {
       try {
         roles.push(desiredRole(o, prefix));
       } catch (err) {
         const ns = o.metadata.namespace ?? 'default';
         const mount = normaliseMount(optionalString(o.spec?.authMount) ?? DEFAULT_AUTH_MOUNT);
-        invalidRoles.push({ namespace: ns, name: o.metadata.name, vaultName: vaultName(prefix, ns, o.metadata.name), mount, error: (err as Error).message });
+        invalidRoles.push({
+          namespace: ns,
+          name: o.metadata.name,
+          vaultName: vaultName(prefix, ns, o.metadata.name),
+          mount,
+          error: (err as Error).message,
+        });
       }
     } else if (isKind(o, 'VaultGuardrail')) {
       guardrails.push(o);
@@ -119,8 +160,16 @@ export function desiredState(objects: readonly KubeObj[], prefix = DEFAULT_PREFI
       namespaceLabels.set(o.metadata.name, { ...(o.metadata.labels ?? {}) });
     }
   }
-  const byKey = (a: { namespace: string; name: string }, b: { namespace: string; name: string }) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
-  return { prefix, policies: policies.sort(byKey), roles: roles.sort(byKey), invalidRoles: invalidRoles.sort(byKey), guardrails, namespaceLabels };
+  const byKey = (a: { namespace: string; name: string }, b: { namespace: string; name: string }) =>
+    a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
+  return {
+    prefix,
+    policies: policies.sort(byKey),
+    roles: roles.sort(byKey),
+    invalidRoles: invalidRoles.sort(byKey),
+    guardrails,
+    namespaceLabels,
+  };
 }
 
 /** The policies a role's tokens carry, as ACL input (name = `namespace/name` of the VaultPolicy). */

@@ -4,7 +4,17 @@
 // A token comes from one login with one role, so access is computed per role and then unioned per
 // ServiceAccount: a deny in one role's policies does not hide another role's grant, exactly as in Vault.
 // Vault's `default` policy (attached to every token unless disabled) is not modelled: it is not ours.
-import { compileAcl, effectiveCapabilities, evaluate, type AclDecision, type Capability, type CompiledAcl, type EffectiveCapability, type RequestCapability, type VaultTarget } from '../../policy/acl.ts';
+import {
+  compileAcl,
+  effectiveCapabilities,
+  evaluate,
+  type AclDecision,
+  type Capability,
+  type CompiledAcl,
+  type EffectiveCapability,
+  type RequestCapability,
+  type VaultTarget,
+} from '../../policy/acl.ts';
 import { isPureWildcard } from '../../policy/paths.ts';
 import { defaultContext } from '../../webhook/admission/context.ts';
 import { guardrailsFor, policyRuleGuardrailFindings } from '../../webhook/rules/guardrails.ts';
@@ -78,15 +88,23 @@ export interface WhoCanEntry {
 }
 
 /** Who can perform `capability` on `path`: every (ServiceAccount, role) whose token Vault would allow. */
-export function whoCan(model: AccessModel, path: string, capability: RequestCapability): { allowed: WhoCanEntry[]; denied: WhoCanEntry[] } {
+export function whoCan(
+  model: AccessModel,
+  path: string,
+  capability: RequestCapability,
+): { allowed: WhoCanEntry[]; denied: WhoCanEntry[] } {
   const allowed: WhoCanEntry[] = [];
   const denied: WhoCanEntry[] = [];
   for (const s of model.subjects) {
     for (const r of s.roles) {
       const d: AclDecision = evaluate(r.acl, { path, capability });
       const entry: WhoCanEntry = {
-        subject: s.id, role: r.role.vaultName, binding: `${r.role.namespace}/${r.role.name}`,
-        ...(d.matchedPattern ? { matchedPattern: d.matchedPattern } : {}), policies: d.policies, reason: d.reason,
+        subject: s.id,
+        role: r.role.vaultName,
+        binding: `${r.role.namespace}/${r.role.name}`,
+        ...(d.matchedPattern ? { matchedPattern: d.matchedPattern } : {}),
+        policies: d.policies,
+        reason: d.reason,
       };
       (d.allowed ? allowed : denied).push(entry);
     }
@@ -109,11 +127,14 @@ export function subjectGrants(model: AccessModel, subjectId: string): Grant[] | 
   if (!s) return undefined;
   const out: Grant[] = [];
   for (const r of s.roles) {
-    const patterns = [...new Set(r.policies.flatMap((p) => policyByKey(model, p)?.rules.map((x) => x.path) ?? []))].sort();
+    const patterns = [
+      ...new Set(r.policies.flatMap((p) => policyByKey(model, p)?.rules.map((x) => x.path) ?? [])),
+    ].sort();
     for (const pattern of patterns) {
       const caps = effectiveCapabilities(r.acl, samplePath(pattern));
       out.push({
-        pattern, capabilities: caps,
+        pattern,
+        capabilities: caps,
         role: r.role.vaultName,
         policies: r.policies.filter((p) => policyByKey(model, p)?.rules.some((x) => x.path === pattern)),
       });
@@ -135,7 +156,10 @@ export function samplePath(pattern: string): string {
   const PH = '\u2026';
   let p = pattern.replace(/^\/+/, '');
   if (p.endsWith('*')) p = `${p.slice(0, -1)}${PH}`;
-  return p.split('/').map((seg) => (seg === '+' ? PH : seg)).join('/');
+  return p
+    .split('/')
+    .map((seg) => (seg === '+' ? PH : seg))
+    .join('/');
 }
 
 export interface Matrix {
@@ -146,15 +170,30 @@ export interface Matrix {
 }
 
 export function accessMatrix(model: AccessModel): Matrix {
-  const cells = model.subjects.map((s) => model.patterns.map((pattern) => {
-    const caps = new Set<Capability>();
-    for (const r of s.roles) for (const c of effectiveCapabilities(r.acl, samplePath(pattern))) if (c !== 'deny' && c !== 'root') caps.add(c);
-    return ORDER.filter((c) => caps.has(c));
-  }));
+  const cells = model.subjects.map((s) =>
+    model.patterns.map((pattern) => {
+      const caps = new Set<Capability>();
+      for (const r of s.roles)
+        for (const c of effectiveCapabilities(r.acl, samplePath(pattern)))
+          if (c !== 'deny' && c !== 'root') caps.add(c);
+      return ORDER.filter((c) => caps.has(c));
+    }),
+  );
   return { subjects: model.subjects.map((s) => s.id), patterns: model.patterns, cells };
 }
 
-const ORDER: Capability[] = ['read', 'list', 'scan', 'create', 'update', 'patch', 'delete', 'recover', 'subscribe', 'sudo'];
+const ORDER: Capability[] = [
+  'read',
+  'list',
+  'scan',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'recover',
+  'subscribe',
+  'sudo',
+];
 
 // ---- findings ---------------------------------------------------------------------------------
 
@@ -179,25 +218,71 @@ export function accessFindings(model: AccessModel): AccessFinding[] {
 
   for (const p of state.policies) {
     const object = `VaultPolicy ${p.namespace}/${p.name}`;
-    if (p.parseErrors) out.push({ id: 'policy.unparsable', severity: 'medium', object, message: `spec.policy cannot be parsed (${p.parseErrors.join('; ')}); it is counted as granting nothing` });
-    if (!bound.has(`${p.namespace}/${p.name}`)) out.push({ id: 'policy.unbound', severity: 'info', object, message: 'no VaultRoleBinding uses this policy: it grants nothing to any ServiceAccount' });
+    if (p.parseErrors)
+      out.push({
+        id: 'policy.unparsable',
+        severity: 'medium',
+        object,
+        message: `spec.policy cannot be parsed (${p.parseErrors.join('; ')}); it is counted as granting nothing`,
+      });
+    if (!bound.has(`${p.namespace}/${p.name}`))
+      out.push({
+        id: 'policy.unbound',
+        severity: 'info',
+        object,
+        message: 'no VaultRoleBinding uses this policy: it grants nothing to any ServiceAccount',
+      });
     const guardrails = guardrailsFor(p.namespace, ctx);
     p.rules.forEach((rule, i) => {
       const caps = rule.capabilities.map((c) => c.toLowerCase());
       const grants = !caps.includes('deny') && caps.length > 0;
-      for (const f of policyRuleGuardrailFindings(rule, { path: `rules[${i}].path`, capabilities: `rules[${i}].capabilities`, capability: (k) => `rules[${i}].capabilities[${k}]` }, p.namespace, guardrails)) {
-        out.push({ id: f.rule, severity: f.rule === 'guardrail.forbidden-path' || f.rule === 'guardrail.forbidden-capability' ? 'high' : 'medium', object, path: rule.path, message: f.message });
+      for (const f of policyRuleGuardrailFindings(
+        rule,
+        {
+          path: `rules[${i}].path`,
+          capabilities: `rules[${i}].capabilities`,
+          capability: (k) => `rules[${i}].capabilities[${k}]`,
+        },
+        p.namespace,
+        guardrails,
+      )) {
+        out.push({
+          id: f.rule,
+          severity:
+            f.rule === 'guardrail.forbidden-path' || f.rule === 'guardrail.forbidden-capability' ? 'high' : 'medium',
+          object,
+          path: rule.path,
+          message: f.message,
+        });
       }
-      if (grants && caps.includes('sudo')) out.push({ id: 'access.sudo', severity: 'high', object, path: rule.path, message: `grants sudo on "${rule.path}": root-protected endpoints become reachable` });
+      if (grants && caps.includes('sudo'))
+        out.push({
+          id: 'access.sudo',
+          severity: 'high',
+          object,
+          path: rule.path,
+          message: `grants sudo on "${rule.path}": root-protected endpoints become reachable`,
+        });
       if (grants && isBroadPattern(rule.path)) {
-        out.push({ id: 'access.broad-glob', severity: 'medium', object, path: rule.path, message: `"${rule.path}" is a broad pattern (fewer than three fixed segments before its first wildcard): ${caps.join(', ')} on everything under it, whichever team it belongs to` });
+        out.push({
+          id: 'access.broad-glob',
+          severity: 'medium',
+          object,
+          path: rule.path,
+          message: `"${rule.path}" is a broad pattern (fewer than three fixed segments before its first wildcard): ${caps.join(', ')} on everything under it, whichever team it belongs to`,
+        });
       }
     });
   }
   for (const role of state.roles) {
     const { missing } = rolePolicies(state, role);
     for (const m of missing) {
-      out.push({ id: 'binding.missing-policy', severity: 'medium', object: `VaultRoleBinding ${role.namespace}/${role.name}`, message: `references VaultPolicy "${m}", which does not exist in namespace ${role.namespace}: Vault ignores the missing policy (no access from it)` });
+      out.push({
+        id: 'binding.missing-policy',
+        severity: 'medium',
+        object: `VaultRoleBinding ${role.namespace}/${role.name}`,
+        message: `references VaultPolicy "${m}", which does not exist in namespace ${role.namespace}: Vault ignores the missing policy (no access from it)`,
+      });
     }
   }
   return dedupe(out);
@@ -216,7 +301,12 @@ function dedupe(fs: AccessFinding[]): AccessFinding[] {
 export const SEVERITY_ORDER: Severity[] = ['high', 'medium', 'low', 'info'];
 
 export function sortFindings(fs: AccessFinding[]): AccessFinding[] {
-  return [...fs].sort((a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity) || a.object.localeCompare(b.object) || a.id.localeCompare(b.id));
+  return [...fs].sort(
+    (a, b) =>
+      SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity) ||
+      a.object.localeCompare(b.object) ||
+      a.id.localeCompare(b.id),
+  );
 }
 
 // ---- the report (the stable JSON schema) -------------------------------------------------------
@@ -253,7 +343,13 @@ export function buildAccessReport(state: DesiredState, opts: ReportOptions): Acc
   const counts: Record<Severity, number> = { high: 0, medium: 0, low: 0, info: 0 };
   for (const f of findings) counts[f.severity]++;
   let query: AccessReport['query'];
-  if (opts.query && 'path' in opts.query) query = { type: 'who-can', path: opts.query.path, capability: opts.query.capability, ...whoCan(model, opts.query.path, opts.query.capability) };
+  if (opts.query && 'path' in opts.query)
+    query = {
+      type: 'who-can',
+      path: opts.query.path,
+      capability: opts.query.capability,
+      ...whoCan(model, opts.query.path, opts.query.capability),
+    };
   else if (opts.query) {
     const grants = subjectGrants(model, opts.query.subject);
     query = { type: 'subject', subject: opts.query.subject, found: grants !== undefined, grants: grants ?? [] };
@@ -265,12 +361,24 @@ export function buildAccessReport(state: DesiredState, opts: ReportOptions): Acc
     prefix: state.prefix,
     subjects: model.subjects.map((s) => ({
       subject: s.id,
-      roles: s.roles.map((r) => ({ role: r.role.vaultName, binding: `${r.role.namespace}/${r.role.name}`, mount: r.role.mount, policies: r.policies, missingPolicies: r.missing })),
+      roles: s.roles.map((r) => ({
+        role: r.role.vaultName,
+        binding: `${r.role.namespace}/${r.role.name}`,
+        mount: r.role.mount,
+        policies: r.policies,
+        missingPolicies: r.missing,
+      })),
       grants: subjectGrants(model, s.id) ?? [],
     })),
     matrix: accessMatrix(model),
     ...(query ? { query } : {}),
     findings,
-    summary: { subjects: model.subjects.length, roles: state.roles.length, policies: state.policies.length, patterns: model.patterns.length, findings: counts },
+    summary: {
+      subjects: model.subjects.length,
+      roles: state.roles.length,
+      policies: state.policies.length,
+      patterns: model.patterns.length,
+      findings: counts,
+    },
   };
 }

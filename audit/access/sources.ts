@@ -30,7 +30,11 @@ export function loadManifests(paths: readonly string[]): KubeObj[] {
       n++;
       if (doc.errors.length) throw new Error(`${f}: ${doc.errors[0]?.message ?? 'invalid YAML'}`);
       let v: unknown;
-      try { v = doc.toJS() as unknown; } catch (err) { throw new Error(`${f}: document ${n}: ${err instanceof Error ? err.message : String(err)}`); }
+      try {
+        v = doc.toJS() as unknown;
+      } catch (err) {
+        throw new Error(`${f}: document ${n}: ${err instanceof Error ? err.message : String(err)}`);
+      }
       push(v, out, `${f}: document ${n}`);
     }
   }
@@ -44,18 +48,32 @@ export function loadManifests(paths: readonly string[]): KubeObj[] {
  */
 function push(v: unknown, out: KubeObj[], where: string): void {
   if (v === null || v === undefined) return; // an empty document
-  if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`${where}: not a Kubernetes object (a mapping with apiVersion, kind and metadata)`);
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new Error(`${where}: not a Kubernetes object (a mapping with apiVersion, kind and metadata)`);
   const o = v as KubeObj & { items?: unknown[] };
   if (typeof o.kind === 'string' && o.kind.endsWith('List') && Array.isArray(o.items)) {
-    o.items.forEach((item, i) => { push(item, out, `${where}, items[${i}]`); });
+    o.items.forEach((item, i) => {
+      push(item, out, `${where}, items[${i}]`);
+    });
     return;
   }
   const meta = o.metadata as unknown;
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta) || typeof (meta as { name?: unknown }).name !== 'string' || (meta as { name: string }).name === '') {
-    throw new Error(`${where}: ${typeof o.kind === 'string' ? o.kind : 'object'} without metadata.name (a non-empty string): refusing to answer for fewer objects than given`);
+  if (
+    typeof meta !== 'object' ||
+    meta === null ||
+    Array.isArray(meta) ||
+    typeof (meta as { name?: unknown }).name !== 'string' ||
+    (meta as { name: string }).name === ''
+  ) {
+    throw new Error(
+      `${where}: ${typeof o.kind === 'string' ? o.kind : 'object'} without metadata.name (a non-empty string): refusing to answer for fewer objects than given`,
+    );
   }
   const ns = (meta as { namespace?: unknown }).namespace;
-  if (ns !== undefined && typeof ns !== 'string') throw new Error(`${where}: ${String(o.kind)} ${(meta as { name: string }).name}: metadata.namespace must be a string`);
+  if (ns !== undefined && typeof ns !== 'string')
+    throw new Error(
+      `${where}: ${String(o.kind)} ${(meta as { name: string }).name}: metadata.namespace must be a string`,
+    );
   out.push(o);
 }
 
@@ -69,13 +87,24 @@ export async function loadFromCluster(opts: { kubeconfig?: string; context?: str
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const out: KubeObj[] = [];
-  for (const [plural, kind] of [['vaultpolicies', 'VaultPolicy'], ['vaultrolebindings', 'VaultRoleBinding'], ['vaultguardrails', 'VaultGuardrail']] as const) {
-    const list = (await custom.listClusterCustomObject({ group: 'vaultgate.io', version: 'v1alpha1', plural })) as { items?: KubeObj[] };
+  for (const [plural, kind] of [
+    ['vaultpolicies', 'VaultPolicy'],
+    ['vaultrolebindings', 'VaultRoleBinding'],
+    ['vaultguardrails', 'VaultGuardrail'],
+  ] as const) {
+    const list = (await custom.listClusterCustomObject({ group: 'vaultgate.io', version: 'v1alpha1', plural })) as {
+      items?: KubeObj[];
+    };
     for (const item of list.items ?? []) out.push({ ...item, apiVersion: 'vaultgate.io/v1alpha1', kind });
   }
   const namespaces = await core.listNamespace();
   for (const n of namespaces.items) {
-    if (n.metadata?.name) out.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n.metadata.name, labels: n.metadata.labels ?? {} } });
+    if (n.metadata?.name)
+      out.push({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: n.metadata.name, labels: n.metadata.labels ?? {} },
+      });
   }
   return out;
 }
@@ -100,13 +129,21 @@ export async function readVaultState(sys: SysApi, prefix: string, mounts: readon
 }
 
 /** A SysApi over the controller's Vault adapter with a token from the environment (never printed). */
-export async function vaultSysFromEnv(opts: { address?: string; tokenEnv?: string; timeoutMs?: number }): Promise<{ sys: SysApi; close(): void }> {
+export async function vaultSysFromEnv(opts: {
+  address?: string;
+  tokenEnv?: string;
+  timeoutMs?: number;
+}): Promise<{ sys: SysApi; close(): void }> {
   const address = opts.address ?? process.env.VAULT_ADDR;
   const token = process.env[opts.tokenEnv ?? 'VAULT_TOKEN'];
   if (!address) throw new Error('--vault needs a Vault address: --vault-addr or VAULT_ADDR');
   if (!token) throw new Error(`--vault needs a token in $${opts.tokenEnv ?? 'VAULT_TOKEN'}`);
   const { createVaultClient, createSysApi } = await import('../../vault/index.ts');
-  const client = createVaultClient({ address, timeoutMs: opts.timeoutMs ?? 10_000, ...(process.env.VAULT_NAMESPACE ? { namespace: process.env.VAULT_NAMESPACE } : {}) });
+  const client = createVaultClient({
+    address,
+    timeoutMs: opts.timeoutMs ?? 10_000,
+    ...(process.env.VAULT_NAMESPACE ? { namespace: process.env.VAULT_NAMESPACE } : {}),
+  });
   const sys = createSysApi({ request: (req) => client.request({ ...req, token }) });
   return { sys, close: () => client.close() };
 }

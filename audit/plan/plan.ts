@@ -58,7 +58,14 @@ export interface Plan {
   counts: Record<PlanAction, number>;
 }
 
-const ROLE_KEYS = ['bound_service_account_names', 'bound_service_account_namespaces', 'token_policies', 'token_ttl', 'token_max_ttl', 'audience'] as const;
+const ROLE_KEYS = [
+  'bound_service_account_names',
+  'bound_service_account_namespaces',
+  'token_policies',
+  'token_ttl',
+  'token_max_ttl',
+  'audience',
+] as const;
 
 /** The role fields vaultgate sets, normalised for comparison and display (sorted lists, seconds). */
 export function roleView(role: Record<string, unknown>): Record<string, unknown> {
@@ -66,9 +73,14 @@ export function roleView(role: Record<string, unknown>): Record<string, unknown>
   for (const k of ROLE_KEYS) {
     const v = role[k];
     if (v === undefined || v === '' || v === null) continue;
-    out[k] = Array.isArray(v) ? [...(v as string[])].map(String).sort() : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+    out[k] = Array.isArray(v)
+      ? [...(v as string[])].map(String).sort()
+      : typeof v === 'string' && /^\d+$/.test(v)
+        ? Number(v)
+        : v;
   }
-  if (out.token_policies === undefined && Array.isArray(role.policies)) out.token_policies = [...(role.policies as string[])].sort();
+  if (out.token_policies === undefined && Array.isArray(role.policies))
+    out.token_policies = [...(role.policies as string[])].sort();
   return out;
 }
 
@@ -78,7 +90,15 @@ function roleText(role: Record<string, unknown>): string {
 
 /** A git-style unified diff: /dev/null on the side where the object does not exist. */
 function patch(path: string, before: string, after: string): string {
-  const text = createTwoFilesPatch(before === '' ? '/dev/null' : `vault/${path}`, after === '' ? '/dev/null' : `desired/${path}`, before, after, undefined, undefined, { context: 3 });
+  const text = createTwoFilesPatch(
+    before === '' ? '/dev/null' : `vault/${path}`,
+    after === '' ? '/dev/null' : `desired/${path}`,
+    before,
+    after,
+    undefined,
+    undefined,
+    { context: 3 },
+  );
   return text.replace(/^=+\n/, '').replace(/\t\n/g, '\n');
 }
 
@@ -86,18 +106,26 @@ export function renderDesiredPolicy(p: DesiredPolicy, currentText?: string): str
   // Offline manifests carry no uid; reuse the uid of Vault's header for the same object so a re-render
   // of an unchanged policy is not shown as a change.
   const stored = currentText ? readOwnership(currentText) : undefined;
-  const uid = p.uid ?? (stored?.namespace === p.namespace && stored?.name === p.name ? stored.uid ?? '' : '');
+  const uid = p.uid ?? (stored?.namespace === p.namespace && stored?.name === p.name ? (stored.uid ?? '') : '');
   const rules = p.rules.map((r) => ({
-    ...r, capabilities: [...r.capabilities],
+    ...r,
+    capabilities: [...r.capabilities],
     minWrappingTTL: r.minWrappingTTL === undefined ? undefined : String(r.minWrappingTTL),
     maxWrappingTTL: r.maxWrappingTTL === undefined ? undefined : String(r.maxWrappingTTL),
   }));
   return renderPolicy(rules, { namespace: p.namespace, name: p.name, uid });
 }
 
-function refusedItem(base: Omit<PlanItem, 'action' | 'reason' | 'diff'>, refusals: readonly Refusal[], note = ''): PlanItem {
+function refusedItem(
+  base: Omit<PlanItem, 'action' | 'reason' | 'diff'>,
+  refusals: readonly Refusal[],
+  note = '',
+): PlanItem {
   return {
-    ...base, action: 'refused', diff: '', refusals: [...refusals],
+    ...base,
+    action: 'refused',
+    diff: '',
+    refusals: [...refusals],
     reason: `refused by admission: the webhook denies it and the controller's re-check writes nothing for it${note}`,
   };
 }
@@ -107,7 +135,9 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
   const wanted = new Set<string>();
   const refusalsOf = (kind: string, ns: string, name: string) => opts.refusals?.get(`${kind} ${ns}/${name}`);
   // A refused VaultPolicy never becomes Ready, and a role binds only Ready policies (fail closed).
-  const refusedPolicyNames = new Set(state.policies.filter((p) => refusalsOf('VaultPolicy', p.namespace, p.name)?.length).map((p) => p.vaultName));
+  const refusedPolicyNames = new Set(
+    state.policies.filter((p) => refusalsOf('VaultPolicy', p.namespace, p.name)?.length).map((p) => p.vaultName),
+  );
   for (const p of state.policies) {
     const path = `sys/policies/acl/${p.vaultName}`;
     wanted.add(p.vaultName);
@@ -117,27 +147,87 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
       // Tightening takes access back: the controller removes a policy it wrote for a refused spec.
       const before = current?.policies.get(p.vaultName);
       const ours = before !== undefined && readOwnership(before)?.managedBy === 'vaultgate';
-      items.push(refusedItem({ object: 'policy', vaultName: p.vaultName, path, owner }, refused,
-        ours ? '; the policy vaultgate wrote earlier is removed (below)' : before !== undefined ? '; Vault holds a policy under this name that vaultgate did not write: left alone' : ''));
-      if (ours) items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'delete', owner, reason: `${owner} is refused: the controller removes the policy it wrote, taking its access back`, diff: patch(path, before, '') });
+      items.push(
+        refusedItem(
+          { object: 'policy', vaultName: p.vaultName, path, owner },
+          refused,
+          ours
+            ? '; the policy vaultgate wrote earlier is removed (below)'
+            : before !== undefined
+              ? '; Vault holds a policy under this name that vaultgate did not write: left alone'
+              : '',
+        ),
+      );
+      if (ours)
+        items.push({
+          object: 'policy',
+          vaultName: p.vaultName,
+          path,
+          action: 'delete',
+          owner,
+          reason: `${owner} is refused: the controller removes the policy it wrote, taking its access back`,
+          diff: patch(path, before, ''),
+        });
       continue;
     }
-    if (p.parseErrors) { items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'skip', owner, reason: `spec.policy cannot be parsed: ${p.parseErrors.join('; ')}`, diff: '' }); continue; }
+    if (p.parseErrors) {
+      items.push({
+        object: 'policy',
+        vaultName: p.vaultName,
+        path,
+        action: 'skip',
+        owner,
+        reason: `spec.policy cannot be parsed: ${p.parseErrors.join('; ')}`,
+        diff: '',
+      });
+      continue;
+    }
     const before = current?.policies.get(p.vaultName);
     const after = renderDesiredPolicy(p, before);
     if (before === undefined) {
-      items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'create', owner, reason: current ? 'not in Vault' : 'offline: compared with nothing', diff: patch(path, '', after) });
+      items.push({
+        object: 'policy',
+        vaultName: p.vaultName,
+        path,
+        action: 'create',
+        owner,
+        reason: current ? 'not in Vault' : 'offline: compared with nothing',
+        diff: patch(path, '', after),
+      });
     } else if (readOwnership(before)?.managedBy !== 'vaultgate') {
-      items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'skip', owner, reason: 'a policy with this name exists in Vault and was not written by vaultgate: it is never overwritten', diff: '' });
+      items.push({
+        object: 'policy',
+        vaultName: p.vaultName,
+        path,
+        action: 'skip',
+        owner,
+        reason: 'a policy with this name exists in Vault and was not written by vaultgate: it is never overwritten',
+        diff: '',
+      });
     } else if (policiesEquivalent(after, before)) {
-      items.push({ object: 'policy', vaultName: p.vaultName, path, action: 'unchanged', owner, reason: 'Vault matches', diff: '' });
+      items.push({
+        object: 'policy',
+        vaultName: p.vaultName,
+        path,
+        action: 'unchanged',
+        owner,
+        reason: 'Vault matches',
+        diff: '',
+      });
     } else {
       const currentRules = policyRulesOfText(before);
       const widening = summariseWidening(currentRules, p.rules);
       const extra = summariseWidening(p.rules, currentRules)?.replace(/^widens access: /, '');
       items.push({
-        object: 'policy', vaultName: p.vaultName, path, action: 'update', owner, reason: 'Vault differs from the desired state', diff: patch(path, before, after),
-        ...(widening ? { widening } : {}), ...(extra ? { vaultGrantsMore: extra } : {}),
+        object: 'policy',
+        vaultName: p.vaultName,
+        path,
+        action: 'update',
+        owner,
+        reason: 'Vault differs from the desired state',
+        diff: patch(path, before, after),
+        ...(widening ? { widening } : {}),
+        ...(extra ? { vaultGrantsMore: extra } : {}),
       });
     }
   }
@@ -148,41 +238,124 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
     const cur = current?.roles.get(`${r.mount}/${r.vaultName}`);
     const refused = refusalsOf('VaultRoleBinding', r.namespace, r.name);
     if (refused?.length) {
-      items.push(refusedItem({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, owner }, refused, cur ? '; the role under this name is removed (below)' : ''));
-      if (cur) items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'delete', owner, reason: `${owner} is refused: the controller removes the role if it wrote it (VaultRoleOwned=True on the object; a role it does not own is left alone)`, diff: patch(path, roleText(cur.role), '') });
+      items.push(
+        refusedItem(
+          { object: 'role', vaultName: r.vaultName, mount: r.mount, path, owner },
+          refused,
+          cur ? '; the role under this name is removed (below)' : '',
+        ),
+      );
+      if (cur)
+        items.push({
+          object: 'role',
+          vaultName: r.vaultName,
+          mount: r.mount,
+          path,
+          action: 'delete',
+          owner,
+          reason: `${owner} is refused: the controller removes the role if it wrote it (VaultRoleOwned=True on the object; a role it does not own is left alone)`,
+          diff: patch(path, roleText(cur.role), ''),
+        });
       continue;
     }
     const tokenPolicies = Array.isArray(r.body.token_policies) ? (r.body.token_policies as unknown[]).map(String) : [];
     const unbound = tokenPolicies.filter((n) => refusedPolicyNames.has(n));
-    const body = unbound.length ? { ...r.body, token_policies: tokenPolicies.filter((n) => !refusedPolicyNames.has(n)) } : r.body;
-    const note = unbound.length ? `; written without ${unbound.join(', ')} (refused VaultPolicy: a role binds only Ready policies)` : '';
+    const body = unbound.length
+      ? { ...r.body, token_policies: tokenPolicies.filter((n) => !refusedPolicyNames.has(n)) }
+      : r.body;
+    const note = unbound.length
+      ? `; written without ${unbound.join(', ')} (refused VaultPolicy: a role binds only Ready policies)`
+      : '';
     const after = roleText(body);
-    if (!cur) items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'create', owner, reason: (current ? 'not in Vault' : 'offline: compared with nothing') + note, diff: patch(path, '', after) });
+    if (!cur)
+      items.push({
+        object: 'role',
+        vaultName: r.vaultName,
+        mount: r.mount,
+        path,
+        action: 'create',
+        owner,
+        reason: (current ? 'not in Vault' : 'offline: compared with nothing') + note,
+        diff: patch(path, '', after),
+      });
     else {
       const before = roleText(cur.role);
-      if (before === after) items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'unchanged', owner, reason: `Vault matches${note}`, diff: '' });
-      else items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path, action: 'update', owner, reason: `Vault differs from the desired state${note}`, diff: patch(path, before, after) });
+      if (before === after)
+        items.push({
+          object: 'role',
+          vaultName: r.vaultName,
+          mount: r.mount,
+          path,
+          action: 'unchanged',
+          owner,
+          reason: `Vault matches${note}`,
+          diff: '',
+        });
+      else
+        items.push({
+          object: 'role',
+          vaultName: r.vaultName,
+          mount: r.mount,
+          path,
+          action: 'update',
+          owner,
+          reason: `Vault differs from the desired state${note}`,
+          diff: patch(path, before, after),
+        });
     }
   }
   for (const r of state.invalidRoles) {
     // The controller refuses the spec and leaves Vault as it is: neither a write nor a delete.
     wanted.add(`${r.mount}/${r.vaultName}`);
-    items.push({ object: 'role', vaultName: r.vaultName, mount: r.mount, path: `auth/${r.mount}/role/${r.vaultName}`, action: 'skip', owner: `VaultRoleBinding ${r.namespace}/${r.name}`, reason: `the controller refuses this spec (${r.error}): Vault is left as it is`, diff: '' });
+    items.push({
+      object: 'role',
+      vaultName: r.vaultName,
+      mount: r.mount,
+      path: `auth/${r.mount}/role/${r.vaultName}`,
+      action: 'skip',
+      owner: `VaultRoleBinding ${r.namespace}/${r.name}`,
+      reason: `the controller refuses this spec (${r.error}): Vault is left as it is`,
+      diff: '',
+    });
   }
   if (current) {
     for (const [name, text] of current.policies) {
       if (wanted.has(name) || !parseVaultName(state.prefix, name)) continue;
       const path = `sys/policies/acl/${name}`;
       const own = readOwnership(text);
-      if (own?.managedBy === 'vaultgate') items.push({ object: 'policy', vaultName: name, path, action: 'delete', reason: `no VaultPolicy ${own.namespace ?? '?'}/${own.name ?? '?'} exists any more`, diff: patch(path, text, '') });
-      else items.push({ object: 'policy', vaultName: name, path, action: 'skip', reason: 'under our name prefix but not written by vaultgate: left alone (adopt or remove it by hand)', diff: '' });
+      if (own?.managedBy === 'vaultgate')
+        items.push({
+          object: 'policy',
+          vaultName: name,
+          path,
+          action: 'delete',
+          reason: `no VaultPolicy ${own.namespace ?? '?'}/${own.name ?? '?'} exists any more`,
+          diff: patch(path, text, ''),
+        });
+      else
+        items.push({
+          object: 'policy',
+          vaultName: name,
+          path,
+          action: 'skip',
+          reason: 'under our name prefix but not written by vaultgate: left alone (adopt or remove it by hand)',
+          diff: '',
+        });
     }
     for (const [key, cur] of current.roles) {
       if (wanted.has(key)) continue;
       const owner = parseVaultName(state.prefix, cur.name);
       if (!owner) continue;
       const path = `auth/${cur.mount}/role/${cur.name}`;
-      items.push({ object: 'role', vaultName: cur.name, mount: cur.mount, path, action: 'delete', reason: `no VaultRoleBinding ${owner.namespace}/${owner.name} exists any more`, diff: patch(path, roleText(cur.role), '') });
+      items.push({
+        object: 'role',
+        vaultName: cur.name,
+        mount: cur.mount,
+        path,
+        action: 'delete',
+        reason: `no VaultRoleBinding ${owner.namespace}/${owner.name} exists any more`,
+        diff: patch(path, roleText(cur.role), ''),
+      });
     }
   }
   const counts: Record<PlanAction, number> = { create: 0, update: 0, delete: 0, unchanged: 0, skip: 0, refused: 0 };
@@ -197,14 +370,26 @@ export function vaultFindings(plan: Plan): AccessFinding[] {
   for (const i of plan.items) {
     const object = i.object === 'policy' ? `Vault policy ${i.vaultName}` : `Vault role ${i.mount ?? ''}/${i.vaultName}`;
     if (i.action === 'delete' || (i.action === 'skip' && !i.owner)) {
-      out.push({ id: `vault.orphan-${i.object}`, severity: 'medium', object, message: `${i.reason}: an orphan under the vaultgate prefix${i.action === 'delete' ? ' (the controller deletes it)' : ''}` });
+      out.push({
+        id: `vault.orphan-${i.object}`,
+        severity: 'medium',
+        object,
+        message: `${i.reason}: an orphan under the vaultgate prefix${i.action === 'delete' ? ' (the controller deletes it)' : ''}`,
+      });
     } else if (i.action === 'update') {
       out.push({
-        id: `vault.drift-${i.object}`, severity: i.vaultGrantsMore ? 'high' : 'medium', object,
+        id: `vault.drift-${i.object}`,
+        severity: i.vaultGrantsMore ? 'high' : 'medium',
+        object,
         message: `${i.owner ?? ''}: Vault's content differs from the desired state${i.vaultGrantsMore ? `; Vault grants more than desired (${i.vaultGrantsMore})` : ''}`,
       });
     } else if (i.action === 'create') {
-      out.push({ id: `vault.missing-${i.object}`, severity: 'low', object, message: `${i.owner ?? ''}: not in Vault yet (not reconciled, or the controller cannot write it)` });
+      out.push({
+        id: `vault.missing-${i.object}`,
+        severity: 'low',
+        object,
+        message: `${i.owner ?? ''}: not in Vault yet (not reconciled, or the controller cannot write it)`,
+      });
     }
   }
   return out;
@@ -234,14 +419,26 @@ export function summariseWidening(prev: PolicyLike, next: PolicyLike, namespace?
 
 export function renderPlan(plan: Plan, opts: { color?: boolean } = {}): string {
   const c = (code: string, s: string) => (opts.color ? `\x1b[${code}m${s}\x1b[0m` : s);
-  const sym: Record<PlanAction, string> = { create: c('32', '+ create'), update: c('33', '~ update'), delete: c('31', '- delete'), unchanged: '  unchanged', skip: c('35', '! skip'), refused: c('31', 'x refused') };
+  const sym: Record<PlanAction, string> = {
+    create: c('32', '+ create'),
+    update: c('33', '~ update'),
+    delete: c('31', '- delete'),
+    unchanged: '  unchanged',
+    skip: c('35', '! skip'),
+    refused: c('31', 'x refused'),
+  };
   const lines: string[] = [];
-  if (!plan.compared) lines.push('# offline: Vault was not read; every object is shown as a create (use --vault to compare with Vault)', '');
+  if (!plan.compared)
+    lines.push(
+      '# offline: Vault was not read; every object is shown as a create (use --vault to compare with Vault)',
+      '',
+    );
   const changed = plan.items.filter((i) => i.action !== 'unchanged');
   for (const i of changed) {
     lines.push(`${sym[i.action]} ${i.object} ${i.path}${i.owner ? `  (${i.owner})` : ''}`, `    ${i.reason}`);
     if (i.widening) lines.push(`    ${c('31', i.widening)}`);
-    for (const r of i.refusals ?? []) lines.push(`    ${c('31', `${r.field ? `${r.field}: ` : ''}${r.message} (rule ${r.rule})`)}`);
+    for (const r of i.refusals ?? [])
+      lines.push(`    ${c('31', `${r.field ? `${r.field}: ` : ''}${r.message} (rule ${r.rule})`)}`);
     if (i.diff) {
       for (const l of i.diff.replace(/\n$/, '').split('\n')) {
         if (l.startsWith('+') && !l.startsWith('+++')) lines.push(c('32', l));
@@ -252,6 +449,8 @@ export function renderPlan(plan: Plan, opts: { color?: boolean } = {}): string {
     lines.push('');
   }
   const n = plan.counts;
-  lines.push(`Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete, ${n.unchanged} unchanged${n.skip ? `, ${n.skip} skipped` : ''}${n.refused ? `, ${n.refused} refused` : ''}.`);
+  lines.push(
+    `Plan: ${n.create} to create, ${n.update} to update, ${n.delete} to delete, ${n.unchanged} unchanged${n.skip ? `, ${n.skip} skipped` : ''}${n.refused ? `, ${n.refused} refused` : ''}.`,
+  );
   return `${lines.join('\n')}\n`;
 }

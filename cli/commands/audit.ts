@@ -102,18 +102,27 @@ keygen to try the trail locally or to provision the Secret yourself:
 
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (!sub || sub === '--help' || sub === '-h' || sub === 'help') { process.stdout.write(HELP); return sub ? 0 : 2; }
+  if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(HELP);
+    return sub ? 0 : 2;
+  }
   try {
     switch (sub) {
-      case 'verify': return await verify(rest);
-      case 'access': return await access(rest);
-      case 'keygen': return await keygen(rest);
+      case 'verify':
+        return await verify(rest);
+      case 'access':
+        return await access(rest);
+      case 'keygen':
+        return await keygen(rest);
       default:
         process.stderr.write(`vaultgate audit: unknown command "${sub}"\n\n${HELP}`);
         return 2;
     }
   } catch (err) {
-    if (err instanceof UsageError) { process.stderr.write(`vaultgate audit ${sub}: ${err.message}\n`); return 2; }
+    if (err instanceof UsageError) {
+      process.stderr.write(`vaultgate audit ${sub}: ${err.message}\n`);
+      return 2;
+    }
     throw err;
   }
 }
@@ -122,7 +131,11 @@ class UsageError extends Error {}
 
 /** parseArgs errors (unknown option, missing value) are usage errors. */
 function guard<T>(fn: () => T): T {
-  try { return fn(); } catch (err) { throw new UsageError(err instanceof Error ? err.message : String(err)); }
+  try {
+    return fn();
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
@@ -133,109 +146,202 @@ async function loadJwks(source: string): Promise<JSONWebKeySet> {
     if (!res.ok) throw new UsageError(`--jwks ${source}: HTTP ${res.status}`);
     return parseJwks(await res.text());
   }
-  try { return parseJwks(readFileSync(source, 'utf8')); } catch (err) { throw new UsageError(`--jwks ${source}: ${err instanceof Error ? err.message : String(err)}`); }
+  try {
+    return parseJwks(readFileSync(source, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--jwks ${source}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 async function verify(argv: string[]): Promise<number> {
-  const { values, positionals } = guard(() => parseArgs({
-    args: argv, allowPositionals: true, strict: true,
-    options: { ...HELP_OPTION, jwks: { type: 'string', multiple: true }, output: { type: 'string', short: 'o' }, 'keep-order': { type: 'boolean' }, 'require-authenticated': { type: 'boolean' } },
-  }));
-  if (values.help) { process.stdout.write(VERIFY_HELP); return 0; }
+  const { values, positionals } = guard(() =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        ...HELP_OPTION,
+        jwks: { type: 'string', multiple: true },
+        output: { type: 'string', short: 'o' },
+        'keep-order': { type: 'boolean' },
+        'require-authenticated': { type: 'boolean' },
+      },
+    }),
+  );
+  if (values.help) {
+    process.stdout.write(VERIFY_HELP);
+    return 0;
+  }
   if (positionals.length === 0) throw new UsageError('give at least one audit file (see --help)');
   if (!values.jwks?.length) throw new UsageError('--jwks <file|url> is required: the public keys to verify against');
   let jwks: JSONWebKeySet = { keys: [] };
   for (const j of values.jwks) jwks = mergeJwks(jwks, ...(await loadJwks(j)).keys);
   const files = values['keep-order'] ? positionals : orderRotatedFiles(positionals);
   const inputs = files.map((f) => {
-    try { return { name: f, text: readFileSync(f, 'utf8') }; } catch { throw new UsageError(`cannot read ${f}`); }
+    try {
+      return { name: f, text: readFileSync(f, 'utf8') };
+    } catch {
+      throw new UsageError(`cannot read ${f}`);
+    }
   });
   const report = await verifyAuditFiles(inputs, jwks);
   const requireAuthenticated = values['require-authenticated'] === true;
   const refused = requireAuthenticated && report.unvouched > 0;
-  if (values.output === 'json') process.stdout.write(`${JSON.stringify({ ...report, ...(requireAuthenticated ? { requireAuthenticated, ok: report.ok && !refused } : {}) }, null, 2)}\n`);
+  if (values.output === 'json')
+    process.stdout.write(
+      `${JSON.stringify({ ...report, ...(requireAuthenticated ? { requireAuthenticated, ok: report.ok && !refused } : {}) }, null, 2)}\n`,
+    );
   else process.stdout.write(renderVerify(report, files, requireAuthenticated));
   return report.ok && !refused ? 0 : 1;
 }
 
 function renderVerify(r: VerifyReport, files: string[], requireAuthenticated = false): string {
   const out: string[] = [];
-  for (const i of r.issues) out.push(`${i.severity === 'error' ? 'ERROR ' : 'notice'} ${i.kind}: ${i.message}${i.expected && !i.message.includes(i.expected) ? `\n       expected ${i.expected}, found ${i.found ?? '(nothing)'}` : ''}`);
+  for (const i of r.issues)
+    out.push(
+      `${i.severity === 'error' ? 'ERROR ' : 'notice'} ${i.kind}: ${i.message}${i.expected && !i.message.includes(i.expected) ? `\n       expected ${i.expected}, found ${i.found ?? '(nothing)'}` : ''}`,
+    );
   if (r.issues.length) out.push('');
   for (const c of r.chains) {
-    out.push(`replica ${c.replica} chain ${c.chain}: ${c.records} records, ${c.checkpoints} signed checkpoint(s), seq ${c.firstSeq}–${c.lastSeq}${c.fromGenesis ? ' (from its start)' : ''}, head ${c.headHash.slice(0, 16)}…`);
+    out.push(
+      `replica ${c.replica} chain ${c.chain}: ${c.records} records, ${c.checkpoints} signed checkpoint(s), seq ${c.firstSeq}–${c.lastSeq}${c.fromGenesis ? ' (from its start)' : ''}, head ${c.headHash.slice(0, 16)}…`,
+    );
   }
   if (r.admissions > 0) {
     if (r.unvouched > 0) {
       const why = [
-        ...(r.unauthenticated > 0 ? [`${r.unauthenticated} unauthenticated: the caller presented no verified client certificate (webhook without --client-ca-file)`] : []),
-        ...(r.unpinned > 0 ? [`${r.unpinned} from before subject pinning: any certificate of the client CA was accepted, whatever its subject`] : []),
+        ...(r.unauthenticated > 0
+          ? [
+              `${r.unauthenticated} unauthenticated: the caller presented no verified client certificate (webhook without --client-ca-file)`,
+            ]
+          : []),
+        ...(r.unpinned > 0
+          ? [
+              `${r.unpinned} from before subject pinning: any certificate of the client CA was accepted, whatever its subject`,
+            ]
+          : []),
       ];
-      out.push(`${r.unvouched} of ${r.admissions} admission record(s) no caller authentication vouches for (${why.join('; ')}): their user is only what the request claimed, and anyone who reached the webhook's port could have sent them`);
+      out.push(
+        `${r.unvouched} of ${r.admissions} admission record(s) no caller authentication vouches for (${why.join('; ')}): their user is only what the request claimed, and anyone who reached the webhook's port could have sent them`,
+      );
     } else {
-      out.push(`${r.admissions} admission record(s), all from a caller with a verified client certificate of a pinned subject`);
+      out.push(
+        `${r.admissions} admission record(s), all from a caller with a verified client certificate of a pinned subject`,
+      );
     }
   }
   const errors = r.issues.filter((i) => i.severity === 'error').length;
   const refused = requireAuthenticated && r.unvouched > 0;
-  if (refused) out.push(`--require-authenticated: ${r.unvouched} admission record(s) no caller authentication vouches for`);
-  out.push(`${r.ok && !refused ? 'OK' : 'FAILED'}: ${r.records} records in ${files.length} file(s), ${r.chains.length} chain(s), ${errors} error(s), ${r.issues.length - errors} notice(s)${r.ignoredLines ? `, ${r.ignoredLines} non-audit lines ignored` : ''}`);
+  if (refused)
+    out.push(`--require-authenticated: ${r.unvouched} admission record(s) no caller authentication vouches for`);
+  out.push(
+    `${r.ok && !refused ? 'OK' : 'FAILED'}: ${r.records} records in ${files.length} file(s), ${r.chains.length} chain(s), ${errors} error(s), ${r.issues.length - errors} notice(s)${r.ignoredLines ? `, ${r.ignoredLines} non-audit lines ignored` : ''}`,
+  );
   return `${out.join('\n')}\n`;
 }
 
 async function access(argv: string[]): Promise<number> {
-  const { values, positionals } = guard(() => parseArgs({
-    args: argv, allowPositionals: true, strict: true,
-    options: {
-      ...HELP_OPTION, filename: { type: 'string', short: 'f', multiple: true }, kubeconfig: { type: 'string' }, context: { type: 'string' },
-      path: { type: 'string' }, capability: { type: 'string' }, subject: { type: 'string' },
-      vault: { type: 'boolean' }, 'vault-addr': { type: 'string' }, 'vault-token-env': { type: 'string' },
-      output: { type: 'string', short: 'o' }, out: { type: 'string' }, prefix: { type: 'string' },
-    },
-  }));
-  if (values.help) { process.stdout.write(ACCESS_HELP); return 0; }
+  const { values, positionals } = guard(() =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        ...HELP_OPTION,
+        filename: { type: 'string', short: 'f', multiple: true },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        path: { type: 'string' },
+        capability: { type: 'string' },
+        subject: { type: 'string' },
+        vault: { type: 'boolean' },
+        'vault-addr': { type: 'string' },
+        'vault-token-env': { type: 'string' },
+        output: { type: 'string', short: 'o' },
+        out: { type: 'string' },
+        prefix: { type: 'string' },
+      },
+    }),
+  );
+  if (values.help) {
+    process.stdout.write(ACCESS_HELP);
+    return 0;
+  }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}" (manifests go after -f)`);
   const prefix = values.prefix ?? DEFAULT_PREFIX;
   const bad = prefixProblem(prefix);
   if (bad) throw new UsageError(bad);
   const output = values.output ?? 'table';
-  if (!['table', 'text', 'json', 'html'].includes(output)) throw new UsageError(`--output must be table, json or html, not "${output}"`);
-  if ((values.path === undefined) !== (values.capability === undefined)) throw new UsageError('--path and --capability go together');
-  if (values.capability !== undefined && (!(CAPABILITIES as readonly string[]).includes(values.capability) || values.capability === 'deny')) {
+  if (!['table', 'text', 'json', 'html'].includes(output))
+    throw new UsageError(`--output must be table, json or html, not "${output}"`);
+  if ((values.path === undefined) !== (values.capability === undefined))
+    throw new UsageError('--path and --capability go together');
+  if (
+    values.capability !== undefined &&
+    (!(CAPABILITIES as readonly string[]).includes(values.capability) || values.capability === 'deny')
+  ) {
     throw new UsageError(`--capability must be one of ${CAPABILITIES.filter((c) => c !== 'deny').join(', ')}`);
   }
-  if (values.subject !== undefined && !/^[^/]+\/[^/]+$/.test(values.subject)) throw new UsageError('--subject takes namespace/serviceaccount');
+  if (values.subject !== undefined && !/^[^/]+\/[^/]+$/.test(values.subject))
+    throw new UsageError('--subject takes namespace/serviceaccount');
 
   let objects;
   let source: string;
   if (values.filename?.length) {
-    try { objects = loadManifests(values.filename); } catch (err) { throw new UsageError(err instanceof Error ? err.message : String(err)); }
+    try {
+      objects = loadManifests(values.filename);
+    } catch (err) {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
     source = `manifests: ${values.filename.join(', ')}`;
   } else {
-    objects = await loadFromCluster({ ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}), ...(values.context ? { context: values.context } : {}) });
+    objects = await loadFromCluster({
+      ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+      ...(values.context ? { context: values.context } : {}),
+    });
     source = `cluster${values.context ? ` (context ${values.context})` : ''}`;
   }
   const state = desiredState(objects, prefix);
   let extra: AccessFinding[] = [];
   if (values.vault) {
-    const vault = await vaultSysFromEnv({ ...(values['vault-addr'] ? { address: values['vault-addr'] } : {}), ...(values['vault-token-env'] ? { tokenEnv: values['vault-token-env'] } : {}) });
+    const vault = await vaultSysFromEnv({
+      ...(values['vault-addr'] ? { address: values['vault-addr'] } : {}),
+      ...(values['vault-token-env'] ? { tokenEnv: values['vault-token-env'] } : {}),
+    });
     try {
       const current = await readVaultState(vault.sys, prefix, ['kubernetes', ...state.roles.map((r) => r.mount)]);
       extra = vaultFindings(computePlan(state, current));
       source += ' + Vault';
-    } finally { vault.close(); }
+    } finally {
+      vault.close();
+    }
   }
-  const query = values.path !== undefined ? { path: values.path, capability: values.capability as RequestCapability } : values.subject !== undefined ? { subject: values.subject } : undefined;
+  const query =
+    values.path !== undefined
+      ? { path: values.path, capability: values.capability as RequestCapability }
+      : values.subject !== undefined
+        ? { subject: values.subject }
+        : undefined;
   const report = buildAccessReport(state, { source, ...(query ? { query } : {}), extraFindings: extra });
-  const text = output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : output === 'html' ? renderAccessHtml(report) : renderAccessText(report);
+  const text =
+    output === 'json'
+      ? `${JSON.stringify(report, null, 2)}\n`
+      : output === 'html'
+        ? renderAccessHtml(report)
+        : renderAccessText(report);
   if (values.out) writeFileSync(values.out, text);
   else process.stdout.write(text);
   return report.summary.findings.high > 0 ? 1 : 0;
 }
 
 async function keygen(argv: string[]): Promise<number> {
-  const { values } = guard(() => parseArgs({ args: argv, strict: true, options: { ...HELP_OPTION, out: { type: 'string' } } }));
-  if (values.help) { process.stdout.write(KEYGEN_HELP); return 0; }
+  const { values } = guard(() =>
+    parseArgs({ args: argv, strict: true, options: { ...HELP_OPTION, out: { type: 'string' } } }),
+  );
+  if (values.help) {
+    process.stdout.write(KEYGEN_HELP);
+    return 0;
+  }
   const dir = values.out ?? '.';
   const key = await generateAuditKey();
   const keyFile = `${dir}/audit-signing-key.pem`;

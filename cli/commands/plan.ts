@@ -48,10 +48,17 @@ export async function run(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv, allowPositionals: false, strict: true,
+      args: argv,
+      allowPositionals: false,
+      strict: true,
       options: {
-        filename: { type: 'string', short: 'f', multiple: true }, vault: { type: 'boolean' }, 'vault-addr': { type: 'string' },
-        'vault-token-env': { type: 'string' }, prefix: { type: 'string' }, output: { type: 'string', short: 'o' }, out: { type: 'string' },
+        filename: { type: 'string', short: 'f', multiple: true },
+        vault: { type: 'boolean' },
+        'vault-addr': { type: 'string' },
+        'vault-token-env': { type: 'string' },
+        prefix: { type: 'string' },
+        output: { type: 'string', short: 'o' },
+        out: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -60,23 +67,44 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const v = parsed.values;
-  if (v.help) { process.stdout.write(HELP); return 0; }
-  const usage = (m: string) => { process.stderr.write(`vaultgate plan: ${m}\n`); return 2; };
+  if (v.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const usage = (m: string) => {
+    process.stderr.write(`vaultgate plan: ${m}\n`);
+    return 2;
+  };
   if (!v.filename?.length) return usage('-f <file|dir> is required (see --help)');
   const prefix = v.prefix ?? DEFAULT_PREFIX;
   const bad = prefixProblem(prefix);
   if (bad) return usage(bad);
-  if (v.output !== undefined && v.output !== 'diff' && v.output !== 'json') return usage('--output must be diff or json');
+  if (v.output !== undefined && v.output !== 'diff' && v.output !== 'json')
+    return usage('--output must be diff or json');
   let objects;
-  try { objects = loadManifests(v.filename); } catch (err) { return usage(err instanceof Error ? err.message : String(err)); }
+  try {
+    objects = loadManifests(v.filename);
+  } catch (err) {
+    return usage(err instanceof Error ? err.message : String(err));
+  }
   const state = desiredState(objects, prefix);
   let current;
   if (v.vault) {
-    const vault = await vaultSysFromEnv({ ...(v['vault-addr'] ? { address: v['vault-addr'] } : {}), ...(v['vault-token-env'] ? { tokenEnv: v['vault-token-env'] } : {}) });
-    try { current = await readVaultState(vault.sys, prefix, ['kubernetes', ...state.roles.map((r) => r.mount)]); } finally { vault.close(); }
+    const vault = await vaultSysFromEnv({
+      ...(v['vault-addr'] ? { address: v['vault-addr'] } : {}),
+      ...(v['vault-token-env'] ? { tokenEnv: v['vault-token-env'] } : {}),
+    });
+    try {
+      current = await readVaultState(vault.sys, prefix, ['kubernetes', ...state.roles.map((r) => r.mount)]);
+    } finally {
+      vault.close();
+    }
   }
   const plan = computePlan(state, current, { refusals: admissionRefusals(objects, prefix) });
-  const text = v.output === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : renderPlan(plan, { color: !v.out && process.stdout.isTTY });
+  const text =
+    v.output === 'json'
+      ? `${JSON.stringify(plan, null, 2)}\n`
+      : renderPlan(plan, { color: !v.out && process.stdout.isTTY });
   if (v.out) writeFileSync(v.out, text);
   else process.stdout.write(text);
   return plan.counts.create + plan.counts.update + plan.counts.delete + plan.counts.refused > 0 ? 1 : 0;
@@ -89,11 +117,19 @@ function contextOf(objects: readonly KubeObj[], prefix: string): AdmissionContex
   const policies = new Set<string>();
   for (const o of objects) {
     if (!o?.metadata?.name) continue;
-    if (o.kind === 'Namespace' && (o.apiVersion ?? 'v1') === 'v1') labels.set(o.metadata.name, { ...(o.metadata.labels ?? {}) });
-    if (o.apiVersion === `${KIND_GROUP}/v1alpha1` && o.kind === 'VaultGuardrail') guardrails.push({ metadata: { name: o.metadata.name }, spec: o.spec ?? {} });
-    if (o.apiVersion === `${KIND_GROUP}/v1alpha1` && o.kind === 'VaultPolicy') policies.add(`${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
+    if (o.kind === 'Namespace' && (o.apiVersion ?? 'v1') === 'v1')
+      labels.set(o.metadata.name, { ...(o.metadata.labels ?? {}) });
+    if (o.apiVersion === `${KIND_GROUP}/v1alpha1` && o.kind === 'VaultGuardrail')
+      guardrails.push({ metadata: { name: o.metadata.name }, spec: o.spec ?? {} });
+    if (o.apiVersion === `${KIND_GROUP}/v1alpha1` && o.kind === 'VaultPolicy')
+      policies.add(`${o.metadata.namespace ?? 'default'}/${o.metadata.name}`);
   }
-  return defaultContext({ guardrails, namePrefix: prefix, namespaceLabels: (ns) => labels.get(ns), policyExists: (ns, name) => policies.has(`${ns}/${name}`) });
+  return defaultContext({
+    guardrails,
+    namePrefix: prefix,
+    namespaceLabels: (ns) => labels.get(ns),
+    policyExists: (ns, name) => policies.has(`${ns}/${name}`),
+  });
 }
 
 /**
@@ -106,25 +142,49 @@ export function admissionRefusals(objects: readonly KubeObj[], prefix: string): 
   const ctx = contextOf(objects, prefix);
   const out = new Map<string, Refusal[]>();
   for (const [i, o] of objects.entries()) {
-    if (!o?.metadata?.name || (o.kind !== 'VaultPolicy' && o.kind !== 'VaultRoleBinding') || !(o.apiVersion ?? '').startsWith(`${KIND_GROUP}/`)) continue;
+    if (
+      !o?.metadata?.name ||
+      (o.kind !== 'VaultPolicy' && o.kind !== 'VaultRoleBinding') ||
+      !(o.apiVersion ?? '').startsWith(`${KIND_GROUP}/`)
+    )
+      continue;
     const [group = '', version = ''] = (o.apiVersion ?? '').split('/');
     const gvk = { group, version, kind: o.kind };
     const handler = defaultRegistry().get(gvk);
     const namespace = o.metadata.namespace ?? 'default';
-    const object = structuredClone({ ...o, metadata: { ...o.metadata, namespace } }) as unknown as Record<string, unknown>;
+    const object = structuredClone({ ...o, metadata: { ...o.metadata, namespace } }) as unknown as Record<
+      string,
+      unknown
+    >;
     const base: AdmissionRequest = {
-      uid: `vaultgate-plan-${i}`, kind: gvk, resource: { group, version, resource: `${o.kind.toLowerCase()}s` },
-      name: o.metadata.name, namespace, operation: 'CREATE', userInfo: { username: 'vaultgate-plan' }, object, dryRun: true,
+      uid: `vaultgate-plan-${i}`,
+      kind: gvk,
+      resource: { group, version, resource: `${o.kind.toLowerCase()}s` },
+      name: o.metadata.name,
+      namespace,
+      operation: 'CREATE',
+      userInfo: { username: 'vaultgate-plan' },
+      object,
+      dryRun: true,
     };
     const { object: stored } = decideSync(base, ctx);
     const seen = new Set<string>();
     const refusals: Refusal[] = [];
     if (!handler) {
-      refusals.push({ field: 'apiVersion', rule: 'admission.unserved-version', message: `${o.kind} ${o.apiVersion ?? ''} is not served by vaultgate` });
+      refusals.push({
+        field: 'apiVersion',
+        rule: 'admission.unserved-version',
+        message: `${o.kind} ${o.apiVersion ?? ''} is not served by vaultgate`,
+      });
     } else {
       const asStored = stored ?? object;
       const webhook = handler.validate(asStored, undefined, ctx, base);
-      const recheck = handler.validate(asStored, undefined, ctx, { ...base, uid: `controller-recheck-${i}`, operation: 'UPDATE', userInfo: { username: 'system:vaultgate-controller' } });
+      const recheck = handler.validate(asStored, undefined, ctx, {
+        ...base,
+        uid: `controller-recheck-${i}`,
+        operation: 'UPDATE',
+        userInfo: { username: 'system:vaultgate-controller' },
+      });
       for (const f of [...webhook, ...recheck]) {
         if (f.severity !== 'deny' || f.auditOnly) continue;
         const key = `${f.field}\0${f.rule}\0${f.message}`;

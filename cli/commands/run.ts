@@ -4,7 +4,15 @@
 import { buildControllerApp, type ControllerAppOptions } from '../../controller/main.ts';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
-import { commandOptions, type Flag, type FlagSection, flagsOf, type FlagValues, parserOptions, sectionsHelp } from './flags.ts';
+import {
+  commandOptions,
+  type Flag,
+  type FlagSection,
+  flagsOf,
+  type FlagValues,
+  parserOptions,
+  sectionsHelp,
+} from './flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import { CONTROLLER_AUDIT_SECTION, CONTROLLER_SECTIONS, controllerOptionsFrom } from './controller.ts';
 import { untilSignal, WEBHOOK_METRICS_PORT_FLAG, WEBHOOK_SECTIONS, webhookOptionsFrom } from './webhook.ts';
@@ -12,7 +20,11 @@ import { untilSignal, WEBHOOK_METRICS_PORT_FLAG, WEBHOOK_SECTIONS, webhookOption
 export const summary = 'run the webhook and the controller in one process';
 
 /** --metrics-port is the controller's in `run`; the webhook's /metrics gets a flag of its own. */
-export const WEBHOOK_METRICS_PORT_IN_RUN: Flag = { ...WEBHOOK_METRICS_PORT_FLAG, name: 'webhook-metrics-port', help: 'the webhook\'s plain-HTTP /metrics; 0 = any free port' };
+export const WEBHOOK_METRICS_PORT_IN_RUN: Flag = {
+  ...WEBHOOK_METRICS_PORT_FLAG,
+  name: 'webhook-metrics-port',
+  help: "the webhook's plain-HTTP /metrics; 0 = any free port",
+};
 
 /**
  * The webhook's sections as `run` takes them: without the flags the controller's sections list (the
@@ -21,10 +33,14 @@ export const WEBHOOK_METRICS_PORT_IN_RUN: Flag = { ...WEBHOOK_METRICS_PORT_FLAG,
  * (on by default), and the controller's records follow them.
  */
 function webhookSectionsInRun(): FlagSection[] {
-  const controllerFlags = new Set(CONTROLLER_SECTIONS.filter((s) => s !== CONTROLLER_AUDIT_SECTION).flatMap((s) => s.flags));
+  const controllerFlags = new Set(
+    CONTROLLER_SECTIONS.filter((s) => s !== CONTROLLER_AUDIT_SECTION).flatMap((s) => s.flags),
+  );
   return WEBHOOK_SECTIONS.map((s) => ({
     title: s.title,
-    flags: s.flags.filter((f) => !controllerFlags.has(f) && f.name !== 'no-kube').map((f) => (f === WEBHOOK_METRICS_PORT_FLAG ? WEBHOOK_METRICS_PORT_IN_RUN : f)),
+    flags: s.flags
+      .filter((f) => !controllerFlags.has(f) && f.name !== 'no-kube')
+      .map((f) => (f === WEBHOOK_METRICS_PORT_FLAG ? WEBHOOK_METRICS_PORT_IN_RUN : f)),
   })).filter((s) => s.flags.length > 0);
 }
 
@@ -63,8 +79,17 @@ export function runOptionsFrom(values: FlagValues, deps: { client?: HttpKubeClie
   // Webhook flags first: a bad one is reported before any kubeconfig is read. webhookOptionsFrom builds
   // its own client unless told there is none, so it is told so and handed the shared one.
   const webhook = webhookOptionsFrom({ ...values, 'no-kube': true, 'metrics-port': values['webhook-metrics-port'] });
-  const { audit: _a, 'audit-namespace': _n, 'audit-key-file': _k, 'audit-file': _f, 'webhook-metrics-port': _m, ...controllerValues } = values;
-  const controller = controllerOptionsFrom(controllerValues, { client: deps.client ?? new HttpKubeClient(loadKubeConfig(str('kubeconfig'))) });
+  const {
+    audit: _a,
+    'audit-namespace': _n,
+    'audit-key-file': _k,
+    'audit-file': _f,
+    'webhook-metrics-port': _m,
+    ...controllerValues
+  } = values;
+  const controller = controllerOptionsFrom(controllerValues, {
+    client: deps.client ?? new HttpKubeClient(loadKubeConfig(str('kubeconfig'))),
+  });
   // One set of audit flags for the process: the controller's Vault writes go to its own chain (stdout
   // only: two writers must not share one file's chain), signed with the webhook's key.
   if (webhook.audit) {
@@ -86,7 +111,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     // A signal may come before both are up (caches syncing, certificate not there yet).
     await Promise.race([Promise.all([webhookStarting, controllerStarting]), signal]);
-    if (controller.health) opts.controller.log?.info({ port: controller.health.port }, 'controller health and metrics listening');
+    if (controller.health)
+      opts.controller.log?.info({ port: controller.health.port }, 'controller health and metrics listening');
     log.info({ signal: await signal }, 'shutting down');
   } finally {
     // controller.stop() also ends a start still waiting for caches; the webhook is stopped once its start

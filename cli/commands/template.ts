@@ -11,7 +11,8 @@ import type { TemplateSourceObject, TemplateSources } from '../../eso/target-tem
 import { TemplateError } from '../../golang/template/index.ts';
 import { RenderPool } from '../../controller/main.ts';
 
-export const summary = "render an ExternalSecret's or PushSecret's template locally, as the controller would (esoctl template)";
+export const summary =
+  "render an ExternalSecret's or PushSecret's template locally, as the controller would (esoctl template)";
 
 const HELP = `Usage: vaultgate template --source-templated-object <file> --source-secret-data-file <file> [options]
 
@@ -43,7 +44,10 @@ function readYaml(flag: string, file: string): unknown {
   }
   const doc = parseDocument(text, { prettyErrors: false });
   // The parser's message quotes the text (secret data): the position only.
-  if (doc.errors.length > 0) throw new InputError(`${flag}: ${file} is not valid YAML or JSON (line ${doc.errors[0]!.linePos?.[0].line ?? '?'})`);
+  if (doc.errors.length > 0)
+    throw new InputError(
+      `${flag}: ${file} is not valid YAML or JSON (line ${doc.errors[0]!.linePos?.[0].line ?? '?'})`,
+    );
   return doc.toJS({ maxAliasCount: 100 }) as unknown;
 }
 
@@ -51,12 +55,18 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** key → base64 text, as a Secret's data (or the data of a whole Secret manifest). */
 function base64Map(flag: string, v: unknown): Map<string, Buffer> {
-  const m = isRecord(v) && v.kind === 'Secret' ? (v.data ?? {}) : v ?? {};
+  const m = isRecord(v) && v.kind === 'Secret' ? (v.data ?? {}) : (v ?? {});
   if (!isRecord(m)) throw new InputError(`${flag}: expected a map of key to base64 value`);
   const out = new Map<string, Buffer>();
   for (const [k, val] of Object.entries(m)) {
-    if (typeof val !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(val.replace(/\s+/g, '')) || val.replace(/\s+/g, '').length % 4 !== 0) {
-      throw new InputError(`${flag}: the value of key ${JSON.stringify(k)} is not base64 (values are given as a Secret's data)`);
+    if (
+      typeof val !== 'string' ||
+      !/^[A-Za-z0-9+/]*={0,2}$/.test(val.replace(/\s+/g, '')) ||
+      val.replace(/\s+/g, '').length % 4 !== 0
+    ) {
+      throw new InputError(
+        `${flag}: the value of key ${JSON.stringify(k)} is not base64 (values are given as a Secret's data)`,
+      );
     }
     out.set(k, Buffer.from(val, 'base64'));
   }
@@ -67,10 +77,15 @@ function base64Map(flag: string, v: unknown): Map<string, Buffer> {
 }
 
 /** A ConfigMap or Secret file as a template source: serves refs to its own name (any name when it has none). */
-function sourceFile(flag: string, file: string | undefined, kind: 'ConfigMap' | 'Secret'): (name: string) => TemplateSourceObject | undefined {
+function sourceFile(
+  flag: string,
+  file: string | undefined,
+  kind: 'ConfigMap' | 'Secret',
+): (name: string) => TemplateSourceObject | undefined {
   if (!file) return () => undefined;
   const obj = readYaml(flag, file);
-  if (!isRecord(obj) || (obj.kind !== undefined && obj.kind !== kind)) throw new InputError(`${flag}: ${file} is not a ${kind}`);
+  if (!isRecord(obj) || (obj.kind !== undefined && obj.kind !== kind))
+    throw new InputError(`${flag}: ${file} is not a ${kind}`);
   const name = isRecord(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : undefined;
   let data: Map<string, Buffer>;
   if (kind === 'Secret') data = base64Map(flag, { ...obj, kind: 'Secret' });
@@ -82,7 +97,13 @@ function sourceFile(flag: string, file: string | undefined, kind: 'ConfigMap' | 
   return (ref) => (name === undefined || name === ref ? { data } : undefined);
 }
 
-interface Input { namespace: string; target: ExternalSecretTarget; data: Map<string, Buffer>; sources: TemplateSources; output?: string }
+interface Input {
+  namespace: string;
+  target: ExternalSecretTarget;
+  data: Map<string, Buffer>;
+  sources: TemplateSources;
+  output?: string;
+}
 
 function readInput(values: Record<string, string | boolean | undefined>): Input {
   const objectFile = values['source-templated-object'];
@@ -95,21 +116,32 @@ function readInput(values: Record<string, string | boolean | undefined>): Input 
   let target: ExternalSecretTarget;
   if (obj.kind === 'ExternalSecret') {
     const t = isRecord(spec.target) ? spec.target : {};
-    if (!isRecord(t.template)) throw new InputError('--source-templated-object: the ExternalSecret has no spec.target.template');
+    if (!isRecord(t.template))
+      throw new InputError('--source-templated-object: the ExternalSecret has no spec.target.template');
     target = t;
   } else if (obj.kind === 'PushSecret') {
-    if (!isRecord(spec.template)) throw new InputError('--source-templated-object: the PushSecret has no spec.template');
+    if (!isRecord(spec.template))
+      throw new InputError('--source-templated-object: the PushSecret has no spec.template');
     // As the controller renders it (pushsecret.ts): over the source Secret's data, keys it does not template kept.
-    target = { template: { ...(spec.template as NonNullable<ExternalSecretTarget['template']>), mergePolicy: 'Merge' } };
+    target = {
+      template: { ...(spec.template as NonNullable<ExternalSecretTarget['template']>), mergePolicy: 'Merge' },
+    };
   } else {
-    throw new InputError(`--source-templated-object: unsupported template kind ${JSON.stringify(obj.kind ?? '')} (an ExternalSecret or a PushSecret)`);
+    throw new InputError(
+      `--source-templated-object: unsupported template kind ${JSON.stringify(obj.kind ?? '')} (an ExternalSecret or a PushSecret)`,
+    );
   }
-  const cm = sourceFile('--template-from-config-map', values['template-from-config-map'] as string | undefined, 'ConfigMap');
+  const cm = sourceFile(
+    '--template-from-config-map',
+    values['template-from-config-map'] as string | undefined,
+    'ConfigMap',
+  );
   const secret = sourceFile('--template-from-secret', values['template-from-secret'] as string | undefined, 'Secret');
   const metadata = isRecord(obj.metadata) ? obj.metadata : {};
   return {
     namespace: typeof metadata.namespace === 'string' ? metadata.namespace : 'default',
-    target, data: base64Map('--source-secret-data-file', readYaml('--source-secret-data-file', dataFile)),
+    target,
+    data: base64Map('--source-secret-data-file', readYaml('--source-secret-data-file', dataFile)),
     sources: { configMap: cm, secret },
     ...(typeof values.output === 'string' ? { output: values.output } : {}),
   };
@@ -119,11 +151,16 @@ export async function run(argv: string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({
-      args: argv, strict: true, allowPositionals: false,
+      args: argv,
+      strict: true,
+      allowPositionals: false,
       options: {
-        'source-templated-object': { type: 'string' }, 'source-secret-data-file': { type: 'string' },
-        'template-from-config-map': { type: 'string' }, 'template-from-secret': { type: 'string' },
-        output: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'source-templated-object': { type: 'string' },
+        'source-secret-data-file': { type: 'string' },
+        'template-from-config-map': { type: 'string' },
+        'template-from-secret': { type: 'string' },
+        output: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
     }).values;
   } catch (e) {
@@ -150,16 +187,24 @@ export async function run(argv: string[]): Promise<number> {
     const labels = Object.fromEntries(Object.entries(d.labels).filter(([k]) => k !== LABEL_MANAGED));
     const annotations = Object.fromEntries(Object.entries(d.annotations).filter(([k]) => k !== ANNOTATION_DATA_HASH));
     const secret = {
-      apiVersion: 'v1', kind: 'Secret',
-      metadata: { ...(Object.keys(labels).length ? { labels } : {}), ...(Object.keys(annotations).length ? { annotations } : {}) },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        ...(Object.keys(labels).length ? { labels } : {}),
+        ...(Object.keys(annotations).length ? { annotations } : {}),
+      },
       ...(d.type ? { type: d.type } : {}),
-      data: Object.fromEntries([...d.data].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, v.toString('base64')])),
+      data: Object.fromEntries(
+        [...d.data].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, v.toString('base64')]),
+      ),
       ...(d.immutable ? { immutable: true } : {}),
     };
     text = stringify(secret);
   } catch (e) {
     // TemplateError messages name the field and the rule, never a value; anything else is not shown.
-    process.stderr.write(`vaultgate template: ${e instanceof TemplateError ? e.message : 'the template failed (details withheld: they could contain secret data)'}\n`);
+    process.stderr.write(
+      `vaultgate template: ${e instanceof TemplateError ? e.message : 'the template failed (details withheld: they could contain secret data)'}\n`,
+    );
     return 1;
   } finally {
     await pool.close();
@@ -168,7 +213,9 @@ export async function run(argv: string[]): Promise<number> {
     try {
       writeFileSync(input.output, text, { mode: 0o600 });
     } catch (e) {
-      process.stderr.write(`vaultgate template: --output: cannot write ${input.output}: ${(e as NodeJS.ErrnoException).code ?? 'error'}\n`);
+      process.stderr.write(
+        `vaultgate template: --output: cannot write ${input.output}: ${(e as NodeJS.ErrnoException).code ?? 'error'}\n`,
+      );
       return 2;
     }
   } else process.stdout.write(text);

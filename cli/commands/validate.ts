@@ -50,12 +50,28 @@ Examples:
   kustomize build overlays/prod | vaultgate validate -f - -o json
 `;
 
-interface Options { files: string[]; namespace: string; prefix: string; user: string; output: 'text' | 'json'; quiet: boolean; vaultTarget: VaultTarget }
+interface Options {
+  files: string[];
+  namespace: string;
+  prefix: string;
+  user: string;
+  output: 'text' | 'json';
+  quiet: boolean;
+  vaultTarget: VaultTarget;
+}
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Options | 'help' {
-  const opts: Options = { files: [], namespace: 'default', prefix: DEFAULT_PREFIX, user: 'vaultgate-validate', output: 'text', quiet: false, vaultTarget: parseVaultTarget(undefined, undefined) };
+  const opts: Options = {
+    files: [],
+    namespace: 'default',
+    prefix: DEFAULT_PREFIX,
+    user: 'vaultgate-validate',
+    output: 'text',
+    quiet: false,
+    vaultTarget: parseVaultTarget(undefined, undefined),
+  };
   let flavor: string | undefined;
   let version: string | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -68,21 +84,42 @@ function parseArgs(argv: string[]): Options | 'help' {
       return v;
     };
     switch (arg) {
-      case '-h': case '--help': return 'help';
-      case '-f': case '--filename': opts.files.push(value()); break;
-      case '-n': case '--namespace': opts.namespace = value(); break;
-      case '--prefix': opts.prefix = value(); break;
-      case '--as': opts.user = value(); break;
-      case '--vault-flavor': flavor = value(); break;
-      case '--vault-version': version = value(); break;
-      case '-o': case '--output': {
+      case '-h':
+      case '--help':
+        return 'help';
+      case '-f':
+      case '--filename':
+        opts.files.push(value());
+        break;
+      case '-n':
+      case '--namespace':
+        opts.namespace = value();
+        break;
+      case '--prefix':
+        opts.prefix = value();
+        break;
+      case '--as':
+        opts.user = value();
+        break;
+      case '--vault-flavor':
+        flavor = value();
+        break;
+      case '--vault-version':
+        version = value();
+        break;
+      case '-o':
+      case '--output': {
         const v = value();
         if (v !== 'text' && v !== 'json') throw new UsageError(`--output must be text or json, not "${v}"`);
         opts.output = v;
         break;
       }
-      case '-q': case '--quiet': opts.quiet = true; break;
-      default: throw new UsageError(`unknown option "${raw}"`);
+      case '-q':
+      case '--quiet':
+        opts.quiet = true;
+        break;
+      default:
+        throw new UsageError(`unknown option "${raw}"`);
     }
   }
   if (opts.files.length === 0) throw new UsageError('no manifests: pass -f <file|dir|->');
@@ -97,18 +134,34 @@ function parseArgs(argv: string[]): Options | 'help' {
 }
 
 /** One manifest object and where it came from. */
-export interface Manifest { file: string; line: number; object: Record<string, unknown> }
+export interface Manifest {
+  file: string;
+  line: number;
+  object: Record<string, unknown>;
+}
 
 class ParseError extends Error {}
 
 function expandPaths(paths: string[]): string[] {
   const out: string[] = [];
   for (const p of paths) {
-    if (p === '-') { out.push(p); continue; }
+    if (p === '-') {
+      out.push(p);
+      continue;
+    }
     let st;
-    try { st = statSync(p); } catch { throw new ParseError(`${p}: no such file or directory`); }
+    try {
+      st = statSync(p);
+    } catch {
+      throw new ParseError(`${p}: no such file or directory`);
+    }
     if (st.isDirectory()) {
-      out.push(...readdirSync(p).filter((n) => /\.(ya?ml|json)$/.test(n)).sort().map((n) => join(p, n)));
+      out.push(
+        ...readdirSync(p)
+          .filter((n) => /\.(ya?ml|json)$/.test(n))
+          .sort()
+          .map((n) => join(p, n)),
+      );
     } else out.push(p);
   }
   return out;
@@ -135,10 +188,12 @@ export function parseManifests(text: string, file: string): Manifest[] {
       throw new ParseError(`${file}:${line}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
     }
     if (value === null || value === undefined) continue;
-    if (typeof value !== 'object' || Array.isArray(value)) throw new ParseError(`${file}:${line}: a manifest must be a mapping with apiVersion and kind`);
+    if (typeof value !== 'object' || Array.isArray(value))
+      throw new ParseError(`${file}:${line}: a manifest must be a mapping with apiVersion and kind`);
     const obj = value as Record<string, unknown>;
     if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items)) {
-      for (const item of obj.items) if (item && typeof item === 'object') out.push({ file, line, object: item as Record<string, unknown> });
+      for (const item of obj.items)
+        if (item && typeof item === 'object') out.push({ file, line, object: item as Record<string, unknown> });
     } else out.push({ file, line, object: obj });
   }
   return out;
@@ -149,17 +204,22 @@ function readSource(path: string): string {
 }
 
 /** The admission context the manifests describe. */
-export function contextFromManifests(manifests: Manifest[], opts: { prefix: string; namespace: string; vaultTarget?: VaultTarget }): AdmissionContext {
+export function contextFromManifests(
+  manifests: Manifest[],
+  opts: { prefix: string; namespace: string; vaultTarget?: VaultTarget },
+): AdmissionContext {
   const guardrails: GuardrailObject[] = [];
   const namespaceLabels = new Map<string, Record<string, string>>();
   const policies = new Set<string>();
   for (const { object } of manifests) {
     const meta = (object.metadata ?? {}) as { name?: string; namespace?: string; labels?: Record<string, string> };
-    if (object.apiVersion === 'v1' && object.kind === 'Namespace' && meta.name) namespaceLabels.set(meta.name, meta.labels ?? {});
+    if (object.apiVersion === 'v1' && object.kind === 'Namespace' && meta.name)
+      namespaceLabels.set(meta.name, meta.labels ?? {});
     if (object.apiVersion === 'vaultgate.io/v1alpha1' && object.kind === 'VaultGuardrail' && meta.name) {
       guardrails.push({ metadata: { name: meta.name }, spec: (object.spec ?? {}) as Record<string, unknown> });
     }
-    if (object.apiVersion === 'vaultgate.io/v1alpha1' && object.kind === 'VaultPolicy' && meta.name) policies.add(`${meta.namespace ?? opts.namespace}/${meta.name}`);
+    if (object.apiVersion === 'vaultgate.io/v1alpha1' && object.kind === 'VaultPolicy' && meta.name)
+      policies.add(`${meta.namespace ?? opts.namespace}/${meta.name}`);
   }
   return defaultContext({
     guardrails,
@@ -172,14 +232,26 @@ export function contextFromManifests(manifests: Manifest[], opts: { prefix: stri
 }
 
 export interface ObjectResult {
-  file: string; line: number; apiVersion: string; kind: string; namespace?: string; name: string;
+  file: string;
+  line: number;
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
   outcome: 'ALLOWED' | 'DENIED' | 'SKIPPED';
-  denials: string[]; warnings: string[]; audit: string[]; rules: string[];
+  denials: string[];
+  warnings: string[];
+  audit: string[];
+  rules: string[];
   patch: AdmissionDecision['patchOps'];
   diff: string[];
 }
 
-export function evaluate(manifests: Manifest[], ctx: AdmissionContext, opts: { namespace: string; user: string }): ObjectResult[] {
+export function evaluate(
+  manifests: Manifest[],
+  ctx: AdmissionContext,
+  opts: { namespace: string; user: string },
+): ObjectResult[] {
   return manifests.map((m, i) => {
     const apiVersion = typeof m.object.apiVersion === 'string' ? m.object.apiVersion : '';
     const kind = typeof m.object.kind === 'string' ? m.object.kind : '';
@@ -189,10 +261,26 @@ export function evaluate(manifests: Manifest[], ctx: AdmissionContext, opts: { n
     const meta = KINDS.find((k) => k.group === group && k.kind === kind);
     const metadata = (m.object.metadata ?? {}) as Record<string, unknown>;
     const name = typeof metadata.name === 'string' ? metadata.name : '';
-    const base = { file: m.file, line: m.line, apiVersion, kind, name, denials: [], warnings: [], audit: [], rules: [], patch: [], diff: [] };
+    const base = {
+      file: m.file,
+      line: m.line,
+      apiVersion,
+      kind,
+      name,
+      denials: [],
+      warnings: [],
+      audit: [],
+      rules: [],
+      patch: [],
+      diff: [],
+    };
     if (!KINDS.some((k) => k.group === group)) return { ...base, outcome: 'SKIPPED' as const };
     const namespaced = meta?.scope !== 'Cluster';
-    const namespace = namespaced ? (typeof metadata.namespace === 'string' ? metadata.namespace : opts.namespace) : undefined;
+    const namespace = namespaced
+      ? typeof metadata.namespace === 'string'
+        ? metadata.namespace
+        : opts.namespace
+      : undefined;
     const object = structuredClone(m.object);
     if (namespace) object.metadata = { ...metadata, namespace };
     const req: AdmissionRequest = {
@@ -211,10 +299,12 @@ export function evaluate(manifests: Manifest[], ctx: AdmissionContext, opts: { n
     return {
       ...base,
       ...(namespace ? { namespace } : {}),
-      outcome: response.allowed ? 'ALLOWED' as const : 'DENIED' as const,
+      outcome: response.allowed ? ('ALLOWED' as const) : ('DENIED' as const),
       denials: response.allowed ? [] : (response.status?.message ?? '').split('\n').filter(Boolean),
       warnings: response.warnings ?? [],
-      audit: response.auditAnnotations?.['guardrail-audit'] ? (JSON.parse(response.auditAnnotations['guardrail-audit']) as string[]) : [],
+      audit: response.auditAnnotations?.['guardrail-audit']
+        ? (JSON.parse(response.auditAnnotations['guardrail-audit']) as string[])
+        : [],
       rules: [...new Set([...mutation.rules, ...validation.rules])],
       patch: mutation.patchOps,
       diff: mutation.patchOps.length && mutated ? yamlDiff(object, mutated) : [],
@@ -236,8 +326,10 @@ export function yamlDiff(before: unknown, after: unknown): string[] {
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) { ops.push(`  ${a[i++]}`); j++; }
-    else if (i < a.length && (j >= b.length || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) ops.push(`- ${a[i++]}`);
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      ops.push(`  ${a[i++]}`);
+      j++;
+    } else if (i < a.length && (j >= b.length || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) ops.push(`- ${a[i++]}`);
     else ops.push(`+ ${b[j++]}`);
   }
   // Changed lines with one line of context around each run, as `diff -U1` would show them.
@@ -256,7 +348,10 @@ function formatText(results: ObjectResult[], quiet: boolean): string {
   for (const r of results) {
     if (quiet && r.outcome !== 'DENIED') continue;
     const id = `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name || '<no name>'}`;
-    if (r.outcome === 'SKIPPED') { lines.push(`SKIPPED ${id} (${r.file}:${r.line}): ${r.apiVersion} ${r.kind} is not a kind vaultgate serves`); continue; }
+    if (r.outcome === 'SKIPPED') {
+      lines.push(`SKIPPED ${id} (${r.file}:${r.line}): ${r.apiVersion} ${r.kind} is not a kind vaultgate serves`);
+      continue;
+    }
     lines.push(`${r.outcome} ${id} (${r.file}:${r.line})`);
     for (const d of r.denials) lines.push(`  denied:  ${d}`);
     for (const w of r.warnings) lines.push(`  warning: ${w}`);
@@ -269,7 +364,9 @@ function formatText(results: ObjectResult[], quiet: boolean): string {
     }
   }
   const count = (o: ObjectResult['outcome']) => results.filter((r) => r.outcome === o).length;
-  lines.push(`${results.length} object(s): ${count('ALLOWED')} allowed, ${count('DENIED')} denied, ${count('SKIPPED')} skipped`);
+  lines.push(
+    `${results.length} object(s): ${count('ALLOWED')} allowed, ${count('DENIED')} denied, ${count('SKIPPED')} skipped`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -286,10 +383,14 @@ function runSync(argv: string[]): number {
     process.stderr.write(`vaultgate validate: ${err.message}\n\nRun "vaultgate validate --help" for usage.\n`);
     return 2;
   }
-  if (opts === 'help') { process.stdout.write(HELP); return 0; }
+  if (opts === 'help') {
+    process.stdout.write(HELP);
+    return 0;
+  }
   const manifests: Manifest[] = [];
   try {
-    for (const file of expandPaths(opts.files)) manifests.push(...parseManifests(readSource(file), file === '-' ? '<stdin>' : file));
+    for (const file of expandPaths(opts.files))
+      manifests.push(...parseManifests(readSource(file), file === '-' ? '<stdin>' : file));
   } catch (err) {
     if (!(err instanceof ParseError)) throw err;
     process.stderr.write(`vaultgate validate: ${err.message}\n`);
@@ -299,7 +400,9 @@ function runSync(argv: string[]): number {
   const results = evaluate(manifests, ctx, opts);
   if (opts.output === 'json') {
     const count = (o: ObjectResult['outcome']) => results.filter((r) => r.outcome === o).length;
-    process.stdout.write(`${JSON.stringify({ results, summary: { allowed: count('ALLOWED'), denied: count('DENIED'), skipped: count('SKIPPED') } }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ results, summary: { allowed: count('ALLOWED'), denied: count('DENIED'), skipped: count('SKIPPED') } }, null, 2)}\n`,
+    );
   } else {
     process.stdout.write(formatText(results, opts.quiet));
   }

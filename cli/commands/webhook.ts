@@ -6,18 +6,41 @@ import { createLogger } from '../../observability/log.ts';
 import { prefixProblem } from '../../schemas/vault-names.ts';
 import { parseVaultTarget } from '../../policy/capabilities.ts';
 import {
-  DEFAULT_DRAIN_SECONDS, DEFAULT_TLS_CERT_FILE, DEFAULT_TLS_KEY_FILE, DEFAULT_WEBHOOK_HOST, DEFAULT_WEBHOOK_METRICS_PORT, DEFAULT_WEBHOOK_PORT,
+  DEFAULT_DRAIN_SECONDS,
+  DEFAULT_TLS_CERT_FILE,
+  DEFAULT_TLS_KEY_FILE,
+  DEFAULT_WEBHOOK_HOST,
+  DEFAULT_WEBHOOK_METRICS_PORT,
+  DEFAULT_WEBHOOK_PORT,
 } from '../../webhook/defaults.ts';
 import { DEFAULT_CLIENT_SUBJECTS } from '../../webhook/http-app.ts';
 import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import { untilSignal } from './signals.ts';
 import {
-  allowedVaultServers, commandOptions, type Flag, FlagReader, type FlagSection, type FlagValues, HELP_FLAG, parserOptions, sectionsHelp, watchedNamespaces,
+  allowedVaultServers,
+  commandOptions,
+  type Flag,
+  FlagReader,
+  type FlagSection,
+  type FlagValues,
+  HELP_FLAG,
+  parserOptions,
+  sectionsHelp,
+  watchedNamespaces,
 } from './flags.ts';
 import {
-  ALLOWED_VAULT_SERVER_FLAG, AUDIT_FILE_FLAG, AUDIT_KEY_FILE_FLAG, AUDIT_NAMESPACE_FLAG, CONTROLLER_CLASS_FLAG, KUBECONFIG_FLAG, LOG_LEVEL_FLAG, NAME_PREFIX_FLAG,
-  NAMESPACE_FLAG, VAULT_FLAVOR_FLAG, VAULT_VERSION_FLAG,
+  ALLOWED_VAULT_SERVER_FLAG,
+  AUDIT_FILE_FLAG,
+  AUDIT_KEY_FILE_FLAG,
+  AUDIT_NAMESPACE_FLAG,
+  CONTROLLER_CLASS_FLAG,
+  KUBECONFIG_FLAG,
+  LOG_LEVEL_FLAG,
+  NAME_PREFIX_FLAG,
+  NAMESPACE_FLAG,
+  VAULT_FLAVOR_FLAG,
+  VAULT_VERSION_FLAG,
 } from './shared-flags.ts';
 import { audiencesOf } from '../../kube/api-audiences.ts';
 
@@ -27,7 +50,11 @@ export { DEFAULT_WEBHOOK_METRICS_PORT };
 
 /** --metrics-port of `vaultgate webhook`; `vaultgate run` gives the webhook WEBHOOK_METRICS_PORT_IN_RUN instead. */
 export const WEBHOOK_METRICS_PORT_FLAG: Flag = {
-  name: 'metrics-port', type: 'integer', arg: 'port', max: 65535, default: DEFAULT_WEBHOOK_METRICS_PORT,
+  name: 'metrics-port',
+  type: 'integer',
+  arg: 'port',
+  max: 65535,
+  default: DEFAULT_WEBHOOK_METRICS_PORT,
   help: 'plain-HTTP GET /metrics, apart from the admission port; 0 = any free port',
 };
 
@@ -36,16 +63,28 @@ export const WEBHOOK_SECTIONS: readonly FlagSection[] = [
   {
     title: 'TLS',
     flags: [
-      { name: 'tls-cert-file', type: 'string', arg: 'path', default: DEFAULT_TLS_CERT_FILE, help: 'serving certificate' },
+      {
+        name: 'tls-cert-file',
+        type: 'string',
+        arg: 'path',
+        default: DEFAULT_TLS_CERT_FILE,
+        help: 'serving certificate',
+      },
       { name: 'tls-key-file', type: 'string', arg: 'path', default: DEFAULT_TLS_KEY_FILE, help: 'its private key' },
       { name: 'host', type: 'string', arg: 'addr', default: DEFAULT_WEBHOOK_HOST, help: 'listen address' },
       { name: 'port', type: 'integer', arg: 'port', max: 65535, default: DEFAULT_WEBHOOK_PORT, help: 'listen port' },
       {
-        name: 'client-ca-file', type: 'string', arg: 'path',
-        help: 'require a client certificate verified by this CA on /mutate and /validate (the apiserver\'s webhook client credentials); others get 401, unrecorded',
+        name: 'client-ca-file',
+        type: 'string',
+        arg: 'path',
+        help: "require a client certificate verified by this CA on /mutate and /validate (the apiserver's webhook client credentials); others get 401, unrecorded",
       },
       {
-        name: 'client-subject', type: 'string', arg: 'cn', multiple: true, defaultHelp: DEFAULT_CLIENT_SUBJECTS.join(', '),
+        name: 'client-subject',
+        type: 'string',
+        arg: 'cn',
+        multiple: true,
+        defaultHelp: DEFAULT_CLIENT_SUBJECTS.join(', '),
         help: 'with --client-ca-file: a certificate subject (CN) accepted (repeatable); any other CN gets 401, unrecorded',
       },
       WEBHOOK_METRICS_PORT_FLAG,
@@ -58,26 +97,53 @@ export const WEBHOOK_SECTIONS: readonly FlagSection[] = [
       { name: 'no-kube', type: 'boolean', help: 'run without a cluster: built-in guardrails only (local trials)' },
       NAMESPACE_FLAG,
       {
-        name: 'service-account-token-file', type: 'string', arg: 'path', defaultHelp: 'the in-cluster token, when there is one',
-        help: 'a token of the webhook\'s own ServiceAccount, read once at start for the apiserver\'s audiences (its aud): a store asking for one is refused (rule eso.store.token-audience)',
+        name: 'service-account-token-file',
+        type: 'string',
+        arg: 'path',
+        defaultHelp: 'the in-cluster token, when there is one',
+        help: "a token of the webhook's own ServiceAccount, read once at start for the apiserver's audiences (its aud): a store asking for one is refused (rule eso.store.token-audience)",
       },
     ],
   },
-  { title: 'Behaviour', flags: [NAME_PREFIX_FLAG, CONTROLLER_CLASS_FLAG, ALLOWED_VAULT_SERVER_FLAG, VAULT_FLAVOR_FLAG, VAULT_VERSION_FLAG] },
+  {
+    title: 'Behaviour',
+    flags: [NAME_PREFIX_FLAG, CONTROLLER_CLASS_FLAG, ALLOWED_VAULT_SERVER_FLAG, VAULT_FLAVOR_FLAG, VAULT_VERSION_FLAG],
+  },
   {
     title: 'Audit trail (hash-chained JSON lines on stdout, signed per batch; recorded before it is answered)',
     flags: [
       { name: 'audit', type: 'boolean', negation: 'no-audit', default: true, help: 'record every decision' },
-      AUDIT_NAMESPACE_FLAG, AUDIT_KEY_FILE_FLAG, AUDIT_FILE_FLAG,
-      { name: 'audit-fsync', type: 'boolean', help: 'fdatasync the file after every batch, before its decisions are answered' },
-      { name: 'replica', type: 'string', arg: 'id', env: 'POD_NAME', defaultHelp: 'the hostname', help: 'replica id in every record' },
+      AUDIT_NAMESPACE_FLAG,
+      AUDIT_KEY_FILE_FLAG,
+      AUDIT_FILE_FLAG,
+      {
+        name: 'audit-fsync',
+        type: 'boolean',
+        help: 'fdatasync the file after every batch, before its decisions are answered',
+      },
+      {
+        name: 'replica',
+        type: 'string',
+        arg: 'id',
+        env: 'POD_NAME',
+        defaultHelp: 'the hostname',
+        help: 'replica id in every record',
+      },
     ],
   },
   {
     title: 'Operations',
     flags: [
-      { name: 'drain-seconds', type: 'integer', arg: 'n', max: 65535, default: DEFAULT_DRAIN_SECONDS, help: 'keep serving this long after SIGTERM' },
-      LOG_LEVEL_FLAG, HELP_FLAG,
+      {
+        name: 'drain-seconds',
+        type: 'integer',
+        arg: 'n',
+        max: 65535,
+        default: DEFAULT_DRAIN_SECONDS,
+        help: 'keep serving this long after SIGTERM',
+      },
+      LOG_LEVEL_FLAG,
+      HELP_FLAG,
     ],
   },
 ];
@@ -107,18 +173,25 @@ function apiServerAudiencesFrom(file: string | undefined): { apiServerAudiences?
   try {
     token = readFileSync(path, 'utf8').trim();
   } catch (err) {
-    throw new Error(`--service-account-token-file: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new Error(
+      `--service-account-token-file: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
   const audiences = audiencesOf(token);
-  if (audiences.length === 0) throw new Error(`--service-account-token-file: ${path} holds no ServiceAccount token with an audience`);
+  if (audiences.length === 0)
+    throw new Error(`--service-account-token-file: ${path} holds no ServiceAccount token with an audience`);
   return { apiServerAudiences: audiences };
 }
 
 /** --client-subject: CNs, only with --client-ca-file (a pin without client authentication would pin nothing). */
 function clientSubjectsFrom(v: unknown, clientAuth: boolean): { clientSubjects?: string[] } {
-  const subjects = (Array.isArray(v) ? v : []).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean);
+  const subjects = (Array.isArray(v) ? v : [])
+    .flatMap((x) => String(x).split(','))
+    .map((x) => x.trim())
+    .filter(Boolean);
   if (subjects.length === 0) return {};
-  if (!clientAuth) throw new Error('--client-subject needs --client-ca-file: without client certificates there is no subject to pin');
+  if (!clientAuth)
+    throw new Error('--client-subject needs --client-ca-file: without client certificates there is no subject to pin');
   return { clientSubjects: subjects };
 }
 
@@ -148,14 +221,16 @@ export function webhookOptionsFrom(values: FlagValues): WebhookProcessOptions {
     ...apiServerAudiencesFrom(str('service-account-token-file')),
     logger,
     drainSeconds: flags.int('drain-seconds'),
-    ...(flags.bool('audit') ? {
-      audit: {
-        replica: str('replica') ?? hostname(),
-        ...(keyFile ? { keyFile } : { namespace: str('audit-namespace')! }),
-        ...(str('audit-file') ? { file: str('audit-file') } : {}),
-        ...(flags.bool('audit-fsync') ? { fsync: true } : {}),
-      },
-    } : {}),
+    ...(flags.bool('audit')
+      ? {
+          audit: {
+            replica: str('replica') ?? hostname(),
+            ...(keyFile ? { keyFile } : { namespace: str('audit-namespace')! }),
+            ...(str('audit-file') ? { file: str('audit-file') } : {}),
+            ...(flags.bool('audit-fsync') ? { fsync: true } : {}),
+          },
+        }
+      : {}),
     ...(str('client-ca-file') ? { clientCaFile: str('client-ca-file') } : {}),
     ...clientSubjectsFrom(flags.list('client-subject'), str('client-ca-file') !== undefined),
     metricsPort: flags.int('metrics-port'),

@@ -16,7 +16,7 @@ export function admissionContext(src: AdmissionSources): AdmissionContext {
     guardrails: (src.guardrails?.list() ?? []) as unknown as GuardrailObject[],
     namespaceLabels: (ns) => {
       const obj = src.namespaces?.get(ns);
-      return obj ? obj.metadata.labels ?? {} : undefined;
+      return obj ? (obj.metadata.labels ?? {}) : undefined;
     },
     policyExists: (ns, name) => (src.policies ? src.policies.get(`${ns}/${name}`) !== undefined : undefined),
     namePrefix: src.namePrefix,

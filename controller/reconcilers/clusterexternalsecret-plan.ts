@@ -50,13 +50,21 @@ export interface CesPlan {
 export function planClusterExternalSecret(d: CesDesired, o: CesObserved): CesPlan {
   if (o.anotherControllersStore) return { decision: 'skip', deletes: [], namespaces: [], events: [] };
   if (d.refused !== undefined) {
-    return { decision: 'refuse', deletes: [], namespaces: [], refusedMessage: d.refused, events: [{ type: 'Warning', reason: 'InvalidSpec', note: d.refused }] };
+    return {
+      decision: 'refuse',
+      deletes: [],
+      namespaces: [],
+      refusedMessage: d.refused,
+      events: [{ type: 'Warning', reason: 'InvalidSpec', note: d.refused }],
+    };
   }
   const wanted = new Set(d.namespaces);
   const deletes = o.controlled.filter((es) => !(es.name === d.esName && wanted.has(es.namespace)));
   const namespaces = o.selected.map((v): CesPlan['namespaces'][number] => {
-    if (v.existing && !v.existing.controlledByUs) return { namespace: v.namespace, apply: false, error: ALREADY_EXISTS };
-    if (v.denied !== undefined) return { namespace: v.namespace, apply: false, error: `refused in namespace ${v.namespace}: ${v.denied}` };
+    if (v.existing && !v.existing.controlledByUs)
+      return { namespace: v.namespace, apply: false, error: ALREADY_EXISTS };
+    if (v.denied !== undefined)
+      return { namespace: v.namespace, apply: false, error: `refused in namespace ${v.namespace}: ${v.denied}` };
     return { namespace: v.namespace, apply: !v.existing?.upToDate };
   });
   return { decision: 'sync', deletes, namespaces, events: [], requeueAfterMs: d.refreshMs };

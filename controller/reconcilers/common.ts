@@ -44,7 +44,10 @@ export function buildStatus(obj: KubeObject, input: StatusInput, now: Date): Rec
 
 /** A per-object period stretched by ±10% from its uid, so re-checks of many objects spread out. */
 export function jittered(periodMs: number, uid: string | undefined): number {
-  const n = createHash('sha256').update(uid ?? '').digest().readUInt32BE(0);
+  const n = createHash('sha256')
+    .update(uid ?? '')
+    .digest()
+    .readUInt32BE(0);
   return Math.round(periodMs * (1 + 0.1 * ((n / 0xffffffff) * 2 - 1)));
 }
 
@@ -76,9 +79,17 @@ export function describeFindings(findings: Finding[]): string {
  * ReconcileError that is not retried (GuardrailViolation when a guardrail refuses it, InvalidSpec otherwise)
  * naming every rule.
  */
-export function assertAdmitted(obj: KubeObject & { spec: { vaultName?: string } }, derivedName: string, ctx: AdmissionContext): void {
+export function assertAdmitted(
+  obj: KubeObject & { spec: { vaultName?: string } },
+  derivedName: string,
+  ctx: AdmissionContext,
+): void {
   if (obj.spec.vaultName && obj.spec.vaultName !== derivedName) {
-    throw new ReconcileError('InvalidSpec', `spec.vaultName "${obj.spec.vaultName}" must be the derived name "${derivedName}"`, NEVER);
+    throw new ReconcileError(
+      'InvalidSpec',
+      `spec.vaultName "${obj.spec.vaultName}" must be the derived name "${derivedName}"`,
+      NEVER,
+    );
   }
   const denials = admissionDenials(obj, ctx);
   if (denials.length === 0) return;

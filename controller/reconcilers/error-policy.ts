@@ -30,8 +30,18 @@ export interface ErrorOutcome {
 export function errorPolicy(err: unknown, fallbackReason = 'ReconcileFailed'): ErrorOutcome {
   if (err instanceof ReconcileError) return { reason: err.reason, message: err.message, retry: err.retry };
   if (err instanceof VaultError) return { reason: CONDITION_REASON[err.kind], message: err.message, retry: BACKOFF };
-  if (err instanceof KubeApiError) return { reason: `Kubernetes${err.reason.replace(/[^A-Za-z0-9]/g, '') || 'Error'}`, message: err.message, retry: BACKOFF };
+  if (err instanceof KubeApiError)
+    return {
+      reason: `Kubernetes${err.reason.replace(/[^A-Za-z0-9]/g, '') || 'Error'}`,
+      message: err.message,
+      retry: BACKOFF,
+    };
   if (err instanceof RenderLimitError) return { reason: fallbackReason, message: err.message, retry: BACKOFF };
-  if (err instanceof TemplateError || err instanceof GoRegexpError) return { reason: fallbackReason, message: err.message, retry: NEVER };
-  return { reason: fallbackReason, message: err instanceof Error ? `unexpected ${err.name}` : 'unexpected error', retry: BACKOFF };
+  if (err instanceof TemplateError || err instanceof GoRegexpError)
+    return { reason: fallbackReason, message: err.message, retry: NEVER };
+  return {
+    reason: fallbackReason,
+    message: err instanceof Error ? `unexpected ${err.name}` : 'unexpected error',
+    retry: BACKOFF,
+  };
 }

@@ -93,8 +93,24 @@ export interface EsObserved {
 }
 
 export type EsDecision =
-  | 'skip' | 'refuse' | 'leave-foreign' | 'not-due' | 'read' | 'render' | 'failed' | 'delete' | 'keep' | 'synced-none'
-  | 'target-missing' | 'controlled-by-other' | 'noop' | 'create' | 'update' | 'merge' | 'adopt' | 'write-failed';
+  | 'skip'
+  | 'refuse'
+  | 'leave-foreign'
+  | 'not-due'
+  | 'read'
+  | 'render'
+  | 'failed'
+  | 'delete'
+  | 'keep'
+  | 'synced-none'
+  | 'target-missing'
+  | 'controlled-by-other'
+  | 'noop'
+  | 'create'
+  | 'update'
+  | 'merge'
+  | 'adopt'
+  | 'write-failed';
 
 export type EsStep =
   /** Read the provider: reads younger than maxAge may be shared; shareTag groups one force-sync request. */
@@ -105,8 +121,16 @@ export type EsStep =
   /** template.metadata.finalizers added where missing (never removed). */
   | 'add-template-finalizers';
 
-export interface Ready { status: 'True' | 'False'; reason: string; message: string }
-export interface EsEvent { type: 'Normal' | 'Warning'; reason: string; note: string }
+export interface Ready {
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+}
+export interface EsEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  note: string;
+}
 
 /**
  * After the steps: `schedule` = next refresh counted from now (a sync happened), `next` = the next refresh
@@ -140,32 +164,68 @@ export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): 
     return failure('leave-foreign', 'SecretNotOwned', notOwnedMessage(d), { kind: 'never' });
   }
   const valid = d.creationPolicy === 'None' || (o.target?.valid ?? false);
-  if (!o.refresh.due && valid && o.refresh.readyThisGeneration) return { decision: 'not-due', steps: [], events: [], then: 'next' };
+  if (!o.refresh.due && valid && o.refresh.readyThisGeneration)
+    return { decision: 'not-due', steps: [], events: [], then: 'next' };
   if (!o.provider) return { decision: 'read', steps: [{ read: readAge(d, o, s) }], events: [], then: 'done' };
   if ('failed' in o.provider) return fetchFailed(d, o.provider);
 
-  const synced = (message: string, reason = 'SecretSynced'): EsPlan['status'] => ({ ready: { status: 'True', reason, message }, refreshed: true });
+  const synced = (message: string, reason = 'SecretSynced'): EsPlan['status'] => ({
+    ready: { status: 'True', reason, message },
+    refreshed: true,
+  });
   if (o.provider.keys === 0 && d.deletionPolicy === 'Delete') {
     const ours = o.target !== undefined && d.creationPolicy === 'Owner' && o.target.controlledByUs;
     return {
-      decision: 'delete', steps: ours ? ['delete-secret'] : [],
+      decision: 'delete',
+      steps: ours ? ['delete-secret'] : [],
       status: synced('secret deleted: the provider has no data (deletionPolicy Delete)', 'SecretDeleted'),
-      events: ours ? [{ type: 'Normal', reason: 'Deleted', note: `deleted Secret ${d.targetName}: the provider has no data any more (deletionPolicy Delete)` }] : [],
+      events: ours
+        ? [
+            {
+              type: 'Normal',
+              reason: 'Deleted',
+              note: `deleted Secret ${d.targetName}: the provider has no data any more (deletionPolicy Delete)`,
+            },
+          ]
+        : [],
       then: 'schedule',
     };
   }
   if (o.provider.keys === 0 && d.deletionPolicy === 'Retain' && o.provider.missing === 0 && o.target) {
-    return { decision: 'keep', steps: [], status: synced('the provider returned no data; the existing Secret is kept (deletionPolicy Retain)'), events: [], then: 'schedule' };
+    return {
+      decision: 'keep',
+      steps: [],
+      status: synced('the provider returned no data; the existing Secret is kept (deletionPolicy Retain)'),
+      events: [],
+      then: 'schedule',
+    };
   }
   if (!o.rendered) return { decision: 'render', steps: ['render'], events: [], then: 'done' };
   if ('failed' in o.rendered) return fetchFailed(d, o.rendered);
 
-  if (d.creationPolicy === 'None') return { decision: 'synced-none', steps: [], status: synced('secret synced (creationPolicy None: no Secret is written)'), events: [], then: 'schedule' };
+  if (d.creationPolicy === 'None')
+    return {
+      decision: 'synced-none',
+      steps: [],
+      status: synced('secret synced (creationPolicy None: no Secret is written)'),
+      events: [],
+      then: 'schedule',
+    };
   if (d.creationPolicy === 'Merge' && !o.target) {
-    return failure('target-missing', 'SecretMissing', `target Secret ${d.targetName} does not exist; creationPolicy Merge only adds keys to an existing Secret`, { kind: 'after', ms: s.missingTargetRetryMs });
+    return failure(
+      'target-missing',
+      'SecretMissing',
+      `target Secret ${d.targetName} does not exist; creationPolicy Merge only adds keys to an existing Secret`,
+      { kind: 'after', ms: s.missingTargetRetryMs },
+    );
   }
   if (o.target && ownerOrOrphan && o.target.controlledByOther) {
-    return failure('controlled-by-other', SYNCED_ERROR, `Secret ${d.targetName} is controlled by another owner; vaultgate does not take it over`, { kind: 'never' });
+    return failure(
+      'controlled-by-other',
+      SYNCED_ERROR,
+      `Secret ${d.targetName} is controlled by another owner; vaultgate does not take it over`,
+      { kind: 'never' },
+    );
   }
   const done = { status: synced('secret synced'), then: 'schedule' as const };
   if (o.rendered.matches) return { decision: 'noop', steps: ['add-template-finalizers'], events: [], ...done };
@@ -174,7 +234,13 @@ export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): 
   // Events are for what a user should look at: none for a routine create or update (ESO records one per
   // sync: 1,000 ExternalSecrets, 1,000 Events), one when a Secret edited by hand is repaired.
   const events: EsEvent[] = o.target?.editedByHand
-    ? [{ type: 'Normal', reason: 'Repaired', note: `Secret ${d.targetName} was changed outside vaultgate; its data was restored from the provider` }]
+    ? [
+        {
+          type: 'Normal',
+          reason: 'Repaired',
+          note: `Secret ${d.targetName} was changed outside vaultgate; its data was restored from the provider`,
+        },
+      ]
     : [];
   return { decision, steps: [{ write: policy, create: !o.target }, 'add-template-finalizers'], events, ...done };
 }
@@ -193,13 +259,25 @@ export interface WriteFailure {
  * after the Merge delay, whatever failed (a Merge target gone is SecretMissing; a Secret someone else
  * created while this one was being created is SecretNotOwned).
  */
-export function planStepFailure(d: EsDesired, step: EsStep, targetExists: boolean, f: WriteFailure, s: EsSettings): EsPlan {
+export function planStepFailure(
+  d: EsDesired,
+  step: EsStep,
+  targetExists: boolean,
+  f: WriteFailure,
+  s: EsSettings,
+): EsPlan {
   if (step === 'delete-secret') return failure('failed', SYNCED_ERROR, f.failed.message, f.failed.retry);
   const policy = typeof step === 'object' && 'write' in step ? step.write : writePolicyOf(d, targetExists);
   const later: Retry = { kind: 'after', ms: s.missingTargetRetryMs };
-  if (f.notFound && policy === 'Merge') return failure('write-failed', 'SecretMissing', `target Secret ${d.targetName} disappeared`, later);
+  if (f.notFound && policy === 'Merge')
+    return failure('write-failed', 'SecretMissing', `target Secret ${d.targetName} disappeared`, later);
   if (f.alreadyExists && !targetExists) {
-    return failure('write-failed', 'SecretNotOwned', `Secret ${d.namespace}/${d.targetName} was created by someone else while this ExternalSecret was creating it; it is left untouched`, later);
+    return failure(
+      'write-failed',
+      'SecretNotOwned',
+      `Secret ${d.namespace}/${d.targetName} was created by someone else while this ExternalSecret was creating it; it is left untouched`,
+      later,
+    );
   }
   // ESO's reason, whatever failed (an apiserver's Invalid included): the message says what.
   return failure('write-failed', SYNCED_ERROR, `cannot write Secret ${d.targetName}: ${f.failed.message}`, later);
@@ -213,9 +291,11 @@ export function planStepFailure(d: EsDesired, step: EsStep, targetExists: boolea
 function readAge(d: EsDesired, o: EsObserved, s: EsSettings): { maxAgeMs: number; shareTag?: string } {
   const { syncedRv, currentRv, forceSyncValue, generation } = o.refresh;
   const forceSync = syncedRv !== undefined && syncedRv !== currentRv && syncedRv.split('-')[0] === String(generation);
-  const maxAgeMs = forceSync ? 0
-    : syncedRv === currentRv && d.intervalMs > 0 ? Math.min(d.intervalMs * s.refreshWindowFraction, s.maxRefreshWindowMs)
-    : s.coalesceWindowMs;
+  const maxAgeMs = forceSync
+    ? 0
+    : syncedRv === currentRv && d.intervalMs > 0
+      ? Math.min(d.intervalMs * s.refreshWindowFraction, s.maxRefreshWindowMs)
+      : s.coalesceWindowMs;
   const shareTag = forceSync && forceSyncValue !== undefined ? `${ANNOTATION_FORCE_SYNC}=${forceSyncValue}` : undefined;
   return { maxAgeMs, ...(shareTag ? { shareTag } : {}) };
 }
@@ -227,18 +307,29 @@ function readAge(d: EsDesired, o: EsObserved, s: EsSettings): { maxAgeMs: number
  */
 function fetchFailed(d: EsDesired, f: Failed): EsPlan {
   if (f.templateSourceMissing) {
-    return failure('failed', 'TemplateSourceNotFound', f.failed.message, { kind: 'after', ms: d.intervalMs > 0 ? Math.min(d.intervalMs, 60_000) : 60_000 });
+    return failure('failed', 'TemplateSourceNotFound', f.failed.message, {
+      kind: 'after',
+      ms: d.intervalMs > 0 ? Math.min(d.intervalMs, 60_000) : 60_000,
+    });
   }
   return failure('failed', SYNCED_ERROR, f.failed.message, f.failed.retry);
 }
 
 function failure(decision: EsDecision, reason: string, message: string, then: Then): EsPlan {
-  return { decision, steps: [], status: { ready: { status: 'False', reason, message }, refreshed: false }, events: [{ type: 'Warning', reason: 'UpdateFailed', note: message }], then };
+  return {
+    decision,
+    steps: [],
+    status: { ready: { status: 'False', reason, message }, refreshed: false },
+    events: [{ type: 'Warning', reason: 'UpdateFailed', note: message }],
+    then,
+  };
 }
 
 function notOwnedMessage(d: EsDesired): string {
-  return `Secret ${d.namespace}/${d.targetName} already exists and was not created by vaultgate for this ExternalSecret `
-    + `(no owner reference to it, no ${LABEL_CREATED_BY} or ${LABEL_CREATED_FOR} label naming it); it is left untouched. To let this ExternalSecret take it over `
-    + `(its other keys are removed${d.creationPolicy === 'Owner' ? ', and it is deleted with the ExternalSecret' : ''}), annotate the ExternalSecret `
-    + `${ADOPT_SECRET_ANNOTATION}: "true"; to add keys to it instead, use creationPolicy Merge`;
+  return (
+    `Secret ${d.namespace}/${d.targetName} already exists and was not created by vaultgate for this ExternalSecret ` +
+    `(no owner reference to it, no ${LABEL_CREATED_BY} or ${LABEL_CREATED_FOR} label naming it); it is left untouched. To let this ExternalSecret take it over ` +
+    `(its other keys are removed${d.creationPolicy === 'Owner' ? ', and it is deleted with the ExternalSecret' : ''}), annotate the ExternalSecret ` +
+    `${ADOPT_SECRET_ANNOTATION}: "true"; to add keys to it instead, use creationPolicy Merge`
+  );
 }

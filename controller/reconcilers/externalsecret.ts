@@ -25,14 +25,38 @@ import { admissionContext } from './admission-context.ts';
 import { admissionDenials, describeFindings } from './common.ts';
 import { errorPolicy } from './error-policy.ts';
 import {
-  ADOPT_SECRET_ANNOTATION, LABEL_CREATED_FOR, planExternalSecret, planStepFailure, writePolicyOf,
-  type EsDesired, type EsObserved, type EsPlan, type EsSettings, type EsStep, type Failed, type WritePolicy,
+  ADOPT_SECRET_ANNOTATION,
+  LABEL_CREATED_FOR,
+  planExternalSecret,
+  planStepFailure,
+  writePolicyOf,
+  type EsDesired,
+  type EsObserved,
+  type EsPlan,
+  type EsSettings,
+  type EsStep,
+  type Failed,
+  type WritePolicy,
 } from './externalsecret-plan.ts';
 import type { CoalescingKvReader } from './kv-reader.ts';
 import { providerSecretData, type SecretSource } from '../../eso/provider-data.ts';
-import { nextRefreshInMs, refreshIntervalMs, shouldRefresh, syncedResourceVersion, type RefreshInput } from '../../eso/refresh.ts';
+import {
+  nextRefreshInMs,
+  refreshIntervalMs,
+  shouldRefresh,
+  syncedResourceVersion,
+  type RefreshInput,
+} from '../../eso/refresh.ts';
 import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
-import { ANNOTATION_DATA_HASH, ANNOTATION_FORCE_SYNC, createdByLabel, dataHash, LABEL_CREATED_BY, LABEL_MANAGED, type DesiredSecret } from '../../eso/target.ts';
+import {
+  ANNOTATION_DATA_HASH,
+  ANNOTATION_FORCE_SYNC,
+  createdByLabel,
+  dataHash,
+  LABEL_CREATED_BY,
+  LABEL_MANAGED,
+  type DesiredSecret,
+} from '../../eso/target.ts';
 import { inProcessRenderer, type SecretRenderer } from './render-pool.ts';
 import { isOurClass, tryCache } from './lookups.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
@@ -60,13 +84,19 @@ export const TARGET_INDEX = 'target';
 
 export function storeKey(ref: SecretStoreRef | undefined, namespace: string): string {
   const kind = ref?.kind ?? 'SecretStore';
-  return kind === 'ClusterSecretStore' ? `ClusterSecretStore/${ref?.name ?? ''}` : `SecretStore/${namespace}/${ref?.name ?? ''}`;
+  return kind === 'ClusterSecretStore'
+    ? `ClusterSecretStore/${ref?.name ?? ''}`
+    : `SecretStore/${namespace}/${ref?.name ?? ''}`;
 }
 
 export function storeIndex(obj: KubeObject): string[] {
   const es = obj as ExternalSecretObject;
   const ns = obj.metadata.namespace ?? '';
-  const refs = [es.spec?.secretStoreRef, ...(es.spec?.data ?? []).map((d) => d.sourceRef?.storeRef), ...(es.spec?.dataFrom ?? []).map((d) => d.sourceRef?.storeRef)];
+  const refs = [
+    es.spec?.secretStoreRef,
+    ...(es.spec?.data ?? []).map((d) => d.sourceRef?.storeRef),
+    ...(es.spec?.dataFrom ?? []).map((d) => d.sourceRef?.storeRef),
+  ];
   return [...new Set(refs.filter((r): r is SecretStoreRef => r !== undefined).map((r) => storeKey(r, ns)))];
 }
 
@@ -95,7 +125,12 @@ export interface ExternalSecretDeps {
   now?: () => Date;
 }
 
-type EsStatus = { refreshTime?: string | null; syncedResourceVersion?: string; binding?: { name?: string }; conditions?: Condition[] };
+type EsStatus = {
+  refreshTime?: string | null;
+  syncedResourceVersion?: string;
+  binding?: { name?: string };
+  conditions?: Condition[];
+};
 
 /** What one reconcile saw: the plan's facts (`observed`) and what acting needs besides (the objects, the data). */
 interface Seen {
@@ -145,7 +180,14 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
 /** What the spec asks for, or why it is refused (admission's re-check; an unreadable refreshInterval). */
 function desiredOf(es: ExternalSecretObject, ctx: ReconcileContext, deps: ExternalSecretDeps): EsDesired {
   const spec = es.spec;
-  const denials = admissionDenials(es, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));
+  const denials = admissionDenials(
+    es,
+    admissionContext({
+      namespaces: tryCache(ctx, NAMESPACES),
+      namePrefix: deps.namePrefix,
+      controllerClass: deps.controllerClass,
+    }),
+  );
   let refused = denials.length > 0 ? `refused: ${describeFindings(denials)}` : undefined;
   let intervalMs = 0;
   try {
@@ -156,8 +198,8 @@ function desiredOf(es: ExternalSecretObject, ctx: ReconcileContext, deps: Extern
   return {
     namespace: es.metadata.namespace ?? '',
     targetName: spec.target?.name ?? es.metadata.name,
-    creationPolicy: (spec.target?.creationPolicy ?? 'Owner'),
-    deletionPolicy: (spec.target?.deletionPolicy ?? 'Retain'),
+    creationPolicy: spec.target?.creationPolicy ?? 'Owner',
+    deletionPolicy: spec.target?.deletionPolicy ?? 'Retain',
     intervalMs,
     ...(refused !== undefined ? { refused } : {}),
     adopt: wantsSecretAdoption(es),
@@ -168,12 +210,26 @@ function desiredOf(es: ExternalSecretObject, ctx: ReconcileContext, deps: Extern
  * The target Secret, whose it is, and the refresh clock. The target and the templateFrom sources are
  * looked up only for an ExternalSecret that is ours and admitted: the plan's first two questions need neither.
  */
-async function observe(ctx: ReconcileContext, deps: ExternalSecretDeps, es: ExternalSecretObject, d: EsDesired, key: string, t: Date, sourceVersions: RenderedSourceVersions): Promise<Seen> {
+async function observe(
+  ctx: ReconcileContext,
+  deps: ExternalSecretDeps,
+  es: ExternalSecretObject,
+  d: EsDesired,
+  key: string,
+  t: Date,
+  sourceVersions: RenderedSourceVersions,
+): Promise<Seen> {
   const status = (es.status ?? {}) as EsStatus;
   const generation = es.metadata.generation ?? 0;
   const refreshIn: RefreshInput = {
-    uid: es.metadata.uid ?? '', generation, labels: es.metadata.labels, annotations: es.metadata.annotations,
-    refreshInterval: es.spec.refreshInterval, refreshPolicy: es.spec.refreshPolicy, syncedResourceVersion: status.syncedResourceVersion, refreshTime: status.refreshTime,
+    uid: es.metadata.uid ?? '',
+    generation,
+    labels: es.metadata.labels,
+    annotations: es.metadata.annotations,
+    refreshInterval: es.spec.refreshInterval,
+    refreshPolicy: es.spec.refreshPolicy,
+    syncedResourceVersion: status.syncedResourceVersion,
+    refreshTime: status.refreshTime,
     ...(es.spec.syncWindows ? { syncWindows: es.spec.syncWindows } : {}),
   };
   const syncedThisGeneration = status.syncedResourceVersion?.split('-')[0] === String(generation);
@@ -186,7 +242,9 @@ async function observe(ctx: ReconcileContext, deps: ExternalSecretDeps, es: Exte
       ...(status.syncedResourceVersion !== undefined ? { syncedRv: status.syncedResourceVersion } : {}),
       generation,
       currentRv: syncedResourceVersion(generation, es.metadata.labels, es.metadata.annotations),
-      ...(es.metadata.annotations?.[ANNOTATION_FORCE_SYNC] !== undefined ? { forceSyncValue: es.metadata.annotations[ANNOTATION_FORCE_SYNC] } : {}),
+      ...(es.metadata.annotations?.[ANNOTATION_FORCE_SYNC] !== undefined
+        ? { forceSyncValue: es.metadata.annotations[ANNOTATION_FORCE_SYNC] }
+        : {}),
     },
   };
   const seen: Seen = { es, key, t, observed, refreshIn, secretTexts: [] };
@@ -195,11 +253,13 @@ async function observe(ctx: ReconcileContext, deps: ExternalSecretDeps, es: Exte
   // The cache holds only Secrets labelled as managed (main.ts); one we have not labelled (yet), or whose
   // label was removed, needs a GET.
   seen.existing = ctx.cache<SecretObject>(SECRETS).get(`${d.namespace}/${d.targetName}`);
-  if (!seen.existing && d.creationPolicy !== 'None') seen.existing = await ctx.client.get<SecretObject>(SECRETS, d.targetName, d.namespace);
+  if (!seen.existing && d.creationPolicy !== 'None')
+    seen.existing = await ctx.client.get<SecretObject>(SECRETS, d.targetName, d.namespace);
   // templateFrom ConfigMaps/Secrets as they are now: a changed one makes the Secret out of date.
   seen.templateSources = await readTemplateSources(ctx, d.namespace, es.spec.target);
   seen.secretTexts.push(...seen.templateSources.secretTexts);
-  if (seen.existing) observed.target = targetFacts(seen.existing, es, sourceVersions.current(key, seen.templateSources));
+  if (seen.existing)
+    observed.target = targetFacts(seen.existing, es, sourceVersions.current(key, seen.templateSources));
   return seen;
 }
 
@@ -227,15 +287,27 @@ function anotherControllersStore(ctx: ReconcileContext, es: ExternalSecretObject
 }
 
 function storeRefs(spec: ExternalSecretSpec | undefined): Array<SecretStoreRef | undefined> {
-  return [spec?.secretStoreRef, ...(spec?.data ?? []).map((d) => d.sourceRef?.storeRef), ...(spec?.dataFrom ?? []).map((d) => d.sourceRef?.storeRef)];
+  return [
+    spec?.secretStoreRef,
+    ...(spec?.data ?? []).map((d) => d.sourceRef?.storeRef),
+    ...(spec?.dataFrom ?? []).map((d) => d.sourceRef?.storeRef),
+  ];
 }
 
 function failedAs(err: unknown): Failed {
-  return { failed: errorPolicy(err, 'SecretSyncedError'), templateSourceMissing: err instanceof TemplateSourceMissingError };
+  return {
+    failed: errorPolicy(err, 'SecretSyncedError'),
+    templateSourceMissing: err instanceof TemplateSourceMissingError,
+  };
 }
 
 /** The provider's data, through each store's own session (one per store, opened on first use). */
-async function readProvider(ctx: ReconcileContext, deps: ExternalSecretDeps, seen: Seen, age: { maxAgeMs: number; shareTag?: string }): Promise<void> {
+async function readProvider(
+  ctx: ReconcileContext,
+  deps: ExternalSecretDeps,
+  seen: Seen,
+  age: { maxAgeMs: number; shareTag?: string },
+): Promise<void> {
   const ns = seen.es.metadata.namespace ?? '';
   const sources = new Map<string, Promise<SecretSource>>();
   const sourceFor = (ref: SecretStoreRef | undefined): Promise<SecretSource> => {
@@ -260,7 +332,13 @@ async function readProvider(ctx: ReconcileContext, deps: ExternalSecretDeps, see
  */
 async function render(ctx: ReconcileContext, renderer: SecretRenderer, seen: Seen, d: EsDesired): Promise<void> {
   try {
-    seen.desired = await renderer.desiredSecret(d.namespace, seen.es.spec.target, seen.data ?? new Map<string, Buffer>(), seen.es.metadata, seen.templateSources?.sources);
+    seen.desired = await renderer.desiredSecret(
+      d.namespace,
+      seen.es.spec.target,
+      seen.data ?? new Map<string, Buffer>(),
+      seen.es.metadata,
+      seen.templateSources?.sources,
+    );
   } catch (err) {
     seen.observed.rendered = failedAs(err);
     return;
@@ -287,18 +365,56 @@ async function render(ctx: ReconcileContext, renderer: SecretRenderer, seen: See
 }
 
 /** Carry out the plan: its steps, then the status, the Events, and when to look again. */
-async function act(ctx: ReconcileContext, deps: ExternalSecretDeps, seen: Seen, d: EsDesired, plan: EsPlan, s: EsSettings, sourceVersions: RenderedSourceVersions): Promise<Result> {
+async function act(
+  ctx: ReconcileContext,
+  deps: ExternalSecretDeps,
+  seen: Seen,
+  d: EsDesired,
+  plan: EsPlan,
+  s: EsSettings,
+  sourceVersions: RenderedSourceVersions,
+): Promise<Result> {
   for (const step of plan.steps) {
     try {
-      if (step === 'delete-secret') await ctx.client.delete(SECRETS, d.targetName, d.namespace, { preconditions: { uid: seen.existing?.metadata.uid } });
-      else if (step === 'add-template-finalizers') await addTemplateFinalizers(ctx, d.namespace, d.targetName, seen.es.spec.target?.template?.metadata?.finalizers, seen.existing);
-      else if (typeof step === 'object' && 'write' in step) await writeTarget(ctx, seen, d, step.write, deps.ownSecretWrites);
+      if (step === 'delete-secret')
+        await ctx.client.delete(SECRETS, d.targetName, d.namespace, {
+          preconditions: { uid: seen.existing?.metadata.uid },
+        });
+      else if (step === 'add-template-finalizers')
+        await addTemplateFinalizers(
+          ctx,
+          d.namespace,
+          d.targetName,
+          seen.es.spec.target?.template?.metadata?.finalizers,
+          seen.existing,
+        );
+      else if (typeof step === 'object' && 'write' in step)
+        await writeTarget(ctx, seen, d, step.write, deps.ownSecretWrites);
     } catch (err) {
-      const failure = { failed: errorPolicy(err, 'SecretSyncedError'), notFound: isNotFound(err), alreadyExists: isAlreadyExists(err) };
-      return act(ctx, deps, seen, d, planStepFailure(d, step, seen.existing !== undefined, failure, s), s, sourceVersions);
+      const failure = {
+        failed: errorPolicy(err, 'SecretSyncedError'),
+        notFound: isNotFound(err),
+        alreadyExists: isAlreadyExists(err),
+      };
+      return act(
+        ctx,
+        deps,
+        seen,
+        d,
+        planStepFailure(d, step, seen.existing !== undefined, failure, s),
+        s,
+        sourceVersions,
+      );
     }
   }
-  if (plan.status) await writeStatus(ctx, seen, d, { ...plan.status.ready, message: withoutSecrets(plan.status.ready.message, seen.secretTexts) }, plan.status.refreshed);
+  if (plan.status)
+    await writeStatus(
+      ctx,
+      seen,
+      d,
+      { ...plan.status.ready, message: withoutSecrets(plan.status.ready.message, seen.secretTexts) },
+      plan.status.refreshed,
+    );
   for (const e of plan.events) ctx.events.record(seen.es, { ...e, note: withoutSecrets(e.note, seen.secretTexts) });
   if (plan.steps.includes('add-template-finalizers')) sourceVersions.remember(seen.key, seen.templateSources!);
   return then(plan, d, seen);
@@ -307,23 +423,43 @@ async function act(ctx: ReconcileContext, deps: ExternalSecretDeps, seen: Seen, 
 function then(plan: EsPlan, d: EsDesired, seen: Seen): Result {
   const next = (ms: number | undefined): Result => (ms === undefined ? DONE : requeueAfter(ms + 1));
   switch (typeof plan.then === 'string' ? plan.then : plan.then.kind) {
-    case 'done': return DONE;
-    case 'next': return next(seen.observed.refresh.nextMs);
+    case 'done':
+      return DONE;
+    case 'next':
+      return next(seen.observed.refresh.nextMs);
     // After a sync the refresh clock restarts now.
-    case 'schedule': return next(nextRefreshInMs({ ...seen.refreshIn, refreshTime: timestamp(seen.t), syncedResourceVersion: seen.observed.refresh.currentRv }, seen.t.getTime()));
+    case 'schedule':
+      return next(
+        nextRefreshInMs(
+          { ...seen.refreshIn, refreshTime: timestamp(seen.t), syncedResourceVersion: seen.observed.refresh.currentRv },
+          seen.t.getTime(),
+        ),
+      );
     // Rethrown with the status's own reason and message (never a value): the work queue's backoff.
-    case 'backoff': throw new ReconcileError(plan.status?.ready.reason ?? 'SecretSyncedError', withoutSecrets(plan.status?.ready.message ?? '', seen.secretTexts));
-    case 'after': return requeueAfter((plan.then as { ms: number }).ms);
-    default: return d.intervalMs > 0 ? requeueAfter(d.intervalMs) : DONE; // never: the periodic refresh only
+    case 'backoff':
+      throw new ReconcileError(
+        plan.status?.ready.reason ?? 'SecretSyncedError',
+        withoutSecrets(plan.status?.ready.message ?? '', seen.secretTexts),
+      );
+    case 'after':
+      return requeueAfter((plan.then as { ms: number }).ms);
+    default:
+      return d.intervalMs > 0 ? requeueAfter(d.intervalMs) : DONE; // never: the periodic refresh only
   }
 }
 
-async function writeStatus(ctx: ReconcileContext, seen: Seen, d: EsDesired, ready: { status: Condition['status']; reason: string; message: string }, refreshed: boolean): Promise<void> {
+async function writeStatus(
+  ctx: ReconcileContext,
+  seen: Seen,
+  d: EsDesired,
+  ready: { status: Condition['status']; reason: string; message: string },
+  refreshed: boolean,
+): Promise<void> {
   const status = (seen.es.status ?? {}) as EsStatus;
   // Only fields ESO's CRD declares: with ESO's own CRDs installed, the apiserver refuses any other field in
   // an apply (no observedGeneration here; syncedResourceVersion carries the generation).
   const next: Record<string, unknown> = {
-    refreshTime: refreshed ? timestamp(seen.t) : status.refreshTime ?? null,
+    refreshTime: refreshed ? timestamp(seen.t) : (status.refreshTime ?? null),
     syncedResourceVersion: refreshed ? seen.observed.refresh.currentRv : status.syncedResourceVersion,
     binding: { name: d.creationPolicy === 'None' ? '' : d.targetName },
     conditions: setCondition(status.conditions, { type: 'Ready', ...ready }, undefined, seen.t),
@@ -332,26 +468,45 @@ async function writeStatus(ctx: ReconcileContext, seen: Seen, d: EsDesired, read
   await applyStatus(ctx.client, EXTERNAL_SECRETS, seen.es, next);
 }
 
-function lookupStore(ctx: ReconcileContext, ref: SecretStoreRef | undefined, ns: string): { kind: StoreKind; store?: StoreObject; watched: boolean } {
+function lookupStore(
+  ctx: ReconcileContext,
+  ref: SecretStoreRef | undefined,
+  ns: string,
+): { kind: StoreKind; store?: StoreObject; watched: boolean } {
   const kind: StoreKind = ref?.kind ?? 'SecretStore';
   const cache = tryCache(ctx, kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES);
-  const store = cache?.get(kind === 'SecretStore' ? `${ns}/${ref?.name ?? ''}` : ref?.name ?? '') as StoreObject | undefined;
+  const store = cache?.get(kind === 'SecretStore' ? `${ns}/${ref?.name ?? ''}` : (ref?.name ?? '')) as
+    StoreObject | undefined;
   return { kind, store, watched: cache !== undefined };
 }
 
-async function openSource(ctx: ReconcileContext, deps: ExternalSecretDeps, ref: SecretStoreRef | undefined, ns: string, maxAge: number, shareTag?: string): Promise<SecretSource> {
+async function openSource(
+  ctx: ReconcileContext,
+  deps: ExternalSecretDeps,
+  ref: SecretStoreRef | undefined,
+  ns: string,
+  maxAge: number,
+  shareTag?: string,
+): Promise<SecretSource> {
   const { kind, store, watched } = lookupStore(ctx, ref, ns);
   const label = `${kind} ${ref?.name ?? ''}`;
   if (!ref?.name) throw new ReconcileError('InvalidSpec', 'spec.secretStoreRef.name is required', NEVER);
   // A namespaced install (--namespace) watches no ClusterSecretStore, as ESO's scoped mode: say so.
-  if (!watched) throw new ReconcileError('SecretSyncedError', `${label} cannot be used: this controller is installed for some namespaces only (watchNamespaces) and serves no ${kind}; use a SecretStore in namespace ${ns}`, NEVER);
+  if (!watched)
+    throw new ReconcileError(
+      'SecretSyncedError',
+      `${label} cannot be used: this controller is installed for some namespaces only (watchNamespaces) and serves no ${kind}; use a SecretStore in namespace ${ns}`,
+      NEVER,
+    );
   if (!store) throw new ReconcileError('SecretSyncedError', `${label} not found`, NEVER);
-  if (!isOurClass(store.spec, deps.controllerClass)) throw new ReconcileError('SecretSyncedError', `${label} belongs to another controller class`, NEVER);
+  if (!isOurClass(store.spec, deps.controllerClass))
+    throw new ReconcileError('SecretSyncedError', `${label} belongs to another controller class`, NEVER);
   const ready = getCondition((store.status as { conditions?: Condition[] } | undefined)?.conditions, 'Ready');
-  if (ready?.status === 'False') throw new ReconcileError('SecretSyncedError', `${label} is not ready: ${ready.message}`, NEVER);
+  if (ready?.status === 'False')
+    throw new ReconcileError('SecretSyncedError', `${label} is not ready: ${ready.message}`, NEVER);
   if (kind === 'ClusterSecretStore') {
     const nsObj = tryCache(ctx, NAMESPACES)?.get(ns);
-    if (!storeAllowsNamespace(store.spec.conditions, ns, nsObj ? nsObj.metadata.labels ?? {} : undefined)) {
+    if (!storeAllowsNamespace(store.spec.conditions, ns, nsObj ? (nsObj.metadata.labels ?? {}) : undefined)) {
       throw new ReconcileError('SecretSyncedError', `${label} does not allow namespace ${ns} (spec.conditions)`, NEVER);
     }
   }
@@ -367,9 +522,11 @@ async function openSource(ctx: ReconcileContext, deps: ExternalSecretDeps, ref: 
  */
 export function createdByUs(secret: KubeObject, es: KubeObject): boolean {
   const labels = secret.metadata.labels ?? {};
-  return (secret.metadata.ownerReferences ?? []).some((r) => r.uid === es.metadata.uid)
-    || labels[LABEL_CREATED_BY] === createdByLabel(es.metadata.namespace ?? '', es.metadata.name)
-    || (es.metadata.uid !== undefined && labels[LABEL_CREATED_FOR] === es.metadata.uid);
+  return (
+    (secret.metadata.ownerReferences ?? []).some((r) => r.uid === es.metadata.uid) ||
+    labels[LABEL_CREATED_BY] === createdByLabel(es.metadata.namespace ?? '', es.metadata.name) ||
+    (es.metadata.uid !== undefined && labels[LABEL_CREATED_FOR] === es.metadata.uid)
+  );
 }
 
 export function wantsSecretAdoption(es: KubeObject): boolean {
@@ -390,13 +547,31 @@ function otherController(secret: KubeObject, es: KubeObject): boolean {
  * the server-side apply (a merge patch of the whole list at the resourceVersion just read, so a
  * concurrent change is a 409 and a retry), so dropping one from the template does not remove it either.
  */
-async function addTemplateFinalizers(ctx: ReconcileContext, ns: string, name: string, finalizers: string[] | undefined, known: SecretObject | undefined): Promise<void> {
-  const lacks = (s: SecretObject | undefined): string[] => (finalizers ?? []).filter((f) => !(s?.metadata.finalizers ?? []).includes(f));
+async function addTemplateFinalizers(
+  ctx: ReconcileContext,
+  ns: string,
+  name: string,
+  finalizers: string[] | undefined,
+  known: SecretObject | undefined,
+): Promise<void> {
+  const lacks = (s: SecretObject | undefined): string[] =>
+    (finalizers ?? []).filter((f) => !(s?.metadata.finalizers ?? []).includes(f));
   if (lacks(known).length === 0 || known?.metadata.deletionTimestamp) return;
   const current = await ctx.client.get<SecretObject>(SECRETS, name, ns);
   const missing = lacks(current);
   if (!current || current.metadata.deletionTimestamp || missing.length === 0) return;
-  await ctx.client.patch(SECRETS, name, ns, { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: [...(current.metadata.finalizers ?? []), ...missing] } }, 'merge');
+  await ctx.client.patch(
+    SECRETS,
+    name,
+    ns,
+    {
+      metadata: {
+        resourceVersion: current.metadata.resourceVersion,
+        finalizers: [...(current.metadata.finalizers ?? []), ...missing],
+      },
+    },
+    'merge',
+  );
 }
 
 /**
@@ -404,7 +579,12 @@ async function addTemplateFinalizers(ctx: ReconcileContext, ns: string, name: st
  * exactly our data, and whether `existing` already is it. `needsValues`: a Merge over a cached Secret with
  * other keys, whose hash cannot be computed without their values (kube/cache-transform.ts keeps none).
  */
-function targetSecret(es: ExternalSecretObject, policy: WritePolicy, desired: DesiredSecret, existing: SecretObject | undefined): { body: KubeObject; foreign: string[]; matches: boolean; needsValues: boolean } {
+function targetSecret(
+  es: ExternalSecretObject,
+  policy: WritePolicy,
+  desired: DesiredSecret,
+  existing: SecretObject | undefined,
+): { body: KubeObject; foreign: string[]; matches: boolean; needsValues: boolean } {
   const ns = es.metadata.namespace ?? '';
   const name = es.spec.target?.name ?? es.metadata.name;
   const ours = new Map([...desired.data].map(([k, v]) => [k, v.toString('base64')]));
@@ -412,19 +592,22 @@ function targetSecret(es: ExternalSecretObject, policy: WritePolicy, desired: De
   const foreign = (stored?.keys() ?? []).filter((k) => !ours.has(k));
   const needsValues = policy === 'Merge' && foreign.length > 0 && !stored?.values;
   // Merge: the hash covers the whole Secret as it will be, so the annotation stays consistent with its data.
-  const finalData = policy === 'Merge' ? { ...(stored?.values ?? {}), ...Object.fromEntries(ours) } : Object.fromEntries(ours);
+  const finalData =
+    policy === 'Merge' ? { ...(stored?.values ?? {}), ...Object.fromEntries(ours) } : Object.fromEntries(ours);
   const annotations = { ...desired.annotations, [ANNOTATION_DATA_HASH]: dataHash(finalData) };
   const owner = policy === 'Owner';
   // Who the Secret was written for: ESO's created-by label on Owner Secrets (with the owner reference; ESO
   // finds orphans by it), vaultgate's created-for label on Orphan ones; nothing on a Merge target, which
   // stays whoever made it's (ESO's managed label only tells the caches to watch it).
   const labels = {
-    ...desired.labels, [LABEL_MANAGED]: 'true',
+    ...desired.labels,
+    [LABEL_MANAGED]: 'true',
     ...(owner ? { [LABEL_CREATED_BY]: createdByLabel(ns, es.metadata.name) } : {}),
     ...(policy === 'Orphan' && es.metadata.uid ? { [LABEL_CREATED_FOR]: es.metadata.uid } : {}),
   };
   const body: KubeObject = {
-    apiVersion: 'v1', kind: 'Secret',
+    apiVersion: 'v1',
+    kind: 'Secret',
     metadata: { name, namespace: ns, labels, annotations },
     data: Object.fromEntries(ours),
     ...(policy !== 'Merge' && (desired.type || !existing) ? { type: desired.type ?? 'Opaque' } : {}),
@@ -433,25 +616,50 @@ function targetSecret(es: ExternalSecretObject, policy: WritePolicy, desired: De
   // ESO's bookkeeping (reconcile.external-secrets.io/*) as ESO writes it; vaultgate's own label only on an
   // Orphan Secret (created-for), where nothing of ESO's says which ExternalSecret it belongs to.
   if (owner) body.metadata.ownerReferences = [controllerReference(EXTERNAL_SECRETS, es)];
-  const matches = existing !== undefined && !needsValues && upToDate(existing, ours, labels, annotations, desired, policy, owner ? es : undefined);
+  const matches =
+    existing !== undefined &&
+    !needsValues &&
+    upToDate(existing, ours, labels, annotations, desired, policy, owner ? es : undefined);
   return { body, foreign, matches, needsValues };
 }
 
 /** Write the target: a new Secret is created (POST), an existing one of ours applied. */
-async function writeTarget(ctx: ReconcileContext, seen: Seen, d: EsDesired, policy: WritePolicy, ownWrites?: OwnWrites): Promise<void> {
+async function writeTarget(
+  ctx: ReconcileContext,
+  seen: Seen,
+  d: EsDesired,
+  policy: WritePolicy,
+  ownWrites?: OwnWrites,
+): Promise<void> {
   const { body, foreign } = targetSecret(seen.es, policy, seen.desired!, seen.existing);
   // Keys written by someone else into a Secret that must hold exactly our data: SSA cannot remove
   // fields another manager owns, so clear them with a merge patch first.
   if (seen.existing && policy !== 'Merge' && foreign.length > 0) {
-    await ctx.client.patch(SECRETS, d.targetName, d.namespace, { data: Object.fromEntries(foreign.map((k) => [k, null])) }, 'merge');
+    await ctx.client.patch(
+      SECRETS,
+      d.targetName,
+      d.namespace,
+      { data: Object.fromEntries(foreign.map((k) => [k, null])) },
+      'merge',
+    );
   }
   // Never applied when new: an apply would silently take over one someone else created since we looked;
   // a create fails on it (AlreadyExists: SecretNotOwned), and the next sync finds it and checks whose it is.
-  const written = seen.existing ? await ctx.client.apply(SECRETS, body, { force: true }) : await ctx.client.create(SECRETS, body);
+  const written = seen.existing
+    ? await ctx.client.apply(SECRETS, body, { force: true })
+    : await ctx.client.create(SECRETS, body);
   ownWrites?.record(written);
 }
 
-function upToDate(existing: SecretObject, ours: Map<string, string>, labels: Record<string, string>, annotations: Record<string, string>, desired: DesiredSecret, policy: string, owner: KubeObject | undefined): boolean {
+function upToDate(
+  existing: SecretObject,
+  ours: Map<string, string>,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+  desired: DesiredSecret,
+  policy: string,
+  owner: KubeObject | undefined,
+): boolean {
   const stored = storedSecretData(existing);
   for (const [k, v] of ours) if (!stored.holds(k, v)) return false;
   if (policy !== 'Merge') {

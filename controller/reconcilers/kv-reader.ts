@@ -57,26 +57,35 @@ export class CoalescingKvReader {
       if (!a) apis.set(id, (a = createKvApi(conn.session, ref)));
       return a;
     };
-    const resolve = (key: string): { ref: KvMountRef; key: string } => resolveKvPath(conn.kv.storePath, conn.kv.version, key);
+    const resolve = (key: string): { ref: KvMountRef; key: string } =>
+      resolveKvPath(conn.kv.storePath, conn.kv.version, key);
     const id = conn.session.key;
     return {
       kvVersion: conn.kv.version,
       read: async (key, version) => {
         const r = resolve(key);
         // ESO sends the version as written ("" = none); KV v1 ignores it.
-        const v = await this.once(`${id}|read|${r.ref.mount}|${r.key}|${version ?? ''}`, maxAgeMs, tag, () => api(r.ref).read(r.key, version ? { version } : {}));
+        const v = await this.once(`${id}|read|${r.ref.mount}|${r.key}|${version ?? ''}`, maxAgeMs, tag, () =>
+          api(r.ref).read(r.key, version ? { version } : {}),
+        );
         return (v as Awaited<ReturnType<KvApi['read']>>)?.data;
       },
       readMetadata: async (key) => {
         const r = resolve(key);
-        const m = (await this.once(`${id}|meta|${r.ref.mount}|${r.key}`, maxAgeMs, tag, () => api(r.ref).readMetadata(r.key))) as Awaited<ReturnType<KvApi['readMetadata']>>;
+        const m = (await this.once(`${id}|meta|${r.ref.mount}|${r.key}`, maxAgeMs, tag, () =>
+          api(r.ref).readMetadata(r.key),
+        )) as Awaited<ReturnType<KvApi['readMetadata']>>;
         // custom_metadata only, as ESO v0.16.2's readSecretMetadata (ESO v2.5+ adds created_time,
         // current_version and delete_version_after; README, ESO section).
         return m ? { ...m.customMetadata } : undefined;
       },
       list: async (path) => {
-        const r = conn.kv.storePath ? { ref: { mount: conn.kv.storePath.replace(/^\/+|\/+$/g, ''), version: conn.kv.version }, key: path } : resolve(path);
-        const names = (await this.once(`${id}|list|${r.ref.mount}|${r.key}`, maxAgeMs, tag, () => api(r.ref).list(r.key))) as string[];
+        const r = conn.kv.storePath
+          ? { ref: { mount: conn.kv.storePath.replace(/^\/+|\/+$/g, ''), version: conn.kv.version }, key: path }
+          : resolve(path);
+        const names = (await this.once(`${id}|list|${r.ref.mount}|${r.key}`, maxAgeMs, tag, () =>
+          api(r.ref).list(r.key),
+        )) as string[];
         return names.length ? names : undefined;
       },
     };
@@ -91,7 +100,12 @@ export class CoalescingKvReader {
     return this.entries.size;
   }
 
-  private once(key: string, maxAgeMs: number, tag: string | undefined, fetch: () => Promise<unknown>): Promise<unknown> {
+  private once(
+    key: string,
+    maxAgeMs: number,
+    tag: string | undefined,
+    fetch: () => Promise<unknown>,
+  ): Promise<unknown> {
     const now = this.now();
     const hit = this.entries.get(key);
     const sameRequest = tag !== undefined && hit?.tag === tag && now - hit.at <= FORCE_SYNC_SHARE_MS;

@@ -4,7 +4,10 @@ import type { SecretStoreSpec } from '../../schemas/types.ts';
 import type { ReconcileContext } from '../../kube/reconciler.ts';
 
 /** A cache the controller may not watch (e.g. namespaces in a namespace-scoped install): undefined then. */
-export function tryCache(ctx: ReconcileContext, res: Parameters<ReconcileContext['cache']>[0]): ReturnType<ReconcileContext['cache']> | undefined {
+export function tryCache(
+  ctx: ReconcileContext,
+  res: Parameters<ReconcileContext['cache']>[0],
+): ReturnType<ReconcileContext['cache']> | undefined {
   try {
     return ctx.cache(res);
   } catch {

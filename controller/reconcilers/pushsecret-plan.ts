@@ -8,7 +8,12 @@ import { BACKOFF, ReconcileError, retryAfter, type Retry } from '../../kube/reco
 import { MANAGED_BY_KEY, MANAGED_BY_VALUE, PUSHED_BY_KEY, remoteAfterPush, type RemoteState } from '../../eso/push.ts';
 
 export type Synced = Record<string, Record<string, PushSecretData>>;
-export interface PushStatus { refreshTime?: string; syncedResourceVersion?: string; syncedPushSecrets?: Synced; conditions?: Condition[] }
+export interface PushStatus {
+  refreshTime?: string;
+  syncedResourceVersion?: string;
+  syncedPushSecrets?: Synced;
+  conditions?: Condition[];
+}
 
 export interface PushObserved {
   /** The stores could not be resolved (named one missing, a ClusterSecretStore refusing the namespace). */
@@ -40,9 +45,13 @@ export function planPushSecret(o: PushObserved): PushPlan {
   if (o.denials) return { decision: 'refuse', error: new ReconcileError('InvalidSpec', `refused: ${o.denials}`) };
   const last = o.status.refreshTime ? Date.parse(o.status.refreshTime) : NaN;
   // ESO's shouldRefresh: a spec or metadata change, never synced, or the interval passed ("0s": once).
-  const due = o.status.syncedResourceVersion !== o.resourceVersion || (o.refreshMs > 0 && (Number.isNaN(last) || last + o.refreshMs < o.now));
+  const due =
+    o.status.syncedResourceVersion !== o.resourceVersion ||
+    (o.refreshMs > 0 && (Number.isNaN(last) || last + o.refreshMs < o.now));
   if (due) return { decision: 'sync' };
-  return o.refreshMs > 0 ? { decision: 'wait', requeueAfterMs: last + o.refreshMs - o.now + 5000 } : { decision: 'wait' };
+  return o.refreshMs > 0
+    ? { decision: 'wait', requeueAfterMs: last + o.refreshMs - o.now + 5000 }
+    : { decision: 'wait' };
 }
 
 /** The finalizer follows the deletion policy (ESO: added for Delete, removed for None). */
@@ -60,18 +69,38 @@ export function pushRetry(transient: boolean, refreshMs: number): Retry {
 
 /** The status after a failure: Ready=False Errored with the (checked) message, what was pushed kept. */
 export function failedStatus(status: PushStatus, message: string, now: number, synced?: Synced): PushStatus {
-  return { ...status, ...(synced ? { syncedPushSecrets: synced } : {}), conditions: ready(status, 'False', 'Errored', message, now) };
+  return {
+    ...status,
+    ...(synced ? { syncedPushSecrets: synced } : {}),
+    conditions: ready(status, 'False', 'Errored', message, now),
+  };
 }
 
 /** The status after a sync: Ready=True Synced, the refresh clock and what it pushed. */
-export function syncedStatus(status: PushStatus, resourceVersion: string, pushed: Synced, ifNotExists: boolean, now: number): PushStatus {
+export function syncedStatus(
+  status: PushStatus,
+  resourceVersion: string,
+  pushed: Synced,
+  ifNotExists: boolean,
+  now: number,
+): PushStatus {
   const message = `PushSecret synced successfully${ifNotExists ? '. Existing secrets in providers unchanged.' : ''}`;
-  return { refreshTime: timestamp(now), syncedResourceVersion: resourceVersion, syncedPushSecrets: pushed, conditions: ready(status, 'True', 'Synced', message, now) };
+  return {
+    refreshTime: timestamp(now),
+    syncedResourceVersion: resourceVersion,
+    syncedPushSecrets: pushed,
+    conditions: ready(status, 'True', 'Synced', message, now),
+  };
 }
 
 // ESO's CRD declares Ready only, without observedGeneration: the apiserver refuses other fields in an apply.
 function ready(status: PushStatus, s: 'True' | 'False', reason: string, message: string, now: number): Condition[] {
-  return setCondition(status.conditions?.filter((c) => c.type === 'Ready'), { type: 'Ready', status: s, reason, message }, undefined, now);
+  return setCondition(
+    status.conditions?.filter((c) => c.type === 'Ready'),
+    { type: 'Ready', status: s, reason, message },
+    undefined,
+    now,
+  );
 }
 
 /** What one push does to its remote secret. */
@@ -79,22 +108,28 @@ export type RemotePush =
   | { kind: 'exists' } // updatePolicy IfNotExists and a value is there: left as it is
   | { kind: 'noop' } // the value and our marker are there
   | {
-    kind: 'write';
-    /** ESO's managed-by marker and vaultgate's pushed-by marker naming this PushSecret, other metadata kept. */
-    markers: Record<string, string>;
-    markersAction: 'create' | 'update';
-    body: Record<string, unknown>;
-    /** KV v2: the data needs writing (a new value, or none there); v1 writes data and markers together. */
-    writeData: boolean;
-    dataAction: 'create' | 'update';
-  };
+      kind: 'write';
+      /** ESO's managed-by marker and vaultgate's pushed-by marker naming this PushSecret, other metadata kept. */
+      markers: Record<string, string>;
+      markersAction: 'create' | 'update';
+      body: Record<string, unknown>;
+      /** KV v2: the data needs writing (a new value, or none there); v1 writes data and markers together. */
+      writeData: boolean;
+      dataAction: 'create' | 'update';
+    };
 
 /**
  * One push to a remote secret, as ESO's Vault provider: never over a secret without ESO's managed-by marker
  * (remoteAfterPush throws), the marker naming this PushSecret rewritten also when the value is already there
  * (taking over a secret ESO pushed), so a later deletion knows it is ours.
  */
-export function planRemotePush(remote: RemoteState, push: PushSecretData, value: Buffer, id: string, ifNotExists: boolean): RemotePush {
+export function planRemotePush(
+  remote: RemoteState,
+  push: PushSecretData,
+  value: Buffer,
+  id: string,
+  ifNotExists: boolean,
+): RemotePush {
   if (ifNotExists && exists(remote, push)) return { kind: 'exists' };
   const next = remoteAfterPush(remote, push, value);
   if (next === undefined && remote.customMetadata?.[PUSHED_BY_KEY] === id) return { kind: 'noop' };

@@ -28,7 +28,16 @@ import { vaultPathProblems } from '../../vault/paths.ts';
 import { parseGoDuration } from '../../golang/index.ts';
 import { syncedResourceVersion } from '../../eso/refresh.ts';
 import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
-import { PUSH_FINALIZER, plannedPushes, pushValue, remoteAfterDelete, statusRef, storeStatusKey, type RemoteState, type StoreIdentity } from '../../eso/push.ts';
+import {
+  PUSH_FINALIZER,
+  plannedPushes,
+  pushValue,
+  remoteAfterDelete,
+  statusRef,
+  storeStatusKey,
+  type RemoteState,
+  type StoreIdentity,
+} from '../../eso/push.ts';
 import { guardrailsFor, policyRuleGuardrailFindings } from '../../webhook/rules/guardrails.ts';
 import { inProcessRenderer, RenderLimitError, type SecretRenderer } from './render-pool.ts';
 import { admissionContext } from './admission-context.ts';
@@ -39,7 +48,17 @@ import { withoutSecrets } from './secret-forms.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
 import { readTemplateSources } from './template-sources.ts';
 import {
-  failedStatus, mergeSynced, planPushSecret, planRemotePush, pushRetry, syncedStatus, wantsFinalizer, type PushObserved, type PushStatus, type RemotePush, type Synced,
+  failedStatus,
+  mergeSynced,
+  planPushSecret,
+  planRemotePush,
+  pushRetry,
+  syncedStatus,
+  wantsFinalizer,
+  type PushObserved,
+  type PushStatus,
+  type RemotePush,
+  type Synced,
 } from './pushsecret-plan.ts';
 
 export interface PushSecretObject extends KubeObject {
@@ -59,14 +78,29 @@ export interface PushSecretDeps {
 
 const DEFAULT_REFRESH_MS = 3_600_000;
 
-interface ResolvedStore extends StoreIdentity { store: StoreObject }
+interface ResolvedStore extends StoreIdentity {
+  store: StoreObject;
+}
 
 /** Reports one Vault write of this PushSecret to the audit observer (its owner filled in). */
-type KvWriteRecorder = (write: { action: 'create' | 'update' | 'delete'; object: 'kv-secret' | 'kv-metadata'; vaultName: string; reason: string; content?: Record<string, unknown>; kvVersion?: number }) => void;
+type KvWriteRecorder = (write: {
+  action: 'create' | 'update' | 'delete';
+  object: 'kv-secret' | 'kv-metadata';
+  vaultName: string;
+  reason: string;
+  content?: Record<string, unknown>;
+  kvVersion?: number;
+}) => void;
 
 /** One reconcile of one PushSecret: what it reads once, and how it reports a failure. */
 interface PushRun {
-  deps: PushSecretDeps; ctx: ReconcileContext; ps: PushSecretObject; ns: string; id: string; status: PushStatus; t: number;
+  deps: PushSecretDeps;
+  ctx: ReconcileContext;
+  ps: PushSecretObject;
+  ns: string;
+  id: string;
+  status: PushStatus;
+  t: number;
   /** ESO's syncedResourceVersion of the object now (generation, labels, annotations). */
   rv: string;
   actx: ReturnType<typeof admissionContext>;
@@ -86,26 +120,63 @@ export function createPushSecretReconciler(deps: PushSecretDeps): Reconciler {
     const { observed, ours } = observe(run);
     const plan = planPushSecret(observed);
     switch (plan.decision) {
-      case 'ignore': return DONE;
+      case 'ignore':
+        return DONE;
       case 'fail':
-      case 'refuse': return settle(await fail(run, plan.error));
+      case 'refuse':
+        return settle(await fail(run, plan.error));
       default:
         // Deleted: remove what it pushed (deletionPolicy Delete, behind the finalizer), then let it go.
-        return withFinalizer(ctx.client, PUSH_SECRETS, ps, {
-          apply: async () => (plan.decision === 'sync' ? sync(run, ours) : plan.decision === 'wait' && plan.requeueAfterMs !== undefined ? requeueAfter(plan.requeueAfterMs) : DONE),
-          cleanup: async () => cleanup(run, ours),
-        }, { name: PUSH_FINALIZER, wanted: wantsFinalizer(ps.spec.deletionPolicy) });
+        return withFinalizer(
+          ctx.client,
+          PUSH_SECRETS,
+          ps,
+          {
+            apply: async () =>
+              plan.decision === 'sync'
+                ? sync(run, ours)
+                : plan.decision === 'wait' && plan.requeueAfterMs !== undefined
+                  ? requeueAfter(plan.requeueAfterMs)
+                  : DONE,
+            cleanup: async () => cleanup(run, ours),
+          },
+          { name: PUSH_FINALIZER, wanted: wantsFinalizer(ps.spec.deletionPolicy) },
+        );
     }
   };
 }
 
-function pushRun(deps: PushSecretDeps, ctx: ReconcileContext, ps: PushSecretObject, t: number, renderer: SecretRenderer): PushRun {
+function pushRun(
+  deps: PushSecretDeps,
+  ctx: ReconcileContext,
+  ps: PushSecretObject,
+  t: number,
+  renderer: SecretRenderer,
+): PushRun {
   const ns = ps.metadata.namespace ?? '';
-  const owner = { kind: 'PushSecret', namespace: ns, name: ps.metadata.name, ...(ps.metadata.uid ? { uid: ps.metadata.uid } : {}) };
+  const owner = {
+    kind: 'PushSecret',
+    namespace: ns,
+    name: ps.metadata.name,
+    ...(ps.metadata.uid ? { uid: ps.metadata.uid } : {}),
+  };
   return {
-    deps, ctx, ps, ns, id: `${ns}/${ps.metadata.name}`, status: ps.status ?? {}, t, renderer, secretTexts: [],
+    deps,
+    ctx,
+    ps,
+    ns,
+    id: `${ns}/${ps.metadata.name}`,
+    status: ps.status ?? {},
+    t,
+    renderer,
+    secretTexts: [],
     rv: syncedResourceVersion(ps.metadata.generation ?? 0, ps.metadata.labels, ps.metadata.annotations),
-    actx: admissionContext({ guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }),
+    actx: admissionContext({
+      guardrails: tryCache(ctx, VAULT_GUARDRAILS),
+      namespaces: tryCache(ctx, NAMESPACES),
+      namePrefix: deps.namePrefix,
+      controllerClass: deps.controllerClass,
+    }),
     record: (w) => deps.onVaultWrite?.({ ...w, owner }),
   };
 }
@@ -126,20 +197,36 @@ function observe(run: PushRun): { observed: PushObserved; ours: ResolvedStore[] 
   return {
     ours,
     observed: {
-      ...(storesError ? { storesError } : {}), storesForeign: stores.length > 0 && ours.length === 0, deleting,
+      ...(storesError ? { storesError } : {}),
+      storesForeign: stores.length > 0 && ours.length === 0,
+      deleting,
       ...(denials.length > 0 ? { denials: describeFindings(denials) } : {}),
       resourceVersion: run.rv,
-      status: run.status, refreshMs: refreshMs(ps.spec), now: run.t,
+      status: run.status,
+      refreshMs: refreshMs(ps.spec),
+      now: run.t,
     },
   };
 }
 
 /** Ready=False Errored and a Warning Event (no value in either), then the error with its retry rule. */
-async function fail(run: PushRun, err: unknown, synced?: Synced): Promise<{ err: unknown; retry: ReturnType<typeof pushRetry> }> {
+async function fail(
+  run: PushRun,
+  err: unknown,
+  synced?: Synced,
+): Promise<{ err: unknown; retry: ReturnType<typeof pushRetry> }> {
   const message = withoutSecrets(errorPolicy(err).message, run.secretTexts);
-  await applyStatus(run.ctx.client, PUSH_SECRETS, run.ps, failedStatus(run.status, message, run.t, synced) as Record<string, unknown>);
+  await applyStatus(
+    run.ctx.client,
+    PUSH_SECRETS,
+    run.ps,
+    failedStatus(run.status, message, run.t, synced) as Record<string, unknown>,
+  );
   run.ctx.events.record(run.ps, { type: 'Warning', reason: 'Errored', note: message });
-  const retry = pushRetry((isVaultError(err) && err.retryable) || err instanceof RenderLimitError, refreshMs(run.ps.spec));
+  const retry = pushRetry(
+    (isVaultError(err) && err.retryable) || err instanceof RenderLimitError,
+    refreshMs(run.ps.spec),
+  );
   return { err: retry.kind === 'backoff' ? err : new ReconcileError('Errored', message, retry), retry };
 }
 
@@ -155,7 +242,14 @@ async function sync(run: PushRun, ours: ResolvedStore[]): Promise<Result> {
   try {
     sources = await resolveSources(run.ctx, spec, run.ns);
   } catch (err) {
-    return settle(await fail(run, err instanceof ReconcileError ? err : new ReconcileError('Errored', `could not get source secret: ${errorPolicy(err).message}`)));
+    return settle(
+      await fail(
+        run,
+        err instanceof ReconcileError
+          ? err
+          : new ReconcileError('Errored', `could not get source secret: ${errorPolicy(err).message}`),
+      ),
+    );
   }
   for (const s of sources) for (const v of s.data.values()) run.secretTexts.push(v.toString('utf8'));
   const synced: Synced = {};
@@ -164,32 +258,72 @@ async function sync(run: PushRun, ours: ResolvedStore[]): Promise<Result> {
   } catch (err) {
     // ESO's errFailedSetSecret wrapping (a Vault outage keeps its own error: it is retried with backoff).
     const transient = (isVaultError(err) && err.retryable) || err instanceof RenderLimitError;
-    const wrapped = transient ? err : new ReconcileError(err instanceof ReconcileError && err.reason === 'InvalidSpec' ? 'InvalidSpec' : 'Errored', `set secret failed: ${errorPolicy(err).message}`);
+    const wrapped = transient
+      ? err
+      : new ReconcileError(
+          err instanceof ReconcileError && err.reason === 'InvalidSpec' ? 'InvalidSpec' : 'Errored',
+          `set secret failed: ${errorPolicy(err).message}`,
+        );
     return settle(await fail(run, wrapped, mergeSynced(synced, run.status.syncedPushSecrets)));
   }
   // deletionPolicy Delete: what it pushed before and no longer pushes is removed (only what it pushed).
   let kept = synced;
   if (spec.deletionPolicy === 'Delete') {
     try {
-      kept = mergeSynced(synced, await deleteRemote(run, ours, run.status.syncedPushSecrets ?? {}, synced, 'no longer pushed (deletionPolicy Delete)'));
+      kept = mergeSynced(
+        synced,
+        await deleteRemote(
+          run,
+          ours,
+          run.status.syncedPushSecrets ?? {},
+          synced,
+          'no longer pushed (deletionPolicy Delete)',
+        ),
+      );
     } catch (err) {
-      return settle(await fail(run, new ReconcileError('Errored', `Failed to Delete Secrets from Provider: ${errorPolicy(err).message}`), mergeSynced(synced, run.status.syncedPushSecrets)));
+      return settle(
+        await fail(
+          run,
+          new ReconcileError('Errored', `Failed to Delete Secrets from Provider: ${errorPolicy(err).message}`),
+          mergeSynced(synced, run.status.syncedPushSecrets),
+        ),
+      );
     }
   }
-  await applyStatus(run.ctx.client, PUSH_SECRETS, run.ps, syncedStatus(run.status, run.rv, kept, spec.updatePolicy === 'IfNotExists', run.t) as Record<string, unknown>);
+  await applyStatus(
+    run.ctx.client,
+    PUSH_SECRETS,
+    run.ps,
+    syncedStatus(run.status, run.rv, kept, spec.updatePolicy === 'IfNotExists', run.t) as Record<string, unknown>,
+  );
   const interval = refreshMs(spec);
   return interval > 0 ? requeueAfter(interval) : DONE;
 }
 
 /** Each source (rendered through spec.template) pushed to each of our stores, `synced` filled push by push. */
-async function pushAll(run: PushRun, ours: ResolvedStore[], sources: Array<{ name: string; data: Map<string, Buffer> }>, synced: Synced): Promise<void> {
+async function pushAll(
+  run: PushRun,
+  ours: ResolvedStore[],
+  sources: Array<{ name: string; data: Map<string, Buffer> }>,
+  synced: Synced,
+): Promise<void> {
   const { spec } = run.ps;
-  const templateSources = spec.template ? await readTemplateSources(run.ctx, run.ns, { template: spec.template }) : undefined;
+  const templateSources = spec.template
+    ? await readTemplateSources(run.ctx, run.ns, { template: spec.template })
+    : undefined;
   run.secretTexts.push(...(templateSources?.secretTexts ?? []));
   for (const source of sources) {
     // ESO's PushSecret template: rendered over the Secret's data, keys it does not template kept.
     const data = spec.template
-      ? (await run.renderer.desiredSecret(run.ns, { template: { ...spec.template, mergePolicy: 'Merge' } }, source.data, {}, templateSources?.sources)).data
+      ? (
+          await run.renderer.desiredSecret(
+            run.ns,
+            { template: { ...spec.template, mergePolicy: 'Merge' } },
+            source.data,
+            {},
+            templateSources?.sources,
+          )
+        ).data
       : source.data;
     for (const v of data.values()) run.secretTexts.push(v.toString('utf8'));
     // Filled push by push, so a failure still records what was pushed before it (as ESO does).
@@ -201,11 +335,32 @@ async function pushAll(run: PushRun, ours: ResolvedStore[], sources: Array<{ nam
 async function cleanup(run: PushRun, ours: ResolvedStore[]): Promise<void> {
   let left: Synced;
   try {
-    left = await deleteRemote(run, ours, run.status.syncedPushSecrets ?? {}, {}, 'PushSecret deleted (deletionPolicy Delete)');
+    left = await deleteRemote(
+      run,
+      ours,
+      run.status.syncedPushSecrets ?? {},
+      {},
+      'PushSecret deleted (deletionPolicy Delete)',
+    );
   } catch (err) {
-    throw (await fail(run, new ReconcileError('Errored', `Failed to Delete Secrets from Provider: ${errorPolicy(err).message}`))).err;
+    throw (
+      await fail(
+        run,
+        new ReconcileError('Errored', `Failed to Delete Secrets from Provider: ${errorPolicy(err).message}`),
+      )
+    ).err;
   }
-  if (Object.keys(left).length > 0) throw (await fail(run, new ReconcileError('Errored', 'Failed to Delete Secrets from Provider: some remote secrets could not be deleted'), left)).err;
+  if (Object.keys(left).length > 0)
+    throw (
+      await fail(
+        run,
+        new ReconcileError(
+          'Errored',
+          'Failed to Delete Secrets from Provider: some remote secrets could not be deleted',
+        ),
+        left,
+      )
+    ).err;
 }
 
 function refreshMs(spec: PushSecretSpec): number {
@@ -222,15 +377,25 @@ function resolveStores(ctx: ReconcileContext, refs: PushSecretStoreRef[], ns: st
     const kind: StoreKind = ref.kind === 'ClusterSecretStore' ? 'ClusterSecretStore' : 'SecretStore';
     const cache = tryCache(ctx, kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES);
     const candidates = ref.labelSelector
-      ? (cache?.list(kind === 'SecretStore' ? ns : undefined) ?? []).filter((s) => selectorMatches(ref.labelSelector as LabelSelectorLike, s.metadata.labels))
-      : [cache?.get(kind === 'SecretStore' ? `${ns}/${ref.name ?? ''}` : ref.name ?? '')].filter((s): s is KubeObject => s !== undefined);
+      ? (cache?.list(kind === 'SecretStore' ? ns : undefined) ?? []).filter((s) =>
+          selectorMatches(ref.labelSelector as LabelSelectorLike, s.metadata.labels),
+        )
+      : [cache?.get(kind === 'SecretStore' ? `${ns}/${ref.name ?? ''}` : (ref.name ?? ''))].filter(
+          (s): s is KubeObject => s !== undefined,
+        );
     if (!ref.labelSelector && candidates.length === 0) {
       if (!ref.name) throw new ReconcileError('Errored', 'refStore Name must be provided');
       throw new ReconcileError('Errored', `could not get ${kind} "${ref.name}": not found`);
     }
     for (const s of candidates as StoreObject[]) {
-      if (kind === 'ClusterSecretStore' && !storeAllowsNamespace(s.spec.conditions, ns, nsObj ? nsObj.metadata.labels ?? {} : undefined)) {
-        throw new ReconcileError('Errored', `ClusterSecretStore ${s.metadata.name} does not allow namespace ${ns} (spec.conditions)`);
+      if (
+        kind === 'ClusterSecretStore' &&
+        !storeAllowsNamespace(s.spec.conditions, ns, nsObj ? (nsObj.metadata.labels ?? {}) : undefined)
+      ) {
+        throw new ReconcileError(
+          'Errored',
+          `ClusterSecretStore ${s.metadata.name} does not allow namespace ${ns} (spec.conditions)`,
+        );
       }
       out.set(`${kind}/${s.metadata.name}`, { kind, name: s.metadata.name, labels: s.metadata.labels ?? {}, store: s });
     }
@@ -239,9 +404,14 @@ function resolveStores(ctx: ReconcileContext, refs: PushSecretStoreRef[], ns: st
 }
 
 /** Source Secrets: by name, or by label selector, in the PushSecret's own namespace only. */
-async function resolveSources(ctx: ReconcileContext, spec: PushSecretSpec, ns: string): Promise<Array<{ name: string; data: Map<string, Buffer> }>> {
+async function resolveSources(
+  ctx: ReconcileContext,
+  spec: PushSecretSpec,
+  ns: string,
+): Promise<Array<{ name: string; data: Map<string, Buffer> }>> {
   const sel = spec.selector.secret;
-  const toData = (s: KubeObject): Map<string, Buffer> => new Map(Object.entries((s.data ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
+  const toData = (s: KubeObject): Map<string, Buffer> =>
+    new Map(Object.entries((s.data ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
   if (sel?.name) {
     const s = await ctx.client.get(SECRETS, sel.name, ns);
     if (!s) throw new ReconcileError('Errored', `could not get source secret: Secret ${ns}/${sel.name} not found`);
@@ -249,22 +419,35 @@ async function resolveSources(ctx: ReconcileContext, spec: PushSecretSpec, ns: s
   }
   if (sel?.selector) {
     const list = await listAll(ctx.client, SECRETS, { namespace: ns });
-    return list.items.filter((s) => selectorMatches(sel.selector as LabelSelectorLike, s.metadata.labels)).map((s) => ({ name: s.metadata.name, data: toData(s) }));
+    return list.items
+      .filter((s) => selectorMatches(sel.selector as LabelSelectorLike, s.metadata.labels))
+      .map((s) => ({ name: s.metadata.name, data: toData(s) }));
   }
   throw new ReconcileError('InvalidSpec', 'no secret selector provided');
 }
 
-interface Target { kv: KvApi; key: string; dataPath: string; metadataPath?: string; cas: boolean }
+interface Target {
+  kv: KvApi;
+  key: string;
+  dataPath: string;
+  metadataPath?: string;
+  cas: boolean;
+}
 
 async function target(deps: PushSecretDeps, store: ResolvedStore, ns: string, remoteKey: string): Promise<Target> {
   // Keys computed at sync (dataTo's per-key names and rewrites) were never seen by admission.
   const traversal = vaultPathProblems(remoteKey);
-  if (traversal.length > 0) throw new ReconcileError('InvalidSpec', `remote key: ${traversal.map((p) => p.message).join('; ')} (rule eso.ps.vault-path)`);
+  if (traversal.length > 0)
+    throw new ReconcileError(
+      'InvalidSpec',
+      `remote key: ${traversal.map((p) => p.message).join('; ')} (rule eso.ps.vault-path)`,
+    );
   const conn = await deps.connector.connect(store.kind, store.store, ns);
   const r = resolveKvPath(conn.kv.storePath, conn.kv.version, remoteKey);
   const v2 = conn.kv.version === 2;
   return {
-    kv: createKvApi(conn.session, r.ref), key: r.key,
+    kv: createKvApi(conn.session, r.ref),
+    key: r.key,
     dataPath: v2 ? `${r.ref.mount}/data/${r.key}` : `${r.ref.mount}/${r.key}`,
     ...(v2 ? { metadataPath: `${r.ref.mount}/metadata/${r.key}` } : {}),
     cas: v2 && store.store.spec.provider?.vault?.checkAndSet?.required === true,
@@ -272,10 +455,24 @@ async function target(deps: PushSecretDeps, store: ResolvedStore, ns: string, re
 }
 
 /** The namespace's guardrails on a path, as for a VaultPolicy rule granting `capabilities` there. */
-function assertPathAllowed(path: string, capabilities: string[], ns: string, actx: ReturnType<typeof admissionContext>, field: string): void {
-  const refused = policyRuleGuardrailFindings({ path, capabilities }, { path: field, capabilities: field, capability: () => field }, ns, guardrailsFor(ns, actx))
-    .filter((f) => f.severity === 'deny' && !f.auditOnly);
-  if (refused.length > 0) throw new ReconcileError('GuardrailViolation', `pushing to ${path} is not allowed in namespace ${ns}: ${refused.map((f) => `${f.message} (rule ${f.rule})`).join('; ')}`);
+function assertPathAllowed(
+  path: string,
+  capabilities: string[],
+  ns: string,
+  actx: ReturnType<typeof admissionContext>,
+  field: string,
+): void {
+  const refused = policyRuleGuardrailFindings(
+    { path, capabilities },
+    { path: field, capabilities: field, capability: () => field },
+    ns,
+    guardrailsFor(ns, actx),
+  ).filter((f) => f.severity === 'deny' && !f.auditOnly);
+  if (refused.length > 0)
+    throw new ReconcileError(
+      'GuardrailViolation',
+      `pushing to ${path} is not allowed in namespace ${ns}: ${refused.map((f) => `${f.message} (rule ${f.rule})`).join('; ')}`,
+    );
 }
 
 async function readRemote(t: Target): Promise<RemoteState> {
@@ -283,14 +480,21 @@ async function readRemote(t: Target): Promise<RemoteState> {
   if (!t.metadataPath) {
     // KV v1: the markers are a custom_metadata field of the data itself (ESO's layout).
     if (!secret) return {};
-    const { custom_metadata: cm, ...data } = secret.data as Record<string, unknown> & { custom_metadata?: Record<string, string> };
+    const { custom_metadata: cm, ...data } = secret.data as Record<string, unknown> & {
+      custom_metadata?: Record<string, string>;
+    };
     return { data, customMetadata: cm && typeof cm === 'object' ? cm : {} };
   }
   const meta = await t.kv.readMetadata(t.key);
   return { ...(secret ? { data: secret.data } : {}), ...(meta ? { customMetadata: meta.customMetadata } : {}) };
 }
 
-async function pushToStore(run: PushRun, store: ResolvedStore, data: Map<string, Buffer>, out: Record<string, PushSecretData>): Promise<void> {
+async function pushToStore(
+  run: PushRun,
+  store: ResolvedStore,
+  data: Map<string, Buffer>,
+  out: Record<string, PushSecretData>,
+): Promise<void> {
   const { spec } = run.ps;
   let pushes;
   try {
@@ -304,7 +508,8 @@ async function pushToStore(run: PushRun, store: ResolvedStore, data: Map<string,
     const where = `could not write remote ref ${push.data.match.secretKey ?? ''} to target secretstore ${store.name}`;
     const value = pushValue(push, data);
     const t = await target(run.deps, store, run.ns, remoteKey);
-    for (const p of [t.dataPath, t.metadataPath].filter((x): x is string => x !== undefined)) assertPathAllowed(p, ['create', 'update'], run.ns, run.actx, `spec.data remoteKey ${remoteKey}`);
+    for (const p of [t.dataPath, t.metadataPath].filter((x): x is string => x !== undefined))
+      assertPathAllowed(p, ['create', 'update'], run.ns, run.actx, `spec.data remoteKey ${remoteKey}`);
     const remote = await readRemote(t);
     let planned: RemotePush;
     try {
@@ -324,7 +529,12 @@ async function pushToStore(run: PushRun, store: ResolvedStore, data: Map<string,
 }
 
 /** A planned push: KV v2 markers in custom metadata, then the data (check-and-set when required); v1 both in one write. */
-async function writeRemote(run: PushRun, t: Target, w: Extract<RemotePush, { kind: 'write' }>, reason: string): Promise<void> {
+async function writeRemote(
+  run: PushRun,
+  t: Target,
+  w: Extract<RemotePush, { kind: 'write' }>,
+  reason: string,
+): Promise<void> {
   if (!t.metadataPath) {
     await t.kv.write(t.key, { ...w.body, custom_metadata: w.markers });
     run.record({ action: w.dataAction, object: 'kv-secret', vaultName: t.dataPath, reason });
@@ -332,17 +542,35 @@ async function writeRemote(run: PushRun, t: Target, w: Extract<RemotePush, { kin
   }
   const meta = t.cas ? await t.kv.readMetadata(t.key) : undefined;
   await t.kv.writeMetadata(t.key, { customMetadata: w.markers });
-  run.record({ action: w.markersAction, object: 'kv-metadata', vaultName: t.metadataPath, reason: `${reason}: ownership markers`, content: w.markers });
+  run.record({
+    action: w.markersAction,
+    object: 'kv-metadata',
+    vaultName: t.metadataPath,
+    reason: `${reason}: ownership markers`,
+    content: w.markers,
+  });
   if (!w.writeData) return;
   const written = await t.kv.write(t.key, w.body, t.cas ? { cas: meta?.currentVersion ?? 0 } : {});
-  run.record({ action: w.dataAction, object: 'kv-secret', vaultName: t.dataPath, reason, ...(written.version !== undefined ? { kvVersion: written.version } : {}) });
+  run.record({
+    action: w.dataAction,
+    object: 'kv-secret',
+    vaultName: t.dataPath,
+    reason,
+    ...(written.version !== undefined ? { kvVersion: written.version } : {}),
+  });
 }
 
 /**
  * Delete what `old` lists and `keep` does not (ESO's DeleteSecretFromProviders), but only remote secrets
  * this PushSecret pushed. Returns the entries that could not be handled (store gone or not ours).
  */
-async function deleteRemote(run: PushRun, stores: ResolvedStore[], old: Synced, keep: Synced, reason: string): Promise<Synced> {
+async function deleteRemote(
+  run: PushRun,
+  stores: ResolvedStore[],
+  old: Synced,
+  keep: Synced,
+  reason: string,
+): Promise<Synced> {
   const { deps, ns, id, actx, record } = run;
   const left: Synced = {};
   for (const [storeKey, entries] of Object.entries(old)) {
@@ -359,16 +587,31 @@ async function deleteRemote(run: PushRun, stores: ResolvedStore[], old: Synced, 
       const remote = await readRemote(t);
       const plan = remoteAfterDelete(remote, entry, id);
       if (!plan) continue; // not there, or not ours to delete
-      for (const p of [t.dataPath, t.metadataPath].filter((x): x is string => x !== undefined)) assertPathAllowed(p, ['delete', 'update'], ns, actx, `status.syncedPushSecrets ${storeKey} ${ref}`);
+      for (const p of [t.dataPath, t.metadataPath].filter((x): x is string => x !== undefined))
+        assertPathAllowed(p, ['delete', 'update'], ns, actx, `status.syncedPushSecrets ${storeKey} ${ref}`);
       if ('keep' in plan) {
-        const written = await t.kv.write(t.key, t.metadataPath ? plan.keep : { ...plan.keep, custom_metadata: remote.customMetadata });
-        record({ action: 'update', object: 'kv-secret', vaultName: t.dataPath, reason: `${reason}: property ${entry.match.remoteRef.property ?? ''} removed`, ...(written.version !== undefined ? { kvVersion: written.version } : {}) });
+        const written = await t.kv.write(
+          t.key,
+          t.metadataPath ? plan.keep : { ...plan.keep, custom_metadata: remote.customMetadata },
+        );
+        record({
+          action: 'update',
+          object: 'kv-secret',
+          vaultName: t.dataPath,
+          reason: `${reason}: property ${entry.match.remoteRef.property ?? ''} removed`,
+          ...(written.version !== undefined ? { kvVersion: written.version } : {}),
+        });
       } else {
         await t.kv.delete(t.key);
         record({ action: 'delete', object: 'kv-secret', vaultName: t.dataPath, reason });
         if (t.metadataPath) {
           await t.kv.deleteAll(t.key);
-          record({ action: 'delete', object: 'kv-metadata', vaultName: t.metadataPath, reason: `${reason}: every version and the metadata` });
+          record({
+            action: 'delete',
+            object: 'kv-metadata',
+            vaultName: t.metadataPath,
+            reason: `${reason}: every version and the metadata`,
+          });
         }
       }
     }

@@ -19,14 +19,27 @@ import { Worker } from 'node:worker_threads';
 import type { ExternalSecretTarget } from '../../schemas/types.ts';
 import { desiredSecret, type DesiredSecret, type SourceMetadata } from '../../eso/target.ts';
 import type { TemplateSources } from '../../eso/target-template.ts';
-import { desiredFromOutcome, hasTemplate, runSecretRenderJob, secretRenderJob, type RenderOutcome, type SecretRenderJob } from '../../eso/render-job.ts';
+import {
+  desiredFromOutcome,
+  hasTemplate,
+  runSecretRenderJob,
+  secretRenderJob,
+  type RenderOutcome,
+  type SecretRenderJob,
+} from '../../eso/render-job.ts';
 import { RENDER_WORKER_ROLE, SHARED_BYTES, sharedDerived, sharedField } from '../../eso/render-worker.ts';
 import { TemplateError } from '../../golang/template/index.ts';
 import { NamespaceKeyBudgets, withDeriveBudget } from '../../golang/sprig/index.ts';
 
 /** Renders the Secret an ExternalSecret (or a PushSecret's template) should produce. */
 export interface SecretRenderer {
-  desiredSecret(namespace: string, target: ExternalSecretTarget | undefined, providerData: Map<string, Buffer>, source?: SourceMetadata, sources?: TemplateSources): Promise<DesiredSecret>;
+  desiredSecret(
+    namespace: string,
+    target: ExternalSecretTarget | undefined,
+    providerData: Map<string, Buffer>,
+    source?: SourceMetadata,
+    sources?: TemplateSources,
+  ): Promise<DesiredSecret>;
 }
 
 /**
@@ -40,12 +53,17 @@ const NO_SOURCES: TemplateSources = { configMap: () => undefined, secret: () => 
 /** Rendering on the calling thread (tests, tools): the same job, the same per-namespace budgets, no deadline. */
 export function inProcessRenderer(budgets = new NamespaceKeyBudgets()): SecretRenderer {
   return {
-    desiredSecret: (namespace, target, providerData, source = {}, sources = NO_SOURCES) => new Promise((resolve) => {
-      // Inside the executor: a throw rejects the promise.
-      resolve(hasTemplate(target)
-        ? withDeriveBudget(budgets.forNamespace(namespace), () => desiredSecret(target, providerData, source, sources))
-        : desiredSecret(target, providerData, source, sources));
-    }),
+    desiredSecret: (namespace, target, providerData, source = {}, sources = NO_SOURCES) =>
+      new Promise((resolve) => {
+        // Inside the executor: a throw rejects the promise.
+        resolve(
+          hasTemplate(target)
+            ? withDeriveBudget(budgets.forNamespace(namespace), () =>
+                desiredSecret(target, providerData, source, sources),
+              )
+            : desiredSecret(target, providerData, source, sources),
+        );
+      }),
   };
 }
 
@@ -90,7 +108,10 @@ function workerScript(): { script: string | URL; eval: boolean } {
   const source = new URL('../../eso/render-worker.ts', import.meta.url);
   if (existsSync(fileURLToPath(source))) {
     const tsx = import.meta.resolve('tsx/esm/api');
-    return { script: `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); })`, eval: true };
+    return {
+      script: `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); })`,
+      eval: true,
+    };
   }
   // The production bundle (cli/build.ts): its entry starts the worker module when it runs as one (cli/main.ts).
   return { script: pathToFileURL(process.argv[1] ?? ''), eval: false };
@@ -129,7 +150,13 @@ export class RenderPool implements SecretRenderer {
     while (!this.#closed && this.#slots.some((s) => !s.ready)) await new Promise((r) => setTimeout(r, 10));
   }
 
-  async desiredSecret(namespace: string, target: ExternalSecretTarget | undefined, providerData: Map<string, Buffer>, source: SourceMetadata = {}, sources: TemplateSources = NO_SOURCES): Promise<DesiredSecret> {
+  async desiredSecret(
+    namespace: string,
+    target: ExternalSecretTarget | undefined,
+    providerData: Map<string, Buffer>,
+    source: SourceMetadata = {},
+    sources: TemplateSources = NO_SOURCES,
+  ): Promise<DesiredSecret> {
     // No template: a copy of the provider data and the metadata, nothing a tenant wrote runs.
     if (!hasTemplate(target)) return desiredSecret(target, providerData, source, sources);
     const job = secretRenderJob(namespace, target, providerData, source, sources, this.#budgets.remaining(namespace));
@@ -149,15 +176,17 @@ export class RenderPool implements SecretRenderer {
   async close(): Promise<void> {
     this.#closed = true;
     for (const p of this.#queue.splice(0)) p.reject(new RenderLimitError('the template renderer is shut down'));
-    await Promise.all(this.#slots.map(async (s) => {
-      s.ended = true;
-      if (s.current) {
-        clearTimeout(s.current.timer);
-        s.current.reject(new RenderLimitError('the template renderer is shut down'));
-        s.current = undefined;
-      }
-      await s.worker.terminate();
-    }));
+    await Promise.all(
+      this.#slots.map(async (s) => {
+        s.ended = true;
+        if (s.current) {
+          clearTimeout(s.current.timer);
+          s.current.reject(new RenderLimitError('the template renderer is shut down'));
+          s.current = undefined;
+        }
+        await s.worker.terminate();
+      }),
+    );
   }
 
   #spawn(): Slot {
@@ -192,7 +221,10 @@ export class RenderPool implements SecretRenderer {
       const heap = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
       if (heap) this.stats.heapLimits++;
       else this.stats.crashes++;
-      this.#replace(slot, heap ? `template rendering exceeded its memory limit (${this.#heapMb} MiB)` : 'the template renderer failed');
+      this.#replace(
+        slot,
+        heap ? `template rendering exceeded its memory limit (${this.#heapMb} MiB)` : 'the template renderer failed',
+      );
     });
     worker.on('exit', () => {
       if (!slot.ended) {
@@ -228,7 +260,8 @@ export class RenderPool implements SecretRenderer {
     // It died before it could serve (a broken build, a heap too small to load the engine): no tight
     // respawn loop; what waits fails now (retried with backoff) and the next worker starts after a delay.
     this.#bootFailures++;
-    for (const p of this.#queue.splice(0)) p.reject(new RenderLimitError('spec.target.template: the template renderer could not start'));
+    for (const p of this.#queue.splice(0))
+      p.reject(new RenderLimitError('spec.target.template: the template renderer could not start'));
     const delay = Math.min(30_000, 500 * 2 ** Math.min(this.#bootFailures, 6));
     const placeholder: Slot = { ...slot, ended: true };
     this.#slots[i] = placeholder;
@@ -260,7 +293,8 @@ export class RenderPool implements SecretRenderer {
       // The engine stops itself a little before the pool's deadline (a message, and the worker lives on);
       // the pool's timer is for a worker stuck in one long call.
       const job: SecretRenderJob = {
-        ...p.job, deriveAllowance: this.#budgets.remaining(ns),
+        ...p.job,
+        deriveAllowance: this.#budgets.remaining(ns),
         deadline: { ms: Math.max(1, this.#deadlineMs - ENGINE_MARGIN_MS), label: formatSeconds(this.#deadlineMs) },
       };
       const id = this.#nextId++;

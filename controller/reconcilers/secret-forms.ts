@@ -94,7 +94,8 @@ export function withoutSecrets(message: string, secrets: readonly string[]): str
   for (const s of secrets) {
     if (s.length < 4) continue;
     if (message.includes(s) || message.includes(Buffer.from(s).toString('base64'))) return WITHHELD_MESSAGE;
-    for (const line of s.split('\n')) if (line.trim().length >= 8 && message.includes(line.trim())) return WITHHELD_MESSAGE;
+    for (const line of s.split('\n'))
+      if (line.trim().length >= 8 && message.includes(line.trim())) return WITHHELD_MESSAGE;
   }
   return holdsSecretForm(message, secrets) ? WITHHELD_MESSAGE : message;
 }

@@ -25,9 +25,18 @@ export type StorePlan =
 
 export function planSecretStore(o: StoreObserved): StorePlan {
   if (!o.ours) return { decision: 'ignore' };
-  if (o.denials) return { decision: 'refuse', ready: { status: 'False', reason: 'InvalidStoreConfiguration', message: o.denials } };
+  if (o.denials)
+    return { decision: 'refuse', ready: { status: 'False', reason: 'InvalidStoreConfiguration', message: o.denials } };
   if (o.referentAuth) {
-    return { decision: 'defer', ready: { status: 'True', reason: 'ValidationUnknown', message: 'the store resolves its credentials in each ExternalSecret\'s namespace (referent authentication); they are validated when an ExternalSecret uses the store' } };
+    return {
+      decision: 'defer',
+      ready: {
+        status: 'True',
+        reason: 'ValidationUnknown',
+        message:
+          "the store resolves its credentials in each ExternalSecret's namespace (referent authentication); they are validated when an ExternalSecret uses the store",
+      },
+    };
   }
   return { decision: 'validate' };
 }
@@ -39,7 +48,12 @@ export function planSecretStore(o: StoreObserved): StorePlan {
  */
 export function validatedReady(failure?: { reason?: string; message: string }): StoreReady {
   if (!failure) return { status: 'True', reason: 'Valid', message: 'store validated: authenticated to Vault' };
-  if (failure.reason !== undefined) return { status: 'False', reason: failure.reason === 'MissingProviderSecret' ? 'ValidationFailed' : 'InvalidProviderConfig', message: failure.message };
+  if (failure.reason !== undefined)
+    return {
+      status: 'False',
+      reason: failure.reason === 'MissingProviderSecret' ? 'ValidationFailed' : 'InvalidProviderConfig',
+      message: failure.message,
+    };
   return { status: 'False', reason: 'ValidationFailed', message: `cannot authenticate to Vault: ${failure.message}` };
 }
 

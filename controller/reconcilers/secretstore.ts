@@ -37,7 +37,15 @@ export function storeResource(kind: StoreKind): ResourceRef {
 export function usesReferentAuth(spec: SecretStoreSpec): boolean {
   const a = spec.provider?.vault?.auth;
   if (!a) return false;
-  const refs = [a.kubernetes?.serviceAccountRef, a.kubernetes?.secretRef, a.tokenSecretRef, a.appRole?.secretRef, a.appRole?.roleRef, a.jwt?.secretRef, a.jwt?.kubernetesServiceAccountToken?.serviceAccountRef];
+  const refs = [
+    a.kubernetes?.serviceAccountRef,
+    a.kubernetes?.secretRef,
+    a.tokenSecretRef,
+    a.appRole?.secretRef,
+    a.appRole?.roleRef,
+    a.jwt?.secretRef,
+    a.jwt?.kubernetesServiceAccountToken?.serviceAccountRef,
+  ];
   return refs.some((r) => r !== undefined && !r.namespace);
 }
 
@@ -48,16 +56,31 @@ export function createSecretStoreReconciler(deps: SecretStoreDeps): Reconciler {
     const store = ctx.cache<StoreObject>(res).get(key);
     if (!store || store.metadata.deletionTimestamp) return DONE;
     const ours = isOurClass(store.spec, deps.controllerClass);
-    const denials = ours ? admissionDenials(store, admissionContext({ namespaces: tryCache(ctx, NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass })) : [];
+    const denials = ours
+      ? admissionDenials(
+          store,
+          admissionContext({
+            namespaces: tryCache(ctx, NAMESPACES),
+            namePrefix: deps.namePrefix,
+            controllerClass: deps.controllerClass,
+          }),
+        )
+      : [];
     const plan = planSecretStore({
-      ours, ...(denials.length > 0 ? { denials: describeFindings(denials) } : {}), referentAuth: deps.kind === 'ClusterSecretStore' && usesReferentAuth(store.spec),
+      ours,
+      ...(denials.length > 0 ? { denials: describeFindings(denials) } : {}),
+      referentAuth: deps.kind === 'ClusterSecretStore' && usesReferentAuth(store.spec),
     });
     const write = (ready: StoreReady): Promise<unknown> => writeReady(ctx, res, store, ready, now());
     switch (plan.decision) {
-      case 'ignore': return DONE;
+      case 'ignore':
+        return DONE;
       case 'refuse':
-      case 'defer': await write(plan.ready); return DONE;
-      case 'validate': break;
+      case 'defer':
+        await write(plan.ready);
+        return DONE;
+      case 'validate':
+        break;
     }
     try {
       const conn = await deps.connector.connect(deps.kind, store);
@@ -67,7 +90,12 @@ export function createSecretStoreReconciler(deps: SecretStoreDeps): Reconciler {
       // periodic recheck: the usual cause is something applied in the same batch (the VaultRoleBinding
       // whose role this store logs in with, a referenced Secret) that is moments away, and the store's
       // ExternalSecrets wait on it. Both messages are safe (no tokens, no values).
-      await write(validatedReady({ ...(err instanceof ReconcileError ? { reason: err.reason } : {}), message: errorPolicy(err).message }));
+      await write(
+        validatedReady({
+          ...(err instanceof ReconcileError ? { reason: err.reason } : {}),
+          message: errorPolicy(err).message,
+        }),
+      );
       throw err;
     }
     await write(validatedReady());
@@ -77,7 +105,16 @@ export function createSecretStoreReconciler(deps: SecretStoreDeps): Reconciler {
 
 // Only fields ESO's CRD declares (no observedGeneration): with ESO's own CRDs installed, the apiserver
 // refuses any other field in an apply.
-async function writeReady(ctx: ReconcileContext, res: ResourceRef, store: StoreObject, ready: StoreReady, now: Date): Promise<void> {
+async function writeReady(
+  ctx: ReconcileContext,
+  res: ResourceRef,
+  store: StoreObject,
+  ready: StoreReady,
+  now: Date,
+): Promise<void> {
   const current = (store.status ?? {}) as { conditions?: Condition[] };
-  await applyStatus(ctx.client, res, store, { capabilities: 'ReadOnly', conditions: setCondition(current.conditions, { type: 'Ready', ...ready }, undefined, now) });
+  await applyStatus(ctx.client, res, store, {
+    capabilities: 'ReadOnly',
+    conditions: setCondition(current.conditions, { type: 'Ready', ...ready }, undefined, now),
+  });
 }

@@ -26,7 +26,11 @@ import type { KvMountRef, VaultClient, VaultCredentials } from '../../vault/type
 import { ApiServerAudiences } from '../../kube/api-audiences.ts';
 import { defaultContext, type AdmissionContext } from '../../webhook/admission/context.ts';
 import { ESO_API_VERSION } from '../../schemas/eso-kinds.ts';
-import { storeTokenAudiences, TOKEN_AUDIENCE_RULE, tokenAudienceProblem } from '../../webhook/rules/eso/token-audiences.ts';
+import {
+  storeTokenAudiences,
+  TOKEN_AUDIENCE_RULE,
+  tokenAudienceProblem,
+} from '../../webhook/rules/eso/token-audiences.ts';
 import { admissionDenials, describeFindings, safeMessage } from './common.ts';
 import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
 
@@ -74,15 +78,30 @@ export class StoreConnector {
    */
   async connect(kind: StoreKind, store: StoreObject, referentNamespace?: string): Promise<StoreConnection> {
     const vault = store.spec.provider?.vault;
-    if (!vault) throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault is required: vaultgate supports only the Vault provider', NEVER);
-    const storeNs = kind === 'SecretStore' ? store.metadata.namespace ?? '' : undefined;
+    if (!vault)
+      throw new ReconcileError(
+        'InvalidProviderConfig',
+        'spec.provider.vault is required: vaultgate supports only the Vault provider',
+        NEVER,
+      );
+    const storeNs = kind === 'SecretStore' ? (store.metadata.namespace ?? '') : undefined;
     const nsOf = (explicit: string | undefined, field: string): string => {
       if (storeNs !== undefined) {
-        if (explicit && explicit !== storeNs) throw new ReconcileError('InvalidProviderConfig', `${field}.namespace: a SecretStore may only reference its own namespace`, NEVER);
+        if (explicit && explicit !== storeNs)
+          throw new ReconcileError(
+            'InvalidProviderConfig',
+            `${field}.namespace: a SecretStore may only reference its own namespace`,
+            NEVER,
+          );
         return storeNs;
       }
       const ns = explicit ?? referentNamespace;
-      if (!ns) throw new ReconcileError('InvalidProviderConfig', `${field}.namespace is required for a ClusterSecretStore used without an ExternalSecret namespace`, NEVER);
+      if (!ns)
+        throw new ReconcileError(
+          'InvalidProviderConfig',
+          `${field}.namespace is required for a ClusterSecretStore used without an ExternalSecret namespace`,
+          NEVER,
+        );
       return ns;
     };
     const ctx = this.opts.admission?.() ?? defaultContext();
@@ -105,30 +124,52 @@ export class StoreConnector {
     this.clients.clear();
   }
 
-  private async vaultClient(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string, certAuth?: { cert: string; key: string }): Promise<VaultClient> {
+  private async vaultClient(
+    vault: VaultProvider,
+    nsOf: (ns: string | undefined, field: string) => string,
+    certAuth?: { cert: string; key: string },
+  ): Promise<VaultClient> {
     let ca: string | undefined;
     if (vault.caBundle) ca = Buffer.from(vault.caBundle, 'base64').toString('utf8');
     else if (vault.caProvider) {
       const p = vault.caProvider;
       const ns = nsOf(p.namespace, 'spec.provider.vault.caProvider');
       const obj = await this.opts.client.get(p.type === 'ConfigMap' ? CONFIGMAPS : SECRETS, p.name, ns);
-      if (!obj) throw new ReconcileError('InvalidProviderConfig', `spec.provider.vault.caProvider: ${p.type} ${ns}/${p.name} not found`, NEVER);
+      if (!obj)
+        throw new ReconcileError(
+          'InvalidProviderConfig',
+          `spec.provider.vault.caProvider: ${p.type} ${ns}/${p.name} not found`,
+          NEVER,
+        );
       const key = p.key ?? 'ca.crt';
-      const raw = p.type === 'ConfigMap' ? (obj.data as Record<string, string> | undefined)?.[key] : decodeSecretValue(obj, key);
-      if (!raw) throw new ReconcileError('InvalidProviderConfig', `spec.provider.vault.caProvider: key "${key}" not found in ${p.type} ${ns}/${p.name}`, NEVER);
+      const raw =
+        p.type === 'ConfigMap' ? (obj.data as Record<string, string> | undefined)?.[key] : decodeSecretValue(obj, key);
+      if (!raw)
+        throw new ReconcileError(
+          'InvalidProviderConfig',
+          `spec.provider.vault.caProvider: key "${key}" not found in ${p.type} ${ns}/${p.name}`,
+          NEVER,
+        );
       ca = raw;
     }
     let cert: string | undefined;
     let key: string | undefined;
     if (vault.tls?.certSecretRef || vault.tls?.keySecretRef) {
-      if (!vault.tls.certSecretRef || !vault.tls.keySecretRef) throw new ReconcileError('InvalidProviderConfig', 'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided', NEVER);
+      if (!vault.tls.certSecretRef || !vault.tls.keySecretRef)
+        throw new ReconcileError(
+          'InvalidProviderConfig',
+          'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided',
+          NEVER,
+        );
       cert = await this.secretValue(vault.tls.certSecretRef, 'spec.provider.vault.tls.certSecretRef', nsOf, 'tls.crt');
       key = await this.secretValue(vault.tls.keySecretRef, 'spec.provider.vault.tls.keySecretRef', nsOf, 'tls.key');
     }
     // Cert auth's certificate is the connection's, in place of tls.certSecretRef (as ESO's transport).
     if (certAuth) ({ cert, key } = certAuth);
     // Custom headers are refused by admission (rule eso.store.unsupported-field): none are ever sent.
-    const id = createHash('sha256').update(JSON.stringify([vault.server, vault.namespace ?? '', ca ?? '', cert ?? '', key ?? ''])).digest('hex');
+    const id = createHash('sha256')
+      .update(JSON.stringify([vault.server, vault.namespace ?? '', ca ?? '', cert ?? '', key ?? '']))
+      .digest('hex');
     let c = this.clients.get(id);
     if (!c) {
       const make = this.opts.makeClient ?? createVaultClient;
@@ -144,7 +185,11 @@ export class StoreConnector {
     return c;
   }
 
-  private async credentials(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string, ctx: AdmissionContext): Promise<VaultCredentials> {
+  private async credentials(
+    vault: VaultProvider,
+    nsOf: (ns: string | undefined, field: string) => string,
+    ctx: AdmissionContext,
+  ): Promise<VaultCredentials> {
     const auth = vault.auth;
     if (!auth) throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth is required', NEVER);
     const exp = this.opts.tokenExpirationSeconds ?? 600;
@@ -152,17 +197,31 @@ export class StoreConnector {
     // jwt, cert; the first method the store sets is the one used, so a manifest logs in as it does with ESO.
     if (auth.tokenSecretRef) {
       const ref = auth.tokenSecretRef;
-      return { method: 'token', subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.tokenSecretRef'), token: () => this.secretValue(ref, 'spec.provider.vault.auth.tokenSecretRef', nsOf) };
+      return {
+        method: 'token',
+        subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.tokenSecretRef'),
+        token: () => this.secretValue(ref, 'spec.provider.vault.auth.tokenSecretRef', nsOf),
+      };
     }
     if (auth.appRole) {
       const a = auth.appRole;
       const roleRef = a.roleRef;
-      if (!a.roleId && !roleRef) throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth.appRole needs roleId or roleRef', NEVER);
+      if (!a.roleId && !roleRef)
+        throw new ReconcileError(
+          'InvalidProviderConfig',
+          'spec.provider.vault.auth.appRole needs roleId or roleRef',
+          NEVER,
+        );
       const subject = this.refSubject(a.secretRef, nsOf, 'spec.provider.vault.auth.appRole.secretRef');
       // A role id is an identifier, not a secret: resolve a roleRef now so the identity key is stable.
-      const roleId = roleRef ? (await this.secretValue(roleRef, 'spec.provider.vault.auth.appRole.roleRef', nsOf)).trim() : a.roleId ?? '';
+      const roleId = roleRef
+        ? (await this.secretValue(roleRef, 'spec.provider.vault.auth.appRole.roleRef', nsOf)).trim()
+        : (a.roleId ?? '');
       return {
-        method: 'appRole', mount: a.path ?? 'approle', roleId, subject,
+        method: 'appRole',
+        mount: a.path ?? 'approle',
+        roleId,
+        subject,
         secretId: () => this.secretValue(a.secretRef, 'spec.provider.vault.auth.appRole.secretRef', nsOf),
       };
     }
@@ -172,11 +231,27 @@ export class StoreConnector {
       if (k.serviceAccountRef) {
         const sa = k.serviceAccountRef;
         const ns = nsOf(sa.namespace, 'spec.provider.vault.auth.kubernetes.serviceAccountRef');
-        const audiences = await this.checkedAudiences(ns, sa, sa.audiences, 'spec.provider.vault.auth.kubernetes.serviceAccountRef.audiences', ctx);
-        return { method: 'kubernetes', mount, role: k.role, subject: `serviceaccount ${ns}/${sa.name}`, jwt: () => this.tokenFor(ns, sa, audiences, exp) };
+        const audiences = await this.checkedAudiences(
+          ns,
+          sa,
+          sa.audiences,
+          'spec.provider.vault.auth.kubernetes.serviceAccountRef.audiences',
+          ctx,
+        );
+        return {
+          method: 'kubernetes',
+          mount,
+          role: k.role,
+          subject: `serviceaccount ${ns}/${sa.name}`,
+          jwt: () => this.tokenFor(ns, sa, audiences, exp),
+        };
       }
       // secretRef (a long-lived token Secret) is refused by admission (rule eso.store.auth-unsupported).
-      throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth.kubernetes needs serviceAccountRef: vaultgate never logs in to Vault with its own service account on behalf of a store', NEVER);
+      throw new ReconcileError(
+        'InvalidProviderConfig',
+        'spec.provider.vault.auth.kubernetes needs serviceAccountRef: vaultgate never logs in to Vault with its own service account on behalf of a store',
+        NEVER,
+      );
     }
     const passwordLogin = this.secretLoginCredentials(auth, nsOf, ['ldap', 'userPass']);
     if (passwordLogin) return passwordLogin;
@@ -185,22 +260,48 @@ export class StoreConnector {
       const mount = j.path ?? 'jwt';
       if (j.kubernetesServiceAccountToken) {
         const t = j.kubernetesServiceAccountToken;
-        const ns = nsOf(t.serviceAccountRef.namespace, 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef');
+        const ns = nsOf(
+          t.serviceAccountRef.namespace,
+          'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef',
+        );
         const own = t.serviceAccountRef.audiences?.length ? t.serviceAccountRef.audiences : undefined;
-        const field = own ? 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.audiences' : 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.audiences';
+        const field = own
+          ? 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.audiences'
+          : 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.audiences';
         const audiences = await this.checkedAudiences(ns, t.serviceAccountRef, own ?? t.audiences, field, ctx);
-        return { method: 'jwt', mount, ...(j.role ? { role: j.role } : {}), subject: `serviceaccount ${ns}/${t.serviceAccountRef.name}`, jwt: () => this.tokenFor(ns, t.serviceAccountRef, audiences, t.expirationSeconds ?? exp) };
+        return {
+          method: 'jwt',
+          mount,
+          ...(j.role ? { role: j.role } : {}),
+          subject: `serviceaccount ${ns}/${t.serviceAccountRef.name}`,
+          jwt: () => this.tokenFor(ns, t.serviceAccountRef, audiences, t.expirationSeconds ?? exp),
+        };
       }
       if (j.secretRef) {
         const ref = j.secretRef;
-        return { method: 'jwt', mount, ...(j.role ? { role: j.role } : {}), subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.jwt.secretRef'), jwt: () => this.secretValue(ref, 'spec.provider.vault.auth.jwt.secretRef', nsOf) };
+        return {
+          method: 'jwt',
+          mount,
+          ...(j.role ? { role: j.role } : {}),
+          subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.jwt.secretRef'),
+          jwt: () => this.secretValue(ref, 'spec.provider.vault.auth.jwt.secretRef', nsOf),
+        };
       }
-      throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth.jwt needs secretRef or kubernetesServiceAccountToken', NEVER);
+      throw new ReconcileError(
+        'InvalidProviderConfig',
+        'spec.provider.vault.auth.jwt needs secretRef or kubernetesServiceAccountToken',
+        NEVER,
+      );
     }
     const certLogin = this.secretLoginCredentials(auth, nsOf, ['cert']);
     if (certLogin) return certLogin;
     const unsupported = (['iam', 'gcp'] as const).find((m) => auth[m]);
-    if (unsupported) throw new ReconcileError('InvalidProviderConfig', `spec.provider.vault.auth.${unsupported} is not supported by vaultgate (supported: kubernetes, tokenSecretRef, appRole, jwt, ldap, userPass, cert)`, NEVER);
+    if (unsupported)
+      throw new ReconcileError(
+        'InvalidProviderConfig',
+        `spec.provider.vault.auth.${unsupported} is not supported by vaultgate (supported: kubernetes, tokenSecretRef, appRole, jwt, ldap, userPass, cert)`,
+        NEVER,
+      );
     throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth sets no authentication method', NEVER);
   }
 
@@ -209,7 +310,11 @@ export class StoreConnector {
    * (a ClusterSecretStore: the one named, or the ExternalSecret's). The password is fetched at each login
    * only; cert's certificate is the connection's (certAuthTls), so its credentials carry no secret.
    */
-  private secretLoginCredentials(auth: NonNullable<VaultProvider['auth']>, nsOf: (ns: string | undefined, field: string) => string, methods: ReadonlyArray<'ldap' | 'userPass' | 'cert'>): VaultCredentials | undefined {
+  private secretLoginCredentials(
+    auth: NonNullable<VaultProvider['auth']>,
+    nsOf: (ns: string | undefined, field: string) => string,
+    methods: ReadonlyArray<'ldap' | 'userPass' | 'cert'>,
+  ): VaultCredentials | undefined {
     for (const method of methods) {
       if (method === 'cert') continue;
       const m = auth[method];
@@ -217,17 +322,28 @@ export class StoreConnector {
       const field = `spec.provider.vault.auth.${method}.secretRef`;
       const ref = m.secretRef ?? {};
       return {
-        method, mount: m.path ?? (method === 'ldap' ? 'ldap' : 'userpass'), username: m.username.trim(),
-        subject: this.refSubject(ref, nsOf, field), password: () => this.secretValue(ref, field, nsOf),
+        method,
+        mount: m.path ?? (method === 'ldap' ? 'ldap' : 'userpass'),
+        username: m.username.trim(),
+        subject: this.refSubject(ref, nsOf, field),
+        password: () => this.secretValue(ref, field, nsOf),
       };
     }
     const c = methods.includes('cert') ? auth.cert : undefined;
     if (!c) return undefined;
-    return { method: 'cert', mount: c.path ?? 'cert', ...(c.vaultRole ? { role: c.vaultRole } : {}), subject: this.refSubject(c.clientCert ?? {}, nsOf, 'spec.provider.vault.auth.cert.clientCert') };
+    return {
+      method: 'cert',
+      mount: c.path ?? 'cert',
+      ...(c.vaultRole ? { role: c.vaultRole } : {}),
+      subject: this.refSubject(c.clientCert ?? {}, nsOf, 'spec.provider.vault.auth.cert.clientCert'),
+    };
   }
 
   /** The TLS client certificate of a store that logs in with cert auth (and no method ESO tries before it). */
-  private async certAuthTls(vault: VaultProvider, nsOf: (ns: string | undefined, field: string) => string): Promise<{ cert: string; key: string } | undefined> {
+  private async certAuthTls(
+    vault: VaultProvider,
+    nsOf: (ns: string | undefined, field: string) => string,
+  ): Promise<{ cert: string; key: string } | undefined> {
     const a = vault.auth;
     if (!a?.cert || a.kubernetes || a.tokenSecretRef || a.appRole || a.jwt || a.ldap || a.userPass) return undefined;
     return {
@@ -240,38 +356,69 @@ export class StoreConnector {
    * The audiences a store's token is minted with (["vault"] when it names none), refused when one is the
    * apiserver's own and no enforce guardrail selecting `ns` allows that.
    */
-  private async checkedAudiences(ns: string, sa: ServiceAccountSelector, requested: string[] | undefined, field: string, ctx: AdmissionContext): Promise<string[]> {
+  private async checkedAudiences(
+    ns: string,
+    sa: ServiceAccountSelector,
+    requested: string[] | undefined,
+    field: string,
+    ctx: AdmissionContext,
+  ): Promise<string[]> {
     const audiences = storeTokenAudiences(requested);
     let apiServer: string[];
     try {
       apiServer = await this.apiAudiences.get({ namespace: ns, name: sa.name });
     } catch (err) {
       // Unknown audiences: mint nothing rather than risk handing out a token the apiserver accepts.
-      throw new ReconcileError('ValidationFailed', `${field}: cannot tell the apiserver's own audiences (a TokenRequest for ServiceAccount ${ns}/${sa.name} failed: ${safeMessage(err)}), so no token is minted for this store`, NEVER);
+      throw new ReconcileError(
+        'ValidationFailed',
+        `${field}: cannot tell the apiserver's own audiences (a TokenRequest for ServiceAccount ${ns}/${sa.name} failed: ${safeMessage(err)}), so no token is minted for this store`,
+        NEVER,
+      );
     }
     const problem = tokenAudienceProblem(audiences, ns, apiServer, ctx);
-    if (problem) throw new ReconcileError('InvalidProviderConfig', `${field}: ${problem} (rule ${TOKEN_AUDIENCE_RULE})`, NEVER);
+    if (problem)
+      throw new ReconcileError('InvalidProviderConfig', `${field}: ${problem} (rule ${TOKEN_AUDIENCE_RULE})`, NEVER);
     return audiences;
   }
 
-  private async tokenFor(ns: string, sa: ServiceAccountSelector, audiences: string[], expirationSeconds: number): Promise<string> {
+  private async tokenFor(
+    ns: string,
+    sa: ServiceAccountSelector,
+    audiences: string[],
+    expirationSeconds: number,
+  ): Promise<string> {
     const issued = await this.opts.client.createToken(ns, sa.name, { audiences, expirationSeconds });
     return issued.token;
   }
 
-  private refSubject(ref: SecretKeySelector, nsOf: (ns: string | undefined, field: string) => string, field: string): string {
+  private refSubject(
+    ref: SecretKeySelector,
+    nsOf: (ns: string | undefined, field: string) => string,
+    field: string,
+  ): string {
     return `secret ${nsOf(ref.namespace, field)}/${ref.name ?? ''}#${ref.key ?? ''}`;
   }
 
-  private async secretValue(ref: SecretKeySelector, field: string, nsOf: (ns: string | undefined, field: string) => string, defaultKey?: string): Promise<string> {
+  private async secretValue(
+    ref: SecretKeySelector,
+    field: string,
+    nsOf: (ns: string | undefined, field: string) => string,
+    defaultKey?: string,
+  ): Promise<string> {
     const ns = nsOf(ref.namespace, field);
     if (!ref.name) throw new ReconcileError('InvalidProviderConfig', `${field}.name is required`, NEVER);
     const key = ref.key ?? defaultKey;
     if (!key) throw new ReconcileError('InvalidProviderConfig', `${field}.key is required`, NEVER);
     const secret = await this.opts.client.get(SECRETS, ref.name, ns);
-    if (!secret) throw new ReconcileError('MissingProviderSecret', `${field}: Secret ${ns}/${ref.name} not found`, NEVER);
+    if (!secret)
+      throw new ReconcileError('MissingProviderSecret', `${field}: Secret ${ns}/${ref.name} not found`, NEVER);
     const value = decodeSecretValue(secret, key);
-    if (value === undefined) throw new ReconcileError('MissingProviderSecret', `${field}: key "${key}" not found in Secret ${ns}/${ref.name}`, NEVER);
+    if (value === undefined)
+      throw new ReconcileError(
+        'MissingProviderSecret',
+        `${field}: key "${key}" not found in Secret ${ns}/${ref.name}`,
+        NEVER,
+      );
     return value;
   }
 }

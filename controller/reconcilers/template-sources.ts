@@ -20,7 +20,9 @@ type DataObject = KubeObject & { data?: Record<string, string> };
 
 export function templateSourceIndex(obj: KubeObject): string[] {
   const ns = obj.metadata.namespace ?? '';
-  const refs = templateSourceRefs((obj as { spec?: { target?: Parameters<typeof templateSourceRefs>[0] } }).spec?.target);
+  const refs = templateSourceRefs(
+    (obj as { spec?: { target?: Parameters<typeof templateSourceRefs>[0] } }).spec?.target,
+  );
   return [...refs.configMaps.map((n) => `ConfigMap/${ns}/${n}`), ...refs.secrets.map((n) => `Secret/${ns}/${n}`)];
 }
 
@@ -32,26 +34,45 @@ export interface ReadTemplateSources {
   secretTexts: string[];
 }
 
-export async function readTemplateSources(ctx: ReconcileContext, namespace: string, target: Parameters<typeof templateSourceRefs>[0]): Promise<ReadTemplateSources> {
+export async function readTemplateSources(
+  ctx: ReconcileContext,
+  namespace: string,
+  target: Parameters<typeof templateSourceRefs>[0],
+): Promise<ReadTemplateSources> {
   const refs = templateSourceRefs(target);
-  if (refs.configMaps.length === 0 && refs.secrets.length === 0) return { sources: { configMap: () => undefined, secret: () => undefined }, secretTexts: [] };
+  if (refs.configMaps.length === 0 && refs.secrets.length === 0)
+    return { sources: { configMap: () => undefined, secret: () => undefined }, secretTexts: [] };
   const cmCache = tryCache(ctx, CONFIGMAPS);
   const configMaps = new Map<string, DataObject | undefined>();
   for (const name of refs.configMaps) {
-    configMaps.set(name, (cmCache?.get(`${namespace}/${name}`)) ?? await ctx.client.get<DataObject>(CONFIGMAPS, name, namespace));
+    configMaps.set(
+      name,
+      cmCache?.get(`${namespace}/${name}`) ?? (await ctx.client.get<DataObject>(CONFIGMAPS, name, namespace)),
+    );
   }
   const secrets = new Map<string, DataObject | undefined>();
   for (const name of refs.secrets) secrets.set(name, await ctx.client.get<DataObject>(SECRETS, name, namespace));
 
   const asSource = (o: DataObject | undefined, encoding: 'utf8' | 'base64'): TemplateSourceObject | undefined =>
-    o ? { data: new Map(Object.entries(o.data ?? {}).map(([k, v]) => [k, Buffer.from(v, encoding)] as const)) } : undefined;
-  const secretTexts = [...secrets.values()].flatMap((s) => Object.values(s?.data ?? {}).map((v) => Buffer.from(v, 'base64').toString('utf8')));
+    o
+      ? { data: new Map(Object.entries(o.data ?? {}).map(([k, v]) => [k, Buffer.from(v, encoding)] as const)) }
+      : undefined;
+  const secretTexts = [...secrets.values()].flatMap((s) =>
+    Object.values(s?.data ?? {}).map((v) => Buffer.from(v, 'base64').toString('utf8')),
+  );
   const h = createHash('sha256');
-  for (const [kind, m] of [['ConfigMap', configMaps], ['Secret', secrets]] as const) {
-    for (const [name, o] of [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) h.update(`${kind}/${name}@${o ? `${o.metadata.uid ?? ''}/${o.metadata.resourceVersion ?? ''}` : 'missing'}\n`);
+  for (const [kind, m] of [
+    ['ConfigMap', configMaps],
+    ['Secret', secrets],
+  ] as const) {
+    for (const [name, o] of [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      h.update(`${kind}/${name}@${o ? `${o.metadata.uid ?? ''}/${o.metadata.resourceVersion ?? ''}` : 'missing'}\n`);
   }
   return {
-    sources: { configMap: (n) => asSource(configMaps.get(n), 'utf8'), secret: (n) => asSource(secrets.get(n), 'base64') },
+    sources: {
+      configMap: (n) => asSource(configMaps.get(n), 'utf8'),
+      secret: (n) => asSource(secrets.get(n), 'base64'),
+    },
     fingerprint: h.digest('hex').slice(0, 32),
     secretTexts,
   };

@@ -72,7 +72,12 @@ export interface Refusal {
  * own record of writing it (a condition in status). Someone else's is taken over only when the tenant
  * annotates the object and the cluster admin consents; the annotation alone adopts nothing.
  */
-export function whose(o: { exists: boolean; ours: boolean; annotated: boolean; consent: boolean }): 'nobody' | 'ours' | 'adoptable' | 'foreign' {
+export function whose(o: {
+  exists: boolean;
+  ours: boolean;
+  annotated: boolean;
+  consent: boolean;
+}): 'nobody' | 'ours' | 'adoptable' | 'foreign' {
   if (!o.exists) return 'nobody';
   if (o.ours) return 'ours';
   return o.annotated && o.consent ? 'adoptable' : 'foreign';
@@ -108,14 +113,32 @@ const WRITES: Record<WriteKind, { reason: string; type: PlannedEvent['type']; au
 };
 
 /** A write of the desired content, with its Event and audit record. */
-export function writeStep<Op, C>(op: Op, kind: WriteKind, note: string, content: C, change?: string): PlannedStep<Op, C> {
+export function writeStep<Op, C>(
+  op: Op,
+  kind: WriteKind,
+  note: string,
+  content: C,
+  change?: string,
+): PlannedStep<Op, C> {
   const w = WRITES[kind];
-  return { op, event: { type: w.type, reason: w.reason, note }, audit: { action: w.audit, reason: note, content, ...(change ? { change } : {}) } };
+  return {
+    op,
+    event: { type: w.type, reason: w.reason, note },
+    audit: { action: w.audit, reason: note, content, ...(change ? { change } : {}) },
+  };
 }
 
 /** A delete of ours, with its Event and audit record (reason: the Event's note unless given). */
-export function deleteStep<Op, C>(op: Op, event: PlannedEvent, audit: { reason?: string; change?: string } = {}): PlannedStep<Op, C> {
-  return { op, event: { ...event, action: 'Delete' }, audit: { action: 'delete', reason: audit.reason ?? event.note, ...(audit.change ? { change: audit.change } : {}) } };
+export function deleteStep<Op, C>(
+  op: Op,
+  event: PlannedEvent,
+  audit: { reason?: string; change?: string } = {},
+): PlannedStep<Op, C> {
+  return {
+    op,
+    event: { ...event, action: 'Delete' },
+    audit: { action: 'delete', reason: audit.reason ?? event.note, ...(audit.change ? { change: audit.change } : {}) },
+  };
 }
 
 /** A refusal's Warning Event, only when Ready changes: the re-check runs every drift period. */
@@ -126,5 +149,9 @@ export function refusalEvents(before: { reason?: string; message?: string } | un
 
 /** Ready after a failed Vault call, from `failure` and the error's safe reason and text. */
 export function failedReady(failure: VaultFailure, errorReason: string, errorText: string): Ready {
-  return { status: 'False', reason: failure.reason ?? errorReason, message: `${failure.before}${errorText}${failure.after}` };
+  return {
+    status: 'False',
+    reason: failure.reason ?? errorReason,
+    message: `${failure.before}${errorText}${failure.after}`,
+  };
 }

@@ -3,7 +3,14 @@
 // A failed Vault call (while observing or acting) is written to Ready, then thrown for the work queue's
 // backoff: a policy or role changed in Vault brings no Kubernetes event.
 import type { ConditionInput } from '../../kube/conditions.ts';
-import { failedReady, type PlannedAudit, type PlannedEvent, type Ready, type VaultFailure, type VaultObjectPlan } from './vault-object-plan.ts';
+import {
+  failedReady,
+  type PlannedAudit,
+  type PlannedEvent,
+  type Ready,
+  type VaultFailure,
+  type VaultObjectPlan,
+} from './vault-object-plan.ts';
 import { errorPolicy } from './error-policy.ts';
 
 export interface VaultObjectIo<Op, C> {
@@ -30,7 +37,12 @@ export async function reportPlan<Op, C>(plan: VaultObjectPlan<Op, C>, io: VaultO
  * Runs `work` (observe, plan, perform the steps); on failure writes Ready from `failure` and rethrows.
  * While deleting, a failed status write is ignored: the error that keeps the finalizer matters more.
  */
-export async function whileVaultAnswers<T>(failure: VaultFailure, writeReady: (ready: Ready) => Promise<void>, work: () => Promise<T>, deleting = false): Promise<T> {
+export async function whileVaultAnswers<T>(
+  failure: VaultFailure,
+  writeReady: (ready: Ready) => Promise<void>,
+  work: () => Promise<T>,
+  deleting = false,
+): Promise<T> {
   try {
     return await work();
   } catch (err) {

@@ -139,7 +139,12 @@ function ready(reason: string, message: string): LifecyclePlan['condition'] {
   return { status: 'True', reason, message };
 }
 
-function planPrevious(o: LifecycleObservation, events: PlannedEvent[], audit: LifecyclePlan['audit'], wakeAt: number[]): PreviousAction[] {
+function planPrevious(
+  o: LifecycleObservation,
+  events: PlannedEvent[],
+  audit: LifecyclePlan['audit'],
+  wakeAt: number[],
+): PreviousAction[] {
   const out: PreviousAction[] = [];
   const p = o.policy;
   const overflow = Math.max(0, o.previous.length - MAX_PREVIOUS);
@@ -151,7 +156,11 @@ function planPrevious(o: LifecycleObservation, events: PlannedEvent[], audit: Li
     if (i < overflow) {
       out.push({ id: prev.id, op: 'revoke', why: 'Overflow' });
       audit.push({ action: 'revoke', leaseId: prev.id, reason: 'Overflow' });
-      events.push({ type: 'Warning', reason: 'PreviousLeaseRevokedEarly', message: `more than ${MAX_PREVIOUS} replaced credentials waited for their rollout; the oldest was revoked` });
+      events.push({
+        type: 'Warning',
+        reason: 'PreviousLeaseRevokedEarly',
+        message: `more than ${MAX_PREVIOUS} replaced credentials waited for their rollout; the oldest was revoked`,
+      });
       return;
     }
     if (p.previous === 'Never') {
@@ -167,7 +176,13 @@ function planPrevious(o: LifecycleObservation, events: PlannedEvent[], audit: Li
     if (settledAt === undefined && (o.rollout === 'settled' || o.rollout === 'missing')) {
       settledAt = o.now;
       out.push({ id: prev.id, op: 'settled' });
-      if (o.rollout === 'missing') events.push({ type: 'Normal', reason: 'RolloutTargetMissing', message: 'a rollout target or the Secret does not exist: nothing to wait for before revoking the replaced credential' });
+      if (o.rollout === 'missing')
+        events.push({
+          type: 'Normal',
+          reason: 'RolloutTargetMissing',
+          message:
+            'a rollout target or the Secret does not exist: nothing to wait for before revoking the replaced credential',
+        });
     }
     if (settledAt !== undefined && o.now >= settledAt + p.graceMs) {
       out.push({ id: prev.id, op: 'revoke', why: 'AfterRollout' });
@@ -176,13 +191,18 @@ function planPrevious(o: LifecycleObservation, events: PlannedEvent[], audit: Li
     }
     if (settledAt !== undefined) wakeAt.push(settledAt + p.graceMs);
     if (o.rollout === 'paused' && settledAt === undefined) {
-      events.push({ type: 'Warning', reason: 'RolloutPaused', message: 'a rollout target is paused: the replaced credential stays valid (renewed) until it has rolled' });
+      events.push({
+        type: 'Warning',
+        reason: 'RolloutPaused',
+        message: 'a rollout target is paused: the replaced credential stays valid (renewed) until it has rolled',
+      });
     }
     // Still in use by pods not yet rolled: keep it alive as the current one is kept.
     if (prev.expiresAt !== undefined && prev.durationSeconds !== undefined) {
       const from = prev.renewedAt ?? prev.replacedAt;
       const at = renewalTime(p, prev.id, from, prev.expiresAt - from);
-      if (o.now >= at) out.push({ id: prev.id, op: 'renew', incrementSeconds: renewIncrementSeconds(prev.durationSeconds, p) });
+      if (o.now >= at)
+        out.push({ id: prev.id, op: 'renew', incrementSeconds: renewIncrementSeconds(prev.durationSeconds, p) });
       else wakeAt.push(at);
     }
     if (settledAt === undefined) wakeAt.push(o.now + 5_000); // ask the coordinator again
@@ -195,11 +215,15 @@ function replace(reason: ReplaceReason, events: PlannedEvent[], audit: Lifecycle
     MaxTTL: 'the lease nears its max TTL',
     TokenExpiry: 'the Vault token that minted it ends soon, and Vault revokes the lease with it',
     SpecChanged: 'the store, path, method or parameters changed',
-    SecretLost: 'the Secret and the controller\'s copy of the credential were deleted',
+    SecretLost: "the Secret and the controller's copy of the credential were deleted",
     NotRenewable: 'the lease is not renewable and ends soon',
     LeaseLost: 'Vault no longer knows the lease (revoked, or expired unrenewed)',
   };
-  events.push({ type: reason === 'LeaseLost' || reason === 'SecretLost' ? 'Warning' : 'Normal', reason: 'Rotating', message: `minting a replacement credential: ${why[reason]}` });
+  events.push({
+    type: reason === 'LeaseLost' || reason === 'SecretLost' ? 'Warning' : 'Normal',
+    reason: 'Rotating',
+    message: `minting a replacement credential: ${why[reason]}`,
+  });
   audit.push({ action: 'mint', reason });
   return { type: 'mint', reason };
 }
@@ -213,49 +237,103 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
 
   if (o.deleting) {
     if (!p.onDelete || (!lease && o.previous.length === 0)) {
-      return { main: { type: 'release' }, previous: [], condition: ready('Deleting', 'the object is being deleted'), events, audit };
+      return {
+        main: { type: 'release' },
+        previous: [],
+        condition: ready('Deleting', 'the object is being deleted'),
+        events,
+        audit,
+      };
     }
-    for (const id of [lease?.id, ...o.previous.map((x) => x.id)]) if (id) audit.push({ action: 'revoke', leaseId: id, reason: 'Deleted' });
-    return { main: { type: 'revoke-all' }, previous: [], condition: ready('Deleting', 'revoking the leases of a deleted object'), events, audit };
+    for (const id of [lease?.id, ...o.previous.map((x) => x.id)])
+      if (id) audit.push({ action: 'revoke', leaseId: id, reason: 'Deleted' });
+    return {
+      main: { type: 'revoke-all' },
+      previous: [],
+      condition: ready('Deleting', 'revoking the leases of a deleted object'),
+      events,
+      audit,
+    };
   }
 
   if (o.target === 'foreign') {
     return {
-      main: { type: 'refuse', reason: 'SecretNotOwned' }, previous: planPrevious(o, events, audit, wakeAt),
-      condition: { status: 'False', reason: 'SecretNotOwned', message: 'the target Secret exists and is not this object\'s: nothing is minted into a Secret someone else owns' },
-      events, audit, requeueAfterMs: 60_000,
+      main: { type: 'refuse', reason: 'SecretNotOwned' },
+      previous: planPrevious(o, events, audit, wakeAt),
+      condition: {
+        status: 'False',
+        reason: 'SecretNotOwned',
+        message: "the target Secret exists and is not this object's: nothing is minted into a Secret someone else owns",
+      },
+      events,
+      audit,
+      requeueAfterMs: 60_000,
     };
   }
 
   const previous = planPrevious(o, events, audit, wakeAt);
   const done = (main: MainAction, condition: LifecyclePlan['condition']): LifecyclePlan => {
     const next = wakeAt.length > 0 ? Math.min(...wakeAt) - o.now : undefined;
-    return { main, previous, condition, events, audit, ...(next !== undefined ? { requeueAfterMs: Math.max(MIN_REQUEUE_MS, next) } : {}) };
+    return {
+      main,
+      previous,
+      condition,
+      events,
+      audit,
+      ...(next !== undefined ? { requeueAfterMs: Math.max(MIN_REQUEUE_MS, next) } : {}),
+    };
   };
 
   // A copy newer than status: minted (and copied) before a crash, status not yet written. Adopt, never re-mint.
   if (o.copyLeaseId !== undefined && o.copyLeaseId !== lease?.id && !o.previous.some((x) => x.id === o.copyLeaseId)) {
-    return done({ type: 'adopt' }, { status: 'Unknown', reason: 'Adopting', message: 'taking over a credential minted before the controller stopped' });
+    return done(
+      { type: 'adopt' },
+      {
+        status: 'Unknown',
+        reason: 'Adopting',
+        message: 'taking over a credential minted before the controller stopped',
+      },
+    );
   }
 
   if (!lease) {
     audit.push({ action: 'mint', reason: 'Initial' });
-    return done({ type: 'mint', reason: 'Initial' }, { status: 'Unknown', reason: 'Minting', message: 'minting the first credential' });
+    return done(
+      { type: 'mint', reason: 'Initial' },
+      { status: 'Unknown', reason: 'Minting', message: 'minting the first credential' },
+    );
   }
 
-  if (lease.expiresAt <= o.now) return done(replace('LeaseLost', events, audit), { status: 'False', reason: 'LeaseExpired', message: 'the lease expired before it was renewed' });
-  if (lease.source !== undefined && lease.source !== o.source) return done(replace('SpecChanged', events, audit), ready('Rotating', 'replacing the credential: the spec changed'));
-  if (o.target === 'missing' && o.copyLeaseId !== lease.id) return done(replace('SecretLost', events, audit), ready('Rotating', 'the Secret and the controller\'s copy were deleted: replacing the credential'));
+  if (lease.expiresAt <= o.now)
+    return done(replace('LeaseLost', events, audit), {
+      status: 'False',
+      reason: 'LeaseExpired',
+      message: 'the lease expired before it was renewed',
+    });
+  if (lease.source !== undefined && lease.source !== o.source)
+    return done(replace('SpecChanged', events, audit), ready('Rotating', 'replacing the credential: the spec changed'));
+  if (o.target === 'missing' && o.copyLeaseId !== lease.id)
+    return done(
+      replace('SecretLost', events, audit),
+      ready('Rotating', "the Secret and the controller's copy were deleted: replacing the credential"),
+    );
 
   const end = hardEnd(lease, p);
   if (end && end.at - o.now < p.minValidityMs) {
-    return done(replace(end.reason, events, audit), ready('Rotating', `replacing the credential ${Math.max(0, Math.round((end.at - o.now) / 1000))}s before it ends`));
+    return done(
+      replace(end.reason, events, audit),
+      ready('Rotating', `replacing the credential ${Math.max(0, Math.round((end.at - o.now) / 1000))}s before it ends`),
+    );
   }
   if (end) wakeAt.push(end.at - p.minValidityMs);
 
   if (o.target === 'missing' || o.target === 'differs') {
-    events.push({ type: 'Normal', reason: 'SecretRestored', message: 'the target Secret was deleted or changed: restored with the current credential (nothing minted)' });
-    return done({ type: 'restore' }, ready('Restoring', 'restoring the target Secret from the controller\'s copy'));
+    events.push({
+      type: 'Normal',
+      reason: 'SecretRestored',
+      message: 'the target Secret was deleted or changed: restored with the current credential (nothing minted)',
+    });
+    return done({ type: 'restore' }, ready('Restoring', "restoring the target Secret from the controller's copy"));
   }
 
   if (lease.renewable) {
@@ -265,14 +343,28 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
     if (o.now >= at) {
       // Past the renewal window's end by half of what was left: a renewal has been failing.
       const late = o.now >= from + grant * (1 - (1 - (p.renewAtPercent + p.jitterPercent) / 100) / 2);
-      if (late) events.push({ type: 'Warning', reason: 'LeaseExpiringUnrenewed', message: `the lease ends in ${Math.max(0, Math.round((lease.expiresAt - o.now) / 1000))}s and has not been renewed` });
+      if (late)
+        events.push({
+          type: 'Warning',
+          reason: 'LeaseExpiringUnrenewed',
+          message: `the lease ends in ${Math.max(0, Math.round((lease.expiresAt - o.now) / 1000))}s and has not been renewed`,
+        });
       audit.push({ action: 'renew', leaseId: lease.id, reason: 'Due' });
-      return done({ type: 'renew', incrementSeconds: renewIncrementSeconds(lease.durationSeconds, p) }, ready('Renewing', 'renewing the lease'));
+      return done(
+        { type: 'renew', incrementSeconds: renewIncrementSeconds(lease.durationSeconds, p) },
+        ready('Renewing', 'renewing the lease'),
+      );
     }
     wakeAt.push(at);
   }
   const waiting = o.previous.length > 0 && p.previous === 'AfterRollout';
-  return done({ type: 'noop' }, ready(waiting ? 'AwaitingRollout' : 'LeaseValid', waiting
-    ? `the credential is valid; ${o.previous.length} replaced credential${o.previous.length === 1 ? '' : 's'} wait${o.previous.length === 1 ? 's' : ''} for the rollout before revocation`
-    : 'the credential is valid and its lease is renewed on schedule'));
+  return done(
+    { type: 'noop' },
+    ready(
+      waiting ? 'AwaitingRollout' : 'LeaseValid',
+      waiting
+        ? `the credential is valid; ${o.previous.length} replaced credential${o.previous.length === 1 ? '' : 's'} wait${o.previous.length === 1 ? 's' : ''} for the rollout before revocation`
+        : 'the credential is valid and its lease is renewed on schedule',
+    ),
+  );
 }

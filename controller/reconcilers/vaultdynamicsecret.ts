@@ -18,13 +18,25 @@ import type { OwnWrites } from '../../kube/own-writes.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
 import { NAMESPACES, SECRETS } from '../../kube/resources.ts';
 import { applyStatus } from '../../kube/status.ts';
-import { CLUSTER_SECRET_STORES, SECRET_STORES, VAULT_DYNAMIC_SECRETS, VAULT_GUARDRAILS } from '../../schemas/resources.ts';
+import {
+  CLUSTER_SECRET_STORES,
+  SECRET_STORES,
+  VAULT_DYNAMIC_SECRETS,
+  VAULT_GUARDRAILS,
+} from '../../schemas/resources.ts';
 import { VAULTGATE_API_VERSION } from '../../schemas/kinds.ts';
 import type { VaultDynamicSecretSpec, VaultDynamicSecretStatus } from '../../schemas/types.generated.ts';
 import { parseGoDuration } from '../../golang/index.ts';
 import { storeAllowsNamespace } from '../../eso/store-conditions.ts';
 import { LABEL_MANAGED } from '../../eso/target.ts';
-import { currentTokenLease, isLeaseGone, issueCredential, lookupLease, renewLease, revokeLease } from '../../vault/leases.ts';
+import {
+  currentTokenLease,
+  isLeaseGone,
+  issueCredential,
+  lookupLease,
+  renewLease,
+  revokeLease,
+} from '../../vault/leases.ts';
 import type { VaultRequester } from '../../vault/types.ts';
 import { VDS_DEFAULTS } from '../../webhook/rules/vaultdynamicsecret.ts';
 import { admissionContext } from './admission-context.ts';
@@ -32,7 +44,13 @@ import { admissionDenials, describeFindings, reasonOf, safeMessage, SafeError } 
 import { isOurClass, tryCache } from './lookups.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
 import {
-  planLifecycle, type LeasePolicy, type LeaseState, type LifecycleObservation, type LifecyclePlan, type PreviousLease, type RolloutState,
+  planLifecycle,
+  type LeasePolicy,
+  type LeaseState,
+  type LifecycleObservation,
+  type LifecyclePlan,
+  type PreviousLease,
+  type RolloutState,
 } from './vaultdynamicsecret-plan.ts';
 
 export interface VaultDynamicSecretObject extends KubeObject {
@@ -42,7 +60,11 @@ export interface VaultDynamicSecretObject extends KubeObject {
 
 /** What the rollout coordinator answers (controller/rollouts/coordinator.ts); the lifecycle asks only this. */
 export interface RolloutGate {
-  settled(namespace: string, targets: ReadonlyArray<{ kind: 'Deployment' | 'StatefulSet' | 'DaemonSet'; name: string }>, secretName: string): Promise<RolloutState>;
+  settled(
+    namespace: string,
+    targets: ReadonlyArray<{ kind: 'Deployment' | 'StatefulSet' | 'DaemonSet'; name: string }>,
+    secretName: string,
+  ): Promise<RolloutState>;
 }
 
 /** Labels and annotations on the Secrets this reconciler writes. */
@@ -94,7 +116,13 @@ export interface VaultDynamicSecretDeps {
   ownSecretWrites?: OwnWrites;
   now?: () => number;
   /** Audit records of Vault changes (lease ids and reasons only). */
-  onLeaseChange?: (record: { namespace: string; name: string; action: 'mint' | 'renew' | 'revoke'; leaseId: string; reason: string }) => void;
+  onLeaseChange?: (record: {
+    namespace: string;
+    name: string;
+    action: 'mint' | 'renew' | 'revoke';
+    leaseId: string;
+    reason: string;
+  }) => void;
 }
 
 type SecretObject = KubeObject & { data?: Record<string, string>; type?: string };
@@ -123,13 +151,28 @@ export function leasePolicyOf(spec: VaultDynamicSecretSpec): LeasePolicy {
 /** What minted the credential: a change of any of these means the credential is not the one asked for. */
 export function sourceOf(o: VaultDynamicSecretObject): string {
   const s = o.spec;
-  return createHash('sha256').update(JSON.stringify([s.storeRef.kind ?? 'SecretStore', s.storeRef.name, s.path, s.method ?? 'GET', s.parameters ?? {}])).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        s.storeRef.kind ?? 'SecretStore',
+        s.storeRef.name,
+        s.path,
+        s.method ?? 'GET',
+        s.parameters ?? {},
+      ]),
+    )
+    .digest('hex')
+    .slice(0, 16);
 }
 
 function leaseFromStatus(s: VaultDynamicSecretStatus['lease']): LeaseState | undefined {
   if (!s) return undefined;
   return {
-    id: s.id, durationSeconds: s.durationSeconds, renewable: s.renewable ?? false, issuedAt: t(s.issuedAt) ?? 0, expiresAt: t(s.expiresAt) ?? 0,
+    id: s.id,
+    durationSeconds: s.durationSeconds,
+    renewable: s.renewable ?? false,
+    issuedAt: t(s.issuedAt) ?? 0,
+    expiresAt: t(s.expiresAt) ?? 0,
     ...(s.renewedAt ? { renewedAt: t(s.renewedAt)! } : {}),
     ...(s.maxExpiresAt ? { maxExpiresAt: t(s.maxExpiresAt)! } : {}),
     ...(s.tokenAccessor ? { tokenAccessor: s.tokenAccessor } : {}),
@@ -140,7 +183,11 @@ function leaseFromStatus(s: VaultDynamicSecretStatus['lease']): LeaseState | und
 
 function leaseToStatus(l: LeaseState): NonNullable<VaultDynamicSecretStatus['lease']> {
   return {
-    id: l.id, durationSeconds: l.durationSeconds, renewable: l.renewable, issuedAt: iso(l.issuedAt)!, expiresAt: iso(l.expiresAt)!,
+    id: l.id,
+    durationSeconds: l.durationSeconds,
+    renewable: l.renewable,
+    issuedAt: iso(l.issuedAt)!,
+    expiresAt: iso(l.expiresAt)!,
     ...(l.renewedAt !== undefined ? { renewedAt: iso(l.renewedAt)! } : {}),
     ...(l.maxExpiresAt !== undefined ? { maxExpiresAt: iso(l.maxExpiresAt)! } : {}),
     ...(l.tokenAccessor ? { tokenAccessor: l.tokenAccessor } : {}),
@@ -151,7 +198,8 @@ function leaseToStatus(l: LeaseState): NonNullable<VaultDynamicSecretStatus['lea
 
 function previousFromStatus(list: VaultDynamicSecretStatus['previous']): PreviousLease[] {
   return (list ?? []).map((p) => ({
-    id: p.id, replacedAt: t(p.replacedAt) ?? 0,
+    id: p.id,
+    replacedAt: t(p.replacedAt) ?? 0,
     ...(p.expiresAt ? { expiresAt: t(p.expiresAt)! } : {}),
     ...(p.durationSeconds !== undefined ? { durationSeconds: p.durationSeconds } : {}),
     ...(p.renewedAt ? { renewedAt: t(p.renewedAt)! } : {}),
@@ -162,7 +210,8 @@ function previousFromStatus(list: VaultDynamicSecretStatus['previous']): Previou
 
 function previousToStatus(list: PreviousLease[]): NonNullable<VaultDynamicSecretStatus['previous']> {
   return list.map((p) => ({
-    id: p.id, replacedAt: iso(p.replacedAt)!,
+    id: p.id,
+    replacedAt: iso(p.replacedAt)!,
     ...(p.expiresAt !== undefined ? { expiresAt: iso(p.expiresAt)! } : {}),
     ...(p.durationSeconds !== undefined ? { durationSeconds: p.durationSeconds } : {}),
     ...(p.renewedAt !== undefined ? { renewedAt: iso(p.renewedAt)! } : {}),
@@ -173,7 +222,10 @@ function previousToStatus(list: PreviousLease[]): NonNullable<VaultDynamicSecret
 
 function ownedBy(s: KubeObject | undefined, o: KubeObject): boolean {
   if (!s) return false;
-  return (s.metadata.ownerReferences ?? []).some((r) => r.uid === o.metadata.uid) || s.metadata.labels?.[LABEL_DYNAMIC_SECRET] === o.metadata.uid;
+  return (
+    (s.metadata.ownerReferences ?? []).some((r) => r.uid === o.metadata.uid) ||
+    s.metadata.labels?.[LABEL_DYNAMIC_SECRET] === o.metadata.uid
+  );
 }
 
 function sameData(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
@@ -188,7 +240,12 @@ interface Observed {
   copy?: SecretObject;
 }
 
-async function observe(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: VaultDynamicSecretDeps, now: number): Promise<Observed> {
+async function observe(
+  o: VaultDynamicSecretObject,
+  ctx: ReconcileContext,
+  deps: VaultDynamicSecretDeps,
+  now: number,
+): Promise<Observed> {
   const ns = o.metadata.namespace ?? '';
   const [target, copy] = await Promise.all([
     ctx.client.get<SecretObject>(SECRETS, targetName(o), ns),
@@ -204,13 +261,21 @@ async function observe(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps:
   else if (ourCopy) targetState = sameData(target.data, ourCopy.data) ? 'current' : 'differs';
   else targetState = target.metadata.annotations?.[ANNOTATION_LEASE] === lease?.id ? 'current' : 'differs';
   const policy = leasePolicyOf(o.spec);
-  const rollout = previous.length > 0 && policy.previous === 'AfterRollout' && !o.metadata.deletionTimestamp
-    ? await deps.rollouts.settled(ns, o.spec.rolloutRestartTargets ?? [], targetName(o))
-    : undefined;
+  const rollout =
+    previous.length > 0 && policy.previous === 'AfterRollout' && !o.metadata.deletionTimestamp
+      ? await deps.rollouts.settled(ns, o.spec.rolloutRestartTargets ?? [], targetName(o))
+      : undefined;
   return {
     obs: {
-      now, deleting: Boolean(o.metadata.deletionTimestamp), policy, source: sourceOf(o), ...(lease ? { lease } : {}), previous,
-      target: targetState, ...(copyLeaseId ? { copyLeaseId } : {}), ...(rollout ? { rollout } : {}),
+      now,
+      deleting: Boolean(o.metadata.deletionTimestamp),
+      policy,
+      source: sourceOf(o),
+      ...(lease ? { lease } : {}),
+      previous,
+      target: targetState,
+      ...(copyLeaseId ? { copyLeaseId } : {}),
+      ...(rollout ? { rollout } : {}),
     },
     ...(target ? { target } : {}),
     ...(ourCopy ? { copy: ourCopy } : {}),
@@ -218,33 +283,55 @@ async function observe(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps:
 }
 
 /** The store's Vault session, after the same checks an ExternalSecret's store gets (class, readiness, namespace conditions). */
-async function session(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: VaultDynamicSecretDeps): Promise<VaultRequester> {
+async function session(
+  o: VaultDynamicSecretObject,
+  ctx: ReconcileContext,
+  deps: VaultDynamicSecretDeps,
+): Promise<VaultRequester> {
   const ns = o.metadata.namespace ?? '';
   const ref = o.spec.storeRef;
   const kind: StoreKind = ref.kind ?? 'SecretStore';
   const cache = tryCache(ctx, kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES);
   const name = ref.name ?? '';
   const label = `${kind} ${name}`;
-  if (!cache) throw new SafeError('StoreNotServed', `${label} cannot be used: this controller serves no ${kind} (namespaced install)`);
+  if (!cache)
+    throw new SafeError(
+      'StoreNotServed',
+      `${label} cannot be used: this controller serves no ${kind} (namespaced install)`,
+    );
   const store = cache.get(kind === 'SecretStore' ? `${ns}/${name}` : name) as StoreObject | undefined;
   if (!store) throw new SafeError('StoreNotFound', `${label} not found`);
-  if (!isOurClass(store.spec, deps.controllerClass)) throw new SafeError('StoreNotFound', `${label} belongs to another controller class`);
+  if (!isOurClass(store.spec, deps.controllerClass))
+    throw new SafeError('StoreNotFound', `${label} belongs to another controller class`);
   const ready = getCondition((store.status as { conditions?: Condition[] } | undefined)?.conditions, 'Ready');
   if (ready?.status === 'False') throw new SafeError('StoreNotReady', `${label} is not ready: ${ready.message}`);
   if (kind === 'ClusterSecretStore') {
     const nsObj = tryCache(ctx, NAMESPACES)?.get(ns);
-    if (!storeAllowsNamespace(store.spec.conditions, ns, nsObj ? nsObj.metadata.labels ?? {} : undefined)) throw new SafeError('StoreNotFound', `${label} does not allow namespace ${ns} (spec.conditions)`);
+    if (!storeAllowsNamespace(store.spec.conditions, ns, nsObj ? (nsObj.metadata.labels ?? {}) : undefined))
+      throw new SafeError('StoreNotFound', `${label} does not allow namespace ${ns} (spec.conditions)`);
   }
   return (await deps.connector.connect(kind, store, ns)).session;
 }
 
-function secretBody(o: VaultDynamicSecretObject, name: string, data: Record<string, string>, leaseId: string, copy: boolean): SecretObject {
+function secretBody(
+  o: VaultDynamicSecretObject,
+  name: string,
+  data: Record<string, string>,
+  leaseId: string,
+  copy: boolean,
+): SecretObject {
   const orphan = !copy && o.spec.target?.creationPolicy === 'Orphan';
   return {
-    apiVersion: 'v1', kind: 'Secret',
+    apiVersion: 'v1',
+    kind: 'Secret',
     metadata: {
-      name, namespace: o.metadata.namespace,
-      labels: { [LABEL_MANAGED]: 'true', [LABEL_DYNAMIC_SECRET]: o.metadata.uid ?? '', ...(copy ? { [LABEL_COPY]: 'true' } : {}) },
+      name,
+      namespace: o.metadata.namespace,
+      labels: {
+        [LABEL_MANAGED]: 'true',
+        [LABEL_DYNAMIC_SECRET]: o.metadata.uid ?? '',
+        ...(copy ? { [LABEL_COPY]: 'true' } : {}),
+      },
       annotations: { [ANNOTATION_LEASE]: leaseId },
       ...(orphan ? {} : { ownerReferences: [controllerReference(VAULT_DYNAMIC_SECRETS, o)] }),
     },
@@ -254,13 +341,19 @@ function secretBody(o: VaultDynamicSecretObject, name: string, data: Record<stri
 }
 
 /** Creates the Secret, or rewrites ours (never one someone else owns: the planner refused that before). */
-async function writeSecret(ctx: ReconcileContext, deps: VaultDynamicSecretDeps, body: SecretObject, existing: SecretObject | undefined): Promise<void> {
+async function writeSecret(
+  ctx: ReconcileContext,
+  deps: VaultDynamicSecretDeps,
+  body: SecretObject,
+  existing: SecretObject | undefined,
+): Promise<void> {
   let written: SecretObject;
   if (!existing) {
     try {
       written = await ctx.client.create<SecretObject>(SECRETS, body);
     } catch (err) {
-      if (isAlreadyExists(err)) throw new SafeError('SecretNotOwned', `Secret ${body.metadata.name} appeared meanwhile; looking again`);
+      if (isAlreadyExists(err))
+        throw new SafeError('SecretNotOwned', `Secret ${body.metadata.name} appeared meanwhile; looking again`);
       throw err;
     }
   } else {
@@ -270,7 +363,8 @@ async function writeSecret(ctx: ReconcileContext, deps: VaultDynamicSecretDeps, 
   deps.ownSecretWrites?.record(written);
 }
 
-const b64 = (data: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+const b64 = (data: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
 
 interface ActResult {
   lease?: LeaseState;
@@ -280,11 +374,18 @@ interface ActResult {
   changed: boolean;
 }
 
-async function act(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: VaultDynamicSecretDeps, seen: Observed, plan: LifecyclePlan): Promise<ActResult> {
+async function act(
+  o: VaultDynamicSecretObject,
+  ctx: ReconcileContext,
+  deps: VaultDynamicSecretDeps,
+  seen: Observed,
+  plan: LifecyclePlan,
+): Promise<ActResult> {
   const now = seen.obs.now;
   const m = deps.metrics.operations;
   const ns = o.metadata.namespace ?? '';
-  const audit = (action: 'mint' | 'renew' | 'revoke', leaseId: string, reason: string): void => deps.onLeaseChange?.({ namespace: ns, name: o.metadata.name, action, leaseId, reason });
+  const audit = (action: 'mint' | 'renew' | 'revoke', leaseId: string, reason: string): void =>
+    deps.onLeaseChange?.({ namespace: ns, name: o.metadata.name, action, leaseId, reason });
   let lease = seen.obs.lease;
   const previous = [...seen.obs.previous];
   let changed = false;
@@ -295,14 +396,26 @@ async function act(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: Vau
   for (const step of plan.previous) {
     const i = previous.findIndex((p) => p.id === step.id);
     if (i < 0) continue;
-    if (step.op === 'forget') { previous.splice(i, 1); changed = true; continue; }
-    if (step.op === 'settled') { previous[i] = { ...previous[i]!, rolloutSettledAt: now }; changed = true; continue; }
+    if (step.op === 'forget') {
+      previous.splice(i, 1);
+      changed = true;
+      continue;
+    }
+    if (step.op === 'settled') {
+      previous[i] = { ...previous[i]!, rolloutSettledAt: now };
+      changed = true;
+      continue;
+    }
     try {
       if (step.op === 'revoke') {
         await revokeLease(await v(), step.id);
         m.inc({ operation: 'revoke', result: 'success' });
         audit('revoke', step.id, step.why);
-        ctx.events.record(o, { type: 'Normal', reason: 'PreviousLeaseRevoked', note: `revoked the replaced credential's lease (${step.why === 'AfterRollout' ? 'its rollout completed' : step.why})` });
+        ctx.events.record(o, {
+          type: 'Normal',
+          reason: 'PreviousLeaseRevoked',
+          note: `revoked the replaced credential's lease (${step.why === 'AfterRollout' ? 'its rollout completed' : step.why})`,
+        });
         previous.splice(i, 1);
       } else {
         const r = await renewLease(await v(), step.id, step.incrementSeconds);
@@ -312,8 +425,15 @@ async function act(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: Vau
       changed = true;
     } catch (err) {
       m.inc({ operation: step.op, result: 'failure' });
-      if (isLeaseGone(err)) { previous.splice(i, 1); changed = true; continue; }
-      ctx.log.warn({ key: `${ns}/${o.metadata.name}`, op: step.op, reason: reasonOf(err, 'VaultError') }, 'replaced lease: Vault call failed');
+      if (isLeaseGone(err)) {
+        previous.splice(i, 1);
+        changed = true;
+        continue;
+      }
+      ctx.log.warn(
+        { key: `${ns}/${o.metadata.name}`, op: step.op, reason: reasonOf(err, 'VaultError') },
+        'replaced lease: Vault call failed',
+      );
     }
   }
 
@@ -322,7 +442,11 @@ async function act(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: Vau
     switch (main.type) {
       case 'mint': {
         const s = await v();
-        const cred = await issueCredential(s, { path: o.spec.path, method: o.spec.method ?? 'GET', ...(o.spec.parameters ? { parameters: o.spec.parameters as Record<string, string> } : {}) });
+        const cred = await issueCredential(s, {
+          path: o.spec.path,
+          method: o.spec.method ?? 'GET',
+          ...(o.spec.parameters ? { parameters: o.spec.parameters as Record<string, string> } : {}),
+        });
         m.inc({ operation: 'mint', result: 'success' });
         audit('mint', cred.leaseId, main.reason);
         const tok = await currentTokenLease(s).catch(() => undefined);
@@ -331,23 +455,55 @@ async function act(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: Vau
         await writeSecret(ctx, deps, secretBody(o, copyName(o), data, cred.leaseId, true), seen.copy);
         await writeSecret(ctx, deps, secretBody(o, targetName(o), data, cred.leaseId, false), seen.target);
         if (lease && main.reason !== 'LeaseLost') {
-          previous.push({ id: lease.id, replacedAt: now, expiresAt: lease.expiresAt, durationSeconds: lease.durationSeconds, ...(lease.renewedAt !== undefined ? { renewedAt: lease.renewedAt } : {}), reason: main.reason });
+          previous.push({
+            id: lease.id,
+            replacedAt: now,
+            expiresAt: lease.expiresAt,
+            durationSeconds: lease.durationSeconds,
+            ...(lease.renewedAt !== undefined ? { renewedAt: lease.renewedAt } : {}),
+            reason: main.reason,
+          });
         }
         lease = {
-          id: cred.leaseId, durationSeconds: cred.durationSeconds, renewable: cred.renewable, issuedAt: now, expiresAt: now + cred.durationSeconds * 1000,
-          ...(tok?.accessor ? { tokenAccessor: tok.accessor } : {}), ...(tok?.expireTime !== undefined ? { tokenExpiresAt: tok.expireTime } : {}), source: seen.obs.source,
+          id: cred.leaseId,
+          durationSeconds: cred.durationSeconds,
+          renewable: cred.renewable,
+          issuedAt: now,
+          expiresAt: now + cred.durationSeconds * 1000,
+          ...(tok?.accessor ? { tokenAccessor: tok.accessor } : {}),
+          ...(tok?.expireTime !== undefined ? { tokenExpiresAt: tok.expireTime } : {}),
+          source: seen.obs.source,
         };
-        ctx.events.record(o, { type: 'Normal', reason: main.reason === 'Initial' ? 'CredentialIssued' : 'CredentialRotated', note: `wrote a new credential to Secret ${targetName(o)}${main.reason === 'Initial' ? '' : ` (${main.reason})`}` });
+        ctx.events.record(o, {
+          type: 'Normal',
+          reason: main.reason === 'Initial' ? 'CredentialIssued' : 'CredentialRotated',
+          note: `wrote a new credential to Secret ${targetName(o)}${main.reason === 'Initial' ? '' : ` (${main.reason})`}`,
+        });
         changed = true;
         break;
       }
       case 'adopt': {
         const id = seen.obs.copyLeaseId!;
         const info = await lookupLease(await v(), id);
-        if (lease && lease.id !== id) previous.push({ id: lease.id, replacedAt: now, expiresAt: lease.expiresAt, durationSeconds: lease.durationSeconds, reason: 'Adopted' });
-        lease = info && info.expireTime !== undefined
-          ? { id, durationSeconds: Math.max(1, Math.round((info.expireTime - info.issueTime) / 1000)), renewable: info.renewable, issuedAt: info.issueTime, expiresAt: info.expireTime, source: seen.obs.source }
-          : undefined;
+        if (lease && lease.id !== id)
+          previous.push({
+            id: lease.id,
+            replacedAt: now,
+            expiresAt: lease.expiresAt,
+            durationSeconds: lease.durationSeconds,
+            reason: 'Adopted',
+          });
+        lease =
+          info && info.expireTime !== undefined
+            ? {
+                id,
+                durationSeconds: Math.max(1, Math.round((info.expireTime - info.issueTime) / 1000)),
+                renewable: info.renewable,
+                issuedAt: info.issueTime,
+                expiresAt: info.expireTime,
+                source: seen.obs.source,
+              }
+            : undefined;
         m.inc({ operation: 'adopt', result: 'success' });
         changed = true;
         break;
@@ -369,9 +525,14 @@ async function act(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: Vau
           const capped = r.durationSeconds < main.incrementSeconds - 1;
           const tok = await currentTokenLease(s).catch(() => undefined);
           lease = {
-            ...lease!, renewable: r.renewable, renewedAt: now, expiresAt,
+            ...lease!,
+            renewable: r.renewable,
+            renewedAt: now,
+            expiresAt,
             ...(capped ? { maxExpiresAt: expiresAt } : {}),
-            ...(tok && tok.accessor === lease!.tokenAccessor && tok.expireTime !== undefined ? { tokenExpiresAt: tok.expireTime } : {}),
+            ...(tok && tok.accessor === lease!.tokenAccessor && tok.expireTime !== undefined
+              ? { tokenExpiresAt: tok.expireTime }
+              : {}),
           };
         } catch (err) {
           if (!isLeaseGone(err)) throw err;
@@ -393,14 +554,26 @@ async function act(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: Vau
     }
   } catch (err) {
     m.inc({ operation: main.type === 'noop' ? 'restore' : main.type, result: 'failure' });
-    return { ...(lease ? { lease } : {}), previous, failure: { reason: reasonOf(err, 'VaultError'), message: safeMessage(err) }, changed };
+    return {
+      ...(lease ? { lease } : {}),
+      previous,
+      failure: { reason: reasonOf(err, 'VaultError'), message: safeMessage(err) },
+      changed,
+    };
   }
   return { ...(lease ? { lease } : {}), previous, changed };
 }
 
-function statusOf(o: VaultDynamicSecretObject, plan: LifecyclePlan, r: ActResult, now: number): Record<string, unknown> {
+function statusOf(
+  o: VaultDynamicSecretObject,
+  plan: LifecyclePlan,
+  r: ActResult,
+  now: number,
+): Record<string, unknown> {
   const gen = o.metadata.generation;
-  const cond = r.failure ? { status: 'False' as const, reason: r.failure.reason, message: r.failure.message } : plan.condition;
+  const cond = r.failure
+    ? { status: 'False' as const, reason: r.failure.reason, message: r.failure.message }
+    : plan.condition;
   return {
     ...(gen !== undefined ? { observedGeneration: gen } : {}),
     ...(r.lease ? { lease: leaseToStatus(r.lease) } : {}),
@@ -409,32 +582,90 @@ function statusOf(o: VaultDynamicSecretObject, plan: LifecyclePlan, r: ActResult
   };
 }
 
-async function cleanup(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: VaultDynamicSecretDeps, now: number): Promise<void> {
+async function cleanup(
+  o: VaultDynamicSecretObject,
+  ctx: ReconcileContext,
+  deps: VaultDynamicSecretDeps,
+  now: number,
+): Promise<void> {
   const plan = planLifecycle({
-    now, deleting: true, policy: leasePolicyOf(o.spec), source: sourceOf(o), ...(o.status?.lease ? { lease: leaseFromStatus(o.status.lease)! } : {}),
-    previous: previousFromStatus(o.status?.previous), target: 'current',
+    now,
+    deleting: true,
+    policy: leasePolicyOf(o.spec),
+    source: sourceOf(o),
+    ...(o.status?.lease ? { lease: leaseFromStatus(o.status.lease)! } : {}),
+    previous: previousFromStatus(o.status?.previous),
+    target: 'current',
   });
   if (plan.main.type !== 'revoke-all') return;
-  const ids = [o.status?.lease?.id, ...(o.status?.previous ?? []).map((p) => p.id)].filter((x): x is string => Boolean(x));
+  const ids = [o.status?.lease?.id, ...(o.status?.previous ?? []).map((p) => p.id)].filter((x): x is string =>
+    Boolean(x),
+  );
   try {
     const s = await session(o, ctx, deps);
     for (const id of ids) {
       await revokeLease(s, id);
       deps.metrics.operations.inc({ operation: 'revoke', result: 'success' });
-      deps.onLeaseChange?.({ namespace: o.metadata.namespace ?? '', name: o.metadata.name, action: 'revoke', leaseId: id, reason: 'Deleted' });
+      deps.onLeaseChange?.({
+        namespace: o.metadata.namespace ?? '',
+        name: o.metadata.name,
+        action: 'revoke',
+        leaseId: id,
+        reason: 'Deleted',
+      });
     }
   } catch (err) {
     deps.metrics.operations.inc({ operation: 'revoke', result: 'failure' });
     // Bounded: after a few tries the object goes; its leases end on their own within one renewal period.
     if (ctx.retries < 5) throw err;
-    ctx.events.record(o, { type: 'Warning', reason: 'LeaseNotRevoked', note: `could not revoke ${ids.length} lease(s) on deletion (${reasonOf(err, 'VaultError')}); they expire unrenewed`, action: 'Delete' });
+    ctx.events.record(o, {
+      type: 'Warning',
+      reason: 'LeaseNotRevoked',
+      note: `could not revoke ${ids.length} lease(s) on deletion (${reasonOf(err, 'VaultError')}); they expire unrenewed`,
+      action: 'Delete',
+    });
   }
 }
 
-async function reconcileLive(o: VaultDynamicSecretObject, ctx: ReconcileContext, deps: VaultDynamicSecretDeps, now: number): Promise<Result> {
-  const denials = admissionDenials({ ...o, apiVersion: VAULTGATE_API_VERSION, kind: 'VaultDynamicSecret' }, admissionContext({ guardrails: ctx.cache(VAULT_GUARDRAILS), namespaces: ctx.cache(NAMESPACES), namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));
+async function reconcileLive(
+  o: VaultDynamicSecretObject,
+  ctx: ReconcileContext,
+  deps: VaultDynamicSecretDeps,
+  now: number,
+): Promise<Result> {
+  const denials = admissionDenials(
+    { ...o, apiVersion: VAULTGATE_API_VERSION, kind: 'VaultDynamicSecret' },
+    admissionContext({
+      guardrails: ctx.cache(VAULT_GUARDRAILS),
+      namespaces: ctx.cache(NAMESPACES),
+      namePrefix: deps.namePrefix,
+      controllerClass: deps.controllerClass,
+    }),
+  );
   if (denials.length > 0) {
-    await applyStatus(ctx.client, VAULT_DYNAMIC_SECRETS, o, statusOf(o, planLifecycle({ now, deleting: false, policy: leasePolicyOf(o.spec), source: sourceOf(o), previous: [], target: 'current' }), { previous: previousFromStatus(o.status?.previous), ...(o.status?.lease ? { lease: leaseFromStatus(o.status.lease)! } : {}), failure: { reason: 'InvalidSpec', message: describeFindings(denials) }, changed: false }, now));
+    await applyStatus(
+      ctx.client,
+      VAULT_DYNAMIC_SECRETS,
+      o,
+      statusOf(
+        o,
+        planLifecycle({
+          now,
+          deleting: false,
+          policy: leasePolicyOf(o.spec),
+          source: sourceOf(o),
+          previous: [],
+          target: 'current',
+        }),
+        {
+          previous: previousFromStatus(o.status?.previous),
+          ...(o.status?.lease ? { lease: leaseFromStatus(o.status.lease)! } : {}),
+          failure: { reason: 'InvalidSpec', message: describeFindings(denials) },
+          changed: false,
+        },
+        now,
+      ),
+    );
     return DONE;
   }
   const seen = await observe(o, ctx, deps, now);

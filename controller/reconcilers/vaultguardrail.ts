@@ -12,7 +12,12 @@ import { applyStatus } from '../../kube/status.ts';
 import type { VaultGuardrailFloor, VaultGuardrailStatus } from '../../schemas/types.generated.ts';
 import type { GuardrailObject } from '../../webhook/admission/context.ts';
 import type { Finding } from '../../webhook/rules/finding.ts';
-import { builtInGuardrail, effectiveGuardrail, guardrailSelects, honouredRelaxations } from '../../webhook/rules/guardrails.ts';
+import {
+  builtInGuardrail,
+  effectiveGuardrail,
+  guardrailSelects,
+  honouredRelaxations,
+} from '../../webhook/rules/guardrails.ts';
 import { admissionContext } from './admission-context.ts';
 import { admissionDenials, describeFindings } from './common.ts';
 
@@ -40,23 +45,42 @@ export const GUARDRAIL_REASONS = { effective: 'Effective', invalid: 'InvalidSpec
 export function floorOf(guardrail: GuardrailObject): VaultGuardrailFloor {
   const relaxed = [...honouredRelaxations(effectiveGuardrail(guardrail))].sort();
   const floor = builtInGuardrail(new Set(relaxed));
-  const lists = { relaxed, forbiddenCapabilities: floor.forbiddenCapabilities, forbiddenPaths: floor.forbiddenPaths, allowedPaths: floor.allowedPaths ?? [] };
+  const lists = {
+    relaxed,
+    forbiddenCapabilities: floor.forbiddenCapabilities,
+    forbiddenPaths: floor.forbiddenPaths,
+    allowedPaths: floor.allowedPaths ?? [],
+  };
   return Object.fromEntries(Object.entries(lists).filter(([, list]) => list.length > 0));
 }
 
 function readyMessage(mode: string, selected: number, floor: VaultGuardrailFloor): string {
-  const where = selected === 0 ? 'selects no namespace' : `${mode} in ${selected} namespace${selected === 1 ? '' : 's'}`;
+  const where =
+    selected === 0 ? 'selects no namespace' : `${mode} in ${selected} namespace${selected === 1 ? '' : 's'}`;
   return floor.relaxed?.length ? `${where}; floor relaxed there: ${floor.relaxed.join(', ')}` : where;
 }
 
 /** Plan: the complete status the controller owns, from what was observed. Pure. */
 export function planGuardrailStatus(observed: GuardrailObservation, now: Date): VaultGuardrailStatus {
   const g = observed.guardrail;
-  const selected = observed.namespaces.filter((ns) => guardrailSelects(g as GuardrailObject, ns.name, ns.labels)).length;
+  const selected = observed.namespaces.filter((ns) =>
+    guardrailSelects(g as GuardrailObject, ns.name, ns.labels),
+  ).length;
   const floor = floorOf(g as GuardrailObject);
-  const ready = observed.denials.length > 0
-    ? { type: 'Ready', status: 'False' as const, reason: GUARDRAIL_REASONS.invalid, message: describeFindings(observed.denials) }
-    : { type: 'Ready', status: 'True' as const, reason: GUARDRAIL_REASONS.effective, message: readyMessage(effectiveGuardrail(g as GuardrailObject).mode, selected, floor) };
+  const ready =
+    observed.denials.length > 0
+      ? {
+          type: 'Ready',
+          status: 'False' as const,
+          reason: GUARDRAIL_REASONS.invalid,
+          message: describeFindings(observed.denials),
+        }
+      : {
+          type: 'Ready',
+          status: 'True' as const,
+          reason: GUARDRAIL_REASONS.effective,
+          message: readyMessage(effectiveGuardrail(g as GuardrailObject).mode, selected, floor),
+        };
   const generation = g.metadata.generation;
   return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
@@ -87,7 +111,16 @@ function observe(key: string, ctx: ReconcileContext, deps: VaultGuardrailDeps): 
   const guardrail = ctx.cache<VaultGuardrailObject>(VAULT_GUARDRAILS).get(key);
   if (!guardrail || guardrail.metadata.deletionTimestamp) return undefined;
   const namespaceCache = ctx.cache(NAMESPACES);
-  const namespaces = namespaceCache.list().map((ns) => ({ name: ns.metadata.name, ...(ns.metadata.labels ? { labels: ns.metadata.labels } : {}) }));
-  const denials = admissionDenials(guardrail, admissionContext({ namespaces: namespaceCache, namePrefix: deps.namePrefix, controllerClass: deps.controllerClass }));
+  const namespaces = namespaceCache
+    .list()
+    .map((ns) => ({ name: ns.metadata.name, ...(ns.metadata.labels ? { labels: ns.metadata.labels } : {}) }));
+  const denials = admissionDenials(
+    guardrail,
+    admissionContext({
+      namespaces: namespaceCache,
+      namePrefix: deps.namePrefix,
+      controllerClass: deps.controllerClass,
+    }),
+  );
   return { guardrail, namespaces, denials };
 }

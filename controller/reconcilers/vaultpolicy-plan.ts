@@ -7,7 +7,16 @@ import type { AclRule } from '../../policy/acl.ts';
 import { summariseRuleWidening } from '../../policy/widening.ts';
 import type { ConditionInput } from '../../kube/conditions.ts';
 import {
-  deleteStep, notOwnedMessage, refusalEvents, whose, writeStep, type Ready, type Refusal, type VaultFailure, type VaultObjectPlan, type WriteKind,
+  deleteStep,
+  notOwnedMessage,
+  refusalEvents,
+  whose,
+  writeStep,
+  type Ready,
+  type Refusal,
+  type VaultFailure,
+  type VaultObjectPlan,
+  type WriteKind,
 } from './vault-object-plan.ts';
 
 /** Status condition recording that vaultgate wrote the Vault policy (survives a stripped header). */
@@ -47,19 +56,47 @@ export function planVaultPolicy(desired: PolicyDesired, o: PolicyObserved): Poli
   if ('refused' in desired) return planRefused(desired.refused, o);
   const { rendered } = desired;
   const claimed = o.owned?.status === 'True';
-  const owner = whose({ exists: o.stored !== undefined, ours: o.header !== 'foreign' || claimed, annotated: o.annotated, consent: o.consent });
+  const owner = whose({
+    exists: o.stored !== undefined,
+    ours: o.header !== 'foreign' || claimed,
+    annotated: o.annotated,
+    consent: o.consent,
+  });
   if (owner === 'foreign') {
     const message = notOwnedMessage(`Vault policy "${o.name}"`, 'VaultPolicy', o.namespace, o.annotated);
-    return { decision: 'leave-foreign', steps: [], status: { ready: { status: 'False', reason: 'NotOwned', message }, conditions: [] }, events: [{ type: 'Warning', reason: 'NotOwned', note: message }] };
+    return {
+      decision: 'leave-foreign',
+      steps: [],
+      status: { ready: { status: 'False', reason: 'NotOwned', message }, conditions: [] },
+      events: [{ type: 'Warning', reason: 'NotOwned', note: message }],
+    };
   }
-  const synced = { ready: { status: 'True' as const, reason: 'Synced', message: `Vault policy ${o.name} matches the spec` }, conditions: [ownedWritten(o.name)] };
-  if (o.stored === undefined) return { decision: 'create', steps: [writeStep({ write: rendered }, 'create', `created Vault policy ${o.name}`, rendered)], status: synced, events: [] };
+  const synced = {
+    ready: { status: 'True' as const, reason: 'Synced', message: `Vault policy ${o.name} matches the spec` },
+    conditions: [ownedWritten(o.name)],
+  };
+  if (o.stored === undefined)
+    return {
+      decision: 'create',
+      steps: [writeStep({ write: rendered }, 'create', `created Vault policy ${o.name}`, rendered)],
+      status: synced,
+      events: [],
+    };
   if (policiesEquivalent(rendered, o.stored)) return { decision: 'noop', steps: [], status: synced, events: [] };
-  const [kind, note]: [WriteKind, string] = o.header === 'foreign' && claimed ? ['repair', `Vault policy ${o.name} was replaced outside vaultgate (ownership header removed); restored`]
-    : owner === 'adoptable' ? ['adopt', `adopted and rewrote Vault policy ${o.name}`]
-    : o.header === 'owned' && o.syncedBefore ? ['repair', `Vault policy ${o.name} was changed outside vaultgate; restored`]
-    : ['update', `updated Vault policy ${o.name}`];
-  return { decision: kind, steps: [writeStep({ write: rendered }, kind, note, rendered, accessChange(o.stored, rendered))], status: synced, events: [] };
+  const [kind, note]: [WriteKind, string] =
+    o.header === 'foreign' && claimed
+      ? ['repair', `Vault policy ${o.name} was replaced outside vaultgate (ownership header removed); restored`]
+      : owner === 'adoptable'
+        ? ['adopt', `adopted and rewrote Vault policy ${o.name}`]
+        : o.header === 'owned' && o.syncedBefore
+          ? ['repair', `Vault policy ${o.name} was changed outside vaultgate; restored`]
+          : ['update', `updated Vault policy ${o.name}`];
+  return {
+    decision: kind,
+    steps: [writeStep({ write: rendered }, kind, note, rendered, accessChange(o.stored, rendered))],
+    status: synced,
+    events: [],
+  };
 }
 
 /**
@@ -79,35 +116,86 @@ function planRefused(refusal: Refusal, o: PolicyObserved): PolicyPlan {
       : `not written to Vault: ${why}`;
   const ready: Ready = { status: 'False', reason: refusal.reason, message };
   const removal = `removed Vault policy ${o.name} because the spec is refused (${refusal.reason}); its access is taken back`;
-  const steps = ours ? [deleteStep<PolicyOp, string>('delete', { type: 'Warning', reason: 'AccessRevoked', note: removal }, { change: accessChange(o.stored!, '') })] : [];
-  const conditions: ConditionInput[] = revoked
-    ? [{ type: OWNED_CONDITION, status: 'False', reason: REVOKED_REASON, message: `vaultgate removed the Vault policy ${o.name} it had written, because the spec is refused` }]
+  const steps = ours
+    ? [
+        deleteStep<PolicyOp, string>(
+          'delete',
+          { type: 'Warning', reason: 'AccessRevoked', note: removal },
+          { change: accessChange(o.stored!, '') },
+        ),
+      ]
     : [];
-  return { decision: ours ? 'revoke' : 'refuse', steps, status: { ready, conditions }, events: refusalEvents(o.ready, ready) };
+  const conditions: ConditionInput[] = revoked
+    ? [
+        {
+          type: OWNED_CONDITION,
+          status: 'False',
+          reason: REVOKED_REASON,
+          message: `vaultgate removed the Vault policy ${o.name} it had written, because the spec is refused`,
+        },
+      ]
+    : [];
+  return {
+    decision: ours ? 'revoke' : 'refuse',
+    steps,
+    status: { ready, conditions },
+    events: refusalEvents(o.ready, ready),
+  };
 }
 
 /** On deletion: only a policy whose header names this object is removed. */
-export function planVaultPolicyCleanup(o: Pick<PolicyObserved, 'name' | 'namespace' | 'stored' | 'header'> & { objectName: string }): PolicyPlan {
+export function planVaultPolicyCleanup(
+  o: Pick<PolicyObserved, 'name' | 'namespace' | 'stored' | 'header'> & { objectName: string },
+): PolicyPlan {
   if (o.stored === undefined) return { decision: 'keep', steps: [], events: [] };
   if (o.header !== 'owned') {
-    return { decision: 'keep', steps: [], events: [{ type: 'Normal', reason: 'NotDeleted', note: `Vault policy ${o.name} was not written by vaultgate for this object; left in place`, action: 'Delete' }] };
+    return {
+      decision: 'keep',
+      steps: [],
+      events: [
+        {
+          type: 'Normal',
+          reason: 'NotDeleted',
+          note: `Vault policy ${o.name} was not written by vaultgate for this object; left in place`,
+          action: 'Delete',
+        },
+      ],
+    };
   }
   const event = { type: 'Normal' as const, reason: 'Deleted', note: `deleted Vault policy ${o.name}` };
-  return { decision: 'delete', steps: [deleteStep('delete', event, { reason: `deleted Vault policy ${o.name}: VaultPolicy ${o.namespace}/${o.objectName} was deleted` })], events: [] };
+  return {
+    decision: 'delete',
+    steps: [
+      deleteStep('delete', event, {
+        reason: `deleted Vault policy ${o.name}: VaultPolicy ${o.namespace}/${o.objectName} was deleted`,
+      }),
+    ],
+    events: [],
+  };
 }
 
 /** What Ready says when a Vault call fails, for this desired state. */
 export function policyVaultFailure(desired: PolicyDesired | 'deleting', name: string): VaultFailure {
-  if (desired === 'deleting') return { before: `deleting: cannot remove Vault policy ${name} yet (`, after: '); retrying' };
+  if (desired === 'deleting')
+    return { before: `deleting: cannot remove Vault policy ${name} yet (`, after: '); retrying' };
   if ('refused' in desired) {
     const r = desired.refused;
-    return { reason: r.reason, before: `${r.message}; the Vault policy ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (`, after: '); retrying' };
+    return {
+      reason: r.reason,
+      before: `${r.message}; the Vault policy ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (`,
+      after: '); retrying',
+    };
   }
   return { before: `cannot sync Vault policy ${name}: `, after: '' };
 }
 
 function ownedWritten(name: string): ConditionInput {
-  return { type: OWNED_CONDITION, status: 'True', reason: 'Written', message: `vaultgate wrote Vault policy ${name}: it repairs drift and deletes it with this object` };
+  return {
+    type: OWNED_CONDITION,
+    status: 'True',
+    reason: 'Written',
+    message: `vaultgate wrote Vault policy ${name}: it repairs drift and deletes it with this object`,
+  };
 }
 
 /** What a rewrite changes in access, both ways (e.g. a drift repair that takes back an out-of-band grant). */

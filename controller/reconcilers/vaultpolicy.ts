@@ -32,7 +32,13 @@ import { tryCache } from './lookups.ts';
 import { wantsAdoption } from './vault-object-plan.ts';
 import { performSteps, reportPlan, whileVaultAnswers, type VaultObjectIo } from './vault-object.ts';
 import {
-  OWNED_CONDITION, planVaultPolicy, planVaultPolicyCleanup, policyVaultFailure, type PolicyDesired, type PolicyObserved, type PolicyOp,
+  OWNED_CONDITION,
+  planVaultPolicy,
+  planVaultPolicyCleanup,
+  policyVaultFailure,
+  type PolicyDesired,
+  type PolicyObserved,
+  type PolicyOp,
 } from './vaultpolicy-plan.ts';
 
 export { OWNED_CONDITION, REVOKED_REASON } from './vaultpolicy-plan.ts';
@@ -58,8 +64,10 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
     return withFinalizer(ctx.client, VAULT_POLICIES, obj, {
       apply: async (current) => {
         const actx = admissionContext({
-          guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES),
-          namePrefix: deps.namePrefix, controllerClass: deps.controllerClass ?? '',
+          guardrails: tryCache(ctx, VAULT_GUARDRAILS),
+          namespaces: tryCache(ctx, NAMESPACES),
+          namePrefix: deps.namePrefix,
+          controllerClass: deps.controllerClass ?? '',
         });
         const desired = desiredPolicy(current, name, actx);
         const plan = await whileVaultAnswers(policyVaultFailure(desired, name), writeReady, async () => {
@@ -74,13 +82,24 @@ export function createVaultPolicyReconciler(deps: VaultPolicyDeps): Reconciler {
 
       cleanup: async (current) => {
         // Keep the finalizer on failure: the runtime retries with backoff; the status says why deletion waits.
-        await whileVaultAnswers(policyVaultFailure('deleting', name), writeReady, async () => {
-          const stored = await deps.sys.readPolicy(name);
-          const o = { name, namespace: current.metadata.namespace ?? '', objectName: current.metadata.name, stored, header: headerOf(stored, current) };
-          const plan = planVaultPolicyCleanup(o);
-          await performSteps(plan, io);
-          await reportPlan(plan, io);
-        }, true);
+        await whileVaultAnswers(
+          policyVaultFailure('deleting', name),
+          writeReady,
+          async () => {
+            const stored = await deps.sys.readPolicy(name);
+            const o = {
+              name,
+              namespace: current.metadata.namespace ?? '',
+              objectName: current.metadata.name,
+              stored,
+              header: headerOf(stored, current),
+            };
+            const plan = planVaultPolicyCleanup(o);
+            await performSteps(plan, io);
+            await reportPlan(plan, io);
+          },
+          true,
+        );
       },
     });
   };
@@ -106,16 +125,25 @@ function rulesOf(spec: VaultPolicySpec, namespace: string): PolicyRule[] {
   return rules as PolicyRule[];
 }
 
-function observe(obj: VaultPolicyObject, name: string, stored: string | undefined, actx: AdmissionContext): PolicyObserved {
+function observe(
+  obj: VaultPolicyObject,
+  name: string,
+  stored: string | undefined,
+  actx: AdmissionContext,
+): PolicyObserved {
   const ns = obj.metadata.namespace ?? '';
   const conditions = (obj.status as { conditions?: Condition[] } | undefined)?.conditions;
   const owned = getCondition(conditions, OWNED_CONDITION);
   const ready = getCondition(conditions, 'Ready');
   const annotated = wantsAdoption(obj);
   return {
-    name, namespace: ns, stored, header: headerOf(stored, obj),
+    name,
+    namespace: ns,
+    stored,
+    header: headerOf(stored, obj),
     ...(owned ? { owned: { status: owned.status, reason: owned.reason } } : {}),
-    annotated, consent: annotated && adoptionConsent(ns, actx) !== undefined,
+    annotated,
+    consent: annotated && adoptionConsent(ns, actx) !== undefined,
     syncedBefore: ready?.status === 'True' && ready.observedGeneration === obj.metadata.generation,
     ...(ready ? { ready: { reason: ready.reason, message: ready.message } } : {}),
   };
@@ -129,13 +157,25 @@ function headerOf(stored: string | undefined, obj: KubeObject): OwnershipVerdict
   return stored === undefined ? 'foreign' : ownershipOf(stored, ownerOf(obj));
 }
 
-function policyIo(deps: VaultPolicyDeps, ctx: ReconcileContext, obj: VaultPolicyObject, name: string, now: () => Date): VaultObjectIo<PolicyOp, string> {
+function policyIo(
+  deps: VaultPolicyDeps,
+  ctx: ReconcileContext,
+  obj: VaultPolicyObject,
+  name: string,
+  now: () => Date,
+): VaultObjectIo<PolicyOp, string> {
   return {
     perform: (op) => (op === 'delete' ? deps.sys.deletePolicy(name) : deps.sys.writePolicy(name, op.write)),
     event: (e) => ctx.events.record(obj, e),
-    audit: (a) => deps.onVaultWrite?.({ object: 'policy', vaultName: name, owner: { kind: 'VaultPolicy', ...ownerOf(obj) }, ...a }),
+    audit: (a) =>
+      deps.onVaultWrite?.({ object: 'policy', vaultName: name, owner: { kind: 'VaultPolicy', ...ownerOf(obj) }, ...a }),
     writeStatus: async (ready, conditions) => {
-      await applyStatus(ctx.client, VAULT_POLICIES, obj, buildStatus(obj, { ready, conditions, extra: { vaultName: name } }, now()));
+      await applyStatus(
+        ctx.client,
+        VAULT_POLICIES,
+        obj,
+        buildStatus(obj, { ready, conditions, extra: { vaultName: name } }, now()),
+      );
     },
   };
 }

@@ -6,7 +6,16 @@ import type { ConditionInput } from '../../kube/conditions.ts';
 import type { KubernetesAuthRole } from '../../vault/types.ts';
 import { normaliseMount, roleDifferences, roleMatches, type DesiredRole } from '../../policy/role.ts';
 import {
-  deleteStep, notOwnedMessage, refusalEvents, whose, writeStep, type PlannedStep, type Ready, type Refusal, type VaultFailure, type VaultObjectPlan,
+  deleteStep,
+  notOwnedMessage,
+  refusalEvents,
+  whose,
+  writeStep,
+  type PlannedStep,
+  type Ready,
+  type Refusal,
+  type VaultFailure,
+  type VaultObjectPlan,
   type WriteKind,
 } from './vault-object-plan.ts';
 
@@ -41,14 +50,20 @@ export interface RoleObserved {
 }
 
 /** Vault calls, and `claim`: the ownership claim written to status before a role is written. */
-export type RoleOp = { write: { mount: string; body: DesiredRole['body'] } } | { delete: string } | { claim: 'Created' | 'Adopted'; mount: string };
+export type RoleOp =
+  | { write: { mount: string; body: DesiredRole['body'] } }
+  | { delete: string }
+  | { claim: 'Created' | 'Adopted'; mount: string };
 export type RolePlan = VaultObjectPlan<RoleOp, Record<string, unknown>> & {
   /** The claim no longer holds (the role is removed): forget the one not yet in the cache. */
   forgetClaim?: boolean;
 };
 
 /** Where observe reads the role: the desired mount; when refused, where ours is (nothing to read if none is). */
-export function roleMountToRead(desired: RoleDesired, o: Pick<RoleObserved, 'statusMount' | 'specMount' | 'owned' | 'claimedUnseen'>): string | undefined {
+export function roleMountToRead(
+  desired: RoleDesired,
+  o: Pick<RoleObserved, 'statusMount' | 'specMount' | 'owned' | 'claimedUnseen'>,
+): string | undefined {
   if ('role' in desired) return desired.role.mount;
   return roleIsOurs(o) ? normaliseMount(o.statusMount ?? o.specMount) : undefined;
 }
@@ -64,25 +79,56 @@ export function planVaultRoleBinding(desired: RoleDesired, o: RoleObserved): Rol
   const ours = roleIsOurs(o);
   const owner = whose({ exists: o.actual !== undefined, ours, annotated: o.annotated, consent: o.consent });
   if (owner === 'foreign') {
-    const message = notOwnedMessage(`Vault role ${o.name} on auth/${role.mount}`, 'VaultRoleBinding', o.namespace, o.annotated);
-    return { decision: 'leave-foreign', steps: [], status: { ready: { status: 'False', reason: 'NotOwned', message }, conditions: [], extra: mountField(o.statusMount) }, events: [{ type: 'Warning', reason: 'NotOwned', note: message }] };
+    const message = notOwnedMessage(
+      `Vault role ${o.name} on auth/${role.mount}`,
+      'VaultRoleBinding',
+      o.namespace,
+      o.annotated,
+    );
+    return {
+      decision: 'leave-foreign',
+      steps: [],
+      status: {
+        ready: { status: 'False', reason: 'NotOwned', message },
+        conditions: [],
+        extra: mountField(o.statusMount),
+      },
+      events: [{ type: 'Warning', reason: 'NotOwned', note: message }],
+    };
   }
   const steps: Array<PlannedStep<RoleOp, Record<string, unknown>>> = [];
   // authMount changed: remove ours from the old mount first.
   if (o.statusMount && normaliseMount(o.statusMount) !== role.mount && ours) {
-    steps.push(deleteStep({ delete: normaliseMount(o.statusMount) }, { type: 'Normal', reason: 'Moved', note: `removed Vault role ${o.name} from auth mount ${o.statusMount}` }, { reason: `spec.authMount changed to ${role.mount}` }));
+    steps.push(
+      deleteStep(
+        { delete: normaliseMount(o.statusMount) },
+        { type: 'Normal', reason: 'Moved', note: `removed Vault role ${o.name} from auth mount ${o.statusMount}` },
+        { reason: `spec.authMount changed to ${role.mount}` },
+      ),
+    );
   }
-  const claim = ours ? undefined : owner === 'adoptable' ? 'Adopted' as const : 'Created' as const;
+  const claim = ours ? undefined : owner === 'adoptable' ? ('Adopted' as const) : ('Created' as const);
   if (claim) steps.push({ op: { claim, mount: role.mount } });
   const kind = writeKind(o, role, claim);
-  if (kind) steps.push(writeStep({ write: { mount: role.mount, body: role.body } }, kind, writeNote(kind, o, role), role.body));
+  if (kind)
+    steps.push(writeStep({ write: { mount: role.mount, body: role.body } }, kind, writeNote(kind, o, role), role.body));
   return {
-    decision: kind ?? (claim === 'Adopted' ? 'adopt' : 'noop'), steps,
-    status: { ready: readyOf(o, role, missing, notReady), conditions: claimCondition(o, claim), extra: mountField(role.mount) }, events: [],
+    decision: kind ?? (claim === 'Adopted' ? 'adopt' : 'noop'),
+    steps,
+    status: {
+      ready: readyOf(o, role, missing, notReady),
+      conditions: claimCondition(o, claim),
+      extra: mountField(role.mount),
+    },
+    events: [],
   };
 }
 
-function writeKind(o: RoleObserved, role: DesiredRole, claim: 'Created' | 'Adopted' | undefined): WriteKind | undefined {
+function writeKind(
+  o: RoleObserved,
+  role: DesiredRole,
+  claim: 'Created' | 'Adopted' | undefined,
+): WriteKind | undefined {
   if (roleMatches(role.body, o.actual)) return undefined;
   if (o.actual === undefined) return 'create';
   // Drift: we already wrote this generation of the spec here, and Vault no longer says so.
@@ -92,7 +138,8 @@ function writeKind(o: RoleObserved, role: DesiredRole, claim: 'Created' | 'Adopt
 
 function writeNote(kind: WriteKind, o: RoleObserved, role: DesiredRole): string {
   if (kind === 'create') return `created Vault role ${o.name} on auth/${role.mount}`;
-  if (kind === 'repair') return `Vault role ${o.name} was changed outside vaultgate (${roleDifferences(role.body, o.actual!).join(', ')}); restored`;
+  if (kind === 'repair')
+    return `Vault role ${o.name} was changed outside vaultgate (${roleDifferences(role.body, o.actual!).join(', ')}); restored`;
   if (kind === 'adopt') return `adopted and rewrote Vault role ${o.name} on auth/${role.mount}`;
   return `updated Vault role ${o.name}`;
 }
@@ -100,10 +147,18 @@ function writeNote(kind: WriteKind, o: RoleObserved, role: DesiredRole): string 
 function readyOf(o: RoleObserved, role: DesiredRole, missing: string[], notReady: string[]): Ready {
   const them = (n: string[], one: string, many: string): string => (n.length === 1 ? one : many);
   if (missing.length > 0) {
-    return { status: 'False', reason: 'PolicyNotFound', message: `VaultPolicy ${missing.join(', ')} not found in namespace ${o.namespace}; the role is written without ${them(missing, 'it', 'them')} and updated when ${them(missing, 'it appears', 'they appear')}` };
+    return {
+      status: 'False',
+      reason: 'PolicyNotFound',
+      message: `VaultPolicy ${missing.join(', ')} not found in namespace ${o.namespace}; the role is written without ${them(missing, 'it', 'them')} and updated when ${them(missing, 'it appears', 'they appear')}`,
+    };
   }
   if (notReady.length > 0) {
-    return { status: 'False', reason: 'PolicyNotReady', message: `VaultPolicy ${notReady.join(', ')} not Ready; the role is written without ${them(notReady, 'it', 'them')} until ${them(notReady, 'it is', 'they are')} written to Vault by vaultgate` };
+    return {
+      status: 'False',
+      reason: 'PolicyNotReady',
+      message: `VaultPolicy ${notReady.join(', ')} not Ready; the role is written without ${them(notReady, 'it', 'them')} until ${them(notReady, 'it is', 'they are')} written to Vault by vaultgate`,
+    };
   }
   return { status: 'True', reason: 'Synced', message: `Vault role ${o.name} on auth/${role.mount} matches the spec` };
 }
@@ -122,42 +177,81 @@ function planRefused(refusal: Refusal, o: RoleObserved): RolePlan {
   const ready: Ready = { status: 'False', reason: refusal.reason, message };
   const mount = normaliseMount(o.statusMount ?? o.specMount);
   const removal = `removed Vault role ${o.name} from auth/${mount} because the spec is refused (${refusal.reason}); no new logins through it`;
-  const steps = ours && o.actual !== undefined ? [deleteStep<RoleOp, Record<string, unknown>>({ delete: mount }, { type: 'Warning', reason: 'AccessRevoked', note: removal })] : [];
+  const steps =
+    ours && o.actual !== undefined
+      ? [
+          deleteStep<RoleOp, Record<string, unknown>>(
+            { delete: mount },
+            { type: 'Warning', reason: 'AccessRevoked', note: removal },
+          ),
+        ]
+      : [];
   const conditions = revoked ? [revokedCondition(o.name)] : claimCondition(o, undefined);
   return {
-    decision: ours ? 'revoke' : 'refuse', steps, forgetClaim: ours,
-    status: { ready, conditions, extra: mountField(revoked ? undefined : o.statusMount) }, events: refusalEvents(o.ready, ready),
+    decision: ours ? 'revoke' : 'refuse',
+    steps,
+    forgetClaim: ours,
+    status: { ready, conditions, extra: mountField(revoked ? undefined : o.statusMount) },
+    events: refusalEvents(o.ready, ready),
   };
 }
 
 /** On deletion: only a role we own is removed, from the mount it was written to. */
-export function planVaultRoleBindingCleanup(o: Pick<RoleObserved, 'name' | 'namespace' | 'statusMount' | 'specMount' | 'owned' | 'claimedUnseen'> & { objectName: string }): RolePlan {
+export function planVaultRoleBindingCleanup(
+  o: Pick<RoleObserved, 'name' | 'namespace' | 'statusMount' | 'specMount' | 'owned' | 'claimedUnseen'> & {
+    objectName: string;
+  },
+): RolePlan {
   if (!roleIsOurs(o)) return { decision: 'keep', steps: [], events: [] };
   const mount = normaliseMount(o.statusMount ?? o.specMount);
   const event = { type: 'Normal' as const, reason: 'Deleted', note: `deleted Vault role ${o.name} from auth/${mount}` };
-  return { decision: 'delete', steps: [deleteStep({ delete: mount }, event, { reason: `deleted Vault role ${o.name}: VaultRoleBinding ${o.namespace}/${o.objectName} was deleted` })], events: [], forgetClaim: true };
+  return {
+    decision: 'delete',
+    steps: [
+      deleteStep({ delete: mount }, event, {
+        reason: `deleted Vault role ${o.name}: VaultRoleBinding ${o.namespace}/${o.objectName} was deleted`,
+      }),
+    ],
+    events: [],
+    forgetClaim: true,
+  };
 }
 
 /** What Ready says when a Vault call fails (the status keeps the claim as it stands then). */
 export function roleVaultFailure(desired: RoleDesired | 'deleting', name: string): VaultFailure {
-  if (desired === 'deleting') return { before: `deleting: cannot remove Vault role ${name} yet (`, after: '); retrying' };
+  if (desired === 'deleting')
+    return { before: `deleting: cannot remove Vault role ${name} yet (`, after: '); retrying' };
   if ('refused' in desired) {
     const r = desired.refused;
-    return { reason: r.reason, before: `${r.message}; the Vault role ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (`, after: '); retrying' };
+    return {
+      reason: r.reason,
+      before: `${r.message}; the Vault role ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (`,
+      after: '); retrying',
+    };
   }
   return { before: `cannot sync Vault role ${name}: `, after: '' };
 }
 
 /** The ownership condition to write: the claim made now, else the one standing (stored, or not yet seen). */
-export function claimCondition(o: Pick<RoleObserved, 'name' | 'owned' | 'claimedUnseen'>, claim: string | undefined): ConditionInput[] {
+export function claimCondition(
+  o: Pick<RoleObserved, 'name' | 'owned' | 'claimedUnseen'>,
+  claim: string | undefined,
+): ConditionInput[] {
   const reason = claim ?? o.owned?.reason ?? (o.claimedUnseen ? 'Created' : undefined);
   if (reason === undefined) return [];
   if (reason === REVOKED_REASON) return [revokedCondition(o.name)];
-  return [{ type: OWNED_CONDITION, status: 'True', reason, message: `vaultgate created or adopted the Vault role ${o.name}` }];
+  return [
+    { type: OWNED_CONDITION, status: 'True', reason, message: `vaultgate created or adopted the Vault role ${o.name}` },
+  ];
 }
 
 function revokedCondition(name: string): ConditionInput {
-  return { type: OWNED_CONDITION, status: 'False', reason: REVOKED_REASON, message: `vaultgate removed the Vault role ${name} it had written, because the spec is refused` };
+  return {
+    type: OWNED_CONDITION,
+    status: 'False',
+    reason: REVOKED_REASON,
+    message: `vaultgate removed the Vault role ${name} it had written, because the spec is refused`,
+  };
 }
 
 function mountField(mount: string | undefined): Record<string, unknown> {

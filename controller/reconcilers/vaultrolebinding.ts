@@ -39,8 +39,15 @@ import { tryCache } from './lookups.ts';
 import { wantsAdoption, type Ready } from './vault-object-plan.ts';
 import { performSteps, reportPlan, whileVaultAnswers, type VaultObjectIo } from './vault-object.ts';
 import {
-  claimCondition, OWNED_CONDITION, planVaultRoleBinding, planVaultRoleBindingCleanup, roleMountToRead, roleVaultFailure, type RoleDesired,
-  type RoleObserved, type RoleOp,
+  claimCondition,
+  OWNED_CONDITION,
+  planVaultRoleBinding,
+  planVaultRoleBindingCleanup,
+  roleMountToRead,
+  roleVaultFailure,
+  type RoleDesired,
+  type RoleObserved,
+  type RoleOp,
 } from './vaultrolebinding-plan.ts';
 
 export { OWNED_CONDITION, REVOKED_REASON } from './vaultrolebinding-plan.ts';
@@ -62,7 +69,6 @@ export type VaultRoleBindingDeps = VaultObjectDeps;
 
 type Body = Record<string, unknown>;
 
-
 export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Reconciler {
   const now = deps.now ?? (() => new Date());
   const driftMs = deps.driftCheckMs ?? 300_000;
@@ -78,16 +84,22 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
     const standing = standingOf(obj, name, claimed.has(uid));
     // A failure's status keeps the claim as it stands then (made by this reconcile, or earlier).
     let claimNow: string | undefined;
-    const failed = (mount: string | undefined) => (ready: Ready): Promise<void> => io.writeStatus(ready, claimCondition(standing, claimNow), mountField(mount));
+    const failed =
+      (mount: string | undefined) =>
+      (ready: Ready): Promise<void> =>
+        io.writeStatus(ready, claimCondition(standing, claimNow), mountField(mount));
 
     return withFinalizer(ctx.client, VAULT_ROLE_BINDINGS, obj, {
       apply: async (current) => {
         const actx = admissionContext({
-          guardrails: tryCache(ctx, VAULT_GUARDRAILS), namespaces: tryCache(ctx, NAMESPACES), policies: tryCache(ctx, VAULT_POLICIES),
-          namePrefix: deps.namePrefix, controllerClass: deps.controllerClass ?? '',
+          guardrails: tryCache(ctx, VAULT_GUARDRAILS),
+          namespaces: tryCache(ctx, NAMESPACES),
+          policies: tryCache(ctx, VAULT_POLICIES),
+          namePrefix: deps.namePrefix,
+          controllerClass: deps.controllerClass ?? '',
         });
         const desired = desiredBinding(current, name, actx, ctx, deps.namePrefix);
-        const failureMount = 'role' in desired ? standing.statusMount ?? desired.role.mount : standing.statusMount;
+        const failureMount = 'role' in desired ? (standing.statusMount ?? desired.role.mount) : standing.statusMount;
         const plan = await whileVaultAnswers(roleVaultFailure(desired, name), failed(failureMount), async () => {
           const mount = roleMountToRead(desired, standing);
           const actual = mount === undefined ? undefined : await deps.sys.readKubernetesRole(mount, name);
@@ -104,23 +116,35 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
 
       cleanup: async (current) => {
         // Keep the finalizer on failure: the runtime retries with backoff; the status says why deletion waits.
-        await whileVaultAnswers(roleVaultFailure('deleting', name), failed(standing.statusMount), async () => {
-          const plan = planVaultRoleBindingCleanup({ ...standing, objectName: current.metadata.name });
-          await performSteps(plan, io);
-          if (plan.forgetClaim) claimed.delete(uid);
-        }, true);
+        await whileVaultAnswers(
+          roleVaultFailure('deleting', name),
+          failed(standing.statusMount),
+          async () => {
+            const plan = planVaultRoleBindingCleanup({ ...standing, objectName: current.metadata.name });
+            await performSteps(plan, io);
+            if (plan.forgetClaim) claimed.delete(uid);
+          },
+          true,
+        );
       },
     });
   };
 }
 
 /** What the object's status and this reconciler's memory say, before Vault is read. */
-function standingOf(obj: VaultRoleBindingObject, name: string, claimedUnseen: boolean): Omit<RoleObserved, 'annotated' | 'consent'> {
+function standingOf(
+  obj: VaultRoleBindingObject,
+  name: string,
+  claimedUnseen: boolean,
+): Omit<RoleObserved, 'annotated' | 'consent'> {
   const status = (obj.status ?? {}) as { authMount?: string; observedGeneration?: number; conditions?: Condition[] };
   const owned = getCondition(status.conditions, OWNED_CONDITION);
   const ready = getCondition(status.conditions, 'Ready');
   return {
-    name, namespace: obj.metadata.namespace ?? '', specMount: obj.spec.authMount ?? DEFAULT_AUTH_MOUNT, claimedUnseen,
+    name,
+    namespace: obj.metadata.namespace ?? '',
+    specMount: obj.spec.authMount ?? DEFAULT_AUTH_MOUNT,
+    claimedUnseen,
     ...(status.authMount ? { statusMount: status.authMount } : {}),
     ...(owned ? { owned: { status: owned.status, reason: owned.reason } } : {}),
     writtenThisGeneration: status.observedGeneration === obj.metadata.generation,
@@ -128,9 +152,19 @@ function standingOf(obj: VaultRoleBindingObject, name: string, claimedUnseen: bo
   };
 }
 
-function observe(obj: VaultRoleBindingObject, standing: ReturnType<typeof standingOf>, actual: KubernetesAuthRole | undefined, actx: AdmissionContext): RoleObserved {
+function observe(
+  obj: VaultRoleBindingObject,
+  standing: ReturnType<typeof standingOf>,
+  actual: KubernetesAuthRole | undefined,
+  actx: AdmissionContext,
+): RoleObserved {
   const annotated = wantsAdoption(obj);
-  return { ...standing, ...(actual ? { actual } : {}), annotated, consent: annotated && adoptionConsent(standing.namespace, actx) !== undefined };
+  return {
+    ...standing,
+    ...(actual ? { actual } : {}),
+    annotated,
+    consent: annotated && adoptionConsent(standing.namespace, actx) !== undefined,
+  };
 }
 
 /**
@@ -138,7 +172,13 @@ function observe(obj: VaultRoleBindingObject, standing: ReturnType<typeof standi
  * VaultPolicies Ready for their generation; the others are named in Ready (PolicyNotFound, PolicyNotReady),
  * and a VaultPolicy event re-enqueues this binding through the `policy` index.
  */
-function desiredBinding(obj: VaultRoleBindingObject, name: string, actx: AdmissionContext, ctx: ReconcileContext, namePrefix: string): RoleDesired {
+function desiredBinding(
+  obj: VaultRoleBindingObject,
+  name: string,
+  actx: AdmissionContext,
+  ctx: ReconcileContext,
+  namePrefix: string,
+): RoleDesired {
   const ns = obj.metadata.namespace ?? '';
   try {
     assertAdmitted(obj, name, actx);
@@ -149,7 +189,11 @@ function desiredBinding(obj: VaultRoleBindingObject, name: string, actx: Admissi
     for (const p of obj.spec.policies) {
       const vp = policies.get(`${ns}/${p}`);
       if (!vp) missing.push(p);
-      else if (vp.metadata.deletionTimestamp || !isReady((vp.status as { conditions?: Condition[] } | undefined)?.conditions, vp.metadata.generation)) notReady.push(p);
+      else if (
+        vp.metadata.deletionTimestamp ||
+        !isReady((vp.status as { conditions?: Condition[] } | undefined)?.conditions, vp.metadata.generation)
+      )
+        notReady.push(p);
       else bound.push(vaultName(namePrefix, ns, p));
     }
     try {
@@ -163,22 +207,45 @@ function desiredBinding(obj: VaultRoleBindingObject, name: string, actx: Admissi
   }
 }
 
-function roleIo(deps: VaultRoleBindingDeps, ctx: ReconcileContext, obj: VaultRoleBindingObject, name: string, claimed: Set<string>, now: () => Date): VaultObjectIo<RoleOp, Body> {
+function roleIo(
+  deps: VaultRoleBindingDeps,
+  ctx: ReconcileContext,
+  obj: VaultRoleBindingObject,
+  name: string,
+  claimed: Set<string>,
+  now: () => Date,
+): VaultObjectIo<RoleOp, Body> {
   const uid = obj.metadata.uid ?? '';
   const owner = { kind: 'VaultRoleBinding', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name, uid };
   const writeStatus: VaultObjectIo<RoleOp, Body>['writeStatus'] = async (ready, conditions, extra) => {
-    await applyStatus(ctx.client, VAULT_ROLE_BINDINGS, obj, buildStatus(obj, { ready, conditions, extra: { vaultName: name, ...extra } }, now()));
+    await applyStatus(
+      ctx.client,
+      VAULT_ROLE_BINDINGS,
+      obj,
+      buildStatus(obj, { ready, conditions, extra: { vaultName: name, ...extra } }, now()),
+    );
   };
   return {
     perform: async (op) => {
       if ('write' in op) return deps.sys.writeKubernetesRole(op.write.mount, name, op.write.body);
       if ('delete' in op) return deps.sys.deleteKubernetesRole(op.delete, name);
       // Claim before writing (see the header): a crash after this line still proves ownership.
-      await writeStatus({ status: 'Unknown', reason: 'Writing', message: `writing Vault role ${name}` }, claimCondition({ name, claimedUnseen: false }, op.claim), mountField(op.mount));
+      await writeStatus(
+        { status: 'Unknown', reason: 'Writing', message: `writing Vault role ${name}` },
+        claimCondition({ name, claimedUnseen: false }, op.claim),
+        mountField(op.mount),
+      );
       claimed.add(uid);
     },
     event: (e) => ctx.events.record(obj, e),
-    audit: (a, op) => deps.onVaultWrite?.({ object: 'role', vaultName: name, mount: 'write' in op ? op.write.mount : 'delete' in op ? op.delete : op.mount, owner, ...a }),
+    audit: (a, op) =>
+      deps.onVaultWrite?.({
+        object: 'role',
+        vaultName: name,
+        mount: 'write' in op ? op.write.mount : 'delete' in op ? op.delete : op.mount,
+        owner,
+        ...a,
+      }),
     writeStatus,
   };
 }

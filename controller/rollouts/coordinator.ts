@@ -15,14 +15,27 @@ import { objectKey, splitKey, type KubeObject } from '../../kube/objects.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Result } from '../../kube/reconciler.ts';
 import { SECRETS, type ResourceRef } from '../../kube/resources.ts';
 import {
-  isPaused, rolloutState, WORKLOAD_KINDS, WORKLOAD_RESOURCES, workloadKey, type WorkloadKind, type WorkloadRef,
+  isPaused,
+  rolloutState,
+  WORKLOAD_KINDS,
+  WORKLOAD_RESOURCES,
+  workloadKey,
+  type WorkloadKind,
+  type WorkloadRef,
 } from '../../kube/workloads.ts';
 import type { Store } from '../../kube/cache.ts';
 import { secretHmac, templateHmac, type HmacKeyring } from './hmac.ts';
 import type { CachedSecret } from '../../kube/cache-transform.ts';
 import {
-  DEFAULT_ROLLOUT_POLICY, formatRecord, parseRecord, planRollout, RECORD_ANNOTATION, RESTARTED_AT_ANNOTATION, TEMPLATE_ANNOTATION,
-  type RolloutPlan, type RolloutPolicy,
+  DEFAULT_ROLLOUT_POLICY,
+  formatRecord,
+  parseRecord,
+  planRollout,
+  RECORD_ANNOTATION,
+  RESTARTED_AT_ANNOTATION,
+  TEMPLATE_ANNOTATION,
+  type RolloutPlan,
+  type RolloutPolicy,
 } from './plan.ts';
 
 /** An object that names workloads to restart when the Secret it writes changes (same namespace only). */
@@ -55,8 +68,14 @@ export interface RolloutCoordinatorOptions {
   now?: () => number;
 }
 
-interface Pending { since: number; states: Set<string> }
-interface Named { src: RolloutSource; obj: KubeObject }
+interface Pending {
+  since: number;
+  states: Set<string>;
+}
+interface Named {
+  src: RolloutSource;
+  obj: KubeObject;
+}
 
 export class RolloutCoordinator {
   readonly policy: RolloutPolicy;
@@ -70,16 +89,36 @@ export class RolloutCoordinator {
   private readonly secretHmacs = new Map<string, { resourceVersion: string; hmac: string }>();
   /** Restarts this process made, for the duration metric. */
   private readonly started = new Map<string, number>();
-  private readonly metrics: { restarts: Counter<'namespace' | 'kind'>; coalesced: Counter<'namespace' | 'kind'>; duration: Histogram<'kind'> };
+  private readonly metrics: {
+    restarts: Counter<'namespace' | 'kind'>;
+    coalesced: Counter<'namespace' | 'kind'>;
+    duration: Histogram<'kind'>;
+  };
 
   constructor(private readonly opts: RolloutCoordinatorOptions) {
     this.policy = { ...DEFAULT_ROLLOUT_POLICY, ...opts.policy };
     this.now = opts.now ?? Date.now;
     const registers = opts.registry ? [opts.registry] : [];
     this.metrics = {
-      restarts: new Counter({ name: 'vaultgate_rollout_restarts_total', help: 'Workloads restarted because the data of a Secret they consume changed.', labelNames: ['namespace', 'kind'] as const, registers }),
-      coalesced: new Counter({ name: 'vaultgate_rollout_coalesced_total', help: 'Secret changes folded into a restart already due (restarts saved).', labelNames: ['namespace', 'kind'] as const, registers }),
-      duration: new Histogram({ name: 'vaultgate_rollout_duration_seconds', help: 'From the restart patch to the rollout complete (observed generation, every replica updated and ready).', labelNames: ['kind'] as const, buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800], registers }),
+      restarts: new Counter({
+        name: 'vaultgate_rollout_restarts_total',
+        help: 'Workloads restarted because the data of a Secret they consume changed.',
+        labelNames: ['namespace', 'kind'] as const,
+        registers,
+      }),
+      coalesced: new Counter({
+        name: 'vaultgate_rollout_coalesced_total',
+        help: 'Secret changes folded into a restart already due (restarts saved).',
+        labelNames: ['namespace', 'kind'] as const,
+        registers,
+      }),
+      duration: new Histogram({
+        name: 'vaultgate_rollout_duration_seconds',
+        help: 'From the restart patch to the rollout complete (observed generation, every replica updated and ready).',
+        labelNames: ['kind'] as const,
+        buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800],
+        registers,
+      }),
     };
   }
 
@@ -87,17 +126,30 @@ export class RolloutCoordinator {
   register(manager: Manager, workers = 2): void {
     this.manager = manager;
     for (const src of this.opts.sources) {
-      manager.addIndex(src.resource, TARGET_INDEX, (o) => src.targets(o).map((t) => workloadKey(t.kind, o.metadata.namespace ?? '', t.name)));
+      manager.addIndex(src.resource, TARGET_INDEX, (o) =>
+        src.targets(o).map((t) => workloadKey(t.kind, o.metadata.namespace ?? '', t.name)),
+      );
       manager.addIndex(src.resource, SECRET_INDEX, (o) => {
         const name = src.secretName(o);
         return name ? [`${o.metadata.namespace}/${name}`] : [];
       });
     }
     for (const kind of WORKLOAD_KINDS) {
-      const builder: ControllerBuilder = manager.controller(`rollout-${kind.toLowerCase()}`).for(WORKLOAD_RESOURCES[kind]);
-      builder.watches(SECRETS, (s) => this.workloadsOfSecret(kind, objectKey(s)), this.opts.secretSelector ? { labelSelector: this.opts.secretSelector } : {});
+      const builder: ControllerBuilder = manager
+        .controller(`rollout-${kind.toLowerCase()}`)
+        .for(WORKLOAD_RESOURCES[kind]);
+      builder.watches(
+        SECRETS,
+        (s) => this.workloadsOfSecret(kind, objectKey(s)),
+        this.opts.secretSelector ? { labelSelector: this.opts.secretSelector } : {},
+      );
       for (const src of this.opts.sources) {
-        builder.watches(src.resource, (o) => src.targets(o).filter((t) => t.kind === kind).map((t) => `${o.metadata.namespace}/${t.name}`));
+        builder.watches(src.resource, (o) =>
+          src
+            .targets(o)
+            .filter((t) => t.kind === kind)
+            .map((t) => `${o.metadata.namespace}/${t.name}`),
+        );
       }
       builder.workers(workers).complete((key, ctx) => this.reconcile(kind, key, ctx));
     }
@@ -155,16 +207,41 @@ export class RolloutCoordinator {
     const pending = this.pending.get(wkey);
     const restartedAt = Date.parse(latest.metadata.annotations?.[RESTARTED_AT_ANNOTATION] ?? '');
     const plan = planRollout({
-      workload: { state, paused: isPaused(kind, latest), recorded: parseRecord(latest.metadata.annotations?.[RECORD_ANNOTATION]), ...(Number.isNaN(restartedAt) ? {} : { restartedAt }) },
-      current, missing,
-      ...(pending ? { pendingSince: pending.since, pendingStates: pending.states.size + (pending.states.has(combined) ? 0 : 1) } : {}),
+      workload: {
+        state,
+        paused: isPaused(kind, latest),
+        recorded: parseRecord(latest.metadata.annotations?.[RECORD_ANNOTATION]),
+        ...(Number.isNaN(restartedAt) ? {} : { restartedAt }),
+      },
+      current,
+      missing,
+      ...(pending
+        ? { pendingSince: pending.since, pendingStates: pending.states.size + (pending.states.has(combined) ? 0 : 1) }
+        : {}),
       rollingInNamespace: this.rollingIn(namespace, wkey),
-      now: this.now(), policy: this.policy,
+      now: this.now(),
+      policy: this.policy,
     });
-    return this.act(kind, wkey, latest, plan, combined, ctx, sources.map((s) => s.obj));
+    return this.act(
+      kind,
+      wkey,
+      latest,
+      plan,
+      combined,
+      ctx,
+      sources.map((s) => s.obj),
+    );
   }
 
-  private async act(kind: WorkloadKind, wkey: string, workload: KubeObject, plan: RolloutPlan, combined: string, ctx: ReconcileContext, sources: KubeObject[]): Promise<Result> {
+  private async act(
+    kind: WorkloadKind,
+    wkey: string,
+    workload: KubeObject,
+    plan: RolloutPlan,
+    combined: string,
+    ctx: ReconcileContext,
+    sources: KubeObject[],
+  ): Promise<Result> {
     const res = WORKLOAD_RESOURCES[kind];
     const { name, namespace = '' } = workload.metadata;
     switch (plan.action) {
@@ -173,31 +250,55 @@ export class RolloutCoordinator {
         return DONE;
       case 'record':
         this.pending.delete(wkey);
-        await ctx.client.patch(res, name, namespace, { metadata: { resourceVersion: workload.metadata.resourceVersion, annotations: { [RECORD_ANNOTATION]: formatRecord(plan.record) } } }, 'merge');
+        await ctx.client.patch(
+          res,
+          name,
+          namespace,
+          {
+            metadata: {
+              resourceVersion: workload.metadata.resourceVersion,
+              annotations: { [RECORD_ANNOTATION]: formatRecord(plan.record) },
+            },
+          },
+          'merge',
+        );
         return DONE;
       case 'paused': {
         const note = `${kind} is paused: the restart for changed Secret(s) ${plan.changed.join(', ')} waits until it is resumed`;
-        for (const o of [workload, ...sources]) ctx.events.record(o, { type: 'Warning', reason: 'RolloutPaused', note });
+        for (const o of [workload, ...sources])
+          ctx.events.record(o, { type: 'Warning', reason: 'RolloutPaused', note });
         return DONE;
       }
       case 'wait': {
         const p = this.pending.get(wkey) ?? { since: this.now(), states: new Set<string>() };
         p.states.add(combined);
         this.pending.set(wkey, p);
-        ctx.log.debug({ workload: wkey, reason: plan.reason, retryAfterMs: plan.retryAfterMs }, 'rollout restart deferred');
+        ctx.log.debug(
+          { workload: wkey, reason: plan.reason, retryAfterMs: plan.retryAfterMs },
+          'rollout restart deferred',
+        );
         return requeueAfter(Math.max(1, plan.retryAfterMs));
       }
       case 'restart': {
         this.inFlight.set(wkey, { namespace, generation: workload.metadata.generation ?? 0 });
         try {
           // resourceVersion: a stale cache gets 409 and a fresh look, never a second restart.
-          await ctx.client.patch(res, name, namespace, {
-            metadata: {
-              resourceVersion: workload.metadata.resourceVersion,
-              annotations: { [RECORD_ANNOTATION]: formatRecord(plan.record), [RESTARTED_AT_ANNOTATION]: new Date(this.now()).toISOString() },
+          await ctx.client.patch(
+            res,
+            name,
+            namespace,
+            {
+              metadata: {
+                resourceVersion: workload.metadata.resourceVersion,
+                annotations: {
+                  [RECORD_ANNOTATION]: formatRecord(plan.record),
+                  [RESTARTED_AT_ANNOTATION]: new Date(this.now()).toISOString(),
+                },
+              },
+              spec: { template: { metadata: { annotations: { [TEMPLATE_ANNOTATION]: combined } } } },
             },
-            spec: { template: { metadata: { annotations: { [TEMPLATE_ANNOTATION]: combined } } } },
-          }, 'merge');
+            'merge',
+          );
         } catch (err) {
           this.inFlight.delete(wkey);
           throw err;
@@ -208,7 +309,8 @@ export class RolloutCoordinator {
         this.metrics.restarts.inc(labels);
         if (plan.coalesced > 0) this.metrics.coalesced.inc(labels, plan.coalesced);
         const note = `restarted: Secret(s) ${plan.changed.join(', ')} changed${plan.coalesced > 0 ? ` (${plan.coalesced + 1} changes in one restart)` : ''}`;
-        for (const o of [workload, ...sources]) ctx.events.record(o, { type: 'Normal', reason: 'RolloutRestarted', note: `${kind} ${name} ${note}` });
+        for (const o of [workload, ...sources])
+          ctx.events.record(o, { type: 'Normal', reason: 'RolloutRestarted', note: `${kind} ${name} ${note}` });
         return DONE;
       }
     }
@@ -254,7 +356,12 @@ export class RolloutCoordinator {
 
   /** Source objects naming this workload. */
   private sourcesOf(wkey: string): Named[] {
-    return this.opts.sources.flatMap((src) => this.mgr().cache(src.resource).byIndex(TARGET_INDEX, wkey).map((obj) => ({ src, obj })));
+    return this.opts.sources.flatMap((src) =>
+      this.mgr()
+        .cache(src.resource)
+        .byIndex(TARGET_INDEX, wkey)
+        .map((obj) => ({ src, obj })),
+    );
   }
 
   private workloadsOfSecret(kind: WorkloadKind, secretKey: string): string[] {
@@ -276,7 +383,12 @@ export class RolloutCoordinator {
    * instead of values (kube/cache-transform.ts): the values are then read with a GET, once per
    * resourceVersion the cache shows (a workload's status events do not read Secrets again).
    */
-  private async secretHmacOf(namespace: string, name: string, cached: boolean, key: Buffer): Promise<string | undefined> {
+  private async secretHmacOf(
+    namespace: string,
+    name: string,
+    cached: boolean,
+    key: Buffer,
+  ): Promise<string | undefined> {
     const k = `${namespace}/${name}`;
     const hit = this.mgr().cache<CachedSecret>(SECRETS).get(k);
     if (!hit && cached) return undefined;

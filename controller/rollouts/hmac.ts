@@ -31,7 +31,12 @@ const PREFIX = 'v1.';
  * no choice of names, keys or values can make two different Secrets encode alike.
  */
 export function secretHmac(key: Buffer, secret: ConsumedSecret): string {
-  const canonical = [secret.name, Object.keys(secret.data).sort().map((k) => [k, secret.data[k]])];
+  const canonical = [
+    secret.name,
+    Object.keys(secret.data)
+      .sort()
+      .map((k) => [k, secret.data[k]]),
+  ];
   return PREFIX + createHmac('sha256', key).update(JSON.stringify(canonical)).digest('base64url');
 }
 
@@ -40,17 +45,32 @@ export function secretHmac(key: Buffer, secret: ConsumedSecret): string {
  * any of them does, and is computed without the data (the Secret cache keeps no values).
  */
 export function templateHmac(key: Buffer, perSecret: Readonly<Record<string, string>>): string {
-  const canonical = Object.keys(perSecret).sort().map((name) => [name, perSecret[name]]);
-  return PREFIX + createHmac('sha256', key).update(JSON.stringify(['template', canonical])).digest('base64url');
+  const canonical = Object.keys(perSecret)
+    .sort()
+    .map((name) => [name, perSecret[name]]);
+  return (
+    PREFIX +
+    createHmac('sha256', key)
+      .update(JSON.stringify(['template', canonical]))
+      .digest('base64url')
+  );
 }
 
-type SecretObject = { metadata: { name: string; namespace?: string; labels?: Record<string, string> }; type?: string; data?: Record<string, string> };
+type SecretObject = {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  type?: string;
+  data?: Record<string, string>;
+};
 
 /** Loads the controller's HMAC key once (creating its Secret the first time) and keeps it in memory. */
 export class HmacKeyring {
   private loading?: Promise<Buffer>;
 
-  constructor(private readonly client: KubeClient, private readonly namespace: string, private readonly secretName = DEFAULT_KEY_SECRET) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+    private readonly secretName = DEFAULT_KEY_SECRET,
+  ) {}
 
   key(): Promise<Buffer> {
     // A failed load is retried at the next call (the reconcile's backoff), never cached.
@@ -67,14 +87,25 @@ export class HmacKeyring {
     const key = randomBytes(KEY_BYTES).toString('base64');
     if (existing) {
       try {
-        return this.decode(await this.client.replace(SECRETS, { apiVersion: 'v1', kind: 'Secret', ...existing, data: { [KEY_FIELD]: key } }));
+        return this.decode(
+          await this.client.replace(SECRETS, {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            ...existing,
+            data: { [KEY_FIELD]: key },
+          }),
+        );
       } catch (err) {
         if (!isConflict(err)) throw err;
         return this.readWinner();
       }
     }
     const fresh: SecretObject = {
-      metadata: { name: this.secretName, namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'vaultgate' } },
+      metadata: {
+        name: this.secretName,
+        namespace: this.namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'vaultgate' },
+      },
       type: 'Opaque',
       data: { [KEY_FIELD]: key },
     };
@@ -88,7 +119,10 @@ export class HmacKeyring {
 
   private async readWinner(): Promise<Buffer> {
     const winner = await this.client.get<SecretObject>(SECRETS, this.secretName, this.namespace);
-    if (!winner) throw new Error(`Secret ${this.namespace}/${this.secretName} (the rollout HMAC key) was deleted while being created; retrying`);
+    if (!winner)
+      throw new Error(
+        `Secret ${this.namespace}/${this.secretName} (the rollout HMAC key) was deleted while being created; retrying`,
+      );
     return this.decode(winner);
   }
 
@@ -98,8 +132,10 @@ export class HmacKeyring {
     const raw = secret.data?.[KEY_FIELD];
     const key = raw ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
     if (key.length < KEY_BYTES) {
-      throw new Error(`Secret ${this.namespace}/${this.secretName} (the rollout HMAC key) has no ${KEY_BYTES}-byte "${KEY_FIELD}": `
-        + 'delete it to have a new key created (every coordinated workload then restarts once)');
+      throw new Error(
+        `Secret ${this.namespace}/${this.secretName} (the rollout HMAC key) has no ${KEY_BYTES}-byte "${KEY_FIELD}": ` +
+          'delete it to have a new key created (every coordinated workload then restarts once)',
+      );
     }
     return key;
   }

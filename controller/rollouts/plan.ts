@@ -25,7 +25,11 @@ export interface RolloutPolicy {
   maxConcurrent: number;
 }
 
-export const DEFAULT_ROLLOUT_POLICY: Readonly<RolloutPolicy> = Object.freeze({ coalesceMs: 10_000, cooldownMs: 60_000, maxConcurrent: 3 });
+export const DEFAULT_ROLLOUT_POLICY: Readonly<RolloutPolicy> = Object.freeze({
+  coalesceMs: 10_000,
+  cooldownMs: 60_000,
+  maxConcurrent: 3,
+});
 
 export interface PlanInput {
   /** Undefined: the workload does not exist (yet). */
@@ -86,18 +90,27 @@ export function planRollout(input: PlanInput): RolloutPlan {
   // Nothing to record yet (its Secrets not written yet): no write, as a Deployment's generation counts
   // annotation changes too.
   if (!recorded && Object.keys(record).length === 0) return { action: 'none', reason: 'Unchanged' };
-  if (changed.length === 0) return sameRecord(recorded, record) ? { action: 'none', reason: 'Unchanged' } : { action: 'record', record };
+  if (changed.length === 0)
+    return sameRecord(recorded, record) ? { action: 'none', reason: 'Unchanged' } : { action: 'record', record };
 
   if (workload.paused) return { action: 'paused', changed };
   // A restart on top of a rollout in progress would stack ReplicaSets; the pods being replaced run with
   // data whose credential is not revoked before settled() says so. A stalled rollout does not hold it.
-  if (workload.state === 'rolling') return { action: 'wait', reason: 'RolloutInProgress', retryAfterMs: ROLLING_RETRY_MS, changed };
+  if (workload.state === 'rolling')
+    return { action: 'wait', reason: 'RolloutInProgress', retryAfterMs: ROLLING_RETRY_MS, changed };
   const since = input.pendingSince ?? now;
-  if (now < since + policy.coalesceMs) return { action: 'wait', reason: 'Coalescing', retryAfterMs: since + policy.coalesceMs - now, changed };
+  if (now < since + policy.coalesceMs)
+    return { action: 'wait', reason: 'Coalescing', retryAfterMs: since + policy.coalesceMs - now, changed };
   if (workload.restartedAt !== undefined && now < workload.restartedAt + policy.cooldownMs) {
-    return { action: 'wait', reason: 'CoolingDown', retryAfterMs: workload.restartedAt + policy.cooldownMs - now, changed };
+    return {
+      action: 'wait',
+      reason: 'CoolingDown',
+      retryAfterMs: workload.restartedAt + policy.cooldownMs - now,
+      changed,
+    };
   }
-  if (input.rollingInNamespace >= policy.maxConcurrent) return { action: 'wait', reason: 'ConcurrencyLimit', retryAfterMs: CAP_RETRY_MS, changed };
+  if (input.rollingInNamespace >= policy.maxConcurrent)
+    return { action: 'wait', reason: 'ConcurrencyLimit', retryAfterMs: CAP_RETRY_MS, changed };
   return { action: 'restart', record, changed, coalesced: Math.max(0, (input.pendingStates ?? 1) - 1) };
 }
 
@@ -126,5 +139,11 @@ export function parseRecord(value: string | undefined): Record<string, string> |
 
 /** The record as written: keys sorted, so equal records are equal strings. */
 export function formatRecord(record: Readonly<Record<string, string>>): string {
-  return JSON.stringify(Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]])));
+  return JSON.stringify(
+    Object.fromEntries(
+      Object.keys(record)
+        .sort()
+        .map((k) => [k, record[k]]),
+    ),
+  );
 }

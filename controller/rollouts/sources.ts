@@ -18,21 +18,24 @@ export const externalSecretSource: RolloutSource = {
   },
   secretName: (o) => {
     const target = (o as ExternalSecretShape).spec?.target;
-    return target?.creationPolicy === 'None' ? undefined : target?.name ?? o.metadata.name;
+    return target?.creationPolicy === 'None' ? undefined : (target?.name ?? o.metadata.name);
   },
   // Every target an ExternalSecret writes carries the managed label the Secret informer selects.
   cachedSecrets: true,
 };
 
-type VaultDynamicSecretShape = KubeObject & { spec?: { target?: { name?: string }; rolloutRestartTargets?: { kind?: string; name?: string }[] } };
+type VaultDynamicSecretShape = KubeObject & {
+  spec?: { target?: { name?: string }; rolloutRestartTargets?: { kind?: string; name?: string }[] };
+};
 
 /** A VaultDynamicSecret's spec.rolloutRestartTargets (admitted: same namespace, these kinds) and its target Secret. */
 export const vaultDynamicSecretSource: RolloutSource = {
   resource: VAULT_DYNAMIC_SECRETS,
-  targets: (o) => ((o as VaultDynamicSecretShape).spec?.rolloutRestartTargets ?? []).flatMap((t) => {
-    const kind = workloadKind(t.kind ?? '');
-    return kind && typeof t.name === 'string' && !workloadNameProblem(t.name) ? [{ kind, name: t.name }] : [];
-  }),
+  targets: (o) =>
+    ((o as VaultDynamicSecretShape).spec?.rolloutRestartTargets ?? []).flatMap((t) => {
+      const kind = workloadKind(t.kind ?? '');
+      return kind && typeof t.name === 'string' && !workloadNameProblem(t.name) ? [{ kind, name: t.name }] : [];
+    }),
   secretName: (o) => (o as VaultDynamicSecretShape).spec?.target?.name ?? o.metadata.name,
   // Its Secrets carry the managed label too; one not cached yet is read with a GET.
   cachedSecrets: false,

@@ -11,7 +11,10 @@ export function strval(v: unknown): string {
 
 /** Sprig's strslice: a list's non-nil elements as strings, nil as no element, anything else as one. */
 export function strslice(v: unknown): string[] {
-  if (Array.isArray(v)) return stringSlice(sliceElem(v) === 'string' ? [...(v as string[])] : v.filter((x) => x !== null && x !== undefined).map(strval));
+  if (Array.isArray(v))
+    return stringSlice(
+      sliceElem(v) === 'string' ? [...(v as string[])] : v.filter((x) => x !== null && x !== undefined).map(strval),
+    );
   if (v instanceof Uint8Array) return stringSlice([...v].map((b) => String(b)));
   if (v === null || v === undefined) return stringSlice([]);
   return stringSlice([strval(v)]);
@@ -22,7 +25,9 @@ function trimZeroDecimal(s: string): string {
   let foundZero = false;
   for (let i = s.length; i > 0; i--) {
     const c = s[i - 1];
-    if (c === '.') { if (foundZero) return s.slice(0, i - 1); } else if (c === '0') foundZero = true;
+    if (c === '.') {
+      if (foundZero) return s.slice(0, i - 1);
+    } else if (c === '0') foundZero = true;
     else return s;
   }
   return s;
@@ -30,11 +35,19 @@ function trimZeroDecimal(s: string): string {
 
 /** strconv.ParseInt(s, 0, 64) or undefined. */
 function parseIntBase0(s: string): number | undefined {
-  const m = /^([+-]?)(0[xX][0-9a-fA-F](?:_?[0-9a-fA-F])*|0[oO][0-7](?:_?[0-7])*|0[bB][01](?:_?[01])*|0_?[0-7](?:_?[0-7])*|[1-9](?:_?[0-9])*|0)$/.exec(s);
+  const m =
+    /^([+-]?)(0[xX][0-9a-fA-F](?:_?[0-9a-fA-F])*|0[oO][0-7](?:_?[0-7])*|0[bB][01](?:_?[01])*|0_?[0-7](?:_?[0-7])*|[1-9](?:_?[0-9])*|0)$/.exec(
+      s,
+    );
   if (!m) return undefined;
   let body = m[2]!.replace(/_/g, '');
   if (/^0[0-7]/.test(body)) body = `0o${body.slice(1)}`;
-  const v = BigInt(body.replace(/^0[xX]/, '0x').replace(/^0[oO]/, '0o').replace(/^0[bB]/, '0b'));
+  const v = BigInt(
+    body
+      .replace(/^0[xX]/, '0x')
+      .replace(/^0[oO]/, '0o')
+      .replace(/^0[bB]/, '0b'),
+  );
   const signed = m[1] === '-' ? -v : v;
   if (signed < -(2n ** 63n) || signed >= 2n ** 63n) return undefined;
   return Number(signed);
@@ -54,7 +67,10 @@ export function castFloat(v: unknown): number {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'string') {
     const t = v.replace(/_/g, '');
-    if (/^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|[Ii]nf(inity)?|NaN|nan)$/.test(v) || /^[+-]?0[xX]/.test(v)) {
+    if (
+      /^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|[Ii]nf(inity)?|NaN|nan)$/.test(v) ||
+      /^[+-]?0[xX]/.test(v)
+    ) {
       const x = /inf/i.test(t) ? (t.startsWith('-') ? -Infinity : Infinity) : /nan/i.test(t) ? NaN : Number(t);
       return Number.isNaN(x) && !/nan/i.test(t) ? 0 : x;
     }

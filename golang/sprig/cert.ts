@@ -54,7 +54,12 @@ function dsaKeyFormat(b: Buffer): boolean {
     if (!f || f.tag !== 0x02 || f.end > seq.end) return false;
     const n = f.end - f.start;
     if (n === 0) return false;
-    if (n > 1 && ((b[f.start] === 0 && (b[f.start + 1]! & 0x80) === 0) || (b[f.start] === 0xff && (b[f.start + 1]! & 0x80) === 0x80))) return false;
+    if (
+      n > 1 &&
+      ((b[f.start] === 0 && (b[f.start + 1]! & 0x80) === 0) ||
+        (b[f.start] === 0xff && (b[f.start + 1]! & 0x80) === 0x80))
+    )
+      return false;
     if (i === 0 && n > 8) return false;
     off = f.end;
   }
@@ -68,24 +73,38 @@ function privateKeyError(pemText: string): string | undefined {
   if (block.type === 'PRIVATE KEY') {
     const k = nodeKey(block.bytes, 'pkcs8');
     const t = k?.asymmetricKeyType;
-    if (!k || !(t === 'rsa' || t === 'ed25519' || t === 'x25519' || (t === 'ec' && goCurve(k)))) return 'decoding PEM as PKCS#8: the key is not one Go\'s crypto/x509 reads';
+    if (!k || !(t === 'rsa' || t === 'ed25519' || t === 'x25519' || (t === 'ec' && goCurve(k))))
+      return "decoding PEM as PKCS#8: the key is not one Go's crypto/x509 reads";
     return undefined;
   }
   if (!block.type.endsWith(' PRIVATE KEY')) return 'no private key data in PEM block of that type';
   switch (block.type.slice(0, -12)) {
-    case 'RSA': return nodeKey(block.bytes, 'pkcs1')?.asymmetricKeyType === 'rsa' ? undefined : 'parsing RSA private key from PEM failed';
+    case 'RSA':
+      return nodeKey(block.bytes, 'pkcs1')?.asymmetricKeyType === 'rsa'
+        ? undefined
+        : 'parsing RSA private key from PEM failed';
     case 'EC': {
       const k = nodeKey(block.bytes, 'sec1');
       return k?.asymmetricKeyType === 'ec' && goCurve(k) ? undefined : 'parsing EC private key from PEM failed';
     }
-    case 'DSA': return dsaKeyFormat(block.bytes) ? undefined : 'parsing DSA private key from PEM failed';
-    default: return 'invalid private key type';
+    case 'DSA':
+      return dsaKeyFormat(block.bytes) ? undefined : 'parsing DSA private key from PEM failed';
+    default:
+      return 'invalid private key type';
   }
 }
 
 /** Sprig's certificate struct. */
 export function certificateValue(cert: string, key: string): GoStruct {
-  return new GoStruct('sprig.certificate', new Map([['Cert', cert], ['Key', key]]), new Map(), { key: JSON.stringify([cert, key]) });
+  return new GoStruct(
+    'sprig.certificate',
+    new Map([
+      ['Cert', cert],
+      ['Key', key],
+    ]),
+    new Map(),
+    { key: JSON.stringify([cert, key]) },
+  );
 }
 
 /** buildCustomCert(b64cert, b64key string) (certificate, error). */

@@ -6,13 +6,17 @@ import { GoTime, GoNum, numberValue, utf8Text, goString } from '../values.ts';
 
 function toTime(v: unknown): GoTime | undefined {
   if (v instanceof GoTime) return v;
-  if (typeof v === 'number' || (v instanceof GoNum && (v.kind === 'int64' || v.kind === 'int32'))) return new GoTime(numberValue(v)! * 1000);
+  if (typeof v === 'number' || (v instanceof GoNum && (v.kind === 'int64' || v.kind === 'int32')))
+    return new GoTime(numberValue(v)! * 1000);
   return undefined;
 }
 
 export function dateInZone(layout: string, date: unknown, zone: string): string {
   const t = toTime(date);
-  if (!t) fail('the date is not a time value or a Unix timestamp (vaultgate does not read the clock: the output would change on every render)');
+  if (!t)
+    fail(
+      'the date is not a time value or a Unix timestamp (vaultgate does not read the clock: the output would change on every render)',
+    );
   const z = loadLocation(utf8Text(zone), t!.ms) ?? { name: 'UTC', offsetSeconds: 0 };
   return goString(formatGoTime(new GoTime(t!.ms, z, t!.nanos), utf8Text(layout)));
 }
@@ -29,7 +33,14 @@ export function durationRound(v: unknown): string {
   else if (v instanceof GoNum && v.kind === 'int64') d = v.value;
   else if (v instanceof GoTime) fail('durationRound of a time value reads the clock: not supported by vaultgate');
   const u = Math.abs(d);
-  const units: Array<[number, string]> = [[3.6e12 * 24 * 365, 'y'], [3.6e12 * 24 * 30, 'mo'], [3.6e12 * 24, 'd'], [3.6e12, 'h'], [6e10, 'm'], [1e9, 's']];
+  const units: Array<[number, string]> = [
+    [3.6e12 * 24 * 365, 'y'],
+    [3.6e12 * 24 * 30, 'mo'],
+    [3.6e12 * 24, 'd'],
+    [3.6e12, 'h'],
+    [6e10, 'm'],
+    [1e9, 's'],
+  ];
   for (const [size, name] of units) if (u > size) return `${Math.floor(u / size)}${name}`;
   return '0s';
 }

@@ -24,15 +24,19 @@ export function mergeInto(dst: GoMap, src: GoMap, overwrite: boolean): void {
 export function dig(...ps: unknown[]): unknown {
   if (ps.length < 3) fail('dig needs at least three arguments');
   const last = ps[ps.length - 1];
-  if (!(last instanceof GoMap) || last.elem !== 'interface {}') return fail(`interface conversion: interface {} is ${goType(last)}, not map[string]interface {}`);
+  if (!(last instanceof GoMap) || last.elem !== 'interface {}')
+    return fail(`interface conversion: interface {} is ${goType(last)}, not map[string]interface {}`);
   const def = ps[ps.length - 2];
-  const ks = ps.slice(0, -2).map((k) => (typeof k === 'string' ? k : fail(`interface conversion: interface {} is ${goType(k)}, not string`)));
+  const ks = ps
+    .slice(0, -2)
+    .map((k) => (typeof k === 'string' ? k : fail(`interface conversion: interface {} is ${goType(k)}, not string`)));
   let d: GoMap = last;
   for (let i = 0; i < ks.length; i++) {
     if (!d.has(ks[i]!)) return def;
     const step = d.get(ks[i]!);
     if (i === ks.length - 1) return step;
-    if (!(step instanceof GoMap) || step.elem !== 'interface {}') return fail(`interface conversion: interface {} is ${goType(step)}, not map[string]interface {}`);
+    if (!(step instanceof GoMap) || step.elem !== 'interface {}')
+      return fail(`interface conversion: interface {} is ${goType(step)}, not map[string]interface {}`);
     d = step;
   }
   return def;

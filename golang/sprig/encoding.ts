@@ -54,7 +54,8 @@ export function base32Decode(s: string): string {
   for (let i = 0; i < clean.length; i += 8) {
     const group = clean.slice(i, i + 8);
     const data = group.replace(/=+$/, '');
-    if (![8, 7, 5, 4, 2].includes(data.length) || (data.length < 8 && i + 8 < clean.length)) return `illegal base32 data at input byte ${i + data.length}`;
+    if (![8, 7, 5, 4, 2].includes(data.length) || (data.length < 8 && i + 8 < clean.length))
+      return `illegal base32 data at input byte ${i + data.length}`;
     let bits = 0n;
     for (const c of data.padEnd(8, 'A')) bits = (bits << 5n) | BigInt(B32.indexOf(c));
     const n = { 8: 5, 7: 4, 5: 3, 4: 2, 2: 1 }[data.length as 8 | 7 | 5 | 4 | 2];

@@ -4,13 +4,17 @@ import { GoNum, kindOf, typedSlice, GoMap, GoTime, GoStruct, numberValue, sliceE
 import { castInt } from './cast.ts';
 
 export function asList(v: unknown, what: string): unknown[] {
-  if (v === null || v === undefined) return fail(`${what}: runtime error: invalid memory address or nil pointer dereference`);
+  if (v === null || v === undefined)
+    return fail(`${what}: runtime error: invalid memory address or nil pointer dereference`);
   if (Array.isArray(v)) return v;
   if (v instanceof Uint8Array) return [...v].map((b) => new GoNum('uint8', b));
   return fail(`${what} on type ${kindOf(v)}`);
 }
 
-export const mustList = (name: string, fn: (l: unknown[], ...rest: unknown[]) => unknown) => (list: unknown, ...rest: unknown[]): unknown => fn(asList(list, `Cannot ${name}`), ...rest);
+export const mustList =
+  (name: string, fn: (l: unknown[], ...rest: unknown[]) => unknown) =>
+  (list: unknown, ...rest: unknown[]): unknown =>
+    fn(asList(list, `Cannot ${name}`), ...rest);
 
 export function chunk(size: number, l: unknown[]): unknown[][] {
   const len = l.length;

@@ -8,11 +8,17 @@ export function untilStep(start: number, stop: number, step: number): number[] {
   const cap = 1_000_000;
   if (stop < start) {
     if (step >= 0) return typedSlice(v, 'int');
-    for (let i = start; i > stop; i += step) { v.push(i); if (v.length > cap) fail('list exceeds 1000000 elements'); }
+    for (let i = start; i > stop; i += step) {
+      v.push(i);
+      if (v.length > cap) fail('list exceeds 1000000 elements');
+    }
     return typedSlice(v, 'int');
   }
   if (step <= 0) return typedSlice(v, 'int');
-  for (let i = start; i < stop; i += step) { v.push(i); if (v.length > cap) fail('list exceeds 1000000 elements'); }
+  for (let i = start; i < stop; i += step) {
+    v.push(i);
+    if (v.length > cap) fail('list exceeds 1000000 elements');
+  }
   return typedSlice(v, 'int');
 }
 
@@ -20,7 +26,8 @@ export function seq(...params: number[]): string {
   let inc = 1;
   let list: number[];
   switch (params.length) {
-    case 0: return '';
+    case 0:
+      return '';
     case 1: {
       const end = params[0]!;
       if (end < 1) inc = -1;
@@ -35,11 +42,15 @@ export function seq(...params: number[]): string {
     }
     case 3: {
       const [start, step, end] = params as [number, number, number];
-      if (end < start) { inc = -1; if (step > 0) return ''; }
+      if (end < start) {
+        inc = -1;
+        if (step > 0) return '';
+      }
       list = untilStep(start, end + inc, step);
       break;
     }
-    default: return '';
+    default:
+      return '';
   }
   return list.join(' ');
 }

@@ -9,9 +9,32 @@ const SEED = 'com.lyndir.masterpassword';
 
 const TEMPLATES: ReadonlyMap<string, readonly string[]> = new Map([
   ['maximum', ['anoxxxxxxxxxxxxxxxxx', 'axxxxxxxxxxxxxxxxxno']],
-  ['long', ['CvcvnoCvcvCvcv', 'CvcvCvcvnoCvcv', 'CvcvCvcvCvcvno', 'CvccnoCvcvCvcv', 'CvccCvcvnoCvcv', 'CvccCvcvCvcvno', 'CvcvnoCvccCvcv', 'CvcvCvccnoCvcv', 'CvcvCvccCvcvno',
-    'CvcvnoCvcvCvcc', 'CvcvCvcvnoCvcc', 'CvcvCvcvCvccno', 'CvccnoCvccCvcv', 'CvccCvccnoCvcv', 'CvccCvccCvcvno', 'CvcvnoCvccCvcc', 'CvcvCvccnoCvcc', 'CvcvCvccCvccno', 'CvccnoCvcvCvcc',
-    'CvccCvcvnoCvcc', 'CvccCvcvCvccno']],
+  [
+    'long',
+    [
+      'CvcvnoCvcvCvcv',
+      'CvcvCvcvnoCvcv',
+      'CvcvCvcvCvcvno',
+      'CvccnoCvcvCvcv',
+      'CvccCvcvnoCvcv',
+      'CvccCvcvCvcvno',
+      'CvcvnoCvccCvcv',
+      'CvcvCvccnoCvcv',
+      'CvcvCvccCvcvno',
+      'CvcvnoCvcvCvcc',
+      'CvcvCvcvnoCvcc',
+      'CvcvCvcvCvccno',
+      'CvccnoCvccCvcv',
+      'CvccCvccnoCvcv',
+      'CvccCvccCvcvno',
+      'CvcvnoCvccCvcc',
+      'CvcvCvccnoCvcc',
+      'CvcvCvccCvccno',
+      'CvccnoCvcvCvcc',
+      'CvccCvcvnoCvcc',
+      'CvccCvcvCvccno',
+    ],
+  ],
   ['medium', ['CvcnoCvc', 'CvcCvcno']],
   ['short', ['Cvcn']],
   ['basic', ['aaanaaan', 'aannaaan', 'aaannaaa']],
@@ -19,8 +42,14 @@ const TEMPLATES: ReadonlyMap<string, readonly string[]> = new Map([
 ]);
 
 const CHARACTERS: Readonly<Record<string, string>> = {
-  V: 'AEIOU', C: 'BCDFGHJKLMNPQRSTVWXYZ', v: 'aeiou', c: 'bcdfghjklmnpqrstvwxyz', A: 'AEIOUBCDFGHJKLMNPQRSTVWXYZ',
-  a: 'AEIOUaeiouBCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz', n: '0123456789', o: '@&%?,=[]_:-+*$#!\'^~;()/.',
+  V: 'AEIOU',
+  C: 'BCDFGHJKLMNPQRSTVWXYZ',
+  v: 'aeiou',
+  c: 'bcdfghjklmnpqrstvwxyz',
+  A: 'AEIOUBCDFGHJKLMNPQRSTVWXYZ',
+  a: 'AEIOUaeiouBCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz',
+  n: '0123456789',
+  o: "@&%?,=[]_:-+*$#!'^~;()/.",
   x: 'AEIOUaeiouBCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz0123456789!@#$%^&*()',
 };
 
@@ -73,17 +102,27 @@ export class NamespaceKeyBudgets {
     this.#minted.set(namespace, m);
   }
   forNamespace(namespace: string): DeriveBudget {
-    return { namespace, perMinute: this.perMinute, take: (now) => (this.remaining(namespace, now) > 0 ? (this.charge(namespace, 1, now), true) : false) };
+    return {
+      namespace,
+      perMinute: this.perMinute,
+      take: (now) => (this.remaining(namespace, now) > 0 ? (this.charge(namespace, 1, now), true) : false),
+    };
   }
 }
 
 /** A budget of `allowance` new keys for one render (a worker's share of its namespace's budget). */
-export function allowanceBudget(namespace: string, allowance: number, perMinute = NEW_KEYS_PER_MINUTE): DeriveBudget & { readonly used: number } {
+export function allowanceBudget(
+  namespace: string,
+  allowance: number,
+  perMinute = NEW_KEYS_PER_MINUTE,
+): DeriveBudget & { readonly used: number } {
   let used = 0;
   return {
     namespace,
     perMinute,
-    get used() { return used; },
+    get used() {
+      return used;
+    },
     take: () => (used < allowance ? (used++, true) : false),
   };
 }
@@ -104,11 +143,19 @@ export function withDeriveBudget<T>(budget: DeriveBudget, fn: () => T): T {
 
 function masterKey(password: Buffer, salt: Buffer, now = Date.now()): Buffer {
   const budget = current;
-  const id = createHash('sha256').update(u32(budget.namespace.length)).update(budget.namespace).update(u32(password.length)).update(password).update(salt).digest('hex');
+  const id = createHash('sha256')
+    .update(u32(budget.namespace.length))
+    .update(budget.namespace)
+    .update(u32(password.length))
+    .update(password)
+    .update(salt)
+    .digest('hex');
   let key = keys.get(id);
   if (key === undefined) {
     if (!budget.take(now)) {
-      fail(`derivePassword: more than ${budget.perMinute} new (password, user) pairs in a minute ${budget.namespace ? `in namespace ${budget.namespace}` : 'in this controller'} (each costs ~0.1 s of CPU): retried later`);
+      fail(
+        `derivePassword: more than ${budget.perMinute} new (password, user) pairs in a minute ${budget.namespace ? `in namespace ${budget.namespace}` : 'in this controller'} (each costs ~0.1 s of CPU): retried later`,
+      );
     }
     key = scryptSync(password, salt, 64, { N: 32768, r: 8, p: 2, maxmem: 256 * 1024 * 1024 });
     if (keys.size >= KEEP) keys.delete(keys.keys().next().value!);
@@ -118,14 +165,22 @@ function masterKey(password: Buffer, salt: Buffer, now = Date.now()): Buffer {
 }
 
 /** derivePassword(counter uint32, passwordType, password, user, site string) string, over Go byte strings. */
-export function derivePassword(counter: number, passwordType: string, password: string, user: string, site: string): string {
+export function derivePassword(
+  counter: number,
+  passwordType: string,
+  password: string,
+  user: string,
+  site: string,
+): string {
   const templates = TEMPLATES.get(passwordType);
   if (templates === undefined) return `cannot find password template ${passwordType}`;
   const userBytes = Buffer.from(user, 'latin1');
   const siteBytes = Buffer.from(site, 'latin1');
   const seed = Buffer.from(SEED, 'latin1');
   const key = masterKey(Buffer.from(password, 'latin1'), Buffer.concat([seed, u32(userBytes.length), userBytes]));
-  const mac = createHmac('sha256', key).update(Buffer.concat([seed, u32(siteBytes.length), siteBytes, u32(counter)])).digest();
+  const mac = createHmac('sha256', key)
+    .update(Buffer.concat([seed, u32(siteBytes.length), siteBytes, u32(counter)]))
+    .digest();
   const temp = templates[mac[0]! % templates.length]!;
   let out = '';
   for (let i = 0; i < temp.length; i++) {

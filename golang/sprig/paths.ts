@@ -1,6 +1,5 @@
 // Sprig's path functions (path and path/filepath on Linux).
 
-
 export function cleanPath(p: string): string {
   if (p === '') return '.';
   const rooted = p.startsWith('/');

@@ -9,13 +9,21 @@
 import { fail, type GoFunc } from '../func.ts';
 import { GoNum, GoStruct } from '../values.ts';
 
-export interface SemVer { major: bigint; minor: bigint; patch: bigint; pre: string; metadata: string; original: string }
+export interface SemVer {
+  major: bigint;
+  minor: bigint;
+  patch: bigint;
+  pre: string;
+  metadata: string;
+  original: string;
+}
 
 const MAX_UINT64 = (1n << 64n) - 1n;
 export const MAX_CONSTRAINT = 4096;
 
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
-const isAlnumDash = (c: string | undefined): boolean => c !== undefined && (isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '-');
+const isAlnumDash = (c: string | undefined): boolean =>
+  c !== undefined && (isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '-');
 
 /** strconv.ParseUint(s, 10, 64), or undefined. */
 function parseUint64(s: string): bigint | undefined {
@@ -87,7 +95,8 @@ export function newVersion(v: string): SemVer | string {
   const major = seg(m[0]);
   const minor = seg(m[1]);
   const patch = seg(m[2]);
-  if (major === undefined || minor === undefined || patch === undefined) return 'Error parsing version segment: value out of range';
+  if (major === undefined || minor === undefined || patch === undefined)
+    return 'Error parsing version segment: value out of range';
   return { major, minor, patch, pre: m[3], metadata: m[4], original: v };
 }
 
@@ -138,7 +147,14 @@ const isCvDigit = (c: string | undefined): boolean => isDigit(c) || c === '|' ||
 /** The operators in the order of the library's alternation (the empty one second). */
 const OPS = ['=', '', '!=', '>', '<', '>=', '=>', '<=', '=<', '~', '~>', '^'];
 
-interface Cv { end: number; whole: string; major: string; minor: string; patch: string; pre: string }
+interface Cv {
+  end: number;
+  whole: string;
+  major: string;
+  minor: string;
+  patch: string;
+  pre: string;
+}
 
 /** cvRegex at i, greedy: v?([0-9|x|X|\*]+)(\.[…]+)?(\.[…]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+(…))? */
 function cvAt(s: string, i: number): Cv | undefined {
@@ -211,9 +227,15 @@ function findConstraints(v: string): string[] {
     for (const op of OPS) {
       if (!v.startsWith(op, p)) continue;
       const c = cvAt(v, skipS(v, p + op.length));
-      if (c) { found = c.end; break; }
+      if (c) {
+        found = c.end;
+        break;
+      }
     }
-    if (found === undefined) { p++; continue; }
+    if (found === undefined) {
+      p++;
+      continue;
+    }
     out.push(v.slice(p, found));
     p = found;
   }
@@ -249,7 +271,10 @@ function rewriteRange(input: string): string {
         }
       }
     }
-    if (!m) { p++; continue; }
+    if (!m) {
+      p++;
+      continue;
+    }
     matches.push(m);
     p += m[0].length;
   }
@@ -261,7 +286,14 @@ function rewriteRange(input: string): string {
   return o;
 }
 
-interface Constraint { con: SemVer; orig: string; op: string; minorDirty: boolean; dirty: boolean; patchDirty: boolean }
+interface Constraint {
+  con: SemVer;
+  orig: string;
+  op: string;
+  minorDirty: boolean;
+  dirty: boolean;
+  patchDirty: boolean;
+}
 
 const isX = (x: string): boolean => x === 'x' || x === '*' || x === 'X';
 
@@ -292,7 +324,8 @@ function parseConstraint(s: string): Constraint | string {
 
 /** semver.NewConstraint: the or-groups of and-ed constraints, or the error's text. */
 export function newConstraint(input: string): Constraint[][] | string {
-  if (input.length > MAX_CONSTRAINT) return `the constraint is longer than ${MAX_CONSTRAINT} bytes (vaultgate refuses it)`;
+  if (input.length > MAX_CONSTRAINT)
+    return `the constraint is longer than ${MAX_CONSTRAINT} bytes (vaultgate refuses it)`;
   const c = rewriteRange(input);
   const or: Constraint[][] = [];
   for (const v of c.split('||')) {
@@ -313,7 +346,8 @@ export function newConstraint(input: string): Constraint[][] | string {
 function check(v: SemVer, c: Constraint): boolean {
   const vPreOnly = v.pre !== '' && c.con.pre === '';
   switch (c.op) {
-    case '': case '=':
+    case '':
+    case '=':
       if (vPreOnly) return false;
       if (c.dirty) return tilde(v, c);
       return equalVersions(v, c.con);
@@ -341,16 +375,19 @@ function check(v: SemVer, c: Constraint): boolean {
     case '<':
       if (vPreOnly) return false;
       return compareVersions(v, c.con) < 0;
-    case '>=': case '=>':
+    case '>=':
+    case '=>':
       if (vPreOnly) return false;
       return compareVersions(v, c.con) >= 0;
-    case '<=': case '=<':
+    case '<=':
+    case '=<':
       if (vPreOnly) return false;
       if (!c.dirty) return compareVersions(v, c.con) <= 0;
       if (v.major > c.con.major) return false;
       if (v.major === c.con.major && v.minor > c.con.minor && !c.minorDirty) return false;
       return true;
-    case '~': case '~>':
+    case '~':
+    case '~>':
       return tilde(v, c);
     case '^':
       return caret(v, c);
@@ -430,24 +467,68 @@ export function versionValue(v: SemVer, pointer: boolean): GoStruct {
     ['Patch', () => u64(v.patch)],
     ['Prerelease', () => v.pre],
     ['Metadata', () => v.metadata],
-    ['IncPatch', () => next(v.pre !== '' ? { ...v, pre: '', metadata: '' } : { ...v, pre: '', metadata: '', patch: v.patch + 1n })],
+    [
+      'IncPatch',
+      () => next(v.pre !== '' ? { ...v, pre: '', metadata: '' } : { ...v, pre: '', metadata: '', patch: v.patch + 1n }),
+    ],
     ['IncMinor', () => next({ ...v, pre: '', metadata: '', patch: 0n, minor: v.minor + 1n })],
     ['IncMajor', () => next({ ...v, pre: '', metadata: '', patch: 0n, minor: 0n, major: v.major + 1n })],
-    ['SetPrerelease', { params: ['string'], fn: (p: string) => { const e = p.length > 0 ? validateIdents(p, true) : undefined; if (e) fail(e); return next({ ...v, pre: p }); } }],
-    ['SetMetadata', { params: ['string'], fn: (m: string) => { const e = m.length > 0 ? validateIdents(m, false) : undefined; if (e) fail(e); return next({ ...v, metadata: m }); } }],
+    [
+      'SetPrerelease',
+      {
+        params: ['string'],
+        fn: (p: string) => {
+          const e = p.length > 0 ? validateIdents(p, true) : undefined;
+          if (e) fail(e);
+          return next({ ...v, pre: p });
+        },
+      },
+    ],
+    [
+      'SetMetadata',
+      {
+        params: ['string'],
+        fn: (m: string) => {
+          const e = m.length > 0 ? validateIdents(m, false) : undefined;
+          if (e) fail(e);
+          return next({ ...v, metadata: m });
+        },
+      },
+    ],
     ['MarshalText', () => new Uint8Array(Buffer.from(versionString(v), 'latin1'))],
     ['MarshalJSON', () => new Uint8Array(Buffer.from(JSON.stringify(versionString(v)), 'latin1'))],
     ['Value', () => versionString(v)],
   ]);
   if (pointer) {
     methods.set('Original', () => v.original);
-    const compareWith = (f: (d: number) => unknown): GoFunc => ({ params: [VERSION_PTR], fn: ((o: unknown) => f(compareVersions(v, other(o)))) });
-    methods.set('LessThan', compareWith((d) => d < 0));
-    methods.set('LessThanEqual', compareWith((d) => d <= 0));
-    methods.set('GreaterThan', compareWith((d) => d > 0));
-    methods.set('GreaterThanEqual', compareWith((d) => d >= 0));
-    methods.set('Compare', compareWith((d) => d));
-    methods.set('Equal', { params: [VERSION_PTR], fn: ((o: unknown) => (o === null || o === undefined ? false : equalVersions(v, other(o)))) });
+    const compareWith = (f: (d: number) => unknown): GoFunc => ({
+      params: [VERSION_PTR],
+      fn: (o: unknown) => f(compareVersions(v, other(o))),
+    });
+    methods.set(
+      'LessThan',
+      compareWith((d) => d < 0),
+    );
+    methods.set(
+      'LessThanEqual',
+      compareWith((d) => d <= 0),
+    );
+    methods.set(
+      'GreaterThan',
+      compareWith((d) => d > 0),
+    );
+    methods.set(
+      'GreaterThanEqual',
+      compareWith((d) => d >= 0),
+    );
+    methods.set(
+      'Compare',
+      compareWith((d) => d),
+    );
+    methods.set('Equal', {
+      params: [VERSION_PTR],
+      fn: (o: unknown) => (o === null || o === undefined ? false : equalVersions(v, other(o))),
+    });
   }
   const s = new GoStruct(pointer ? VERSION_PTR : VERSION_VAL, new Map(), methods, {
     pointer,

@@ -110,7 +110,15 @@ export function toCamelCase(str: string): string {
 
 // ---- ToSnakeCase / ToKebabCase (camelCaseToLowerCase) ----
 
-const enum W { invalid, number, upper, alphabet, connector, punct, other }
+const enum W {
+  invalid,
+  number,
+  upper,
+  alphabet,
+  connector,
+  punct,
+  other,
+}
 
 /** nextValidRune: the first rune that is not RuneError, its width counting the skipped bytes; `prev` if none. */
 function nextValidRune(s: string, at: number, prev: number): [number, number] {
@@ -143,7 +151,8 @@ function nextWord(s: string, at: number): [W, number] {
     }
   };
   const lowerLetter = (x: number): boolean => isAlphabet(x) && !isUpper(x);
-  const otherRune = (x: number, sz: number): boolean => !(sz === 0 || isConnector(x) || isAlphabet(x) || isNumber(x) || isPunct(x));
+  const otherRune = (x: number, sz: number): boolean =>
+    !(sz === 0 || isConnector(x) || isAlphabet(x) || isNumber(x) || isPunct(x));
   // xstrings' order of word types; every word takes its first rune.
   rem += size;
   if (!isConnector(r) && !isPunct(r) && isUpper(r)) {
@@ -171,8 +180,15 @@ function nextWord(s: string, at: number): [W, number] {
     }
     return [W.upper, at + offset];
   }
-  const [wt, keep]: [W, (x: number, sz: number) => boolean] = isConnector(r) ? [W.connector, isConnector] : isPunct(r) ? [W.punct, isPunct]
-    : isAlphabet(r) ? [W.alphabet, lowerLetter] : isNumber(r) ? [W.number, isNumber] : [W.other, otherRune];
+  const [wt, keep]: [W, (x: number, sz: number) => boolean] = isConnector(r)
+    ? [W.connector, isConnector]
+    : isPunct(r)
+      ? [W.punct, isPunct]
+      : isAlphabet(r)
+        ? [W.alphabet, lowerLetter]
+        : isNumber(r)
+          ? [W.number, isNumber]
+          : [W.other, otherRune];
   advanceWhile(keep);
   return [wt, at + offset];
 }
@@ -193,7 +209,9 @@ function lowerWord(wt: W, word: string, connector: string): string {
 function camelCaseToLowerCase(str: string, connector: string): string {
   if (str.length === 0) return '';
   const parts: string[] = [];
-  const emit = (wt: W, from: number, to: number): void => { parts.push(lowerWord(wt, str.slice(from, to), connector)); };
+  const emit = (wt: W, from: number, to: number): void => {
+    parts.push(lowerWord(wt, str.slice(from, to), connector));
+  };
   const advance = (from: number): [W, number, number] => [...nextWord(str, from), from] as [W, number, number];
   let [wt, end, start] = advance(0);
   while (end < str.length) {
@@ -203,7 +221,10 @@ function camelCaseToLowerCase(str: string, connector: string): string {
     const lastEnd = end;
     [wt, end, start] = advance(end);
     if (prev === W.number) {
-      while (wt === W.alphabet || wt === W.number) { emit(wt, start, end); [wt, end, start] = advance(end); }
+      while (wt === W.alphabet || wt === W.number) {
+        emit(wt, start, end);
+        [wt, end, start] = advance(end);
+      }
       if (wt !== W.invalid && wt !== W.punct && wt !== W.connector) parts.push(connector);
     } else if (prev === W.connector) {
       emit(prev, lastStart, lastEnd);
@@ -227,7 +248,10 @@ function camelCaseToLowerCase(str: string, connector: string): string {
       // ... unless lower-case letters follow it ("HTTP2xx" → "http_2xx")
       parts.push(connector);
       emit(W.number, numStart, numEnd);
-      while (wt === W.alphabet || wt === W.number) { emit(wt, start, end); [wt, end, start] = advance(end); }
+      while (wt === W.alphabet || wt === W.number) {
+        emit(wt, start, end);
+        [wt, end, start] = advance(end);
+      }
       if (wt !== W.invalid && wt !== W.connector && wt !== W.punct) parts.push(connector);
     }
   }
@@ -257,7 +281,10 @@ export function wrapCustom(str: string, wrapLength: number, newLineStr: string, 
     out.push(s);
   };
   while (len - offset > width) {
-    if (str[offset] === ' ') { offset++; continue; }
+    if (str[offset] === ' ') {
+      offset++;
+      continue;
+    }
     const end = width + offset + 1;
     const spaceToWrapAt = str.slice(offset, end).lastIndexOf(' ') + offset;
     if (spaceToWrapAt >= offset) {
@@ -287,7 +314,18 @@ export function wrapCustom(str: string, wrapLength: number, newLineStr: string, 
 
 // ---- strings ----
 
-const goSpace = (c: number): boolean => c === 0x20 || (c >= 0x9 && c <= 0xd) || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+const goSpace = (c: number): boolean =>
+  c === 0x20 ||
+  (c >= 0x9 && c <= 0xd) ||
+  c === 0x85 ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000;
 
 /** strings.TrimSpace. */
 export function trimSpace(s: string): string {
@@ -326,7 +364,11 @@ export function goTitle(s: string): string {
         if (/[\p{L}\p{N}]/u.test(ch)) return false;
         return goSpace(cp);
       };
-      out += isSep(prev) ? c.toUpperCase().length === 1 || [...c.toUpperCase()].length === 1 ? c.toUpperCase() : c : c;
+      out += isSep(prev)
+        ? c.toUpperCase().length === 1 || [...c.toUpperCase()].length === 1
+          ? c.toUpperCase()
+          : c
+        : c;
       prev = c;
     }
     return out;
@@ -334,10 +376,24 @@ export function goTitle(s: string): string {
 }
 
 export function goUpper(s: string): string {
-  return mapText(s, (t) => [...t].map((c) => { const u = c.toUpperCase(); return [...u].length === 1 ? u : c; }).join(''));
+  return mapText(s, (t) =>
+    [...t]
+      .map((c) => {
+        const u = c.toUpperCase();
+        return [...u].length === 1 ? u : c;
+      })
+      .join(''),
+  );
 }
 export function goLower(s: string): string {
-  return mapText(s, (t) => [...t].map((c) => { const u = c.toLowerCase(); return [...u].length === 1 ? u : c; }).join(''));
+  return mapText(s, (t) =>
+    [...t]
+      .map((c) => {
+        const u = c.toLowerCase();
+        return [...u].length === 1 ? u : c;
+      })
+      .join(''),
+  );
 }
 
 /** goutils' byte-wise loops write each byte back as a rune (so bytes ≥ 0x80 become two bytes). */
@@ -349,7 +405,10 @@ export function deleteWhiteSpace(s: string): string {
   let count = 0;
   for (let i = 0; i < s.length; i++) {
     const b = s.charCodeAt(i);
-    if (!byteIsSpace(b)) { out += byteAsRune(b); count++; }
+    if (!byteIsSpace(b)) {
+      out += byteAsRune(b);
+      count++;
+    }
   }
   return count === s.length ? s : out;
 }
@@ -360,7 +419,10 @@ export function initials(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const b = s.charCodeAt(i);
     if (byteIsSpace(b)) gap = true;
-    else if (gap) { out += byteAsRune(b); gap = false; }
+    else if (gap) {
+      out += byteAsRune(b);
+      gap = false;
+    }
   }
   return out;
 }
@@ -370,7 +432,14 @@ export function uncapitalize(s: string): string {
     let next = true;
     let out = '';
     for (const c of t) {
-      if (goSpace(c.codePointAt(0)!)) { next = true; out += c; } else if (next) { const l = c.toLowerCase(); out += [...l].length === 1 ? l : c; next = false; } else out += c;
+      if (goSpace(c.codePointAt(0)!)) {
+        next = true;
+        out += c;
+      } else if (next) {
+        const l = c.toLowerCase();
+        out += [...l].length === 1 ? l : c;
+        next = false;
+      } else out += c;
     }
     return out;
   });
@@ -459,4 +528,8 @@ function goRunesAt(s: string, i: number): number {
   return Buffer.byteLength(String.fromCodePoint(first), 'utf8');
 }
 
-export const partsMap = (parts: string[]): GoMap => new GoMap(parts.map((p, i) => [`_${i}`, p] as const), 'string');
+export const partsMap = (parts: string[]): GoMap =>
+  new GoMap(
+    parts.map((p, i) => [`_${i}`, p] as const),
+    'string',
+  );

@@ -7,15 +7,22 @@ export function urlParse(v: string): GoMap {
   const m = /^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(.*)$/s.exec(text)!;
   let scheme = m[1] ?? '';
   let rest = m[2]!;
-  if (/[\x00-\x1f\x7f ]/.test(text) && /[\x00-\x1f\x7f]/.test(text)) fail('unable to parse url: invalid control character in URL');
+  if (/[\x00-\x1f\x7f ]/.test(text) && /[\x00-\x1f\x7f]/.test(text))
+    fail('unable to parse url: invalid control character in URL');
   if (!m[1] && /^[^/?#]*:/.test(text) && !text.startsWith('/')) fail('unable to parse url: missing protocol scheme');
   scheme = scheme.toLowerCase();
   let fragment = '';
   const hash = rest.indexOf('#');
-  if (hash >= 0) { fragment = decodeURIComponentSafe(rest.slice(hash + 1)); rest = rest.slice(0, hash); }
+  if (hash >= 0) {
+    fragment = decodeURIComponentSafe(rest.slice(hash + 1));
+    rest = rest.slice(0, hash);
+  }
   let query = '';
   const q = rest.indexOf('?');
-  if (q >= 0) { query = rest.slice(q + 1); rest = rest.slice(0, q); }
+  if (q >= 0) {
+    query = rest.slice(q + 1);
+    rest = rest.slice(0, q);
+  }
   let opaque = '';
   let host = '';
   let userinfo = '';
@@ -27,14 +34,23 @@ export function urlParse(v: string): GoMap {
     let authority = slash >= 0 ? after.slice(0, slash) : after;
     path = slash >= 0 ? after.slice(slash) : '';
     const at = authority.lastIndexOf('@');
-    if (at >= 0) { userinfo = authority.slice(0, at); authority = authority.slice(at + 1); }
+    if (at >= 0) {
+      userinfo = authority.slice(0, at);
+      authority = authority.slice(at + 1);
+    }
     host = authority;
   } else path = rest;
   path = decodeURIComponentSafe(path);
   const hostname = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
   return new GoMap([
-    ['scheme', goString(scheme)], ['host', goString(host)], ['hostname', goString(hostname)], ['path', goString(path)],
-    ['query', goString(query)], ['opaque', goString(opaque)], ['fragment', goString(fragment)], ['userinfo', goString(userinfo)],
+    ['scheme', goString(scheme)],
+    ['host', goString(host)],
+    ['hostname', goString(hostname)],
+    ['path', goString(path)],
+    ['query', goString(query)],
+    ['opaque', goString(opaque)],
+    ['fragment', goString(fragment)],
+    ['userinfo', goString(userinfo)],
   ]);
 }
 
@@ -70,9 +86,12 @@ export function urlJoin(d: GoMap): string {
       out += host;
     }
     if (path && !path.startsWith('/') && host) out += '/';
-    out += path.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/g, (c) => [...Buffer.from(c, 'latin1')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+    out += path.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/g, (c) =>
+      [...Buffer.from(c, 'latin1')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+    );
   }
   if (query) out += `?${query}`;
-  if (fragment) out += `#${fragment.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}`;
+  if (fragment)
+    out += `#${fragment.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}`;
   return out;
 }

@@ -4,7 +4,21 @@
 // it could be derived from a secret.
 import { formatV, sprint, sprintf, sprintln } from '../fmt.ts';
 import { fail, fixed, variadic, type FuncTable } from '../func.ts';
-import { GoMap, GoNum, GoStruct, GoTime, deepEqual, goType, isIntKind, isTrue, isUintKind, kindOf, mapRunes, numberValue, type Kind } from '../values.ts';
+import {
+  GoMap,
+  GoNum,
+  GoStruct,
+  GoTime,
+  deepEqual,
+  goType,
+  isIntKind,
+  isTrue,
+  isUintKind,
+  kindOf,
+  mapRunes,
+  numberValue,
+  type Kind,
+} from '../values.ts';
 
 type BasicKind = 'invalid' | 'bool' | 'int' | 'uint' | 'float' | 'string';
 
@@ -28,13 +42,21 @@ export function goEq(a: unknown, ...bs: unknown[]): boolean {
     let truth = false;
     if (k1 !== k2) {
       if ((k1 === 'int' && k2 === 'uint') || (k1 === 'uint' && k2 === 'int')) truth = numberValue(a) === numberValue(b);
-      else if (!isNilValue(a) && !isNilValue(b)) fail(`incompatible types for comparison: ${goType(a)} and ${goType(b)}`);
+      else if (!isNilValue(a) && !isNilValue(b))
+        fail(`incompatible types for comparison: ${goType(a)} and ${goType(b)}`);
     } else if (k1 === 'invalid') {
       if (isNilValue(a) || isNilValue(b)) truth = isNilValue(a) === isNilValue(b);
-      else if (a instanceof GoTime && b instanceof GoTime) truth = a.ms === b.ms && a.nanos === b.nanos && a.zone.name === b.zone.name;
+      else if (a instanceof GoTime && b instanceof GoTime)
+        truth = a.ms === b.ms && a.nanos === b.nanos && a.zone.name === b.zone.name;
       else if (goType(a) !== goType(b)) fail(`incompatible types for comparison: ${goType(a)} and ${goType(b)}`);
       else if (!(a instanceof GoStruct)) fail(`non-comparable type ${goType(b)}`);
-      else truth = a === b || (!a.options.pointer && a.options.key !== undefined && a.options.key === (b as GoStruct).options.key && deepEqual(a, b));
+      else
+        truth =
+          a === b ||
+          (!a.options.pointer &&
+            a.options.key !== undefined &&
+            a.options.key === (b as GoStruct).options.key &&
+            deepEqual(a, b));
     } else if (k1 === 'string' || k1 === 'bool') truth = a === b;
     else truth = numberValue(a) === numberValue(b);
     if (truth) return true;
@@ -75,9 +97,15 @@ function goIndex(item: unknown, ...indexes: unknown[]): unknown {
       const len = v.length;
       const x = indexArg(index, len);
       if (x === len) fail('index out of range');
-      v = typeof v === 'string' ? new GoNum('uint8', v.charCodeAt(x)) : v instanceof Uint8Array ? new GoNum('uint8', v[x]!) : (v as unknown[])[x];
+      v =
+        typeof v === 'string'
+          ? new GoNum('uint8', v.charCodeAt(x))
+          : v instanceof Uint8Array
+            ? new GoNum('uint8', v[x]!)
+            : (v as unknown[])[x];
     } else if (v instanceof GoMap) {
-      if (isNilValue(index)) v = v.elem === 'string' ? '' : null; // prepareArg: nil becomes the key type's zero value
+      if (isNilValue(index))
+        v = v.elem === 'string' ? '' : null; // prepareArg: nil becomes the key type's zero value
       else if (typeof index !== 'string') fail(`value has type ${goType(index)}; should be string`);
       else v = v.has(index) ? v.get(index) : v.elem === 'string' ? '' : null;
     } else fail(`can't index item of type ${goType(v)}`);
@@ -100,25 +128,37 @@ function evalArgs(args: unknown[]): string {
 }
 
 function htmlEscape(s: string): string {
-  return s.replace(/[\0"'&<>]/g, (c) => ({ '\0': '\xef\xbf\xbd', '"': '&#34;', '\'': '&#39;', '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+  return s.replace(
+    /[\0"'&<>]/g,
+    (c) => ({ '\0': '\xef\xbf\xbd', '"': '&#34;', "'": '&#39;', '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!,
+  );
 }
 
 function jsEscape(s: string): string {
   return mapRunes(s, (r, c) => {
     if (r < 0x80) {
       switch (c) {
-        case '\\': return '\\\\';
-        case '\'': return '\\\'';
-        case '"': return '\\"';
-        case '<': return '\\u003C';
-        case '>': return '\\u003E';
-        case '&': return '\\u0026';
-        case '=': return '\\u003D';
+        case '\\':
+          return '\\\\';
+        case "'":
+          return "\\'";
+        case '"':
+          return '\\"';
+        case '<':
+          return '\\u003C';
+        case '>':
+          return '\\u003E';
+        case '&':
+          return '\\u0026';
+        case '=':
+          return '\\u003D';
       }
       return r < 0x20 || r === 0x7f ? `\\u${r.toString(16).toUpperCase().padStart(4, '0')}` : c;
     }
     // unicode.IsPrint keeps the rune; others are \uXXXX.
-    return /[\p{L}\p{M}\p{N}\p{P}\p{S}]/u.test(String.fromCodePoint(r)) ? c : `\\u${r.toString(16).toUpperCase().padStart(4, '0')}`;
+    return /[\p{L}\p{M}\p{N}\p{P}\p{S}]/u.test(String.fromCodePoint(r))
+      ? c
+      : `\\u${r.toString(16).toUpperCase().padStart(4, '0')}`;
   });
 }
 
@@ -151,7 +191,9 @@ export const GO_BUILTINS: FuncTable = {
   js: variadic([], 'any', (...a) => jsEscape(evalArgs(a))),
   urlquery: variadic([], 'any', (...a) => queryEscape(evalArgs(a))),
   // Template data holds no function values, so call always fails, as it would in ESO.
-  call: variadic(['value'], 'value', (fn) => fail(isNilValue(fn) ? 'call of nil' : `non-function of type ${goType(fn)}`)),
+  call: variadic(['value'], 'value', (fn) =>
+    fail(isNilValue(fn) ? 'call of nil' : `non-function of type ${goType(fn)}`),
+  ),
 };
 
 export { formatV };

@@ -50,10 +50,13 @@ export function withRenderDeadline<T>(ms: number, label: string, fn: () => T): T
 const MISSING = Symbol('missing');
 type Final = unknown;
 
-class BreakSignal extends Error { }
-class ContinueSignal extends Error { }
+class BreakSignal extends Error {}
+class ContinueSignal extends Error {}
 
-interface Variable { name: string; value: unknown }
+interface Variable {
+  name: string;
+  value: unknown;
+}
 
 class State {
   vars: Variable[];
@@ -63,7 +66,11 @@ class State {
   work = 0;
   depth = 0;
   line = 0;
-  constructor(readonly set: TemplateSet, readonly funcs: ReadonlyMap<string, GoFunc>, dot: unknown) {
+  constructor(
+    readonly set: TemplateSet,
+    readonly funcs: ReadonlyMap<string, GoFunc>,
+    dot: unknown,
+  ) {
     this.vars = [{ name: '$', value: dot }];
   }
 
@@ -72,7 +79,8 @@ class State {
   }
   emit(s: string): void {
     this.size += s.length;
-    if (this.size > MAX_OUTPUT) this.errorf(`template output exceeds ${MAX_OUTPUT} bytes (a Secret holds at most 1 MiB)`);
+    if (this.size > MAX_OUTPUT)
+      this.errorf(`template output exceeds ${MAX_OUTPUT} bytes (a Secret holds at most 1 MiB)`);
     this.out.push(s);
   }
   step(): void {
@@ -80,16 +88,23 @@ class State {
     if ((this.steps & 255) === 0) this.checkDeadline();
   }
   checkDeadline(): void {
-    if (deadlineAt !== Infinity && performance.now() > deadlineAt) this.errorf(`template rendering exceeded ${deadlineText}`);
+    if (deadlineAt !== Infinity && performance.now() > deadlineAt)
+      this.errorf(`template rendering exceeded ${deadlineText}`);
   }
   /** Charge `units` of work (see MAX_WORK). */
   charge(units: number): void {
     this.work += units;
-    if (this.work > MAX_WORK) this.errorf(`template exceeds its work budget (${MAX_WORK} bytes or list elements read and produced by function calls)`);
+    if (this.work > MAX_WORK)
+      this.errorf(
+        `template exceeds its work budget (${MAX_WORK} bytes or list elements read and produced by function calls)`,
+      );
   }
   setVar(name: string, value: unknown): void {
     for (let i = this.vars.length - 1; i >= 0; i--) {
-      if (this.vars[i]!.name === name) { this.vars[i]!.value = value; return; }
+      if (this.vars[i]!.name === name) {
+        this.vars[i]!.value = value;
+        return;
+      }
     }
     this.errorf(`undefined variable: ${name}`);
   }
@@ -107,10 +122,13 @@ export function execute(set: TemplateSet, dot: unknown, funcs: ReadonlyMap<strin
     walkList(st, root, dot);
   } catch (e) {
     if (e instanceof TemplateExecError) throw e;
-    if (e instanceof BreakSignal || e instanceof ContinueSignal) throw new TemplateExecError('break or continue outside range');
+    if (e instanceof BreakSignal || e instanceof ContinueSignal)
+      throw new TemplateExecError('break or continue outside range');
     if (e instanceof RangeError) {
       // The stack (deep nesting, a deeply nested value) or a string/array past the engine's maximum.
-      throw new TemplateExecError(`line ${st.line}: ${/call stack/i.test(e.message) ? 'exceeded maximum template depth' : `a value exceeds the maximum size (${MAX_VALUE_BYTES} bytes)`}`);
+      throw new TemplateExecError(
+        `line ${st.line}: ${/call stack/i.test(e.message) ? 'exceeded maximum template depth' : `a value exceeds the maximum size (${MAX_VALUE_BYTES} bytes)`}`,
+      );
     }
     // Our own messages carry no values (see TemplateError); anything else (a bug, a library) is not
     // trusted: its message could quote the data.
@@ -126,14 +144,17 @@ function walkList(st: State, nodes: Node[], dot: unknown): void {
 function walk(st: State, node: Node, dot: unknown): void {
   st.step();
   switch (node.type) {
-    case 'text': st.emit(node.text); return;
+    case 'text':
+      st.emit(node.text);
+      return;
     case 'action': {
       st.line = node.line;
       const v = evalPipeline(st, dot, node.pipe);
       if (node.pipe.decl.length === 0) st.emit(printValue(v));
       return;
     }
-    case 'if': case 'with': {
+    case 'if':
+    case 'with': {
       const mark = st.vars.length;
       st.line = node.line;
       const v = evalPipeline(st, dot, node.pipe);
@@ -142,10 +163,16 @@ function walk(st: State, node: Node, dot: unknown): void {
       st.vars.length = mark;
       return;
     }
-    case 'range': walkRange(st, node, dot); return;
-    case 'template': walkTemplate(st, node, dot); return;
-    case 'break': throw new BreakSignal();
-    case 'continue': throw new ContinueSignal();
+    case 'range':
+      walkRange(st, node, dot);
+      return;
+    case 'template':
+      walkTemplate(st, node, dot);
+      return;
+    case 'break':
+      throw new BreakSignal();
+    case 'continue':
+      throw new ContinueSignal();
   }
 }
 
@@ -235,25 +262,33 @@ function evalCommand(st: State, dot: unknown, cmd: Command, final: Final): unkno
   const first = cmd.args[0]!;
   st.line = cmd.line;
   switch (first.type) {
-    case 'field': return evalFieldChain(st, dot, dot, first.ident, cmd.args, final);
+    case 'field':
+      return evalFieldChain(st, dot, dot, first.ident, cmd.args, final);
     case 'chain': {
       if (first.node.type === 'nil') st.errorf('indirection through explicit nil');
       const recv = evalArg(st, dot, 'any', first.node);
       return evalFieldChain(st, dot, recv, first.fields, cmd.args, final);
     }
-    case 'identifier': return evalFunction(st, dot, first.name, cmd.args, final);
+    case 'identifier':
+      return evalFunction(st, dot, first.name, cmd.args, final);
     case 'pipe':
       notAFunction(st, cmd.args, final);
       return evalPipeline(st, dot, first.pipe);
-    case 'variable': return evalVariable(st, dot, first, cmd.args, final);
+    case 'variable':
+      return evalVariable(st, dot, first, cmd.args, final);
   }
   notAFunction(st, cmd.args, final);
   switch (first.type) {
-    case 'bool': return first.value;
-    case 'dot': return dot;
-    case 'nil': return st.errorf('nil is not a command');
-    case 'number': return idealConstant(st, first.num);
-    case 'string': return first.value;
+    case 'bool':
+      return first.value;
+    case 'dot':
+      return dot;
+    case 'nil':
+      return st.errorf('nil is not a command');
+    case 'number':
+      return idealConstant(st, first.num);
+    case 'string':
+      return first.value;
   }
 }
 
@@ -261,13 +296,19 @@ function evalCommand(st: State, dot: unknown, cmd: Command, final: Final): unkno
 function idealConstant(st: State, n: NumberLit): unknown {
   const text = n.text;
   const isHexInt = text.length > 2 && text[0] === '0' && (text[1] === 'x' || text[1] === 'X') && !/[pP]/.test(text);
-  if (n.isFloat && !isHexInt && text[0] !== '\'' && /[.eEpP]/.test(text)) return float64(n.float);
+  if (n.isFloat && !isHexInt && text[0] !== "'" && /[.eEpP]/.test(text)) return float64(n.float);
   if (n.isInt) return n.int;
   if (n.isUint) st.errorf(`${text} overflows int`);
   return null;
 }
 
-function evalVariable(st: State, dot: unknown, v: Extract<Arg, { type: 'variable' }>, args: Arg[] | undefined, final: Final): unknown {
+function evalVariable(
+  st: State,
+  dot: unknown,
+  v: Extract<Arg, { type: 'variable' }>,
+  args: Arg[] | undefined,
+  final: Final,
+): unknown {
   const value = st.varValue(v.ident[0]!);
   if (v.ident.length === 1) {
     if (args) notAFunction(st, args, final);
@@ -276,19 +317,36 @@ function evalVariable(st: State, dot: unknown, v: Extract<Arg, { type: 'variable
   return evalFieldChain(st, dot, value, v.ident.slice(1), args, final);
 }
 
-function evalFieldChain(st: State, dot: unknown, receiver: unknown, ident: string[], args: Arg[] | undefined, final: Final): unknown {
+function evalFieldChain(
+  st: State,
+  dot: unknown,
+  receiver: unknown,
+  ident: string[],
+  args: Arg[] | undefined,
+  final: Final,
+): unknown {
   let r = receiver;
   for (let i = 0; i < ident.length - 1; i++) r = evalField(st, dot, ident[i]!, undefined, MISSING, r);
   return evalField(st, dot, ident[ident.length - 1]!, args, final, r);
 }
 
-function evalField(st: State, dot: unknown, name: string, args: Arg[] | undefined, final: Final, receiver: unknown): unknown {
+function evalField(
+  st: State,
+  dot: unknown,
+  name: string,
+  args: Arg[] | undefined,
+  final: Final,
+  receiver: unknown,
+): unknown {
   if (receiver === null || receiver === undefined) st.errorf(`nil data; no entry for key ${JSON.stringify(name)}`);
   const hasArgs = (args !== undefined && args.length > 1) || final !== MISSING;
   if (receiver instanceof GoStruct || receiver instanceof GoTime) {
     const m = receiver instanceof GoStruct ? receiver.methods.get(name) : timeMethod(receiver, name);
     if (typeof m === 'function') {
-      if (hasArgs) st.errorf(`wrong number of args for ${name}: want 0 got ${(args?.length ?? 1) - 1 + (final !== MISSING ? 1 : 0)}`);
+      if (hasArgs)
+        st.errorf(
+          `wrong number of args for ${name}: want 0 got ${(args?.length ?? 1) - 1 + (final !== MISSING ? 1 : 0)}`,
+        );
       return m();
     }
     // A method with parameters: called as a function is (evalCall), its receiver bound.
@@ -334,7 +392,8 @@ function evalCall(st: State, dot: unknown, fn: GoFunc, name: string, argNodes: A
   let numFixed = args.length;
   if (fn.variadic) {
     numFixed = fn.params.length;
-    if (numIn < numFixed) st.errorf(`wrong number of args for ${name}: want at least ${fn.params.length} got ${args.length}`);
+    if (numIn < numFixed)
+      st.errorf(`wrong number of args for ${name}: want at least ${fn.params.length} got ${args.length}`);
   } else if (numIn !== nParams) {
     st.errorf(`wrong number of args for ${name}: want ${nParams} got ${numIn}`);
   }
@@ -343,7 +402,7 @@ function evalCall(st: State, dot: unknown, fn: GoFunc, name: string, argNodes: A
   for (; i < numFixed && i < args.length; i++) argv.push(evalArg(st, dot, fn.params[i]!, args[i]!));
   if (fn.variadic) for (; i < args.length; i++) argv.push(evalArg(st, dot, fn.variadic, args[i]!));
   if (final !== MISSING) {
-    const t = fn.variadic && numIn - 1 >= numFixed ? fn.variadic : fn.params[numIn - 1] ?? fn.variadic ?? 'any';
+    const t = fn.variadic && numIn - 1 >= numFixed ? fn.variadic : (fn.params[numIn - 1] ?? fn.variadic ?? 'any');
     argv.push(validateType(st, final, t));
   }
   const line = st.line;
@@ -356,7 +415,8 @@ function evalCall(st: State, dot: unknown, fn: GoFunc, name: string, argNodes: A
     const size = sizeOf(result);
     st.charge(size);
     if (typeof result === 'string' || result instanceof Uint8Array) {
-      if (size > MAX_VALUE_BYTES) st.errorf(`error calling ${name}: the result exceeds ${MAX_VALUE_BYTES} bytes (a Secret holds at most 1 MiB)`);
+      if (size > MAX_VALUE_BYTES)
+        st.errorf(`error calling ${name}: the result exceeds ${MAX_VALUE_BYTES} bytes (a Secret holds at most 1 MiB)`);
     } else if (size > MAX_LIST_ITEMS) st.errorf(`error calling ${name}: the result exceeds ${MAX_LIST_ITEMS} elements`);
     return result;
   } catch (e) {
@@ -365,7 +425,10 @@ function evalCall(st: State, dot: unknown, fn: GoFunc, name: string, argNodes: A
     // a library or a bug gets a fixed text, because its message could quote an argument (secret data).
     if (e instanceof TemplateExecError) throw e;
     if (e instanceof RangeError) throw e;
-    const why = e instanceof FuncError || e instanceof TemplateError ? e.message : 'the function failed (details withheld: they could contain secret data)';
+    const why =
+      e instanceof FuncError || e instanceof TemplateError
+        ? e.message
+        : 'the function failed (details withheld: they could contain secret data)';
     return st.errorf(`error calling ${name}: ${why}`);
   }
 }
@@ -386,49 +449,74 @@ function validateType(st: State, value: unknown, t: GoParam): unknown {
     st.errorf(`invalid value; expected ${goParamName(t)}`);
   }
   if (t === 'any' || t === 'value') return value;
-  const ok = t === 'string' ? typeof value === 'string'
-    : t === 'int' ? typeof value === 'number'
-      : t === 'bool' ? typeof value === 'boolean'
-        : t === 'float64' ? value instanceof GoNum && value.kind === 'float64'
-          : t === 'time' ? value instanceof GoTime
-            : t === 'map' ? value instanceof GoMap && value.elem === 'interface {}'
-              : t === '*semver.Version' ? value instanceof GoStruct && value.typeName === t
-                : t === 'uint32' ? false
-                  : Array.isArray(value) && sliceElem(value) === 'string';
+  const ok =
+    t === 'string'
+      ? typeof value === 'string'
+      : t === 'int'
+        ? typeof value === 'number'
+        : t === 'bool'
+          ? typeof value === 'boolean'
+          : t === 'float64'
+            ? value instanceof GoNum && value.kind === 'float64'
+            : t === 'time'
+              ? value instanceof GoTime
+              : t === 'map'
+                ? value instanceof GoMap && value.elem === 'interface {}'
+                : t === '*semver.Version'
+                  ? value instanceof GoStruct && value.typeName === t
+                  : t === 'uint32'
+                    ? false
+                    : Array.isArray(value) && sliceElem(value) === 'string';
   if (!ok) st.errorf(`wrong type for value; expected ${goParamName(t)}; got ${goType(value)}`);
   return value;
 }
 
 export function goParamName(t: GoParam): string {
   switch (t) {
-    case 'time': return 'time.Time';
-    case 'map': return 'map[string]interface {}';
-    case 'strings': return '[]string';
-    case 'any': return 'interface {}';
-    case 'value': return 'reflect.Value';
-    default: return t;
+    case 'time':
+      return 'time.Time';
+    case 'map':
+      return 'map[string]interface {}';
+    case 'strings':
+      return '[]string';
+    case 'any':
+      return 'interface {}';
+    case 'value':
+      return 'reflect.Value';
+    default:
+      return t;
   }
 }
 
 /** evalArg: an argument node evaluated for a parameter of type `t`. */
 function evalArg(st: State, dot: unknown, t: GoParam, n: Arg): unknown {
   switch (n.type) {
-    case 'dot': return validateType(st, dot, t);
+    case 'dot':
+      return validateType(st, dot, t);
     case 'nil':
       if (NILABLE.has(t)) return null;
       return st.errorf(`cannot assign nil to ${goParamName(t)}`);
-    case 'field': return validateType(st, evalFieldChain(st, dot, dot, n.ident, [n], MISSING), t);
-    case 'variable': return validateType(st, evalVariable(st, dot, n, undefined, MISSING), t);
-    case 'pipe': return validateType(st, evalPipeline(st, dot, n.pipe), t);
-    case 'identifier': return validateType(st, evalFunction(st, dot, n.name, [n], MISSING), t);
+    case 'field':
+      return validateType(st, evalFieldChain(st, dot, dot, n.ident, [n], MISSING), t);
+    case 'variable':
+      return validateType(st, evalVariable(st, dot, n, undefined, MISSING), t);
+    case 'pipe':
+      return validateType(st, evalPipeline(st, dot, n.pipe), t);
+    case 'identifier':
+      return validateType(st, evalFunction(st, dot, n.name, [n], MISSING), t);
     case 'chain': {
       if (n.node.type === 'nil') st.errorf('indirection through explicit nil');
-      return validateType(st, evalFieldChain(st, dot, evalArg(st, dot, 'any', n.node), n.fields, undefined, MISSING), t);
+      return validateType(
+        st,
+        evalFieldChain(st, dot, evalArg(st, dot, 'any', n.node), n.fields, undefined, MISSING),
+        t,
+      );
     }
   }
   // A literal: it must be of the parameter's kind (evalBool / evalString / evalInteger / evalFloat).
   switch (t) {
-    case 'any': case 'value':
+    case 'any':
+    case 'value':
       if (n.type === 'number') return idealConstant(st, n.num);
       return n.value;
     case 'bool':
@@ -442,7 +530,8 @@ function evalArg(st: State, dot: unknown, t: GoParam, n: Arg): unknown {
       return st.errorf(`expected integer; found ${describeArg(n)}`);
     case 'uint32':
       // evalUnsignedInteger: reflect's SetUint keeps the low 32 bits.
-      if (n.type === 'number' && n.num.isUint) return Number((n.num.isInt ? BigInt(n.num.int) : BigInt(Math.trunc(n.num.float))) & 0xffffffffn);
+      if (n.type === 'number' && n.num.isUint)
+        return Number((n.num.isInt ? BigInt(n.num.int) : BigInt(Math.trunc(n.num.float))) & 0xffffffffn);
       return st.errorf(`expected unsigned integer; found ${describeArg(n)}`);
     case 'float64':
       if (n.type === 'number' && n.num.isFloat) return float64(n.num.float);
@@ -455,16 +544,26 @@ function evalArg(st: State, dot: unknown, t: GoParam, n: Arg): unknown {
 /** A node as Go's errors name it, without the text of string literals (they may be secret). */
 function describeArg(a: Arg): string {
   switch (a.type) {
-    case 'field': return `.${a.ident.join('.')}`;
-    case 'variable': return a.ident.join('.');
-    case 'string': return 'a quoted string';
-    case 'number': return a.num.text;
-    case 'bool': return String(a.value);
-    case 'identifier': return a.name;
-    case 'dot': return '.';
-    case 'nil': return 'nil';
-    case 'pipe': return 'a parenthesized pipeline';
-    case 'chain': return `a field chain .${a.fields.join('.')}`;
+    case 'field':
+      return `.${a.ident.join('.')}`;
+    case 'variable':
+      return a.ident.join('.');
+    case 'string':
+      return 'a quoted string';
+    case 'number':
+      return a.num.text;
+    case 'bool':
+      return String(a.value);
+    case 'identifier':
+      return a.name;
+    case 'dot':
+      return '.';
+    case 'nil':
+      return 'nil';
+    case 'pipe':
+      return 'a parenthesized pipeline';
+    case 'chain':
+      return `a field chain .${a.fields.join('.')}`;
   }
 }
 

@@ -5,16 +5,76 @@
 // ESO's function map defines neither.
 
 export type ItemType =
-  | 'error' | 'bool' | 'char' | 'charConstant' | 'comment' | 'complex' | 'assign' | 'declare' | 'eof'
-  | 'field' | 'identifier' | 'leftDelim' | 'leftParen' | 'number' | 'pipe' | 'rawString' | 'rightDelim'
-  | 'rightParen' | 'space' | 'string' | 'text' | 'variable'
+  | 'error'
+  | 'bool'
+  | 'char'
+  | 'charConstant'
+  | 'comment'
+  | 'complex'
+  | 'assign'
+  | 'declare'
+  | 'eof'
+  | 'field'
+  | 'identifier'
+  | 'leftDelim'
+  | 'leftParen'
+  | 'number'
+  | 'pipe'
+  | 'rawString'
+  | 'rightDelim'
+  | 'rightParen'
+  | 'space'
+  | 'string'
+  | 'text'
+  | 'variable'
   // keywords
-  | 'block' | 'break' | 'continue' | 'dot' | 'define' | 'else' | 'end' | 'if' | 'nil' | 'range' | 'template' | 'with';
+  | 'block'
+  | 'break'
+  | 'continue'
+  | 'dot'
+  | 'define'
+  | 'else'
+  | 'end'
+  | 'if'
+  | 'nil'
+  | 'range'
+  | 'template'
+  | 'with';
 
-export interface Item { typ: ItemType; pos: number; val: string; line: number }
+export interface Item {
+  typ: ItemType;
+  pos: number;
+  val: string;
+  line: number;
+}
 
-export const KEYWORDS: ReadonlySet<string> = new Set(['block', 'break', 'continue', 'define', 'else', 'end', 'if', 'range', 'nil', 'template', 'with']);
-const KEYWORD_ITEMS = new Set<ItemType>(['block', 'break', 'continue', 'dot', 'define', 'else', 'end', 'if', 'nil', 'range', 'template', 'with']);
+export const KEYWORDS: ReadonlySet<string> = new Set([
+  'block',
+  'break',
+  'continue',
+  'define',
+  'else',
+  'end',
+  'if',
+  'range',
+  'nil',
+  'template',
+  'with',
+]);
+const KEYWORD_ITEMS = new Set<ItemType>([
+  'block',
+  'break',
+  'continue',
+  'dot',
+  'define',
+  'else',
+  'end',
+  'if',
+  'nil',
+  'range',
+  'template',
+  'with',
+]);
 
 export function isKeywordItem(t: ItemType): boolean {
   return KEYWORD_ITEMS.has(t);
@@ -24,7 +84,8 @@ const LEFT = '{{';
 const RIGHT = '}}';
 const isSpace = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\n';
 /** unicode.IsLetter/IsDigit for ASCII; any non-ASCII byte counts as part of a letter (UTF-8 sequences). */
-const isAlphaNumeric = (c: string | undefined): boolean => c !== undefined && (c === '_' || /[A-Za-z0-9]/.test(c) || c.charCodeAt(0) >= 0x80);
+const isAlphaNumeric = (c: string | undefined): boolean =>
+  c !== undefined && (c === '_' || /[A-Za-z0-9]/.test(c) || c.charCodeAt(0) >= 0x80);
 const hasLeftTrimMarker = (s: string, i: number): boolean => s[i] === '-' && isSpace(s[i + 1]);
 const hasRightTrimMarker = (s: string, i: number): boolean => isSpace(s[i]) && s[i + 1] === '-';
 
@@ -87,10 +148,15 @@ export function lexTemplate(input: string): Item[] {
   };
   const scanNumber = (): boolean => {
     const accept = (valid: string): boolean => {
-      if (pos < input.length && valid.includes(input[pos]!)) { pos++; return true; }
+      if (pos < input.length && valid.includes(input[pos]!)) {
+        pos++;
+        return true;
+      }
       return false;
     };
-    const acceptRun = (valid: string): void => { while (pos < input.length && valid.includes(input[pos]!)) pos++; };
+    const acceptRun = (valid: string): void => {
+      while (pos < input.length && valid.includes(input[pos]!)) pos++;
+    };
     accept('+-');
     let digits = '0123456789_';
     if (accept('0')) {
@@ -100,10 +166,19 @@ export function lexTemplate(input: string): Item[] {
     }
     acceptRun(digits);
     if (accept('.')) acceptRun(digits);
-    if (digits.length === 11 && accept('eE')) { accept('+-'); acceptRun('0123456789_'); }
-    if (digits.length === 23 && accept('pP')) { accept('+-'); acceptRun('0123456789_'); }
+    if (digits.length === 11 && accept('eE')) {
+      accept('+-');
+      acceptRun('0123456789_');
+    }
+    if (digits.length === 23 && accept('pP')) {
+      accept('+-');
+      acceptRun('0123456789_');
+    }
     accept('i');
-    if (isAlphaNumeric(input[pos])) { pos++; return false; }
+    if (isAlphaNumeric(input[pos])) {
+      pos++;
+      return false;
+    }
     return true;
   };
 
@@ -161,10 +236,16 @@ export function lexTemplate(input: string): Item[] {
     const rd = atRightDelim();
     if (rd.delim) {
       if (parenDepth !== 0) return fail('unclosed left paren');
-      if (rd.trim) { pos += 2; ignore(); }
+      if (rd.trim) {
+        pos += 2;
+        ignore();
+      }
       pos += RIGHT.length;
       emit('rightDelim');
-      if (rd.trim) { pos += leftTrimLength(pos); ignore(); }
+      if (rd.trim) {
+        pos += leftTrimLength(pos);
+        ignore();
+      }
       inside = false;
       continue;
     }
@@ -174,7 +255,10 @@ export function lexTemplate(input: string): Item[] {
     if (isSpace(c)) {
       pos--;
       let n = 0;
-      while (isSpace(input[pos])) { pos++; n++; }
+      while (isSpace(input[pos])) {
+        pos++;
+        n++;
+      }
       if (hasRightTrimMarker(input, pos - 1) && input.startsWith(RIGHT, pos - 1 + 2)) {
         pos--;
         if (n === 1) continue; // on the delimiter: lexRightDelim next
@@ -183,13 +267,17 @@ export function lexTemplate(input: string): Item[] {
       continue;
     }
     switch (c) {
-      case '=': emit('assign'); continue;
+      case '=':
+        emit('assign');
+        continue;
       case ':':
         if (input[pos] !== '=') return fail('expected :=');
         pos++;
         emit('declare');
         continue;
-      case '|': emit('pipe'); continue;
+      case '|':
+        emit('pipe');
+        continue;
       case '"':
         if (!scanQuoted('"')) return fail('unterminated quoted string');
         emit('string');
@@ -202,17 +290,23 @@ export function lexTemplate(input: string): Item[] {
         continue;
       }
       case '$': {
-        if (atTerminator()) { emit('variable'); continue; }
+        if (atTerminator()) {
+          emit('variable');
+          continue;
+        }
         while (isAlphaNumeric(input[pos])) pos++;
         if (!atTerminator()) return fail(`bad character ${goRuneName(input, pos)}`);
         emit('variable');
         continue;
       }
-      case '\'':
-        if (!scanQuoted('\'')) return fail('unterminated character constant');
+      case "'":
+        if (!scanQuoted("'")) return fail('unterminated character constant');
         emit('charConstant');
         continue;
-      case '(': parenDepth++; emit('leftParen'); continue;
+      case '(':
+        parenDepth++;
+        emit('leftParen');
+        continue;
       case ')':
         parenDepth--;
         if (parenDepth < 0) return fail('unexpected right paren');
@@ -221,7 +315,10 @@ export function lexTemplate(input: string): Item[] {
     }
     if (c === '.' && !(pos < input.length && input[pos]! >= '0' && input[pos]! <= '9')) {
       // lexField
-      if (atTerminator()) { emit('dot'); continue; }
+      if (atTerminator()) {
+        emit('dot');
+        continue;
+      }
       while (isAlphaNumeric(input[pos])) pos++;
       if (!atTerminator()) return fail(`bad character ${goRuneName(input, pos)}`);
       emit('field');
@@ -249,7 +346,10 @@ export function lexTemplate(input: string): Item[] {
       continue;
     }
     const code = c.charCodeAt(0);
-    if (code < 0x80 && code >= 0x20 && code !== 0x7f) { emit('char'); continue; }
+    if (code < 0x80 && code >= 0x20 && code !== 0x7f) {
+      emit('char');
+      continue;
+    }
     return fail(`unrecognized character in action: ${goRuneName(input, pos - 1)}`);
   }
 }

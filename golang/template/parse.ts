@@ -8,7 +8,14 @@
 import { TemplateError } from '../errors.ts';
 import { isKeywordItem, lexTemplate, type Item, type ItemType } from './lex.ts';
 
-export interface NumberLit { isInt: boolean; isUint: boolean; isFloat: boolean; int: number; float: number; text: string }
+export interface NumberLit {
+  isInt: boolean;
+  isUint: boolean;
+  isFloat: boolean;
+  int: number;
+  float: number;
+  text: string;
+}
 
 export type Arg =
   | { type: 'dot'; line: number }
@@ -22,8 +29,16 @@ export type Arg =
   | { type: 'pipe'; pipe: Pipe; line: number }
   | { type: 'chain'; node: Arg; fields: string[]; line: number };
 
-export interface Command { args: Arg[]; line: number }
-export interface Pipe { decl: string[]; isAssign: boolean; cmds: Command[]; line: number }
+export interface Command {
+  args: Arg[];
+  line: number;
+}
+export interface Pipe {
+  decl: string[];
+  isAssign: boolean;
+  cmds: Command[];
+  line: number;
+}
 
 export type Node =
   | { type: 'text'; text: string }
@@ -66,7 +81,11 @@ class Parser {
   private actionLine = 0;
   private lastLine = 1;
 
-  constructor(src: string, private readonly hasFunction: (name: string) => boolean, private readonly trees: Map<string, Node[]>) {
+  constructor(
+    src: string,
+    private readonly hasFunction: (name: string) => boolean,
+    private readonly trees: Map<string, Node[]>,
+  ) {
     this.items = lexTemplate(src);
   }
 
@@ -79,8 +98,12 @@ class Parser {
     this.lastLine = it.line;
     return it;
   }
-  private backup(n = 1): void { this.idx -= n; }
-  private peek(): Item { return this.items[Math.min(this.idx, this.items.length - 1)]!; }
+  private backup(n = 1): void {
+    this.idx -= n;
+  }
+  private peek(): Item {
+    return this.items[Math.min(this.idx, this.items.length - 1)]!;
+  }
   private nextNonSpace(): Item {
     let t = this.next();
     while (t.typ === 'space') t = this.next();
@@ -132,7 +155,10 @@ class Parser {
 
   private add(name: string, root: Node[]): void {
     const existing = this.trees.get(name);
-    if (existing === undefined || isEmptyTree(existing)) { this.trees.set(name, root); return; }
+    if (existing === undefined || isEmptyTree(existing)) {
+      this.trees.set(name, root);
+      return;
+    }
     if (!isEmptyTree(root)) this.errorf(`template: multiple definition of template ${JSON.stringify(name)}`);
   }
 
@@ -174,7 +200,8 @@ class Parser {
   private textOrAction(): ListItem {
     const t = this.nextNonSpace();
     switch (t.typ) {
-      case 'text': return { type: 'text', text: t.val };
+      case 'text':
+        return { type: 'text', text: t.val };
       case 'leftDelim': {
         this.actionLine = t.line;
         try {
@@ -183,16 +210,20 @@ class Parser {
           this.actionLine = 0;
         }
       }
-      case 'comment': return { type: 'comment' };
-      default: this.unexpected(t, 'input');
+      case 'comment':
+        return { type: 'comment' };
+      default:
+        this.unexpected(t, 'input');
     }
   }
 
   private action(): ListItem {
     const t = this.nextNonSpace();
     switch (t.typ) {
-      case 'block': return this.blockControl();
-      case 'break': case 'continue': {
+      case 'block':
+        return this.blockControl();
+      case 'break':
+      case 'continue': {
         const after = this.nextNonSpace();
         if (after.typ !== 'rightDelim') this.unexpected(after, `{{${t.typ}}}`);
         if (this.rangeDepth === 0) this.errorf(`{{${t.typ}}} outside {{range}}`, t.line);
@@ -208,8 +239,12 @@ class Parser {
         const r = this.expect('rightDelim', 'end');
         return { type: 'end', line: r.line };
       }
-      case 'if': case 'range': case 'with': return this.control(t.typ);
-      case 'template': return this.templateControl();
+      case 'if':
+      case 'range':
+      case 'with':
+        return this.control(t.typ);
+      case 'template':
+        return this.templateControl();
     }
     this.backup();
     const tok = this.peek();
@@ -236,7 +271,9 @@ class Parser {
         }
       }
       const tail = elseList ? { elseList } : {};
-      return context === 'range' ? { type: 'range', pipe, list: body.list, ...tail, line: pipe.line } : { type: context, pipe, list: body.list, ...tail, line: pipe.line };
+      return context === 'range'
+        ? { type: 'range', pipe, list: body.list, ...tail, line: pipe.line }
+        : { type: context, pipe, list: body.list, ...tail, line: pipe.line };
     } finally {
       this.vars.length = mark;
     }
@@ -312,8 +349,18 @@ class Parser {
         return pipe;
       }
       switch (t.typ) {
-        case 'bool': case 'charConstant': case 'complex': case 'dot': case 'field': case 'identifier':
-        case 'number': case 'nil': case 'rawString': case 'string': case 'variable': case 'leftParen':
+        case 'bool':
+        case 'charConstant':
+        case 'complex':
+        case 'dot':
+        case 'field':
+        case 'identifier':
+        case 'number':
+        case 'nil':
+        case 'rawString':
+        case 'string':
+        case 'variable':
+        case 'leftParen':
           this.backup();
           pipe.cmds.push(this.command());
           break;
@@ -327,7 +374,8 @@ class Parser {
     if (pipe.cmds.length === 0) this.errorf(`missing value for ${context}`);
     pipe.cmds.slice(1).forEach((c, i) => {
       const t = c.args[0]?.type;
-      if (t === 'bool' || t === 'dot' || t === 'nil' || t === 'number' || t === 'string') this.errorf(`non executable command in pipeline stage ${i + 2}`);
+      if (t === 'bool' || t === 'dot' || t === 'nil' || t === 'number' || t === 'string')
+        this.errorf(`non executable command in pipeline stage ${i + 2}`);
     });
   }
 
@@ -354,11 +402,20 @@ class Parser {
     const fields: string[] = [];
     while (this.peek().typ === 'field') fields.push(this.next().val.slice(1));
     switch (node.type) {
-      case 'field': return { type: 'field', ident: [...node.ident, ...fields], line: node.line };
-      case 'variable': return { type: 'variable', ident: [...node.ident, ...fields], line: node.line };
-      case 'bool': case 'string': case 'number': case 'nil': case 'dot':
-        this.errorf(`unexpected . after term ${node.type === 'dot' ? '"."' : node.type === 'nil' ? '"nil"' : node.type === 'bool' ? `"${String(node.value)}"` : `of kind ${node.type}`}`);
-      default: return { type: 'chain', node, fields, line: node.line };
+      case 'field':
+        return { type: 'field', ident: [...node.ident, ...fields], line: node.line };
+      case 'variable':
+        return { type: 'variable', ident: [...node.ident, ...fields], line: node.line };
+      case 'bool':
+      case 'string':
+      case 'number':
+      case 'nil':
+      case 'dot':
+        this.errorf(
+          `unexpected . after term ${node.type === 'dot' ? '"."' : node.type === 'nil' ? '"nil"' : node.type === 'bool' ? `"${String(node.value)}"` : `of kind ${node.type}`}`,
+        );
+      default:
+        return { type: 'chain', node, fields, line: node.line };
     }
   }
 
@@ -369,17 +426,24 @@ class Parser {
       case 'identifier':
         if (!this.hasFunction(t.val)) this.errorf(`function ${JSON.stringify(t.val)} not defined`, line);
         return { type: 'identifier', name: t.val, line };
-      case 'dot': return { type: 'dot', line };
-      case 'nil': return { type: 'nil', line };
+      case 'dot':
+        return { type: 'dot', line };
+      case 'nil':
+        return { type: 'nil', line };
       case 'variable': {
         const ident = t.val.split('.');
         if (!this.vars.includes(ident[0]!)) this.errorf(`undefined variable ${JSON.stringify(ident[0])}`, line);
         return { type: 'variable', ident, line };
       }
-      case 'field': return { type: 'field', ident: [t.val.slice(1)], line };
-      case 'bool': return { type: 'bool', value: t.val === 'true', line };
-      case 'charConstant': case 'number': return { type: 'number', num: parseNumber(t, (m) => this.errorf(m, line)), line };
-      case 'complex': this.errorf('complex number constants are not supported by vaultgate', line);
+      case 'field':
+        return { type: 'field', ident: [t.val.slice(1)], line };
+      case 'bool':
+        return { type: 'bool', value: t.val === 'true', line };
+      case 'charConstant':
+      case 'number':
+        return { type: 'number', num: parseNumber(t, (m) => this.errorf(m, line)), line };
+      case 'complex':
+        this.errorf('complex number constants are not supported by vaultgate', line);
       case 'leftParen': {
         if (this.stackDepth >= MAX_STACK_DEPTH) this.errorf('max expression depth exceeded', line);
         this.stackDepth++;
@@ -389,7 +453,9 @@ class Parser {
           this.stackDepth--;
         }
       }
-      case 'string': case 'rawString': return { type: 'string', value: unquote(t, (m) => this.errorf(m, line)), line };
+      case 'string':
+      case 'rawString':
+        return { type: 'string', value: unquote(t, (m) => this.errorf(m, line)), line };
     }
     this.backup();
     return undefined;
@@ -415,16 +481,34 @@ function unquote(t: Item, fail: (m: string) => never): string {
       continue;
     }
     const e = body[++i];
-    const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
-    if (e !== undefined && simple[e] !== undefined) { out += simple[e]; continue; }
-    if (e === s[0]) { out += e; continue; }
+    const simple: Record<string, string> = {
+      a: '\x07',
+      b: '\b',
+      f: '\f',
+      n: '\n',
+      r: '\r',
+      t: '\t',
+      v: '\v',
+      '\\': '\\',
+    };
+    if (e !== undefined && simple[e] !== undefined) {
+      out += simple[e];
+      continue;
+    }
+    if (e === s[0]) {
+      out += e;
+      continue;
+    }
     const hex = (n: number): number => {
       const h = body.slice(i + 1, i + 1 + n);
       if (h.length !== n || !/^[0-9a-fA-F]*$/.test(h)) fail('invalid syntax');
       i += n;
       return parseInt(h, 16);
     };
-    if (e === 'x') { out += String.fromCharCode(hex(2)); continue; }
+    if (e === 'x') {
+      out += String.fromCharCode(hex(2));
+      continue;
+    }
     if (e === 'u' || e === 'U') {
       const r = hex(e === 'u' ? 4 : 8);
       if (r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) fail('invalid syntax');
@@ -457,7 +541,10 @@ function parseNumber(t: Item, fail: (m: string) => never): NumberLit {
   const n: NumberLit = { isInt: false, isUint: false, isFloat: false, int: 0, float: 0, text };
   const asInt = goParseInt(text);
   if (asInt !== undefined) {
-    if (asInt >= -(2n ** 63n) && asInt < 2n ** 63n) { n.isInt = true; n.int = Number(asInt); }
+    if (asInt >= -(2n ** 63n) && asInt < 2n ** 63n) {
+      n.isInt = true;
+      n.int = Number(asInt);
+    }
     if (asInt >= 0n && asInt < 2n ** 64n && !text.startsWith('-') && !text.startsWith('+')) n.isUint = true;
     if (asInt === 0n) n.isUint = true;
   }
@@ -470,7 +557,10 @@ function parseNumber(t: Item, fail: (m: string) => never): NumberLit {
       if (!/[.eEpP]/.test(text)) fail(`integer overflow: "${text}"`);
       n.isFloat = true;
       n.float = f;
-      if (Number.isInteger(f) && Math.abs(f) < 2 ** 63) { n.isInt = true; n.int = f; }
+      if (Number.isInteger(f) && Math.abs(f) < 2 ** 63) {
+        n.isInt = true;
+        n.int = f;
+      }
       if (Number.isInteger(f) && f >= 0 && f < 2 ** 64) n.isUint = true;
     }
   }
@@ -480,11 +570,19 @@ function parseNumber(t: Item, fail: (m: string) => never): NumberLit {
 
 /** strconv.ParseInt(text, 0, 64)'s syntax (sign, 0x/0o/0b/0 prefixes, underscores between digits). */
 function goParseInt(text: string): bigint | undefined {
-  const m = /^([+-]?)(0[xX]_?[0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO]_?[0-7]+(?:_[0-7]+)*|0[bB]_?[01]+(?:_[01]+)*|0_?[0-7]+(?:_[0-7]+)*|[1-9](?:_?[0-9])*|0)$/.exec(text);
+  const m =
+    /^([+-]?)(0[xX]_?[0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO]_?[0-7]+(?:_[0-7]+)*|0[bB]_?[01]+(?:_[01]+)*|0_?[0-7]+(?:_[0-7]+)*|[1-9](?:_?[0-9])*|0)$/.exec(
+      text,
+    );
   if (!m) return undefined;
   let body = m[2]!.replace(/_/g, '');
   if (/^0[0-7]/.test(body)) body = `0o${body.slice(1)}`;
-  const v = BigInt(body.replace(/^0[oO]/, '0o').replace(/^0[bB]/, '0b').replace(/^0[xX]/, '0x'));
+  const v = BigInt(
+    body
+      .replace(/^0[oO]/, '0o')
+      .replace(/^0[bB]/, '0b')
+      .replace(/^0[xX]/, '0x'),
+  );
   return m[1] === '-' ? -v : v;
 }
 
@@ -494,7 +592,6 @@ function goParseFloat(text: string): number | undefined {
   if (dec.test(text) && /[0-9]/.test(text)) {
     const v = Number(text.replace(/_/g, ''));
     return Number.isFinite(v) ? v : undefined; // ParseFloat's range error
-
   }
   const hex = /^([+-]?)0[xX]_?([0-9a-fA-F_]*)(?:\.([0-9a-fA-F_]*))?[pP]([+-]?[0-9_]+)$/.exec(text);
   if (hex) {

@@ -3,7 +3,15 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { buildAccessModel, buildAccessReport, isBroadPattern, samplePath, subjectGrants, whoCan, ACCESS_SCHEMA_VERSION } from '../../audit/access/report.ts';
+import {
+  buildAccessModel,
+  buildAccessReport,
+  isBroadPattern,
+  samplePath,
+  subjectGrants,
+  whoCan,
+  ACCESS_SCHEMA_VERSION,
+} from '../../audit/access/report.ts';
 import { desiredState, type KubeObj } from '../../audit/access/model.ts';
 import { loadManifests } from '../../audit/access/sources.ts';
 import { renderAccessHtml, renderAccessText } from '../../audit/access/render.ts';
@@ -16,41 +24,70 @@ const model = buildAccessModel(state);
 
 /** The webhook's decision on every manifest of the example, with the example as the cluster (vaultgate validate). */
 const manifests = parseManifests(readFileSync(EXAMPLE, 'utf8'), EXAMPLE);
-const decisions = evaluate(manifests, contextFromManifests(manifests, { prefix: 'vaultgate', namespace: 'default' }), { namespace: 'default', user: 'test' });
-const decisionOf = (kind: string, ns: string, name: string) => decisions.find((d) => d.kind === kind && d.namespace === ns && d.name === name);
+const decisions = evaluate(manifests, contextFromManifests(manifests, { prefix: 'vaultgate', namespace: 'default' }), {
+  namespace: 'default',
+  user: 'test',
+});
+const decisionOf = (kind: string, ns: string, name: string) =>
+  decisions.find((d) => d.kind === kind && d.namespace === ns && d.name === name);
 /** What the cluster holds after `kubectl apply -f` of the example: the objects admission lets in. */
-const admittedModel = buildAccessModel(desiredState(manifests.filter((_, i) => decisions[i]?.outcome !== 'DENIED').map((m) => m.object as unknown as KubeObj)));
+const admittedModel = buildAccessModel(
+  desiredState(
+    manifests.filter((_, i) => decisions[i]?.outcome !== 'DENIED').map((m) => m.object as unknown as KubeObj),
+  ),
+);
 
-const vp = (ns: string, name: string, rules: Array<{ path: string; capabilities: string[] }>): KubeObj =>
-  ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: ns }, spec: { rules } });
-const vrb = (ns: string, name: string, serviceAccounts: string[], policies: string[]): KubeObj =>
-  ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name, namespace: ns }, spec: { serviceAccounts, policies } });
+const vp = (ns: string, name: string, rules: Array<{ path: string; capabilities: string[] }>): KubeObj => ({
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultPolicy',
+  metadata: { name, namespace: ns },
+  spec: { rules },
+});
+const vrb = (ns: string, name: string, serviceAccounts: string[], policies: string[]): KubeObj => ({
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultRoleBinding',
+  metadata: { name, namespace: ns },
+  spec: { serviceAccounts, policies },
+});
 
 void describe('queries', () => {
-  void test('orders/app\'s secret/data/+/db is refused by the built-in floor although the only guardrail selecting orders is warn', () => {
+  void test("orders/app's secret/data/+/db is refused by the built-in floor although the only guardrail selecting orders is warn", () => {
     const d = decisionOf('VaultPolicy', 'orders', 'app');
     assert.equal(d?.outcome, 'DENIED');
-    assert.deepEqual(d?.denials, ['spec.rules[1].path: "secret/data/+/db" is forbidden by the built-in guardrail defaults: it reaches outside the allowed paths "secret/data/orders/*", "secret/metadata/orders/*" (rule guardrail.allowed-path)']);
+    assert.deepEqual(d?.denials, [
+      'spec.rules[1].path: "secret/data/+/db" is forbidden by the built-in guardrail defaults: it reaches outside the allowed paths "secret/data/orders/*", "secret/metadata/orders/*" (rule guardrail.allowed-path)',
+    ]);
     assert.deepEqual(d?.warnings, [], 'not merely a warning from prod-tenants');
     // The report on the manifests names the same refusal.
-    const f = buildAccessReport(state, { source: 'test' }).findings.filter((x) => x.object === 'VaultPolicy orders/app' && x.id.startsWith('guardrail.'));
-    assert.deepEqual(f.map((x) => [x.id, x.path]), [['guardrail.allowed-path', 'secret/data/+/db']]);
+    const f = buildAccessReport(state, { source: 'test' }).findings.filter(
+      (x) => x.object === 'VaultPolicy orders/app' && x.id.startsWith('guardrail.'),
+    );
+    assert.deepEqual(
+      f.map((x) => [x.id, x.path]),
+      [['guardrail.allowed-path', 'secret/data/+/db']],
+    );
     assert.match(f[0]?.message ?? '', /is forbidden by the built-in guardrail defaults/);
   });
 
-  void test('who can read secret/data/payments/db once applied: only payments\' own SAs (orders-api is refused by default)', () => {
+  void test("who can read secret/data/payments/db once applied: only payments' own SAs (orders-api is refused by default)", () => {
     const { allowed } = whoCan(admittedModel, 'secret/data/payments/db', 'read');
-    assert.deepEqual(allowed.map((e) => [e.subject, e.matchedPattern, e.policies.join()]), [
-      ['payments/api', 'secret/data/payments/db', 'payments/db-read'],
-      ['payments/worker', 'secret/data/payments/db', 'payments/db-read'],
-    ]);
+    assert.deepEqual(
+      allowed.map((e) => [e.subject, e.matchedPattern, e.policies.join()]),
+      [
+        ['payments/api', 'secret/data/payments/db', 'payments/db-read'],
+        ['payments/worker', 'secret/data/payments/db', 'payments/db-read'],
+      ],
+    );
   });
 
-  void test('an enforce guardrail\'s relaxFloor is what lets payments read the shared tree; the warn guardrail only warns', () => {
+  void test("an enforce guardrail's relaxFloor is what lets payments read the shared tree; the warn guardrail only warns", () => {
     const d = decisionOf('VaultPolicy', 'payments', 'shared-config');
     assert.equal(d?.outcome, 'ALLOWED');
     assert.match(d?.warnings.join('\n') ?? '', /violates guardrail "prod-tenants"/);
-    assert.deepEqual(decisionOf('VaultPolicy', 'platform', 'operator')?.rules.filter((r) => r.startsWith('guardrail.')), ['guardrail.forbidden-capability', 'guardrail.forbidden-path', 'guardrail.allowed-path']);
+    assert.deepEqual(
+      decisionOf('VaultPolicy', 'platform', 'operator')?.rules.filter((r) => r.startsWith('guardrail.')),
+      ['guardrail.forbidden-capability', 'guardrail.forbidden-path', 'guardrail.allowed-path'],
+    );
   });
 
   void test('a deny in the raw-text policy keeps payments/batch out of payments/db', () => {
@@ -64,7 +101,7 @@ void describe('queries', () => {
     assert.deepEqual(whoCan(model, 'secret/data/payments/db', 'update').allowed, []);
   });
 
-  void test('access is per role: a deny in one role\'s policy does not hide another role\'s grant', () => {
+  void test("access is per role: a deny in one role's policy does not hide another role's grant", () => {
     const s = desiredState([
       vp('t', 'grant', [{ path: 'secret/data/t/x', capabilities: ['read'] }]),
       vp('t', 'block', [{ path: 'secret/data/t/x', capabilities: ['deny'] }]),
@@ -72,16 +109,25 @@ void describe('queries', () => {
       vrb('t', 'b', ['app'], ['block']),
     ]);
     const { allowed, denied } = whoCan(buildAccessModel(s), 'secret/data/t/x', 'read');
-    assert.deepEqual(allowed.map((e) => e.role), ['vaultgate.t.a']);
-    assert.deepEqual(denied.map((e) => e.role), ['vaultgate.t.b']);
+    assert.deepEqual(
+      allowed.map((e) => e.role),
+      ['vaultgate.t.a'],
+    );
+    assert.deepEqual(
+      denied.map((e) => e.role),
+      ['vaultgate.t.b'],
+    );
   });
 
   void test('what can payments/api do: its patterns with the capabilities that hold there', () => {
     const grants = subjectGrants(model, 'payments/api');
-    assert.deepEqual(grants?.map((g) => [g.pattern, g.capabilities.join(' '), g.role]), [
-      ['secret/data/payments/db', 'read', 'vaultgate.payments.api'],
-      ['secret/metadata/payments/*', 'list', 'vaultgate.payments.api'],
-    ]);
+    assert.deepEqual(
+      grants?.map((g) => [g.pattern, g.capabilities.join(' '), g.role]),
+      [
+        ['secret/data/payments/db', 'read', 'vaultgate.payments.api'],
+        ['secret/metadata/payments/*', 'list', 'vaultgate.payments.api'],
+      ],
+    );
     assert.equal(subjectGrants(model, 'payments/nobody'), undefined);
   });
 
@@ -102,16 +148,33 @@ void describe('queries', () => {
 
 void describe('findings', () => {
   const r = buildAccessReport(state, { source: 'test' });
-  const ids = (object: string) => r.findings.filter((f) => f.object === object).map((f) => f.id).sort();
+  const ids = (object: string) =>
+    r.findings
+      .filter((f) => f.object === object)
+      .map((f) => f.id)
+      .sort();
 
   void test('sudo and forbidden sys/* path (built-in guardrail for an unselected namespace)', () => {
-    assert.deepEqual(ids('VaultPolicy platform/operator'), ['access.broad-glob', 'access.broad-glob', 'access.sudo', 'guardrail.allowed-path', 'guardrail.allowed-path', 'guardrail.forbidden-capability', 'guardrail.forbidden-path']);
+    assert.deepEqual(ids('VaultPolicy platform/operator'), [
+      'access.broad-glob',
+      'access.broad-glob',
+      'access.sudo',
+      'guardrail.allowed-path',
+      'guardrail.allowed-path',
+      'guardrail.forbidden-capability',
+      'guardrail.forbidden-path',
+    ]);
     assert.equal(r.findings[0]?.severity, 'high', 'high findings first');
   });
 
-  void test('a grant outside the namespace\'s guardrail templates, in warn mode', () => {
-    const f = r.findings.find((x) => x.object === 'VaultPolicy payments/shared-config' && x.id === 'guardrail.allowed-path');
-    assert.match(f?.message ?? '', /violates guardrail "prod-tenants": it reaches outside the allowed paths "secret\/data\/payments\/\*"/);
+  void test("a grant outside the namespace's guardrail templates, in warn mode", () => {
+    const f = r.findings.find(
+      (x) => x.object === 'VaultPolicy payments/shared-config' && x.id === 'guardrail.allowed-path',
+    );
+    assert.match(
+      f?.message ?? '',
+      /violates guardrail "prod-tenants": it reaches outside the allowed paths "secret\/data\/payments\/\*"/,
+    );
     assert.equal(f?.path, 'secret/data/shared/*');
   });
 
@@ -133,19 +196,41 @@ void describe('findings', () => {
   void test('unbound and unparsable policies', () => {
     const s = desiredState([
       vp('x', 'lonely', [{ path: 'secret/data/x/a', capabilities: ['read'] }]),
-      { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'broken', namespace: 'x' }, spec: { policy: 'path "a" { capabilities = ["read" }' } },
+      {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultPolicy',
+        metadata: { name: 'broken', namespace: 'x' },
+        spec: { policy: 'path "a" { capabilities = ["read" }' },
+      },
     ]);
     const rr = buildAccessReport(s, { source: 't' });
-    assert.deepEqual(rr.findings.map((f) => `${f.id} ${f.object}`).sort(), ['policy.unbound VaultPolicy x/broken', 'policy.unbound VaultPolicy x/lonely', 'policy.unparsable VaultPolicy x/broken']);
+    assert.deepEqual(rr.findings.map((f) => `${f.id} ${f.object}`).sort(), [
+      'policy.unbound VaultPolicy x/broken',
+      'policy.unbound VaultPolicy x/lonely',
+      'policy.unparsable VaultPolicy x/broken',
+    ]);
   });
 });
 
 void describe('output', () => {
   void test('JSON has a schemaVersion and the documented top-level keys', () => {
-    const r = buildAccessReport(state, { source: 'test', query: { path: 'secret/data/payments/db', capability: 'read' } });
+    const r = buildAccessReport(state, {
+      source: 'test',
+      query: { path: 'secret/data/payments/db', capability: 'read' },
+    });
     const json = JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
     assert.equal(json.schemaVersion, ACCESS_SCHEMA_VERSION);
-    assert.deepEqual(Object.keys(json).sort(), ['findings', 'generatedAt', 'matrix', 'prefix', 'query', 'schemaVersion', 'source', 'subjects', 'summary']);
+    assert.deepEqual(Object.keys(json).sort(), [
+      'findings',
+      'generatedAt',
+      'matrix',
+      'prefix',
+      'query',
+      'schemaVersion',
+      'source',
+      'subjects',
+      'summary',
+    ]);
     assert.equal((json.query as { type: string }).type, 'who-can');
   });
 
@@ -159,7 +244,10 @@ void describe('output', () => {
   });
 
   void test('HTML escapes names and messages', () => {
-    const s = desiredState([vp('x', 'p', [{ path: 'secret/data/x/<img src=x>', capabilities: ['read'] }]), vrb('x', 'b', ['sa'], ['p'])]);
+    const s = desiredState([
+      vp('x', 'p', [{ path: 'secret/data/x/<img src=x>', capabilities: ['read'] }]),
+      vrb('x', 'b', ['sa'], ['p']),
+    ]);
     const html = renderAccessHtml(buildAccessReport(s, { source: '<b>src</b>' }));
     assert.doesNotMatch(html, /<img|<b>src/);
     assert.match(html, /&lt;img src=x&gt;/);

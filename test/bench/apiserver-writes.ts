@@ -11,7 +11,9 @@ export async function apiserverWrites(cp: ControlPlane): Promise<Record<string, 
   const out: Record<string, number> = {};
   for (const line of res.text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels: Record<string, string> = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    const labels: Record<string, string> = Object.fromEntries(
+      [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
+    );
     if (!WRITE_VERBS.has(labels.verb ?? '') || labels.dry_run) continue;
     const resource = labels.resource ?? '?';
     const key = labels.subresource ? `${resource}/${labels.subresource}` : resource;

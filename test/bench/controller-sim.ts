@@ -35,7 +35,10 @@ async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Pr
 }
 
 function writesIn(kube: FakeKubeClient, from: number): number {
-  return kube.calls.slice(from).filter((c) => ['create', 'replace', 'patch', 'apply', 'delete'].includes(c.verb) && c.resource !== 'events').length;
+  return kube.calls
+    .slice(from)
+    .filter((c) => ['create', 'replace', 'patch', 'apply', 'delete'].includes(c.verb) && c.resource !== 'events')
+    .length;
 }
 
 export async function benchControllerSim(): Promise<Record<string, number | string>> {
@@ -56,7 +59,11 @@ async function run(): Promise<Record<string, number | string>> {
     verifier: (jwt, audiences) => {
       const r = store.reviewToken(jwt, audiences.length ? [...audiences] : undefined);
       const ref = r.claims?.['kubernetes.io'];
-      return Promise.resolve(r.authenticated && ref ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid } : undefined);
+      return Promise.resolve(
+        r.authenticated && ref
+          ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid }
+          : undefined,
+      );
     },
   });
   const root = createVaultClient({ address: sim.addr, timeoutMs: 5000 });
@@ -67,7 +74,12 @@ async function run(): Promise<Record<string, number | string>> {
   const clockNow = (): number => Date.now() + offsetMs;
   const app = buildControllerApp({
     client: kube,
-    vault: { address: sim.addr, auth: { method: 'token', token: sim.rootToken }, timeoutMs: 5000, clientDefaults: { limiter: { maxConcurrent: 32, ratePerSecond: 0 } } },
+    vault: {
+      address: sim.addr,
+      auth: { method: 'token', token: sim.rootToken },
+      timeoutMs: 5000,
+      clientDefaults: { limiter: { maxConcurrent: 32, ratePerSecond: 0 } },
+    },
     workers: 8,
     informer: { resyncMs: 0 },
     events: nullRecorder,
@@ -77,21 +89,52 @@ async function run(): Promise<Record<string, number | string>> {
   try {
     const namespaces = Array.from({ length: NAMESPACE_COUNT }, (_, i) => `bench-${i}`);
     await sys.writePolicy('bench-read', 'path "secret/data/bench-*" { capabilities = ["read"] }\n');
-    await sys.writeKubernetesRole('kubernetes', 'bench', { bound_service_account_names: ['reader'], bound_service_account_namespaces: namespaces, token_policies: ['bench-read'], audience: 'vault', token_ttl: 3600, token_max_ttl: 86400 });
+    await sys.writeKubernetesRole('kubernetes', 'bench', {
+      bound_service_account_names: ['reader'],
+      bound_service_account_namespaces: namespaces,
+      token_policies: ['bench-read'],
+      audience: 'vault',
+      token_ttl: 3600,
+      token_max_ttl: 86400,
+    });
     for (const ns of namespaces) {
       await kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      await kube.create(SERVICEACCOUNTS, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'reader', namespace: ns } });
-      await kube.create(SECRET_STORES, {
-        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: ns },
-        spec: { provider: { vault: { server: sim.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'bench', serviceAccountRef: { name: 'reader' } } } } } },
+      await kube.create(SERVICEACCOUNTS, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'reader', namespace: ns },
       });
-      for (let p = 0; p < PATHS_PER_NAMESPACE; p++) await kv.write(`${ns}/app-${p}`, { username: `user-${p}`, password: `pw-${ns}-${p}` });
+      await kube.create(SECRET_STORES, {
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'SecretStore',
+        metadata: { name: 'vault', namespace: ns },
+        spec: {
+          provider: {
+            vault: {
+              server: sim.addr,
+              path: 'secret',
+              version: 'v2',
+              auth: { kubernetes: { mountPath: 'kubernetes', role: 'bench', serviceAccountRef: { name: 'reader' } } },
+            },
+          },
+        },
+      });
+      for (let p = 0; p < PATHS_PER_NAMESPACE; p++)
+        await kv.write(`${ns}/app-${p}`, { username: `user-${p}`, password: `pw-${ns}-${p}` });
       for (let e = 0; e < ES_PER_NAMESPACE; e++) {
         await kube.create(EXTERNAL_SECRETS, {
-          apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: `es-${e}`, namespace: ns },
+          apiVersion: 'external-secrets.io/v1',
+          kind: 'ExternalSecret',
+          metadata: { name: `es-${e}`, namespace: ns },
           spec: {
-            secretStoreRef: { name: 'vault', kind: 'SecretStore' }, refreshInterval: '1h',
-            data: [{ secretKey: 'password', remoteRef: { key: `${ns}/app-${e % PATHS_PER_NAMESPACE}`, property: 'password' } }],
+            secretStoreRef: { name: 'vault', kind: 'SecretStore' },
+            refreshInterval: '1h',
+            data: [
+              {
+                secretKey: 'password',
+                remoteRef: { key: `${ns}/app-${e % PATHS_PER_NAMESPACE}`, property: 'password' },
+              },
+            ],
           },
         });
       }
@@ -104,25 +147,43 @@ async function run(): Promise<Record<string, number | string>> {
 
     const t0 = performance.now();
     await app.start();
-    const managedSecrets = (): number => store.list(SECRETS, { labelSelector: 'reconcile.external-secrets.io/managed=true' }).items.length;
+    const managedSecrets = (): number =>
+      store.list(SECRETS, { labelSelector: 'reconcile.external-secrets.io/managed=true' }).items.length;
     await waitFor(() => managedSecrets() >= total, 120_000, 'all Secrets');
     figures.initial_sync_all_secrets_ms = Math.round(performance.now() - t0);
-    const synced = (): number => store.list(EXTERNAL_SECRETS, {}).items.filter((o) => (o.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    const synced = (): number =>
+      store
+        .list(EXTERNAL_SECRETS, {})
+        .items.filter((o) =>
+          (o.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions?.some(
+            (c) => c.type === 'Ready' && c.status === 'True',
+          ),
+        ).length;
     await waitFor(() => synced() >= total, 60_000, 'all ExternalSecrets Ready');
     figures.initial_sync_all_ready_ms = Math.round(performance.now() - t0);
     figures.initial_vault_reads = sim.count('read', 'secret/data/');
     figures.initial_vault_logins = sim.loginCount();
-    await waitFor(() => app.manager.status().controllers.every((c) => c.queued === 0 && c.inFlight === 0), 30_000, 'idle queues');
+    await waitFor(
+      () => app.manager.status().controllers.every((c) => c.queued === 0 && c.inFlight === 0),
+      30_000,
+      'idle queues',
+    );
 
     // Steady state: every key re-delivered (as the informers' periodic resync does), nothing due.
     const before = kube.calls.length;
     sim.resetCounts();
     const keys = store.list(EXTERNAL_SECRETS, {}).items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
-    const esController = (app.manager as unknown as { controllers: Array<{ name: string; queue: { add(k: string): void } }> }).controllers.find((c) => c.name === 'externalsecret');
+    const esController = (
+      app.manager as unknown as { controllers: Array<{ name: string; queue: { add(k: string): void } }> }
+    ).controllers.find((c) => c.name === 'externalsecret');
     if (!esController) throw new Error('benchmark: no externalsecret controller');
     for (const k of keys) esController.queue.add(k);
     await new Promise((r) => setTimeout(r, 50));
-    await waitFor(() => app.manager.status().controllers.every((c) => c.queued === 0 && c.inFlight === 0), 30_000, 'resync to drain');
+    await waitFor(
+      () => app.manager.status().controllers.every((c) => c.queued === 0 && c.inFlight === 0),
+      30_000,
+      'resync to drain',
+    );
     figures.steady_resync_kube_writes = writesIn(kube, before);
     figures.steady_resync_vault_requests = sim.count('read') + sim.count('login') + sim.count('list');
 
@@ -133,12 +194,18 @@ async function run(): Promise<Record<string, number | string>> {
     const tr = performance.now();
     for (const k of keys) esController.queue.add(k);
     await new Promise((r) => setTimeout(r, 50));
-    await waitFor(() => app.manager.status().controllers.every((c) => c.queued === 0 && c.inFlight === 0), 60_000, 'refresh cycle');
+    await waitFor(
+      () => app.manager.status().controllers.every((c) => c.queued === 0 && c.inFlight === 0),
+      60_000,
+      'refresh cycle',
+    );
     figures.refresh_cycle_ms = Math.round(performance.now() - tr);
     figures.refresh_cycle_vault_reads = sim.count('read', 'secret/data/');
     figures.refresh_cycle_vault_logins = sim.loginCount();
     figures.refresh_cycle_kube_writes = writesIn(kube, beforeRefresh);
-    figures.refresh_cycle_secret_writes = kube.calls.slice(beforeRefresh).filter((c) => c.resource === 'secrets' && c.verb !== 'get').length;
+    figures.refresh_cycle_secret_writes = kube.calls
+      .slice(beforeRefresh)
+      .filter((c) => c.resource === 'secrets' && c.verb !== 'get').length;
   } finally {
     await app.stop();
     root.close();
@@ -156,17 +223,37 @@ export async function cacheMemory(n: number): Promise<Record<string, number>> {
   await kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'mem' } });
   for (let i = 0; i < n; i++) {
     await kube.create(EXTERNAL_SECRETS, {
-      apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: `es-${i}`, namespace: 'mem', labels: { app: `app-${i % 50}` } },
-      spec: { secretStoreRef: { name: 'vault', kind: 'SecretStore' }, refreshInterval: '1h', data: [{ secretKey: 'password', remoteRef: { key: `mem/app-${i % 100}`, property: 'password' } }] },
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'ExternalSecret',
+      metadata: { name: `es-${i}`, namespace: 'mem', labels: { app: `app-${i % 50}` } },
+      spec: {
+        secretStoreRef: { name: 'vault', kind: 'SecretStore' },
+        refreshInterval: '1h',
+        data: [{ secretKey: 'password', remoteRef: { key: `mem/app-${i % 100}`, property: 'password' } }],
+      },
     });
     await kube.create(SECRETS, {
-      apiVersion: 'v1', kind: 'Secret', metadata: { name: `es-${i}`, namespace: 'mem', labels: { 'reconcile.external-secrets.io/managed': 'true' }, annotations: { 'reconcile.external-secrets.io/data-hash': 'x'.repeat(56) } },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: `es-${i}`,
+        namespace: 'mem',
+        labels: { 'reconcile.external-secrets.io/managed': 'true' },
+        annotations: { 'reconcile.external-secrets.io/data-hash': 'x'.repeat(56) },
+      },
       data: { password: Buffer.from(`value-${i}`).toString('base64') },
     });
   }
   globalThis.gc?.();
   const base = process.memoryUsage();
-  const informers = [EXTERNAL_SECRETS, SECRETS].map((resource: ResourceRef) => new Informer<KubeObject>(kube, { resource, resyncMs: 0, ...(resource === SECRETS ? { labelSelector: MANAGED_SECRETS_SELECTOR } : {}) }));
+  const informers = [EXTERNAL_SECRETS, SECRETS].map(
+    (resource: ResourceRef) =>
+      new Informer<KubeObject>(kube, {
+        resource,
+        resyncMs: 0,
+        ...(resource === SECRETS ? { labelSelector: MANAGED_SECRETS_SELECTOR } : {}),
+      }),
+  );
   for (const i of informers) i.start();
   await Promise.all(informers.map((i) => i.waitForSync()));
   globalThis.gc?.();
@@ -182,10 +269,13 @@ export async function cacheMemory(n: number): Promise<Record<string, number>> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  benchControllerSim().then((f) => {
-    for (const [k, v] of Object.entries(f)) process.stdout.write(`${k.padEnd(34)} ${v}\n`);
-  }, (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exitCode = 1;
-  });
+  benchControllerSim().then(
+    (f) => {
+      for (const [k, v] of Object.entries(f)) process.stdout.write(`${k.padEnd(34)} ${v}\n`);
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

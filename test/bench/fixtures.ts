@@ -1,7 +1,11 @@
 // A realistic admission request: a 20-rule VaultPolicy CREATE that the default guardrails accept.
 import type { AdmissionRequest } from '../../webhook/admission/types.ts';
 
-export function twentyRulePolicyReview(uid = 'bench-0000'): { apiVersion: 'admission.k8s.io/v1'; kind: 'AdmissionReview'; request: AdmissionRequest } {
+export function twentyRulePolicyReview(uid = 'bench-0000'): {
+  apiVersion: 'admission.k8s.io/v1';
+  kind: 'AdmissionReview';
+  request: AdmissionRequest;
+} {
   const caps = [['read'], ['read', 'list'], ['create', 'update'], ['read', 'update', 'patch'], ['delete']];
   const rules = Array.from({ length: 20 }, (_, i) => ({
     path: i % 2 === 0 ? `secret/data/payments/service-${i}/*` : `secret/metadata/payments/service-${i}/*`,
@@ -18,11 +22,19 @@ export function twentyRulePolicyReview(uid = 'bench-0000'): { apiVersion: 'admis
       namespace: 'payments',
       name: 'payments-app',
       operation: 'CREATE',
-      userInfo: { username: 'system:serviceaccount:argocd:argocd-application-controller', groups: ['system:serviceaccounts', 'system:authenticated'] },
+      userInfo: {
+        username: 'system:serviceaccount:argocd:argocd-application-controller',
+        groups: ['system:serviceaccounts', 'system:authenticated'],
+      },
       object: {
         apiVersion: 'vaultgate.io/v1alpha1',
         kind: 'VaultPolicy',
-        metadata: { name: 'payments-app', namespace: 'payments', labels: { team: 'payments' }, annotations: { 'argocd.argoproj.io/tracking-id': 'payments:vaultgate.io/VaultPolicy:payments/payments-app' } },
+        metadata: {
+          name: 'payments-app',
+          namespace: 'payments',
+          labels: { team: 'payments' },
+          annotations: { 'argocd.argoproj.io/tracking-id': 'payments:vaultgate.io/VaultPolicy:payments/payments-app' },
+        },
         spec: { rules },
       },
       oldObject: null,

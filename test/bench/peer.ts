@@ -53,30 +53,59 @@ interface SystemSpec {
 }
 
 /** The controller's NODE_OPTIONS as the chart sets them (charts/vaultgate/values.yaml controller.nodeOptions). */
-const CHART_NODE_OPTIONS = String((parse(readFileSync(new URL('../../charts/vaultgate/values.yaml', import.meta.url), 'utf8')) as { controller?: { nodeOptions?: string } }).controller?.nodeOptions ?? '');
+const CHART_NODE_OPTIONS = String(
+  (
+    parse(readFileSync(new URL('../../charts/vaultgate/values.yaml', import.meta.url), 'utf8')) as {
+      controller?: { nodeOptions?: string };
+    }
+  ).controller?.nodeOptions ?? '',
+);
 
 const ESO_TUNED = { concurrent: 8, clientQps: 500, clientBurst: 1000, vaultTokenCache: true };
 
 const SYSTEMS: SystemSpec[] = [
-  { name: 'ESO default', describe: 'eso v0.16.2, its defaults (--concurrent=1, --client-qps=50, no token cache)', start: async (s) => ({ pid: (await s.startEso({ controllerClass: 'peer' })).proc.pid }) },
   {
-    name: 'ESO tuned', describe: `eso v0.16.2 --concurrent=${ESO_TUNED.concurrent} --client-qps=${ESO_TUNED.clientQps} --client-burst=${ESO_TUNED.clientBurst} --experimental-enable-vault-token-cache`,
+    name: 'ESO default',
+    describe: 'eso v0.16.2, its defaults (--concurrent=1, --client-qps=50, no token cache)',
+    start: async (s) => ({ pid: (await s.startEso({ controllerClass: 'peer' })).proc.pid }),
+  },
+  {
+    name: 'ESO tuned',
+    describe: `eso v0.16.2 --concurrent=${ESO_TUNED.concurrent} --client-qps=${ESO_TUNED.clientQps} --client-burst=${ESO_TUNED.clientBurst} --experimental-enable-vault-token-cache`,
     start: async (s) => ({ pid: (await s.startEso({ controllerClass: 'peer', ...ESO_TUNED })).proc.pid }),
   },
   {
-    name: 'vaultgate', describe: `vaultgate controller, production bundle, its defaults, NODE_OPTIONS=${CHART_NODE_OPTIONS} as the chart sets it`,
+    name: 'vaultgate',
+    describe: `vaultgate controller, production bundle, its defaults, NODE_OPTIONS=${CHART_NODE_OPTIONS} as the chart sets it`,
     // BENCH_PEER_CPU_PROF=<dir>: a V8 CPU profile of the controller, written when it stops.
     start: async (s) => ({
-      pid: (await s.startVaultgate({
-        controllerClass: 'peer', bundled: true, env: { NODE_OPTIONS: CHART_NODE_OPTIONS },
-        nodeArgs: [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...NODE_ARGS],
-      })).proc.pid,
+      pid: (
+        await s.startVaultgate({
+          controllerClass: 'peer',
+          bundled: true,
+          env: { NODE_OPTIONS: CHART_NODE_OPTIONS },
+          nodeArgs: [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...NODE_ARGS],
+        })
+      ).proc.pid,
     }),
   },
 ];
 
-interface VaultCounts { total: number; logins: number; reads: number; lookups: number; revocations: number; renewals: number; other: number }
-interface PhaseFigures { seconds: number; vault: VaultCounts; writes: number; writesByKind: Record<string, number> }
+interface VaultCounts {
+  total: number;
+  logins: number;
+  reads: number;
+  lookups: number;
+  revocations: number;
+  renewals: number;
+  other: number;
+}
+interface PhaseFigures {
+  seconds: number;
+  vault: VaultCounts;
+  writes: number;
+  writesByKind: Record<string, number>;
+}
 /** A new ExternalSecret created while every other one is force-synced (issue #24.2). */
 interface StormFigures {
   /** Its CREATE → its Secret holding the right values. */
@@ -102,9 +131,11 @@ interface SystemFigures {
 /** Runs `fn` over `items`, `width` at a time. */
 async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
 }
 
 const nsName = (i: number): string => `peer-${i}`;
@@ -124,32 +155,70 @@ async function mustVault(stack: PeerStack, method: string, path: string, body?: 
 /** Vault data, identities and stores: everything but the ExternalSecrets. */
 async function seed(stack: PeerStack): Promise<void> {
   const namespaces = Array.from({ length: NAMESPACES }, (_, i) => nsName(i));
-  await mustVault(stack, 'PUT', 'sys/policies/acl/peer-read', { policy: 'path "secret/data/bench/*" { capabilities = ["read"] }\n' });
-  await mustVault(stack, 'POST', 'auth/kubernetes/role/peer', { bound_service_account_names: ['reader'], bound_service_account_namespaces: namespaces, token_policies: ['peer-read'], token_ttl: '1h', token_max_ttl: '24h' });
-  for (let p = 0; p < PATHS; p++) await mustVault(stack, 'POST', `secret/data/${pathOf(p)}`, { data: { username: valueOf(p, 'username'), password: valueOf(p, 'password') } });
+  await mustVault(stack, 'PUT', 'sys/policies/acl/peer-read', {
+    policy: 'path "secret/data/bench/*" { capabilities = ["read"] }\n',
+  });
+  await mustVault(stack, 'POST', 'auth/kubernetes/role/peer', {
+    bound_service_account_names: ['reader'],
+    bound_service_account_namespaces: namespaces,
+    token_policies: ['peer-read'],
+    token_ttl: '1h',
+    token_max_ttl: '24h',
+  });
+  for (let p = 0; p < PATHS; p++)
+    await mustVault(stack, 'POST', `secret/data/${pathOf(p)}`, {
+      data: { username: valueOf(p, 'username'), password: valueOf(p, 'password') },
+    });
   for (const ns of namespaces) {
     await must(stack, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    await must(stack, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'reader' } });
+    await must(stack, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'reader' },
+    });
     await must(stack, 'POST', `/apis/external-secrets.io/v1/namespaces/${ns}/secretstores`, {
-      apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault' },
-      spec: { controller: 'peer', provider: { vault: { server: stack.bao.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'peer', serviceAccountRef: { name: 'reader' } } } } } },
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'SecretStore',
+      metadata: { name: 'vault' },
+      spec: {
+        controller: 'peer',
+        provider: {
+          vault: {
+            server: stack.bao.addr,
+            path: 'secret',
+            version: 'v2',
+            auth: { kubernetes: { mountPath: 'kubernetes', role: 'peer', serviceAccountRef: { name: 'reader' } } },
+          },
+        },
+      },
     });
   }
 }
 
 async function storesReady(stack: PeerStack): Promise<void> {
-  await waitFor(async () => {
-    const res = await stack.cp.request('GET', '/apis/external-secrets.io/v1/secretstores');
-    const items = (res.body as { items?: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }> }).items ?? [];
-    return items.length === NAMESPACES && items.every((s) => s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
-  }, { what: 'every SecretStore Ready', timeoutMs: 180_000, intervalMs: 500 });
+  await waitFor(
+    async () => {
+      const res = await stack.cp.request('GET', '/apis/external-secrets.io/v1/secretstores');
+      const items =
+        (res.body as { items?: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }> }).items ??
+        [];
+      return items.length === NAMESPACES &&
+        items.every((s) => s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        ? true
+        : undefined;
+    },
+    { what: 'every SecretStore Ready', timeoutMs: 180_000, intervalMs: 500 },
+  );
 }
 
 function externalSecret(e: number): Record<string, unknown> {
   return {
-    apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: `es-${e}` },
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'ExternalSecret',
+    metadata: { name: `es-${e}` },
     spec: {
-      secretStoreRef: { name: 'vault', kind: 'SecretStore' }, refreshInterval: '1h',
+      secretStoreRef: { name: 'vault', kind: 'SecretStore' },
+      refreshInterval: '1h',
       data: [
         { secretKey: 'username', remoteRef: { key: pathOf(e), property: 'username' } },
         { secretKey: 'password', remoteRef: { key: pathOf(e), property: 'password' } },
@@ -163,11 +232,17 @@ async function correctSecrets(stack: PeerStack): Promise<number> {
   let n = 0;
   for (let i = 0; i < NAMESPACES; i++) {
     const res = await stack.cp.request('GET', `/api/v1/namespaces/${nsName(i)}/secrets`);
-    for (const s of (res.body as { items?: Array<{ metadata: { name: string }; data?: Record<string, string> }> }).items ?? []) {
+    for (const s of (res.body as { items?: Array<{ metadata: { name: string }; data?: Record<string, string> }> })
+      .items ?? []) {
       const e = Number(s.metadata.name.replace(/^es-/, ''));
       if (Number.isNaN(e)) continue;
       const text = (k: string): string => Buffer.from(s.data?.[k] ?? '', 'base64').toString('utf8');
-      if (Object.keys(s.data ?? {}).length === 2 && text('username') === valueOf(e, 'username') && text('password') === valueOf(e, 'password')) n++;
+      if (
+        Object.keys(s.data ?? {}).length === 2 &&
+        text('username') === valueOf(e, 'username') &&
+        text('password') === valueOf(e, 'password')
+      )
+        n++;
     }
   }
   return n;
@@ -177,7 +252,11 @@ async function correctSecrets(stack: PeerStack): Promise<number> {
 async function syncedVersions(stack: PeerStack): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const res = await stack.cp.request('GET', '/apis/external-secrets.io/v1/externalsecrets');
-  for (const o of (res.body as { items?: Array<{ metadata: { name: string; namespace: string }; status?: { syncedResourceVersion?: string } }> }).items ?? []) {
+  for (const o of (
+    res.body as {
+      items?: Array<{ metadata: { name: string; namespace: string }; status?: { syncedResourceVersion?: string } }>;
+    }
+  ).items ?? []) {
     out.set(`${o.metadata.namespace}/${o.metadata.name}`, o.status?.syncedResourceVersion ?? '');
   }
   return out;
@@ -239,7 +318,9 @@ async function secretCorrect(stack: PeerStack, ns: string, name: string, e: numb
   const res = await stack.cp.request('GET', `/api/v1/namespaces/${ns}/secrets/${name}`);
   const data = (res.body as { data?: Record<string, string> } | undefined)?.data;
   const text = (k: string): string => Buffer.from(data?.[k] ?? '', 'base64').toString('utf8');
-  return res.status === 200 && text('username') === valueOf(e, 'username') && text('password') === valueOf(e, 'password');
+  return (
+    res.status === 200 && text('username') === valueOf(e, 'username') && text('password') === valueOf(e, 'password')
+  );
 }
 
 /**
@@ -250,51 +331,118 @@ async function refreshStorm(stack: PeerStack, name: SystemName, log: (l: string)
   const before = await syncedVersions(stack);
   const t0 = performance.now();
   const value = String(Date.now());
-  await Promise.all(Array.from({ length: NAMESPACES }, (_, i) => stack.cp.kubectl(['annotate', '--overwrite', '-n', nsName(i), 'externalsecrets', '--all', `external-secrets.io/force-sync=${value}`])));
+  await Promise.all(
+    Array.from({ length: NAMESPACES }, (_, i) =>
+      stack.cp.kubectl([
+        'annotate',
+        '--overwrite',
+        '-n',
+        nsName(i),
+        'externalsecrets',
+        '--all',
+        `external-secrets.io/force-sync=${value}`,
+      ]),
+    ),
+  );
   const tc = performance.now();
-  await must(stack, 'POST', `/apis/external-secrets.io/v1/namespaces/${nsName(0)}/externalsecrets`, { ...externalSecret(3), metadata: { name: 'storm-new' } });
-  await waitFor(async () => ((await secretCorrect(stack, nsName(0), 'storm-new', 3)) ? true : undefined), { what: `${name}: the new ExternalSecret's Secret`, timeoutMs: 3_600_000, intervalMs: 50 });
+  await must(stack, 'POST', `/apis/external-secrets.io/v1/namespaces/${nsName(0)}/externalsecrets`, {
+    ...externalSecret(3),
+    metadata: { name: 'storm-new' },
+  });
+  await waitFor(async () => ((await secretCorrect(stack, nsName(0), 'storm-new', 3)) ? true : undefined), {
+    what: `${name}: the new ExternalSecret's Secret`,
+    timeoutMs: 3_600_000,
+    intervalMs: 50,
+  });
   const newSecretSeconds = (performance.now() - tc) / 1000;
   const atSecret = await syncedVersions(stack);
   const pendingAtSecret = [...before].filter(([k, v]) => atSecret.get(k) === v).length;
-  await waitFor(async () => {
-    const now = await syncedVersions(stack);
-    return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
-  }, { what: `${name}: every ExternalSecret refreshed after force-sync`, timeoutMs: 3_600_000, intervalMs: 1000 });
+  await waitFor(
+    async () => {
+      const now = await syncedVersions(stack);
+      return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
+    },
+    { what: `${name}: every ExternalSecret refreshed after force-sync`, timeoutMs: 3_600_000, intervalMs: 1000 },
+  );
   const allSeconds = (performance.now() - t0) / 1000;
-  log(`[peer] ${name}: new ExternalSecret's Secret ${newSecretSeconds.toFixed(2)}s after its CREATE, ${pendingAtSecret} refreshes still waiting then; all refreshed in ${allSeconds.toFixed(1)}s`);
+  log(
+    `[peer] ${name}: new ExternalSecret's Secret ${newSecretSeconds.toFixed(2)}s after its CREATE, ${pendingAtSecret} refreshes still waiting then; all refreshed in ${allSeconds.toFixed(1)}s`,
+  );
   return { newSecretSeconds, pendingAtSecret, allSeconds };
 }
 
-async function runSystem(spec: SystemSpec, count: number, log: (l: string) => void, full: boolean, storm = false): Promise<SystemFigures> {
+async function runSystem(
+  spec: SystemSpec,
+  count: number,
+  log: (l: string) => void,
+  full: boolean,
+  storm = false,
+): Promise<SystemFigures> {
   const stack = await startPeerStack({ log: () => undefined });
   try {
     await seed(stack);
     const { pid } = await spec.start(stack);
     await storesReady(stack);
     const start = processStats(pid);
-    const items = Array.from({ length: NAMESPACES * (count / NAMESPACES) }, (_, i) => ({ ns: nsName(i % NAMESPACES), e: Math.floor(i / NAMESPACES) }));
+    const items = Array.from({ length: NAMESPACES * (count / NAMESPACES) }, (_, i) => ({
+      ns: nsName(i % NAMESPACES),
+      e: Math.floor(i / NAMESPACES),
+    }));
     let createdAfter = 0;
     const sync = await measure(stack, async () => {
       const t = performance.now();
-      await inParallel(items, 16, ({ ns, e }) => must(stack, 'POST', `/apis/external-secrets.io/v1/namespaces/${ns}/externalsecrets`, externalSecret(e)));
+      await inParallel(items, 16, ({ ns, e }) =>
+        must(stack, 'POST', `/apis/external-secrets.io/v1/namespaces/${ns}/externalsecrets`, externalSecret(e)),
+      );
       createdAfter = (performance.now() - t) / 1000;
-      await waitFor(async () => ((await correctSecrets(stack)) >= count ? true : undefined), { what: `${spec.name}: every Secret correct`, timeoutMs: 3_600_000, intervalMs: 500 });
+      await waitFor(async () => ((await correctSecrets(stack)) >= count ? true : undefined), {
+        what: `${spec.name}: every Secret correct`,
+        timeoutMs: 3_600_000,
+        intervalMs: 500,
+      });
     });
     const afterSync = processStats(pid);
-    log(`[peer] ${spec.name} (${count}): all Secrets correct in ${sync.seconds.toFixed(1)}s (the ${count} CREATEs took ${createdAfter.toFixed(1)}s)`);
+    log(
+      `[peer] ${spec.name} (${count}): all Secrets correct in ${sync.seconds.toFixed(1)}s (the ${count} CREATEs took ${createdAfter.toFixed(1)}s)`,
+    );
     if (!full) {
       const stormFigures = storm ? await refreshStorm(stack, spec.name, log) : undefined;
-      return { name: spec.name, ...(stormFigures ? { storm: stormFigures } : {}), sync, forced: sync, steady: { ...sync, cpuPer20s: NaN }, rssStartMiB: start.rssMb, rssAfterSyncMiB: afterSync.rssMb, cpuSync: afterSync.cpuSeconds - start.cpuSeconds, cpuWhole: afterSync.cpuSeconds };
+      return {
+        name: spec.name,
+        ...(stormFigures ? { storm: stormFigures } : {}),
+        sync,
+        forced: sync,
+        steady: { ...sync, cpuPer20s: NaN },
+        rssStartMiB: start.rssMb,
+        rssAfterSyncMiB: afterSync.rssMb,
+        cpuSync: afterSync.cpuSeconds - start.cpuSeconds,
+        cpuWhole: afterSync.cpuSeconds,
+      };
     }
 
     const before = await syncedVersions(stack);
     const forced = await measure(stack, async () => {
-      for (let i = 0; i < NAMESPACES; i++) await stack.cp.kubectl(['annotate', '--overwrite', '-n', nsName(i), 'externalsecrets', '--all', `external-secrets.io/force-sync=${Date.now()}`]);
-      await waitFor(async () => {
-        const now = await syncedVersions(stack);
-        return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
-      }, { what: `${spec.name}: every ExternalSecret refreshed after force-sync`, timeoutMs: 3_600_000, intervalMs: 500 });
+      for (let i = 0; i < NAMESPACES; i++)
+        await stack.cp.kubectl([
+          'annotate',
+          '--overwrite',
+          '-n',
+          nsName(i),
+          'externalsecrets',
+          '--all',
+          `external-secrets.io/force-sync=${Date.now()}`,
+        ]);
+      await waitFor(
+        async () => {
+          const now = await syncedVersions(stack);
+          return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
+        },
+        {
+          what: `${spec.name}: every ExternalSecret refreshed after force-sync`,
+          timeoutMs: 3_600_000,
+          intervalMs: 500,
+        },
+      );
     });
     log(`[peer] ${spec.name}: forced refresh in ${forced.seconds.toFixed(1)}s`);
 
@@ -303,8 +451,14 @@ async function runSystem(spec: SystemSpec, count: number, log: (l: string) => vo
     const idleTo = processStats(pid);
     log(`[peer] ${spec.name}: steady state ${STEADY_SECONDS}s done`);
     return {
-      name: spec.name, sync, forced, steady: { ...steady, cpuPer20s: ((idleTo.cpuSeconds - idleFrom.cpuSeconds) / steady.seconds) * 20 },
-      rssStartMiB: start.rssMb, rssAfterSyncMiB: afterSync.rssMb, cpuSync: afterSync.cpuSeconds - start.cpuSeconds, cpuWhole: idleTo.cpuSeconds,
+      name: spec.name,
+      sync,
+      forced,
+      steady: { ...steady, cpuPer20s: ((idleTo.cpuSeconds - idleFrom.cpuSeconds) / steady.seconds) * 20 },
+      rssStartMiB: start.rssMb,
+      rssAfterSyncMiB: afterSync.rssMb,
+      cpuSync: afterSync.cpuSeconds - start.cpuSeconds,
+      cpuWhole: idleTo.cpuSeconds,
     };
   } finally {
     if (PROFILE_DIR) await stack.stopProcess('vaultgate'); // graceful: the profile is written at exit
@@ -317,39 +471,66 @@ async function runSystem(spec: SystemSpec, count: number, log: (l: string) => vo
 /** An ExternalSecret CREATE review both webhooks admit. */
 function externalSecretReview(uid: string): unknown {
   return {
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
     request: {
-      uid, operation: 'CREATE', namespace: 'peer-0', name: 'es-0',
+      uid,
+      operation: 'CREATE',
+      namespace: 'peer-0',
+      name: 'es-0',
       kind: { group: 'external-secrets.io', version: 'v1', kind: 'ExternalSecret' },
       resource: { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' },
       requestKind: { group: 'external-secrets.io', version: 'v1', kind: 'ExternalSecret' },
       requestResource: { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' },
-      userInfo: { username: 'system:serviceaccount:argocd:argocd-application-controller', groups: ['system:serviceaccounts', 'system:authenticated'] },
-      object: { ...externalSecret(0), metadata: { name: 'es-0', namespace: 'peer-0', uid: '5b1c2a52-6c1a-4b86-9d8e-000000000000' } },
-      oldObject: null, dryRun: false, options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
+      userInfo: {
+        username: 'system:serviceaccount:argocd:argocd-application-controller',
+        groups: ['system:serviceaccounts', 'system:authenticated'],
+      },
+      object: {
+        ...externalSecret(0),
+        metadata: { name: 'es-0', namespace: 'peer-0', uid: '5b1c2a52-6c1a-4b86-9d8e-000000000000' },
+      },
+      oldObject: null,
+      dryRun: false,
+      options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
     },
   };
 }
 
-interface LoadFigures { rps: number; p50: number; p99: number; errors: number }
+interface LoadFigures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
 
 async function checkAllowed(url: string, body: string, ca: string): Promise<void> {
   const text = await new Promise<string>((resolve, reject) => {
     const req = https.request(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
       let data = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { data += c; });
+      res.on('data', (c: string) => {
+        data += c;
+      });
       res.on('end', () => resolve(data));
     });
     req.on('error', reject);
     req.end(body);
   });
   const review = JSON.parse(text) as { response?: { allowed?: boolean } };
-  if (review.response?.allowed !== true) throw new Error(`benchmark: ${url} does not admit the ExternalSecret: ${text.slice(0, 300)}`);
+  if (review.response?.allowed !== true)
+    throw new Error(`benchmark: ${url} does not admit the ExternalSecret: ${text.slice(0, 300)}`);
 }
 
 async function load(url: string, body: string, seconds: number, connections: number): Promise<LoadFigures> {
-  const r = await autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections, duration: seconds });
+  const r = await autocannon({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections,
+    duration: seconds,
+  });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
@@ -374,8 +555,20 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<'eso' | 
     writeFileSync(join(group.dir, 'tls.crt'), tls.cert);
     writeFileSync(join(group.dir, 'tls.key'), tls.key);
     const command = await targetCommand(group.dir, false);
-    const trail = await startTarget(command, 'trail', join(group.dir, 'tls.crt'), join(group.dir, 'tls.key'), join(group.dir, 'trail.stdout'));
-    const bare = await startTarget(command, 'bare', join(group.dir, 'tls.crt'), join(group.dir, 'tls.key'), join(group.dir, 'bare.stdout'));
+    const trail = await startTarget(
+      command,
+      'trail',
+      join(group.dir, 'tls.crt'),
+      join(group.dir, 'tls.key'),
+      join(group.dir, 'trail.stdout'),
+    );
+    const bare = await startTarget(
+      command,
+      'bare',
+      join(group.dir, 'tls.crt'),
+      join(group.dir, 'tls.key'),
+      join(group.dir, 'bare.stdout'),
+    );
     children.push(trail, bare);
 
     const body = JSON.stringify(externalSecretReview('peer-0000'));
@@ -401,7 +594,12 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<'eso' | 
     const out = {} as Record<'eso' | 'trail' | 'bare', LoadFigures>;
     for (const n of names) {
       const f = figures[n]!;
-      out[n] = { rps: median(f.map((x) => x.rps)), p50: median(f.map((x) => x.p50)), p99: median(f.map((x) => x.p99)), errors: f.reduce((s, x) => s + x.errors, 0) };
+      out[n] = {
+        rps: median(f.map((x) => x.rps)),
+        p50: median(f.map((x) => x.p50)),
+        p99: median(f.map((x) => x.p99)),
+        errors: f.reduce((s, x) => s + x.errors, 0),
+      };
     }
     return out;
   } finally {
@@ -417,28 +615,36 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<'eso' | 
 // ------------------------------------------------------------------------------------------ the table
 
 const fmt = (v: number, digits = 0): string => (Number.isFinite(v) ? v.toFixed(digits) : '–');
-const ratio = (a: number, b: number): string => (b > 0 && Number.isFinite(a) ? (a / b).toFixed(2) : a === 0 && b === 0 ? '= (0)' : '–');
+const ratio = (a: number, b: number): string =>
+  b > 0 && Number.isFinite(a) ? (a / b).toFixed(2) : a === 0 && b === 0 ? '= (0)' : '–';
 
 function table(rows: Array<[string, ...string[]]>, header: string[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-const vaultText = (v: VaultCounts): string => `${v.total} (${v.logins} login, ${v.reads} read, ${v.lookups} lookup, ${v.revocations} revoke${v.renewals ? `, ${v.renewals} renew` : ''}${v.other ? `, ${v.other} other` : ''})`;
+const vaultText = (v: VaultCounts): string =>
+  `${v.total} (${v.logins} login, ${v.reads} read, ${v.lookups} lookup, ${v.revocations} revoke${v.renewals ? `, ${v.renewals} renew` : ''}${v.other ? `, ${v.other} other` : ''})`;
 
 /** The bench needs the control plane, OpenBao and ESO, not the one-node cluster or the oracles. */
 const setUpPeers = (): Promise<unknown> => runSetup({ steps: setupSteps(['cluster', 'eso']) });
 
 /** The admission rows alone (BENCH_PEER_ONLY="admission", for working on the webhook): JSON. */
-export async function benchPeerAdmission(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+export async function benchPeerAdmission(
+  log: (l: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<string> {
   await setUpPeers();
   const a = await benchAdmission(log);
   return JSON.stringify({ ...a, vaultgateOverEso: Number((a.trail.rps / a.eso.rps).toFixed(3)) }, null, 1);
 }
 
 /** The figures of one system alone (BENCH_PEER_ONLY="vaultgate", for working on one side): JSON. */
-export async function benchPeerOne(name: SystemName, log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+export async function benchPeerOne(
+  name: SystemName,
+  log: (l: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<string> {
   await setUpPeers();
   const spec = SYSTEMS.find((s) => s.name === name);
   if (!spec) throw new Error(`BENCH_PEER_ONLY: one of ${SYSTEMS.map((s) => s.name).join(', ')}, admission, storm`);
@@ -446,12 +652,20 @@ export async function benchPeerOne(name: SystemName, log: (l: string) => void = 
 }
 
 /** The refresh storm alone (BENCH_PEER_ONLY="storm"): ESO tuned and vaultgate at BENCH_PEER_LARGE, JSON. */
-export async function benchPeerStorm(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+export async function benchPeerStorm(
+  log: (l: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<string> {
   await setUpPeers();
   const out: Record<string, unknown> = {};
   // vaultgate first: its row is the goal (≤ 1 s); ESO tuned's forced refresh of 10,000 takes far longer.
   for (const name of ['vaultgate', 'ESO tuned'] as const) {
-    const f = await runSystem(SYSTEMS.find((x) => x.name === name)!, LARGE, log, false, true);
+    const f = await runSystem(
+      SYSTEMS.find((x) => x.name === name)!,
+      LARGE,
+      log,
+      false,
+      true,
+    );
     out[name] = { syncSeconds: f.sync.seconds, ...f.storm };
     log(`[peer] storm ${name}: ${JSON.stringify(out[name])}`);
   }
@@ -463,17 +677,30 @@ export async function benchPeerStorm(log: (l: string) => void = (l) => process.s
  * BENCH_PEER_LARGE ExternalSecrets, each on a fresh stack, RSS after sync; the slope between the two sizes
  * in KiB per ExternalSecret (with its Secret), and vaultgate : ESO tuned. JSON.
  */
-export async function benchPeerMemory(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+export async function benchPeerMemory(
+  log: (l: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<string> {
   await setUpPeers();
   const out: Record<string, Record<string, number>> = {};
   for (const name of ['vaultgate', 'ESO tuned'] as const) {
     const rss: number[] = [];
     for (const n of [COUNT, LARGE]) {
-      const f = await runSystem(SYSTEMS.find((x) => x.name === name)!, n, log, false);
+      const f = await runSystem(
+        SYSTEMS.find((x) => x.name === name)!,
+        n,
+        log,
+        false,
+      );
       rss.push(f.rssAfterSyncMiB);
-      log(`[peer] memory ${name} at ${n}: RSS after sync ${f.rssAfterSyncMiB} MiB (start ${f.rssStartMiB} MiB, sync ${f.sync.seconds.toFixed(1)} s)`);
+      log(
+        `[peer] memory ${name} at ${n}: RSS after sync ${f.rssAfterSyncMiB} MiB (start ${f.rssStartMiB} MiB, sync ${f.sync.seconds.toFixed(1)} s)`,
+      );
     }
-    out[name] = { [`rssAfterSyncMiB_${COUNT}`]: rss[0]!, [`rssAfterSyncMiB_${LARGE}`]: rss[1]!, kibPerExternalSecret: Number((((rss[1]! - rss[0]!) * 1024) / (LARGE - COUNT)).toFixed(2)) };
+    out[name] = {
+      [`rssAfterSyncMiB_${COUNT}`]: rss[0]!,
+      [`rssAfterSyncMiB_${LARGE}`]: rss[1]!,
+      kibPerExternalSecret: Number((((rss[1]! - rss[0]!) * 1024) / (LARGE - COUNT)).toFixed(2)),
+    };
   }
   const ratio = Number((out.vaultgate!.kibPerExternalSecret! / out['ESO tuned']!.kibPerExternalSecret!).toFixed(2));
   return JSON.stringify({ ...out, vaultgateOverEsoTuned: ratio }, null, 1);
@@ -502,17 +729,35 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
 
   const by = (n: SystemName): SystemFigures => results.find((r) => r.name === n)!;
   const [d, t, v] = [by('ESO default'), by('ESO tuned'), by('vaultgate')];
-  const row = (label: string, get: (f: SystemFigures) => number, digits = 0): [string, ...string[]] => [label, fmt(get(d), digits), fmt(get(t), digits), fmt(get(v), digits), ratio(get(v), get(t))];
-  const textRow = (label: string, get: (f: SystemFigures) => string, num: (f: SystemFigures) => number): [string, ...string[]] => [label, get(d), get(t), get(v), ratio(num(v), num(t))];
+  const row = (label: string, get: (f: SystemFigures) => number, digits = 0): [string, ...string[]] => [
+    label,
+    fmt(get(d), digits),
+    fmt(get(t), digits),
+    fmt(get(v), digits),
+    ratio(get(v), get(t)),
+  ];
+  const textRow = (
+    label: string,
+    get: (f: SystemFigures) => string,
+    num: (f: SystemFigures) => number,
+  ): [string, ...string[]] => [label, get(d), get(t), get(v), ratio(num(v), num(t))];
   const rows: Array<[string, ...string[]]> = [
     row(`time until all ${COUNT} Secrets are correct (s)`, (f) => f.sync.seconds, 1),
-    textRow('Vault requests in that sync', (f) => vaultText(f.sync.vault), (f) => f.sync.vault.total),
+    textRow(
+      'Vault requests in that sync',
+      (f) => vaultText(f.sync.vault),
+      (f) => f.sync.vault.total,
+    ),
     row('  of which logins', (f) => f.sync.vault.logins),
     row('  of which reads', (f) => f.sync.vault.reads),
     row('Kubernetes writes in that sync', (f) => f.sync.writes),
-    row('  of which Events', (f) => (f.sync.writesByKind.events ?? 0)),
+    row('  of which Events', (f) => f.sync.writesByKind.events ?? 0),
     row('forced refresh, data unchanged: time (s)', (f) => f.forced.seconds, 1),
-    textRow('forced refresh: Vault requests', (f) => vaultText(f.forced.vault), (f) => f.forced.vault.total),
+    textRow(
+      'forced refresh: Vault requests',
+      (f) => vaultText(f.forced.vault),
+      (f) => f.forced.vault.total,
+    ),
     row('forced refresh: Kubernetes writes', (f) => f.forced.writes),
     row(`steady state, ${STEADY_SECONDS} s unchanged: Vault requests`, (f) => f.steady.vault.total),
     row(`steady state, ${STEADY_SECONDS} s unchanged: Kubernetes writes`, (f) => f.steady.writes),
@@ -524,7 +769,13 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
   ];
   const a = admission;
   const admRows: Array<[string, ...string[]]> = [
-    ['ExternalSecret CREATE reviews/s', fmt(a.eso.rps), fmt(a.trail.rps), fmt(a.bare.rps), ratio(a.trail.rps, a.eso.rps)],
+    [
+      'ExternalSecret CREATE reviews/s',
+      fmt(a.eso.rps),
+      fmt(a.trail.rps),
+      fmt(a.bare.rps),
+      ratio(a.trail.rps, a.eso.rps),
+    ],
     ['p50 latency (ms)', fmt(a.eso.p50, 1), fmt(a.trail.p50, 1), fmt(a.bare.p50, 1), ratio(a.trail.p50, a.eso.p50)],
     ['p99 latency (ms)', fmt(a.eso.p99, 1), fmt(a.trail.p99, 1), fmt(a.bare.p99, 1), ratio(a.trail.p99, a.eso.p99)],
     ['errors', String(a.eso.errors), String(a.trail.errors), String(a.bare.errors), ''],
@@ -556,18 +807,31 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
       }
       largeRows.push([label, ...cells, ratio(get(g('vaultgate', large)), get(g('ESO tuned', large)))]);
     }
-    out.push(`\n== growth: ${COUNT} → ${LARGE} ExternalSecrets (same 100 paths, 10 namespaces)`, table(largeRows, ['figure', 'ESO tuned', 'vaultgate', `vaultgate / ESO tuned at ${LARGE}`]));
+    out.push(
+      `\n== growth: ${COUNT} → ${LARGE} ExternalSecrets (same 100 paths, 10 namespaces)`,
+      table(largeRows, ['figure', 'ESO tuned', 'vaultgate', `vaultgate / ESO tuned at ${LARGE}`]),
+    );
     const st = (n: SystemName): StormFigures | undefined => g(n, large).storm;
     const stormRow = (label: string, get: (f: StormFigures) => number, digits: number): [string, ...string[]] => {
       const [t, v] = [st('ESO tuned'), st('vaultgate')];
-      return [label, fmt(t ? get(t) : NaN, digits), fmt(v ? get(v) : NaN, digits), ratio(v ? get(v) : NaN, t ? get(t) : NaN)];
+      return [
+        label,
+        fmt(t ? get(t) : NaN, digits),
+        fmt(v ? get(v) : NaN, digits),
+        ratio(v ? get(v) : NaN, t ? get(t) : NaN),
+      ];
     };
-    out.push(`\n== refresh storm: every one of the ${LARGE} ExternalSecrets force-synced, then a new one created (issue #24.2; goal: vaultgate ≤ 1 s)`, table([
-      stormRow("a new ExternalSecret's CREATE → its Secret correct (s)", (f) => f.newSecretSeconds, 2),
-      stormRow('  refreshes still waiting at that moment', (f) => f.pendingAtSecret, 0),
-      stormRow(`forced refresh of all ${LARGE}: time (s)`, (f) => f.allSeconds, 1),
-    ], ['figure', 'ESO tuned', 'vaultgate', 'vaultgate / ESO tuned']));
+    out.push(
+      `\n== refresh storm: every one of the ${LARGE} ExternalSecrets force-synced, then a new one created (issue #24.2; goal: vaultgate ≤ 1 s)`,
+      table(
+        [
+          stormRow("a new ExternalSecret's CREATE → its Secret correct (s)", (f) => f.newSecretSeconds, 2),
+          stormRow('  refreshes still waiting at that moment', (f) => f.pendingAtSecret, 0),
+          stormRow(`forced refresh of all ${LARGE}: time (s)`, (f) => f.allSeconds, 1),
+        ],
+        ['figure', 'ESO tuned', 'vaultgate', 'vaultgate / ESO tuned'],
+      ),
+    );
   }
   return out.join('\n');
 }
-

@@ -19,5 +19,9 @@ export function processStats(pid: number): ProcessStats {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(rest[11]) + Number(rest[12]);
-  return { rssMb: Math.round(kb('VmRSS') / 1024), peakRssMb: Math.round(kb('VmHWM') / 1024), cpuSeconds: Math.round((ticks / CLOCK_TICKS) * 100) / 100 };
+  return {
+    rssMb: Math.round(kb('VmRSS') / 1024),
+    peakRssMb: Math.round(kb('VmHWM') / 1024),
+    cpuSeconds: Math.round((ticks / CLOCK_TICKS) * 100) / 100,
+  };
 }

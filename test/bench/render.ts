@@ -11,9 +11,20 @@ import type { ExternalSecretTarget } from '../../schemas/types.ts';
 import { inProcessRenderer, RenderPool, type SecretRenderer } from '../../controller/reconcilers/render-pool.ts';
 import type { TemplateSources } from '../../eso/target-template.ts';
 
-const data = new Map(Object.entries({ user: 'app', password: 's3cr3t-Qm38vR', host: 'db.internal', port: '5432', ca: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' }).map(([k, v]) => [k, Buffer.from(v)]));
+const data = new Map(
+  Object.entries({
+    user: 'app',
+    password: 's3cr3t-Qm38vR',
+    host: 'db.internal',
+    port: '5432',
+    ca: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+  }).map(([k, v]) => [k, Buffer.from(v)]),
+);
 const sources: TemplateSources = {
-  configMap: (n) => (n === 'tpl' ? { data: new Map([['extra', Buffer.from('{{ .user | upper }}-{{ .host | trimSuffix ".internal" }}')]]) } : undefined),
+  configMap: (n) =>
+    n === 'tpl'
+      ? { data: new Map([['extra', Buffer.from('{{ .user | upper }}-{{ .host | trimSuffix ".internal" }}')]]) }
+      : undefined,
   secret: () => undefined,
 };
 
@@ -23,12 +34,26 @@ const TEMPLATES: Record<string, ExternalSecretTarget> = {
     template: {
       data: {
         dsn: 'postgres://{{ .user }}:{{ .password | urlquery }}@{{ .host }}:{{ .port }}/app',
-        b64: '{{ .password | b64enc }}', upper: '{{ .user | upper }}', json: '{{ dict "u" .user "p" .password | toJson }}', ca: '{{ .ca | trim }}',
+        b64: '{{ .password | b64enc }}',
+        upper: '{{ .user | upper }}',
+        json: '{{ dict "u" .user "p" .password | toJson }}',
+        ca: '{{ .ca | trim }}',
       },
       templateFrom: [{ configMap: { name: 'tpl', items: [{ key: 'extra' }] } }],
     },
   },
-  keysAndValues20: { template: { templateFrom: [{ literal: Array.from({ length: 20 }, (_, i) => `k${i}: "{{ .user }}-${i}-{{ .password | sha256sum | trunc 8 }}"`).join('\n') }] } },
+  keysAndValues20: {
+    template: {
+      templateFrom: [
+        {
+          literal: Array.from(
+            { length: 20 },
+            (_, i) => `k${i}: "{{ .user }}-${i}-{{ .password | sha256sum | trunc 8 }}"`,
+          ).join('\n'),
+        },
+      ],
+    },
+  },
 };
 
 async function perRender(r: SecretRenderer, target: ExternalSecretTarget, n: number): Promise<number> {
@@ -38,15 +63,22 @@ async function perRender(r: SecretRenderer, target: ExternalSecretTarget, n: num
   return ((performance.now() - t0) / n) * 1000;
 }
 
-async function concurrent(r: SecretRenderer, target: ExternalSecretTarget, total: number, inFlight: number): Promise<number> {
+async function concurrent(
+  r: SecretRenderer,
+  target: ExternalSecretTarget,
+  total: number,
+  inFlight: number,
+): Promise<number> {
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, async (_, lane) => {
-    while (next < total) {
-      next++;
-      await r.desiredSecret(`ns-${lane % 8}`, target, data, {}, sources);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: inFlight }, async (_, lane) => {
+      while (next < total) {
+        next++;
+        await r.desiredSecret(`ns-${lane % 8}`, target, data, {}, sources);
+      }
+    }),
+  );
   return ((performance.now() - t0) / total) * 1000;
 }
 

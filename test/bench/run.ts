@@ -13,24 +13,46 @@ const only = process.argv[2];
 if (only === 'peer') {
   const peer = await import('./peer.ts');
   const one = process.env.BENCH_PEER_ONLY;
-  console.log(one === 'admission' ? await peer.benchPeerAdmission() : one === 'storm' ? await peer.benchPeerStorm() : one === 'memory' ? await peer.benchPeerMemory() : one ? await peer.benchPeerOne(one as 'vaultgate') : await peer.benchPeer());
+  console.log(
+    one === 'admission'
+      ? await peer.benchPeerAdmission()
+      : one === 'storm'
+        ? await peer.benchPeerStorm()
+        : one === 'memory'
+          ? await peer.benchPeerMemory()
+          : one
+            ? await peer.benchPeerOne(one as 'vaultgate')
+            : await peer.benchPeer(),
+  );
 }
 if (!only || only === 'webhook') {
   print('admission webhook (20-rule VaultPolicy CREATE, HTTPS keep-alive, 16 connections)', await benchWebhook());
   const { benchWebhookMaxSize } = await import('./webhook-max-size.ts');
-  print('admission webhook: maximum-size reviews (7 MiB raw HCL / ESO templates) in flight, answer time against the 5 s webhook timeout', await benchWebhookMaxSize());
+  print(
+    'admission webhook: maximum-size reviews (7 MiB raw HCL / ESO templates) in flight, answer time against the 5 s webhook timeout',
+    await benchWebhookMaxSize(),
+  );
 }
 if (!only || only === 'render') {
   const { benchRender } = await import('./render.ts');
-  print('template rendering: in process vs the render pool of worker threads (per render; issue #20)', await benchRender());
+  print(
+    'template rendering: in process vs the render pool of worker threads (per render; issue #20)',
+    await benchRender(),
+  );
 }
 if (only === 'memory') {
   const { benchMemory } = await import('./memory.ts');
-  print('memory per cached object: each kind through the informer at two sizes, heap after GC, per cut of the cache transform (issue #24)', await benchMemory());
+  print(
+    'memory per cached object: each kind through the informer at two sizes, heap after GC, per cut of the cache transform (issue #24)',
+    await benchMemory(),
+  );
 }
 if (only === 'storm') {
   const { benchStorm } = await import('./storm.ts');
-  print('refresh storm, SIMULATORS: a new ExternalSecret while every other one is force-synced (issue #24)', await benchStorm());
+  print(
+    'refresh storm, SIMULATORS: a new ExternalSecret while every other one is force-synced (issue #24)',
+    await benchStorm(),
+  );
 }
 if (!only || only === 'controller') {
   const { benchController } = await import('./controller.ts');
@@ -44,6 +66,9 @@ if (!only || only === 'controller') {
     time_until_all_secrets: ratio(real.initial_all_secrets_correct_ms, sim.initial_sync_all_secrets_ms),
     initial_vault_kv_reads: ratio(real.initial_vault_kv_read, sim.initial_vault_reads),
     initial_vault_logins: ratio(real.initial_vault_logins_ok, sim.initial_vault_logins),
-    vault_kv_reads_per_refresh: ratio(Number(real.refresh_vault_kv_reads_per_100_refreshes) / 100, Number(sim.refresh_cycle_vault_reads) / Number(sim.external_secrets)),
+    vault_kv_reads_per_refresh: ratio(
+      Number(real.refresh_vault_kv_reads_per_100_refreshes) / 100,
+      Number(sim.refresh_cycle_vault_reads) / Number(sim.external_secrets),
+    ),
   });
 }

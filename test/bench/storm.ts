@@ -12,10 +12,16 @@ import { nsName, passwordOf, startEsoSim, until } from '../support/eso-sim.ts';
 const NAMESPACE_COUNT = 10;
 const PATHS_PER_NAMESPACE = 10;
 
-export async function benchStorm(count = Number(process.env.BENCH_STORM_COUNT ?? 10_000)): Promise<Record<string, number | string>> {
+export async function benchStorm(
+  count = Number(process.env.BENCH_STORM_COUNT ?? 10_000),
+): Promise<Record<string, number | string>> {
   const figures: Record<string, number | string> = {};
   const t0 = performance.now();
-  const sim = await startEsoSim({ namespaces: NAMESPACE_COUNT, perNamespace: Math.ceil(count / NAMESPACE_COUNT), paths: PATHS_PER_NAMESPACE });
+  const sim = await startEsoSim({
+    namespaces: NAMESPACE_COUNT,
+    perNamespace: Math.ceil(count / NAMESPACE_COUNT),
+    paths: PATHS_PER_NAMESPACE,
+  });
   try {
     figures.external_secrets = sim.keys.length;
     figures.setup_and_first_sync_s = Math.round((performance.now() - t0) / 100) / 10;
@@ -33,7 +39,8 @@ export async function benchStorm(count = Number(process.env.BENCH_STORM_COUNT ??
 
     const before = new Map(sim.keys.map((k) => [k, sim.syncedVersion(k)]));
     const refreshed = (): number => sim.keys.filter((k) => sim.syncedVersion(k) !== before.get(k)).length;
-    const esQueue = (): number => sim.app.manager.status().controllers.find((c) => c.name === 'externalsecret')?.queued ?? 0;
+    const esQueue = (): number =>
+      sim.app.manager.status().controllers.find((c) => c.name === 'externalsecret')?.queued ?? 0;
     const errors = async (): Promise<number> => {
       const m = await sim.app.manager.metrics.reconcileErrors.get();
       return m.values.find((v) => v.labels.controller === 'externalsecret')?.value ?? 0;
@@ -68,10 +75,13 @@ export async function benchStorm(count = Number(process.env.BENCH_STORM_COUNT ??
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  benchStorm().then((f) => {
-    for (const [k, v] of Object.entries(f)) process.stdout.write(`${k.padEnd(40)} ${v}\n`);
-  }, (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exitCode = 1;
-  });
+  benchStorm().then(
+    (f) => {
+      for (const [k, v] of Object.entries(f)) process.stdout.write(`${k.padEnd(40)} ${v}\n`);
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

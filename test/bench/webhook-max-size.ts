@@ -15,17 +15,27 @@ export const WEBHOOK_TIMEOUT_MS = 5000;
 
 function post(port: number, ca: string, body: string, t0: number): Promise<{ ms: number; denied: boolean }> {
   return new Promise((resolve, reject) => {
-    const req = https.request(`https://127.0.0.1:${port}/validate`, { method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { data += c; });
-      res.on('end', () => {
-        const ms = performance.now() - t0;
-        let denied = false;
-        try { denied = (JSON.parse(data) as { response?: { allowed?: boolean } }).response?.allowed === false; } catch { /* counted as not denied */ }
-        resolve({ ms, denied: res.statusCode === 200 && denied });
-      });
-    });
+    const req = https.request(
+      `https://127.0.0.1:${port}/validate`,
+      { method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          data += c;
+        });
+        res.on('end', () => {
+          const ms = performance.now() - t0;
+          let denied = false;
+          try {
+            denied = (JSON.parse(data) as { response?: { allowed?: boolean } }).response?.allowed === false;
+          } catch {
+            /* counted as not denied */
+          }
+          resolve({ ms, denied: res.statusCode === 200 && denied });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -43,9 +53,20 @@ export async function benchWebhookMaxSize(opts: { rounds?: number } = {}): Promi
   writeFileSync(join(dir, 'tls.crt'), tls.cert);
   writeFileSync(join(dir, 'tls.key'), tls.key);
   const shapes = Object.values(oversizeRequests());
-  const results: Record<string, number | string> = { target: 'webhook process, audit trail on (as the chart runs it)', webhook_timeout_ms: WEBHOOK_TIMEOUT_MS, rounds, review_mib: 7 };
+  const results: Record<string, number | string> = {
+    target: 'webhook process, audit trail on (as the chart runs it)',
+    webhook_timeout_ms: WEBHOOK_TIMEOUT_MS,
+    rounds,
+    review_mib: 7,
+  };
   const command = await targetCommand(dir, process.env.BENCH_FROM_SOURCE === '1');
-  const target = await startTarget(command, 'trail', join(dir, 'tls.crt'), join(dir, 'tls.key'), join(dir, 'trail.stdout'));
+  const target = await startTarget(
+    command,
+    'trail',
+    join(dir, 'tls.crt'),
+    join(dir, 'tls.key'),
+    join(dir, 'trail.stdout'),
+  );
   try {
     for (const inFlight of [8, 16]) {
       const bodies = Array.from({ length: inFlight }, (_, i) => reviewBody(`max-${i}`, shapes[i % shapes.length]!));
@@ -55,7 +76,10 @@ export async function benchWebhookMaxSize(opts: { rounds?: number } = {}): Promi
         const t0 = performance.now();
         const answers = await Promise.all(bodies.map((b) => post(target.port, tls.ca, b, t0)));
         if (r === 0) continue; // warm-up round
-        for (const a of answers) { times.push(a.ms); if (!a.denied) notDenied++; }
+        for (const a of answers) {
+          times.push(a.ms);
+          if (!a.denied) notDenied++;
+        }
       }
       results[`in_flight_${inFlight}_p50_ms`] = Math.round(percentile(times, 50));
       results[`in_flight_${inFlight}_p99_ms`] = Math.round(percentile(times, 99));

@@ -42,7 +42,10 @@ const round2 = (v: number): number => Number(v.toFixed(2));
 async function decisionCost(): Promise<Record<string, number>> {
   const ctx = defaultContext();
   const req = twentyRulePolicyReview().request;
-  for (let i = 0; i < 3000; i++) { await reviewMutation(req, ctx); await reviewValidation(req, ctx); }
+  for (let i = 0; i < 3000; i++) {
+    await reviewMutation(req, ctx);
+    await reviewValidation(req, ctx);
+  }
   const batch = 4000;
   const both: number[] = [];
   const mutation: number[] = [];
@@ -65,8 +68,11 @@ async function decisionCost(): Promise<Record<string, number>> {
 }
 
 let rssPeak = process.memoryUsage.rss();
-setInterval(() => { const r = process.memoryUsage.rss(); if (r > rssPeak) rssPeak = r; }, 20).unref();
-let trailStats: (() => Record<string, number> | undefined) = () => undefined;
+setInterval(() => {
+  const r = process.memoryUsage.rss();
+  if (r > rssPeak) rssPeak = r;
+}, 20).unref();
+let trailStats: () => Record<string, number> | undefined = () => undefined;
 
 process.on('message', (m: unknown) => {
   if (m === 'cpu') process.send?.({ cpuMicros: cpuNow() });
@@ -77,7 +83,9 @@ process.on('message', (m: unknown) => {
   } else if (m === 'decision') void decisionCost().then((decision) => process.send?.({ decision }));
 });
 process.on('disconnect', () => process.exit(0));
-const announce = (port: number): void => { process.send?.({ port }); };
+const announce = (port: number): void => {
+  process.send?.({ port });
+};
 
 if (mode === 'bare') {
   const server = https.createServer({ ...tls, minVersion: 'TLSv1.2' }, (req, res) => {
@@ -86,24 +94,48 @@ if (mode === 'bare') {
     req.on('end', () => {
       const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: { uid: string } };
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } }));
+      res.end(
+        JSON.stringify({
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          response: { uid: review.request.uid, allowed: true },
+        }),
+      );
     });
   });
   server.keepAliveTimeout = 90_000;
-  server.listen(0, '127.0.0.1', () => { announce((server.address() as { port: number }).port); });
+  server.listen(0, '127.0.0.1', () => {
+    announce((server.address() as { port: number }).port);
+  });
 } else if (mode === 'trail') {
   // As the chart runs it: `vaultgate webhook --audit` (records to stdout), here without a cluster, so
   // with a local key instead of the Secret (the signing is the same).
   const dir = mkdtempSync(join(tmpdir(), 'vaultgate-bench-key-'));
   writeFileSync(join(dir, 'audit.pem'), privateKeyPem(await generateAuditKey()), { mode: 0o600 });
   const proc = buildWebhookProcess({
-    host: '127.0.0.1', port: 0, certFile: certFile!, keyFile: keyFile!, namePrefix: 'vaultgate', controllerClass: '',
-    logger: silentLogger, drainSeconds: 0, audit: { replica: 'bench-0', keyFile: join(dir, 'audit.pem') },
+    host: '127.0.0.1',
+    port: 0,
+    certFile: certFile!,
+    keyFile: keyFile!,
+    namePrefix: 'vaultgate',
+    controllerClass: '',
+    logger: silentLogger,
+    drainSeconds: 0,
+    audit: { replica: 'bench-0', keyFile: join(dir, 'audit.pem') },
   });
   await proc.start();
   trailStats = () => {
     const t = proc.auditTrail()?.takeStats();
-    return t && { records: t.records, batches: t.batches, queuedHighWater: t.queuedHighWater, lagMaxMs: t.lagMaxMs, lagTotalMs: t.lagTotalMs, queued: t.queued };
+    return (
+      t && {
+        records: t.records,
+        batches: t.batches,
+        queuedHighWater: t.queuedHighWater,
+        lagMaxMs: t.lagMaxMs,
+        lagTotalMs: t.lagTotalMs,
+        queued: t.queued,
+      }
+    );
   };
   announce(Number(new URL(proc.url()).port));
 } else {
@@ -111,7 +143,12 @@ if (mode === 'bare') {
   // default process metrics on.
   const context = defaultContext();
   warmUp();
-  const app = createWebhookApp({ context: () => context, logger: silentLogger, metrics: createWebhookMetrics(), ready: () => true });
+  const app = createWebhookApp({
+    context: () => context,
+    logger: silentLogger,
+    metrics: createWebhookMetrics(),
+    ready: () => true,
+  });
   const srv = await startWebhookServer(app, { host: '127.0.0.1', port: 0, tls });
   announce(srv.port);
 }

@@ -33,17 +33,36 @@ const root = new URL('../..', import.meta.url).pathname;
 type Mode = 'bare' | 'vaultgate' | 'trail';
 const MODES: readonly Mode[] = ['bare', 'vaultgate', 'trail'];
 
-interface Target { mode: Mode; child: ChildProcess; port: number }
+interface Target {
+  mode: Mode;
+  child: ChildProcess;
+  port: number;
+}
 
 interface TargetStats {
   rssPeakBytes: number;
-  records?: number; batches?: number; queuedHighWater?: number; lagMaxMs?: number; lagTotalMs?: number; queued?: number;
+  records?: number;
+  batches?: number;
+  queuedHighWater?: number;
+  lagMaxMs?: number;
+  lagTotalMs?: number;
+  queued?: number;
 }
 
 interface RunFigures {
-  rps: number; p50: number; p99: number; errors: number; cpuUsPerRequest: number; rssPeakMiB: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  cpuUsPerRequest: number;
+  rssPeakMiB: number;
   /** trail only */
-  lagMaxMs?: number; lagMeanMs?: number; recordsPerCheckpoint?: number; answeredUnrecorded?: number; writingAfterLoadMs?: number; queueHighWater?: number;
+  lagMaxMs?: number;
+  lagMeanMs?: number;
+  recordsPerCheckpoint?: number;
+  answeredUnrecorded?: number;
+  writingAfterLoadMs?: number;
+  queueHighWater?: number;
 }
 
 const TARGET_SOURCE = 'test/bench/webhook-target.ts';
@@ -56,9 +75,18 @@ export async function targetCommand(dir: string, fromSource: boolean): Promise<s
   return [outfile];
 }
 
-export async function startTarget(command: string[], mode: Mode, certFile: string, keyFile: string, stdoutFile: string): Promise<Target> {
+export async function startTarget(
+  command: string[],
+  mode: Mode,
+  certFile: string,
+  keyFile: string,
+  stdoutFile: string,
+): Promise<Target> {
   const out = openSync(stdoutFile, 'a');
-  const child = spawn(process.execPath, [...command, mode, certFile, keyFile], { cwd: root, stdio: ['ignore', out, 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [...command, mode, certFile, keyFile], {
+    cwd: root,
+    stdio: ['ignore', out, 'inherit', 'ipc'],
+  });
   closeSync(out);
   const [m] = (await once(child, 'message')) as [{ port: number }];
   return { mode, child, port: m.port };
@@ -81,16 +109,26 @@ async function cpuMicros(target: Target): Promise<number> {
 /** One request before any load: the target must answer the fixture with an allowed AdmissionReview. */
 async function checkAnswer(target: Target, body: string, ca: string): Promise<void> {
   const text = await new Promise<string>((resolve, reject) => {
-    const req = https.request(`https://127.0.0.1:${target.port}/validate`, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { data += c; });
-      res.on('end', () => { resolve(res.statusCode === 200 ? data : `HTTP ${String(res.statusCode)}: ${data}`); });
-    });
+    const req = https.request(
+      `https://127.0.0.1:${target.port}/validate`,
+      { method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          data += c;
+        });
+        res.on('end', () => {
+          resolve(res.statusCode === 200 ? data : `HTTP ${String(res.statusCode)}: ${data}`);
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
-  const review = JSON.parse(text.startsWith('HTTP') ? '{}' : text) as { response?: { uid?: string; allowed?: boolean } };
+  const review = JSON.parse(text.startsWith('HTTP') ? '{}' : text) as {
+    response?: { uid?: string; allowed?: boolean };
+  };
   if (review.response?.uid !== 'bench-0000' || review.response.allowed !== true) {
     throw new Error(`benchmark: the ${target.mode} target does not allow the fixture: ${text.slice(0, 300)}`);
   }
@@ -154,7 +192,9 @@ async function decisionCost(target: Target): Promise<Record<string, number>> {
   return m.decision;
 }
 
-export async function benchWebhook(opts: { seconds?: number; runs?: number; connections?: number } = {}): Promise<Record<string, number | string>> {
+export async function benchWebhook(
+  opts: { seconds?: number; runs?: number; connections?: number } = {},
+): Promise<Record<string, number | string>> {
   const seconds = opts.seconds ?? Number(process.env.BENCH_SECONDS ?? 5);
   const runs = opts.runs ?? Number(process.env.BENCH_RUNS ?? 3);
   const connections = opts.connections ?? Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -165,10 +205,18 @@ export async function benchWebhook(opts: { seconds?: number; runs?: number; conn
   writeFileSync(join(dir, 'tls.key'), tls.key);
   const fromSource = process.env.BENCH_FROM_SOURCE === '1';
   const targets: Target[] = [];
-  const results: Record<string, number | string> = { target: fromSource ? 'tsx (source)' : 'bundle (production build)', runs, seconds_per_run: seconds, connections };
+  const results: Record<string, number | string> = {
+    target: fromSource ? 'tsx (source)' : 'bundle (production build)',
+    runs,
+    seconds_per_run: seconds,
+    connections,
+  };
   try {
     const command = await targetCommand(dir, fromSource);
-    for (const mode of MODES) targets.push(await startTarget(command, mode, join(dir, 'tls.crt'), join(dir, 'tls.key'), join(dir, `${mode}.stdout`)));
+    for (const mode of MODES)
+      targets.push(
+        await startTarget(command, mode, join(dir, 'tls.crt'), join(dir, 'tls.key'), join(dir, `${mode}.stdout`)),
+      );
     for (const t of targets) {
       await checkAnswer(t, body, tls.ca);
       await load(t.port, body, 2, connections); // warm-up: JIT, TLS sessions, connection pools
@@ -189,11 +237,16 @@ export async function benchWebhook(opts: { seconds?: number; runs?: number; conn
       results[`${mode}_rss_peak_mib`] = round(Math.max(...f.map((x) => x.rssPeakMiB)), 1);
     }
     const ratio = (a: Mode, b: Mode): number[] => figures[a].map((v, i) => v.rps / figures[b][i]!.rps);
-    results.ratio_per_run = ratio('vaultgate', 'bare').map((r) => r.toFixed(3)).join(' ');
+    results.ratio_per_run = ratio('vaultgate', 'bare')
+      .map((r) => r.toFixed(3))
+      .join(' ');
     results.ratio_vaultgate_to_bare = round(median(ratio('vaultgate', 'bare')), 3);
     results.ratio_trail_to_bare = round(median(ratio('trail', 'bare')), 3);
     results.ratio_trail_to_vaultgate = round(median(ratio('trail', 'vaultgate')), 3);
-    results.cpu_ratio_bare_to_vaultgate = round(median(figures.vaultgate.map((v, i) => figures.bare[i]!.cpuUsPerRequest / v.cpuUsPerRequest)), 3);
+    results.cpu_ratio_bare_to_vaultgate = round(
+      median(figures.vaultgate.map((v, i) => figures.bare[i]!.cpuUsPerRequest / v.cpuUsPerRequest)),
+      3,
+    );
     const t = figures.trail;
     results.trail_signing_lag_max_ms = round(median(t.map((x) => x.lagMaxMs ?? Number.NaN)), 2);
     results.trail_signing_lag_mean_ms = round(median(t.map((x) => x.lagMeanMs ?? Number.NaN)), 3);

@@ -15,21 +15,51 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const sink = (f: (s: string) => void) => new Writable({ write(c: Buffer, _e, cb) { f(c.toString()); cb(); } });
-  const code = await run(argv, { stdout: sink((s) => { out += s; }), stderr: sink((s) => { err += s; }) });
+  const sink = (f: (s: string) => void) =>
+    new Writable({
+      write(c: Buffer, _e, cb) {
+        f(c.toString());
+        cb();
+      },
+    });
+  const code = await run(argv, {
+    stdout: sink((s) => {
+      out += s;
+    }),
+    stderr: sink((s) => {
+      err += s;
+    }),
+  });
   return { code, out, err };
 }
 
 void describe('vaultgate certs', () => {
   void test('create writes a CA and a serving pair with the Service SANs plus --dns/--ip; the key is private', async () => {
     const out = join(dir, 'a');
-    const r = await cli('create', '--service', 'vaultgate-webhook', '--namespace', 'vaultgate', '--out', out, '--dns', 'localhost', '--ip', '127.0.0.1', '--days', '30');
+    const r = await cli(
+      'create',
+      '--service',
+      'vaultgate-webhook',
+      '--namespace',
+      'vaultgate',
+      '--out',
+      out,
+      '--dns',
+      'localhost',
+      '--ip',
+      '127.0.0.1',
+      '--days',
+      '30',
+    );
     assert.equal(r.code, 0, r.err);
     const ca = new X509Certificate(readFileSync(join(out, 'ca.crt')));
     const leaf = new X509Certificate(readFileSync(join(out, 'tls.crt')));
     assert.ok(leaf.verify(ca.publicKey));
     assert.ok(leaf.checkPrivateKey(createPrivateKey(readFileSync(join(out, 'tls.key')))));
-    assert.equal(leaf.subjectAltName, 'DNS:vaultgate-webhook, DNS:vaultgate-webhook.vaultgate, DNS:vaultgate-webhook.vaultgate.svc, DNS:vaultgate-webhook.vaultgate.svc.cluster.local, DNS:localhost, IP Address:127.0.0.1');
+    assert.equal(
+      leaf.subjectAltName,
+      'DNS:vaultgate-webhook, DNS:vaultgate-webhook.vaultgate, DNS:vaultgate-webhook.vaultgate.svc, DNS:vaultgate-webhook.vaultgate.svc.cluster.local, DNS:localhost, IP Address:127.0.0.1',
+    );
     assert.equal(statSync(join(out, 'tls.key')).mode & 0o777, 0o600);
     assert.match(r.out, /webhook.caBundle/);
     assert.doesNotMatch(r.out, /PRIVATE KEY/);
@@ -43,7 +73,10 @@ void describe('vaultgate certs', () => {
 
   void test('create: usage errors exit 2 with a reason', async () => {
     assert.deepEqual([(await cli('create', '--namespace', 'n')).code], [2]);
-    assert.match((await cli('create', '--service', 's', '--namespace', 'n', '--ip', 'localhost')).err, /--ip takes IP addresses/);
+    assert.match(
+      (await cli('create', '--service', 's', '--namespace', 'n', '--ip', 'localhost')).err,
+      /--ip takes IP addresses/,
+    );
     assert.match((await cli('create', '--service', 's', '--namespace', 'n', '--days', '0')).err, /positive/);
     assert.equal((await cli('create', '--service', 's', '--namespace', 'n', '--bogus')).code, 2);
     assert.equal((await cli('frobnicate')).code, 2);
@@ -51,7 +84,10 @@ void describe('vaultgate certs', () => {
 
   void test('inspect prints subject, issuer, SANs and validity of each certificate in a bundle', async () => {
     const out = join(dir, 'a');
-    writeFileSync(join(dir, 'bundle.pem'), readFileSync(join(out, 'tls.crt'), 'utf8') + readFileSync(join(out, 'ca.crt'), 'utf8'));
+    writeFileSync(
+      join(dir, 'bundle.pem'),
+      readFileSync(join(out, 'tls.crt'), 'utf8') + readFileSync(join(out, 'ca.crt'), 'utf8'),
+    );
     const r = await cli('inspect', join(dir, 'bundle.pem'));
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /certificate 1\/2\n {2}subject: {6}CN=vaultgate-webhook\n/);
@@ -65,7 +101,12 @@ void describe('vaultgate certs', () => {
 
   void test('inspect: expired → exit 1; a key file is refused without being printed', async () => {
     const ca = await generateCA();
-    const old = await issueServingCert({ ca, dnsNames: ['x'], validityDays: 1, now: new Date(Date.now() - 5 * 86_400_000) });
+    const old = await issueServingCert({
+      ca,
+      dnsNames: ['x'],
+      validityDays: 1,
+      now: new Date(Date.now() - 5 * 86_400_000),
+    });
     writeFileSync(join(dir, 'old.crt'), old.cert);
     const r = await cli('inspect', join(dir, 'old.crt'));
     assert.equal(r.code, 1);

@@ -17,12 +17,21 @@ export class FakeCertCluster implements CertKubeClient {
   onWrite?: (what: { kind: 'Secret' | WebhookConfigKind; name: string }) => void;
   writes = 0;
 
-  addConfig(kind: WebhookConfigKind, name: string, webhookNames: string[], labels: Record<string, string> = { 'vaultgate.io/inject-ca-bundle': 'true' }, annotations?: Record<string, string>): Config {
+  addConfig(
+    kind: WebhookConfigKind,
+    name: string,
+    webhookNames: string[],
+    labels: Record<string, string> = { 'vaultgate.io/inject-ca-bundle': 'true' },
+    annotations?: Record<string, string>,
+  ): Config {
     const cfg: Config = {
       kind,
       apiVersion: 'admissionregistration.k8s.io/v1',
       metadata: { name, labels, annotations, resourceVersion: String(this.rv++) },
-      webhooks: webhookNames.map((n) => ({ name: n, clientConfig: { service: { name: 'svc', namespace: 'ns', path: '/validate' } } })),
+      webhooks: webhookNames.map((n) => ({
+        name: n,
+        clientConfig: { service: { name: 'svc', namespace: 'ns', path: '/validate' } },
+      })),
     };
     this.configs.push(cfg);
     return cfg;
@@ -30,7 +39,11 @@ export class FakeCertCluster implements CertKubeClient {
 
   /** Decoded caBundle of every webhook of every configuration. */
   caBundles(): string[] {
-    return this.configs.flatMap((c) => (c.webhooks ?? []).map((w) => (w.clientConfig?.caBundle ? Buffer.from(w.clientConfig.caBundle, 'base64').toString() : '')));
+    return this.configs.flatMap((c) =>
+      (c.webhooks ?? []).map((w) =>
+        w.clientConfig?.caBundle ? Buffer.from(w.clientConfig.caBundle, 'base64').toString() : '',
+      ),
+    );
   }
 
   async getSecret(namespace: string, name: string): Promise<SecretObject | undefined> {
@@ -42,7 +55,8 @@ export class FakeCertCluster implements CertKubeClient {
   async createSecret(secret: SecretObject): Promise<SecretObject> {
     await Promise.resolve();
     const key = `${secret.metadata.namespace}/${secret.metadata.name}`;
-    if (this.secrets.has(key)) throw new KubeApiError(409, 'AlreadyExists', `secrets "${secret.metadata.name}" already exists`);
+    if (this.secrets.has(key))
+      throw new KubeApiError(409, 'AlreadyExists', `secrets "${secret.metadata.name}" already exists`);
     const stored = structuredClone({ ...secret, metadata: { ...secret.metadata, resourceVersion: String(this.rv++) } });
     this.secrets.set(key, stored);
     this.writes++;
@@ -55,7 +69,8 @@ export class FakeCertCluster implements CertKubeClient {
     const key = `${secret.metadata.namespace}/${secret.metadata.name}`;
     const cur = this.secrets.get(key);
     if (!cur) throw new KubeApiError(404, 'NotFound', 'not found');
-    if (secret.metadata.resourceVersion !== cur.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'the object has been modified');
+    if (secret.metadata.resourceVersion !== cur.metadata.resourceVersion)
+      throw new KubeApiError(409, 'Conflict', 'the object has been modified');
     const stored = structuredClone({ ...secret, metadata: { ...secret.metadata, resourceVersion: String(this.rv++) } });
     this.secrets.set(key, stored);
     this.writes++;
@@ -75,7 +90,8 @@ export class FakeCertCluster implements CertKubeClient {
     if (i < 0) throw new KubeApiError(404, 'NotFound', 'not found');
     const copy = structuredClone(this.configs[i]!);
     const results = applyPatch(copy, ops as Parameters<typeof applyPatch>[1]);
-    if (results.some((r) => r !== null)) throw new KubeApiError(422, 'Invalid', 'the server rejected our request due to an error in our request');
+    if (results.some((r) => r !== null))
+      throw new KubeApiError(422, 'Invalid', 'the server rejected our request due to an error in our request');
     copy.metadata.resourceVersion = String(this.rv++);
     this.configs[i] = copy;
     this.writes++;

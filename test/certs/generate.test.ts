@@ -6,16 +6,33 @@ import tls from 'node:tls';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as x509 from '@peculiar/x509';
-import { generateCA, generateWebhookPki, issueServingCert, serviceDnsNames, splitSans, BACKDATE_MS } from '../../certs/generate.ts';
+import {
+  generateCA,
+  generateWebhookPki,
+  issueServingCert,
+  serviceDnsNames,
+  splitSans,
+  BACKDATE_MS,
+} from '../../certs/generate.ts';
 import { certFacts, isIssuedBy, keyMatchesCert, splitPemBundle, joinPemBundle } from '../../certs/pem.ts';
 
 const DAY = 86_400_000;
 
 void describe('certs/generate', () => {
   void test('the leaf carries every Service DNS form plus extra SANs and IPs', async () => {
-    const { leaf } = await generateWebhookPki({ service: 'vaultgate-webhook', namespace: 'vaultgate', extraSans: ['localhost', '127.0.0.1', '::1'] });
+    const { leaf } = await generateWebhookPki({
+      service: 'vaultgate-webhook',
+      namespace: 'vaultgate',
+      extraSans: ['localhost', '127.0.0.1', '::1'],
+    });
     const f = certFacts(leaf.cert);
-    assert.deepEqual(f.dnsNames, ['vaultgate-webhook', 'vaultgate-webhook.vaultgate', 'vaultgate-webhook.vaultgate.svc', 'vaultgate-webhook.vaultgate.svc.cluster.local', 'localhost']);
+    assert.deepEqual(f.dnsNames, [
+      'vaultgate-webhook',
+      'vaultgate-webhook.vaultgate',
+      'vaultgate-webhook.vaultgate.svc',
+      'vaultgate-webhook.vaultgate.svc.cluster.local',
+      'localhost',
+    ]);
     assert.deepEqual(f.ipAddresses, ['127.0.0.1', '0:0:0:0:0:0:0:1']);
     const cert = new X509Certificate(leaf.cert);
     assert.equal(cert.checkHost('vaultgate-webhook.vaultgate.svc'), 'vaultgate-webhook.vaultgate.svc');
@@ -50,7 +67,11 @@ void describe('certs/generate', () => {
     assert.deepEqual([...c.getExtension(x509.ExtendedKeyUsageExtension)!.usages], [x509.ExtendedKeyUsage.serverAuth]);
     assert.equal(c.getExtension(x509.BasicConstraintsExtension)!.ca, false);
     assert.equal(new X509Certificate(leaf.cert).ca, false);
-    assert.equal(c.notAfter.getTime(), new x509.X509Certificate(ca.cert).notAfter.getTime(), 'capped at the CA notAfter');
+    assert.equal(
+      c.notAfter.getTime(),
+      new x509.X509Certificate(ca.cert).notAfter.getTime(),
+      'capped at the CA notAfter',
+    );
     const ca2 = await generateCA({ now });
     const year = await issueServingCert({ ca: ca2, dnsNames: ['a.b.svc'], now });
     assert.equal(new x509.X509Certificate(year.cert).notAfter.getTime() - now.getTime(), 365 * DAY);
@@ -75,23 +96,35 @@ void describe('certs/generate', () => {
 
   void test('a TLS client trusting only the CA completes a handshake for the Service name', async () => {
     const { ca, leaf } = await generateWebhookPki({ service: 'svc', namespace: 'ns', extraSans: ['127.0.0.1'] });
-    const server = https.createServer({ cert: leaf.cert, key: leaf.key, minVersion: 'TLSv1.2' }, (_req, res) => res.end('ok'));
+    const server = https.createServer({ cert: leaf.cert, key: leaf.key, minVersion: 'TLSv1.2' }, (_req, res) =>
+      res.end('ok'),
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as AddressInfo).port;
       const body = await new Promise<string>((resolve, reject) => {
-        https.get({ host: '127.0.0.1', port, servername: 'svc.ns.svc', ca: ca.cert, agent: false, path: '/' }, (res) => {
-          let s = '';
-          res.on('data', (d: Buffer) => { s += d.toString(); });
-          res.on('end', () => resolve(s));
-        }).on('error', reject);
+        https
+          .get({ host: '127.0.0.1', port, servername: 'svc.ns.svc', ca: ca.cert, agent: false, path: '/' }, (res) => {
+            let s = '';
+            res.on('data', (d: Buffer) => {
+              s += d.toString();
+            });
+            res.on('end', () => resolve(s));
+          })
+          .on('error', reject);
       });
       assert.equal(body, 'ok');
       const wrongCa = await generateCA();
-      await assert.rejects(new Promise((resolve, reject) => {
-        const s = tls.connect({ host: '127.0.0.1', port, servername: 'svc.ns.svc', ca: wrongCa.cert }, () => { s.end(); resolve(undefined); });
-        s.on('error', reject);
-      }), /unable to verify|self.signed|UNABLE_TO_VERIFY/i);
+      await assert.rejects(
+        new Promise((resolve, reject) => {
+          const s = tls.connect({ host: '127.0.0.1', port, servername: 'svc.ns.svc', ca: wrongCa.cert }, () => {
+            s.end();
+            resolve(undefined);
+          });
+          s.on('error', reject);
+        }),
+        /unable to verify|self.signed|UNABLE_TO_VERIFY/i,
+      );
     } finally {
       server.close();
       server.closeAllConnections();
@@ -99,15 +132,24 @@ void describe('certs/generate', () => {
   });
 
   void test('two CAs get different subjects and serials; bundles split and join', async () => {
-    const [a, b] = await Promise.all([generateCA({ now: new Date(1_000_000_000_000) }), generateCA({ now: new Date(1_000_000_500_000) })]);
+    const [a, b] = await Promise.all([
+      generateCA({ now: new Date(1_000_000_000_000) }),
+      generateCA({ now: new Date(1_000_000_500_000) }),
+    ]);
     assert.notEqual(certFacts(a.cert).subject, certFacts(b.cert).subject);
     assert.notEqual(certFacts(a.cert).serialNumber, certFacts(b.cert).serialNumber);
     const bundle = joinPemBundle([a.cert, b.cert]);
-    assert.deepEqual(splitPemBundle(bundle).map((p) => certFacts(p).fingerprint), [certFacts(a.cert).fingerprint, certFacts(b.cert).fingerprint]);
+    assert.deepEqual(
+      splitPemBundle(bundle).map((p) => certFacts(p).fingerprint),
+      [certFacts(a.cert).fingerprint, certFacts(b.cert).fingerprint],
+    );
   });
 
   void test('helpers: Service names honour the cluster domain; SANs split into DNS and IP', () => {
-    assert.deepEqual(serviceDnsNames({ service: 'w', namespace: 'n', clusterDomain: 'corp.example' }).at(-1), 'w.n.svc.corp.example');
+    assert.deepEqual(
+      serviceDnsNames({ service: 'w', namespace: 'n', clusterDomain: 'corp.example' }).at(-1),
+      'w.n.svc.corp.example',
+    );
     assert.deepEqual(splitSans(['a', '10.0.0.1', 'a', '::1']), { dnsNames: ['a'], ipAddresses: ['10.0.0.1', '::1'] });
   });
 
@@ -118,4 +160,6 @@ void describe('certs/generate', () => {
   });
 });
 
-interface EcKeyAlgorithmLike { namedCurve?: string }
+interface EcKeyAlgorithmLike {
+  namedCurve?: string;
+}

@@ -13,7 +13,10 @@ const DAY = 86_400_000;
 
 function cluster(): FakeCertCluster {
   const c = new FakeCertCluster();
-  c.addConfig('ValidatingWebhookConfiguration', 'vg-validate', ['vaultpolicies.validate.vaultgate.io', 'eso.validate.vaultgate.io']);
+  c.addConfig('ValidatingWebhookConfiguration', 'vg-validate', [
+    'vaultpolicies.validate.vaultgate.io',
+    'eso.validate.vaultgate.io',
+  ]);
   c.addConfig('MutatingWebhookConfiguration', 'vg-mutate', ['vaultpolicies.mutate.vaultgate.io']);
   c.addConfig('ValidatingWebhookConfiguration', 'someone-else', ['x.example.com'], {});
   return c;
@@ -21,7 +24,12 @@ function cluster(): FakeCertCluster {
 
 function memoryLog(): { log: ReturnType<typeof createLogger>; text: () => string } {
   const chunks: string[] = [];
-  const destination = new Writable({ write(chunk: Buffer, _enc, cb) { chunks.push(chunk.toString()); cb(); } });
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      chunks.push(chunk.toString());
+      cb();
+    },
+  });
   return { log: createLogger({ level: 'debug', destination }), text: () => chunks.join('') };
 }
 
@@ -31,9 +39,18 @@ void describe('certs/keeper', () => {
   void test('first pass creates the Secret and injects the CA into our configurations only', async () => {
     const c = cluster();
     const clock = new FakeClock(Date.parse('2030-01-01T00:00:00Z'));
-    const keeper = new CertKeeper({ client: c, namespace: 'vaultgate', secretName: 'vg-webhook-tls', service: 'vg-webhook', clock });
+    const keeper = new CertKeeper({
+      client: c,
+      namespace: 'vaultgate',
+      secretName: 'vg-webhook-tls',
+      service: 'vg-webhook',
+      clock,
+    });
     const pass = await keeper.reconcileOnce();
-    assert.deepEqual(pass.actions.map((a) => a.type), ['create', 'inject', 'inject']);
+    assert.deepEqual(
+      pass.actions.map((a) => a.type),
+      ['create', 'inject', 'inject'],
+    );
     const s = secretOf(c)!;
     const leaf = certFacts(s.cert!);
     assert.ok(leaf.dnsNames.includes('vg-webhook.vaultgate.svc'));
@@ -44,10 +61,15 @@ void describe('certs/keeper', () => {
     assert.equal(v2, s.caBundle);
     assert.equal(m1, s.caBundle);
     assert.equal(other, '', 'an unlabelled configuration is left alone');
-    const ann = JSON.parse(c.secrets.get('vaultgate/vg-webhook-tls')!.metadata.annotations![ROTATION_ANNOTATION]!) as { phase: string };
+    const ann = JSON.parse(c.secrets.get('vaultgate/vg-webhook-tls')!.metadata.annotations![ROTATION_ANNOTATION]!) as {
+      phase: string;
+    };
     assert.equal(ann.phase, 'steady');
     // second pass records the publication; third has nothing to do (and writes nothing)
-    assert.deepEqual((await keeper.reconcileOnce()).actions.map((a) => a.type), ['record-published']);
+    assert.deepEqual(
+      (await keeper.reconcileOnce()).actions.map((a) => a.type),
+      ['record-published'],
+    );
     const writes = c.writes;
     assert.deepEqual((await keeper.reconcileOnce()).actions, []);
     assert.equal(c.writes, writes);
@@ -58,7 +80,11 @@ void describe('certs/keeper', () => {
     const start = Date.parse('2030-01-01T00:00:00Z');
     const clock = new FakeClock(start);
     const keeper = new CertKeeper({
-      client: c, namespace: 'vaultgate', secretName: 'vg-webhook-tls', service: 'vg-webhook', clock,
+      client: c,
+      namespace: 'vaultgate',
+      secretName: 'vg-webhook-tls',
+      service: 'vg-webhook',
+      clock,
       policy: { leafValidityDays: 30, caValidityDays: 300, caRenewBeforeMs: 30 * DAY },
     });
     const violations: string[] = [];
@@ -72,14 +98,16 @@ void describe('certs/keeper', () => {
       if (kind === 'Secret' && leaf.fingerprint !== leafFp) {
         // a replica may load this leaf any moment now: every configuration must already trust its issuer,
         // unless this is the very first leaf (nothing trusted anything before)
-        if (leafFp && !bundles.every((b) => bundleFacts(b).some((ca) => isIssuedBy(leaf, ca)))) violations.push(`leaf ${leaf.fingerprint} issued before its CA was published`);
+        if (leafFp && !bundles.every((b) => bundleFacts(b).some((ca) => isIssuedBy(leaf, ca))))
+          violations.push(`leaf ${leaf.fingerprint} issued before its CA was published`);
         leafFp = leaf.fingerprint;
         seen.leaves++;
       }
       if (kind !== 'Secret') {
         // a caBundle change must keep trusting the leaf the replicas serve
         const cfgBundle = bundles.find((b) => b !== '');
-        if (cfgBundle && !bundleFacts(cfgBundle).some((ca) => isIssuedBy(leaf, ca))) violations.push('caBundle dropped the serving leaf\'s CA');
+        if (cfgBundle && !bundleFacts(cfgBundle).some((ca) => isIssuedBy(leaf, ca)))
+          violations.push("caBundle dropped the serving leaf's CA");
       }
       for (const ca of bundleFacts(s.caBundle)) seen.cas.add(ca.fingerprint);
     };
@@ -88,7 +116,8 @@ void describe('certs/keeper', () => {
       const pass = await keeper.reconcileOnce();
       passes++;
       const s = secretOf(c)!;
-      if (!isValidAt(certFacts(s.cert!), clock.now())) violations.push(`leaf expired at ${new Date(clock.now()).toISOString()}`);
+      if (!isValidAt(certFacts(s.cert!), clock.now()))
+        violations.push(`leaf expired at ${new Date(clock.now()).toISOString()}`);
       if (pass.actions.some((a) => a.type === 'retire-cas')) seen.retired++;
       const wait = pass.actions.length ? 2_000 : Math.max(1_000, (pass.nextAt ?? clock.now() + DAY) - clock.now());
       await clock.advance(wait); // trust nextAt: a leaf that expired meanwhile is a violation above
@@ -104,22 +133,47 @@ void describe('certs/keeper', () => {
   void test('a concurrent writer (leader hand-over) makes the pass back off, and the next one converges', async () => {
     const c = cluster();
     const clock = new FakeClock();
-    const a = new CertKeeper({ client: c, namespace: 'vaultgate', secretName: 'vg-webhook-tls', service: 'vg-webhook', clock });
-    const b = new CertKeeper({ client: c, namespace: 'vaultgate', secretName: 'vg-webhook-tls', service: 'vg-webhook', clock });
+    const a = new CertKeeper({
+      client: c,
+      namespace: 'vaultgate',
+      secretName: 'vg-webhook-tls',
+      service: 'vg-webhook',
+      clock,
+    });
+    const b = new CertKeeper({
+      client: c,
+      namespace: 'vaultgate',
+      secretName: 'vg-webhook-tls',
+      service: 'vg-webhook',
+      clock,
+    });
     const [pa, pb] = await Promise.all([a.reconcileOnce(), b.reconcileOnce()]);
     assert.equal([pa, pb].filter((p) => p.actions.length === 0).length, 1, 'exactly one of the two creates');
     const leaf = secretOf(c)!.cert;
     await b.reconcileOnce();
     await a.reconcileOnce();
-    assert.equal(secretOf(c)!.cert, leaf, 'the winner\'s pair is kept');
-    assert.ok(c.caBundles().slice(0, 3).every((x) => x === secretOf(c)!.caBundle));
+    assert.equal(secretOf(c)!.cert, leaf, "the winner's pair is kept");
+    assert.ok(
+      c
+        .caBundles()
+        .slice(0, 3)
+        .every((x) => x === secretOf(c)!.caBundle),
+    );
   });
 
   void test('no private key ever reaches the logs', async () => {
     const c = cluster();
     const clock = new FakeClock();
     const { log, text } = memoryLog();
-    const keeper = new CertKeeper({ client: c, namespace: 'vaultgate', secretName: 'vg-webhook-tls', service: 'vg-webhook', clock, log, policy: { leafValidityDays: 3, caValidityDays: 10, caRenewBeforeMs: DAY } });
+    const keeper = new CertKeeper({
+      client: c,
+      namespace: 'vaultgate',
+      secretName: 'vg-webhook-tls',
+      service: 'vg-webhook',
+      clock,
+      log,
+      policy: { leafValidityDays: 3, caValidityDays: 10, caRenewBeforeMs: DAY },
+    });
     for (let i = 0; i < 40; i++) {
       await keeper.reconcileOnce();
       await clock.advance(DAY / 4);
@@ -129,7 +183,10 @@ void describe('certs/keeper', () => {
     assert.match(out, /cert keeper step/);
     assert.doesNotMatch(out, /PRIVATE KEY/);
     for (const secret of [s.key!, s.caKey!]) {
-      const body = secret.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
+      const body = secret
+        .split('\n')
+        .filter((l) => l && !l.startsWith('-----'))
+        .join('');
       assert.ok(!out.includes(body.slice(0, 40)), 'key material in logs');
     }
   });
@@ -144,7 +201,18 @@ void describe('certs/keeper', () => {
       return c.getSecret(ns, name);
     };
     const ctl = new AbortController();
-    const done = runCertKeeper({ client: flaky, namespace: 'vaultgate', secretName: 'vg-webhook-tls', service: 'vg-webhook', clock, intervalMs: 60_000, settleMs: 1_000 }, ctl.signal);
+    const done = runCertKeeper(
+      {
+        client: flaky,
+        namespace: 'vaultgate',
+        secretName: 'vg-webhook-tls',
+        service: 'vg-webhook',
+        clock,
+        intervalMs: 60_000,
+        settleMs: 1_000,
+      },
+      ctl.signal,
+    );
     // fake time drives the keeper's sleeps; key generation runs on libuv's thread pool in real time,
     // so each step also yields to real I/O
     for (let i = 0; i < 1_000 && !secretOf(c)?.published; i++) {

@@ -56,7 +56,12 @@ void describe('certs/reloader', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const reloads: string[] = [];
-    const reloader = createCertReloader({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), intervalMs: 60_000, onReload: (p) => reloads.push(p.fingerprint) });
+    const reloader = createCertReloader({
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      intervalMs: 60_000,
+      onReload: (p) => reloads.push(p.fingerprint),
+    });
     try {
       reloader.start(server);
       assert.ok(reloader.ready());
@@ -75,7 +80,11 @@ void describe('certs/reloader', () => {
 
   void test('works with webhook/server.ts updateCertificate', async () => {
     writePair(pki1.leaf.cert, pki1.leaf.key);
-    const ws = await startWebhookServer(express(), { host: '127.0.0.1', port: 0, tls: { cert: pki2.leaf.cert, key: pki2.leaf.key } });
+    const ws = await startWebhookServer(express(), {
+      host: '127.0.0.1',
+      port: 0,
+      tls: { cert: pki2.leaf.cert, key: pki2.leaf.key },
+    });
     const reloader = createCertReloader({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') });
     try {
       reloader.start(ws);
@@ -89,9 +98,21 @@ void describe('certs/reloader', () => {
   void test('a half-rotated pair (new cert, old key) is skipped; the old pair keeps serving until the key arrives', async () => {
     writePair(pki1.leaf.cert, pki1.leaf.key);
     const chunks: string[] = [];
-    const log = createLogger({ destination: new Writable({ write(c: Buffer, _e, cb) { chunks.push(c.toString()); cb(); } }) });
+    const log = createLogger({
+      destination: new Writable({
+        write(c: Buffer, _e, cb) {
+          chunks.push(c.toString());
+          cb();
+        },
+      }),
+    });
     const registry = new Registry();
-    const reloader = createCertReloader({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), log, registry });
+    const reloader = createCertReloader({
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      log,
+      registry,
+    });
     reloader.start();
     try {
       writeFileSync(join(dir, 'tls.crt'), pki2.leaf.cert);
@@ -115,7 +136,12 @@ void describe('certs/reloader', () => {
   void test('not ready without files, ready once they appear (waitUntilReady), unready when the cert expires', async () => {
     const sub = mkdtempSync(join(dir, 'empty-'));
     let clock = Date.now();
-    const reloader = createCertReloader({ certFile: join(sub, 'tls.crt'), keyFile: join(sub, 'tls.key'), intervalMs: 10, now: () => clock });
+    const reloader = createCertReloader({
+      certFile: join(sub, 'tls.crt'),
+      keyFile: join(sub, 'tls.key'),
+      intervalMs: 10,
+      now: () => clock,
+    });
     try {
       reloader.start();
       assert.equal(reloader.ready(), false);
@@ -134,7 +160,12 @@ void describe('certs/reloader', () => {
 
   void test('an expired certificate on disk is never taken', async () => {
     const sub = mkdtempSync(join(dir, 'expired-'));
-    const old = await issueServingCert({ ca: pki1.ca, dnsNames: ['s.n.svc'], validityDays: 1, now: new Date(Date.now() - 3 * 86_400_000) });
+    const old = await issueServingCert({
+      ca: pki1.ca,
+      dnsNames: ['s.n.svc'],
+      validityDays: 1,
+      now: new Date(Date.now() - 3 * 86_400_000),
+    });
     writeFileSync(join(sub, 'tls.crt'), old.cert);
     writeFileSync(join(sub, 'tls.key'), old.key);
     const reloader = createCertReloader({ certFile: join(sub, 'tls.crt'), keyFile: join(sub, 'tls.key') });

@@ -13,7 +13,13 @@ const dnsNames = serviceDnsNames({ service: 'vg', namespace: 'ns' });
 // CA 300 days → renewal at 80% = day 240 (before "30 days before expiry" = day 270); leaf 30 days → renewal at day 20.
 const policy = rotationPolicy({ dnsNames, leafValidityDays: 30, caValidityDays: 300, caRenewBeforeMs: 30 * DAY });
 
-let caA: CertKeyPair; let leafA: CertKeyPair; let leafA2: CertKeyPair; let caB: CertKeyPair; let leafB: CertKeyPair; let leafOtherSans: CertKeyPair; let oldExpiredCa: CertKeyPair;
+let caA: CertKeyPair;
+let leafA: CertKeyPair;
+let leafA2: CertKeyPair;
+let caB: CertKeyPair;
+let leafB: CertKeyPair;
+let leafOtherSans: CertKeyPair;
+let oldExpiredCa: CertKeyPair;
 
 const bundle = (...cas: CertKeyPair[]): string => joinPemBundle(cas.map((c) => c.cert));
 const fps = (...cas: CertKeyPair[]): string[] => cas.map((c) => certFacts(c.cert).fingerprint);
@@ -30,11 +36,22 @@ void describe('certs/rotation planner', () => {
     leafA2 = await issueServingCert({ ca: caA, dnsNames, validityDays: 30, now: new Date(T0 + 235 * DAY) });
     caB = await generateCA({ now: new Date(T0 + 240 * DAY), validityDays: 300 });
     leafB = await issueServingCert({ ca: caB, dnsNames, validityDays: 30, now: new Date(T0 + 241 * DAY) });
-    leafOtherSans = await issueServingCert({ ca: caA, dnsNames: serviceDnsNames({ service: 'old-name', namespace: 'ns' }), validityDays: 30, now: new Date(T0) });
+    leafOtherSans = await issueServingCert({
+      ca: caA,
+      dnsNames: serviceDnsNames({ service: 'old-name', namespace: 'ns' }),
+      validityDays: 30,
+      now: new Date(T0),
+    });
     oldExpiredCa = await generateCA({ now: new Date(T0 - 400 * DAY), validityDays: 300 });
   });
 
-  const steady = (): StoredPki => ({ caBundle: bundle(caA), caKey: caA.key, cert: leafA.cert, key: leafA.key, published: { bundleId: bundleId([certFacts(caA.cert)]), at: T0 } });
+  const steady = (): StoredPki => ({
+    caBundle: bundle(caA),
+    caKey: caA.key,
+    cert: leafA.cert,
+    key: leafA.key,
+    published: { bundleId: bundleId([certFacts(caA.cert)]), at: T0 },
+  });
 
   void test('nothing stored: create, then inject every configuration', () => {
     const p = plan(undefined, targets('', ''), policy, T0);
@@ -101,14 +118,26 @@ void describe('certs/rotation planner', () => {
 
   void test('new CA published for the grace: issue the leaf from it', () => {
     const now = T0 + 241 * DAY;
-    const staged: StoredPki = { caBundle: bundle(caA, caB), caKey: caB.key, cert: leafA2.cert, key: leafA2.key, published: { bundleId: bundleId([certFacts(caA.cert), certFacts(caB.cert)]), at: now - 2 * MIN } };
+    const staged: StoredPki = {
+      caBundle: bundle(caA, caB),
+      caKey: caB.key,
+      cert: leafA2.cert,
+      key: leafA2.key,
+      published: { bundleId: bundleId([certFacts(caA.cert), certFacts(caB.cert)]), at: now - 2 * MIN },
+    };
     const p = plan(staged, targets(bundle(caA, caB)), policy, now);
     assert.deepEqual(types(p), ['issue-leaf']);
   });
 
   void test('leaf from the new CA: the old CA stays for the retire grace, then goes (and bundles follow)', () => {
     const leafB0 = certFacts(leafB.cert).notBefore + BACKDATE_MS;
-    const s: StoredPki = { caBundle: bundle(caA, caB), caKey: caB.key, cert: leafB.cert, key: leafB.key, published: { bundleId: bundleId([certFacts(caA.cert), certFacts(caB.cert)]), at: leafB0 - 5 * MIN } };
+    const s: StoredPki = {
+      caBundle: bundle(caA, caB),
+      caKey: caB.key,
+      cert: leafB.cert,
+      key: leafB.key,
+      published: { bundleId: bundleId([certFacts(caA.cert), certFacts(caB.cert)]), at: leafB0 - 5 * MIN },
+    };
     const early = plan(s, targets(bundle(caA, caB)), policy, leafB0 + MIN);
     assert.deepEqual(early.actions, []);
     assert.equal(early.nextAt, leafB0 + policy.retireGraceMs);
@@ -119,9 +148,15 @@ void describe('certs/rotation planner', () => {
 
   void test('someone removed or changed a caBundle: re-inject that configuration only', () => {
     const removed = plan(steady(), targets('', bundle(caA)), policy, T0 + DAY);
-    assert.deepEqual(removed.actions.map((a) => [a.type, (a as { name?: string }).name]), [['inject', 'vg-validate']]);
+    assert.deepEqual(
+      removed.actions.map((a) => [a.type, (a as { name?: string }).name]),
+      [['inject', 'vg-validate']],
+    );
     const changed = plan(steady(), targets(bundle(caA), bundle(caB)), policy, T0 + DAY);
-    assert.deepEqual(changed.actions.map((a) => [a.type, (a as { name?: string }).name, (a as { reason?: string }).reason]), [['inject', 'vg-mutate', 'caBundle differs from the trust bundle']]);
+    assert.deepEqual(
+      changed.actions.map((a) => [a.type, (a as { name?: string }).name, (a as { reason?: string }).reason]),
+      [['inject', 'vg-mutate', 'caBundle differs from the trust bundle']],
+    );
   });
 
   void test('expired leaf: replace at once, even before publication (nothing left to protect)', () => {
@@ -136,14 +171,26 @@ void describe('certs/rotation planner', () => {
   });
 
   void test('Service renamed (leaf lacks a required SAN): reissue at once', () => {
-    const p = plan({ ...steady(), cert: leafOtherSans.cert, key: leafOtherSans.key }, targets(bundle(caA)), policy, T0 + DAY);
+    const p = plan(
+      { ...steady(), cert: leafOtherSans.cert, key: leafOtherSans.key },
+      targets(bundle(caA)),
+      policy,
+      T0 + DAY,
+    );
     assert.deepEqual(types(p), ['issue-leaf']);
     assert.match(JSON.stringify(p.actions), /lacks SANs vg, vg.ns/);
   });
 
   void test('mismatched leaf key, or leaf from an untrusted CA: reissue at once', () => {
-    assert.deepEqual(types(plan({ ...steady(), key: caA.key }, targets(bundle(caA)), policy, T0 + DAY)), ['issue-leaf']);
-    const foreign = plan({ ...steady(), cert: leafB.cert, key: leafB.key }, targets(bundle(caA)), policy, T0 + 242 * DAY);
+    assert.deepEqual(types(plan({ ...steady(), key: caA.key }, targets(bundle(caA)), policy, T0 + DAY)), [
+      'issue-leaf',
+    ]);
+    const foreign = plan(
+      { ...steady(), cert: leafB.cert, key: leafB.key },
+      targets(bundle(caA)),
+      policy,
+      T0 + 242 * DAY,
+    );
     assert.ok(types(foreign).includes('issue-leaf'));
   });
 
@@ -158,21 +205,45 @@ void describe('certs/rotation planner', () => {
     const p = plan(undefined, targets(bundle(caA)), policy, T0 + DAY);
     const create = p.actions[0] as { type: string; adoptCAs: string[] };
     assert.equal(create.type, 'create');
-    assert.deepEqual(create.adoptCAs.map((pem) => certFacts(pem).fingerprint), fps(caA));
+    assert.deepEqual(
+      create.adoptCAs.map((pem) => certFacts(pem).fingerprint),
+      fps(caA),
+    );
   });
 
-  void test('an operator\'s rotation request stages a new CA once; requests older than the CA or in the future do nothing', () => {
+  void test("an operator's rotation request stages a new CA once; requests older than the CA or in the future do nothing", () => {
     const created = certFacts(caA.cert).notBefore + BACKDATE_MS;
-    assert.deepEqual(types(plan({ ...steady(), rotateRequestedAt: created + 5_000 }, targets(bundle(caA)), policy, T0 + DAY)), ['stage-ca', 'inject', 'inject']);
-    assert.deepEqual(types(plan({ ...steady(), rotateRequestedAt: created + 500 }, targets(bundle(caA)), policy, T0 + DAY)), [], 'same second as the CA: already honoured');
-    assert.deepEqual(types(plan({ ...steady(), rotateRequestedAt: created - DAY }, targets(bundle(caA)), policy, T0 + DAY)), []);
-    assert.deepEqual(types(plan({ ...steady(), rotateRequestedAt: T0 + 2 * DAY }, targets(bundle(caA)), policy, T0 + DAY)), []);
+    assert.deepEqual(
+      types(plan({ ...steady(), rotateRequestedAt: created + 5_000 }, targets(bundle(caA)), policy, T0 + DAY)),
+      ['stage-ca', 'inject', 'inject'],
+    );
+    assert.deepEqual(
+      types(plan({ ...steady(), rotateRequestedAt: created + 500 }, targets(bundle(caA)), policy, T0 + DAY)),
+      [],
+      'same second as the CA: already honoured',
+    );
+    assert.deepEqual(
+      types(plan({ ...steady(), rotateRequestedAt: created - DAY }, targets(bundle(caA)), policy, T0 + DAY)),
+      [],
+    );
+    assert.deepEqual(
+      types(plan({ ...steady(), rotateRequestedAt: T0 + 2 * DAY }, targets(bundle(caA)), policy, T0 + DAY)),
+      [],
+    );
   });
 
   void test('configurations injected by cert-manager are not ours to touch', () => {
     const t = webhookTargets([
-      { kind: 'ValidatingWebhookConfiguration', metadata: { name: 'a', annotations: { 'cert-manager.io/inject-ca-from': 'ns/cert' } }, webhooks: [{ name: 'w' }] },
-      { kind: 'MutatingWebhookConfiguration', metadata: { name: 'b' }, webhooks: [{ name: 'w', clientConfig: { caBundle: Buffer.from(caA.cert).toString('base64') } }] },
+      {
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: 'a', annotations: { 'cert-manager.io/inject-ca-from': 'ns/cert' } },
+        webhooks: [{ name: 'w' }],
+      },
+      {
+        kind: 'MutatingWebhookConfiguration',
+        metadata: { name: 'b' },
+        webhooks: [{ name: 'w', clientConfig: { caBundle: Buffer.from(caA.cert).toString('base64') } }],
+      },
     ]);
     assert.deepEqual(t, [{ kind: 'MutatingWebhookConfiguration', name: 'b', caBundles: [caA.cert] }]);
   });

@@ -25,14 +25,25 @@ const KUBELET_DELAYS_MS = [120, 450]; // per replica: Secret volume refresh lag
 const INFORMER_LAG_MS = 80; // apiserver's view of webhook configurations
 const CONCURRENCY = 8;
 
-interface Replica { dir: string; server: https.Server; reloader: CertReloader; port: number }
+interface Replica {
+  dir: string;
+  server: https.Server;
+  reloader: CertReloader;
+  port: number;
+}
 
 function until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   // Conditions here change on timers of the simulated components; a short poll observes them.
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const t = setInterval(() => {
-      if (cond()) { clearInterval(t); resolve(); } else if (Date.now() - started > timeoutMs) { clearInterval(t); reject(new Error(`timed out waiting for ${what}`)); }
+      if (cond()) {
+        clearInterval(t);
+        resolve();
+      } else if (Date.now() - started > timeoutMs) {
+        clearInterval(t);
+        reject(new Error(`timed out waiting for ${what}`));
+      }
     }, 10);
   });
 }
@@ -44,7 +55,10 @@ void test('CA rotation under continuous load: zero failed requests', async () =>
   cluster.addConfig('MutatingWebhookConfiguration', 'vg-mutate', ['vaultpolicies.mutate.vaultgate.io']);
   const timers = new Set<NodeJS.Timeout>();
   const later = (fn: () => void, ms: number): void => {
-    const t = setTimeout(() => { timers.delete(t); fn(); }, ms);
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
     timers.add(t);
   };
 
@@ -55,35 +69,50 @@ void test('CA rotation under continuous load: zero failed requests', async () =>
   cluster.onWrite = ({ kind }) => {
     if (kind === 'ValidatingWebhookConfiguration') {
       const bundle = cluster.caBundles()[0] ?? '';
-      later(() => { apiserverCaBundle = bundle; }, INFORMER_LAG_MS);
+      later(() => {
+        apiserverCaBundle = bundle;
+      }, INFORMER_LAG_MS);
     }
     if (kind === 'Secret') {
       const s = readStoredPki(cluster.secrets.get(`${NS}/${SECRET}`))!;
-      replicas.forEach((r, i) => later(() => {
-        const tmp = join(r.dir, `..${Date.now()}`);
-        mkdirSync(tmp);
-        writeFileSync(join(tmp, 'tls.crt'), s.cert ?? '');
-        writeFileSync(join(tmp, 'tls.key'), s.key ?? '');
-        renameSync(join(tmp, 'tls.crt'), join(r.dir, 'tls.crt'));
-        renameSync(join(tmp, 'tls.key'), join(r.dir, 'tls.key'));
-      }, KUBELET_DELAYS_MS[i]!));
+      replicas.forEach((r, i) =>
+        later(() => {
+          const tmp = join(r.dir, `..${Date.now()}`);
+          mkdirSync(tmp);
+          writeFileSync(join(tmp, 'tls.crt'), s.cert ?? '');
+          writeFileSync(join(tmp, 'tls.key'), s.key ?? '');
+          renameSync(join(tmp, 'tls.crt'), join(r.dir, 'tls.crt'));
+          renameSync(join(tmp, 'tls.key'), join(r.dir, 'tls.key'));
+        }, KUBELET_DELAYS_MS[i]!),
+      );
     }
   };
 
   for (let i = 0; i < 2; i++) {
     const dir = join(root, `replica-${i}`);
     mkdirSync(dir);
-    const server = https.createServer({ minVersion: 'TLSv1.2' }, (_req, res) => { res.end('{"allowed":true}'); });
+    const server = https.createServer({ minVersion: 'TLSv1.2' }, (_req, res) => {
+      res.end('{"allowed":true}');
+    });
     server.keepAliveTimeout = 90_000;
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const reloader = createCertReloader({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), intervalMs: 25 });
+    const reloader = createCertReloader({
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      intervalMs: 25,
+    });
     reloader.start(server);
     replicas.push({ dir, server, reloader, port: (server.address() as AddressInfo).port });
   }
 
   const keeper = new CertKeeper({
-    client: cluster, namespace: NS, secretName: SECRET, service: SERVICE, extraSans: ['127.0.0.1'],
-    intervalMs: 100, settleMs: 20,
+    client: cluster,
+    namespace: NS,
+    secretName: SECRET,
+    service: SERVICE,
+    extraSans: ['127.0.0.1'],
+    intervalMs: 100,
+    settleMs: 20,
     // Grace periods scaled down from minutes to seconds, kept far above the simulated lags: on a loaded
     // CI machine timers slip by hundreds of milliseconds, and a grace that only just covers a lag would
     // make this test measure the scheduler instead of the rotation sequence.
@@ -103,24 +132,38 @@ void test('CA rotation under continuous load: zero failed requests', async () =>
     return a;
   };
   const stats = { ok: 0, failed: 0, errors: new Map<string, number>(), served: new Set<string>() };
-  const call = (port: number): Promise<void> => new Promise((resolve) => {
-    const req = https.request({ host: '127.0.0.1', port, method: 'POST', path: '/validate', agent: agentFor(apiserverCaBundle) }, (res) => {
-      const fp = (res.socket as import('node:tls').TLSSocket).getPeerCertificate?.().fingerprint256;
-      if (fp) stats.served.add(fp);
-      res.resume();
-      res.on('end', () => { if (res.statusCode === 200) stats.ok++; else stats.failed++; resolve(); });
+  const call = (port: number): Promise<void> =>
+    new Promise((resolve) => {
+      const req = https.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/validate', agent: agentFor(apiserverCaBundle) },
+        (res) => {
+          const fp = (res.socket as import('node:tls').TLSSocket).getPeerCertificate?.().fingerprint256;
+          if (fp) stats.served.add(fp);
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 200) stats.ok++;
+            else stats.failed++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        stats.failed++;
+        const k = err.code ?? err.message;
+        stats.errors.set(k, (stats.errors.get(k) ?? 0) + 1);
+        resolve();
+      });
+      req.end('{}');
     });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      stats.failed++;
-      const k = err.code ?? err.message;
-      stats.errors.set(k, (stats.errors.get(k) ?? 0) + 1);
-      resolve();
-    });
-    req.end('{}');
-  });
 
   try {
-    await until(() => replicas.every((r) => r.reloader.ready()) && apiserverCaBundle !== '' && !!readStoredPki(cluster.secrets.get(`${NS}/${SECRET}`))?.published, 'initial certificate');
+    await until(
+      () =>
+        replicas.every((r) => r.reloader.ready()) &&
+        apiserverCaBundle !== '' &&
+        !!readStoredPki(cluster.secrets.get(`${NS}/${SECRET}`))?.published,
+      'initial certificate',
+    );
     const firstCa = bundleFacts(apiserverCaBundle)[0]!;
 
     let running = true;
@@ -133,17 +176,37 @@ void test('CA rotation under continuous load: zero failed requests', async () =>
 
     // an operator requests a CA rotation (kubectl annotate), as for a suspected key compromise
     const s = cluster.secrets.get(`${NS}/${SECRET}`)!;
-    s.metadata.annotations = { ...s.metadata.annotations, [ROTATE_REQUEST_ANNOTATION]: new Date(Date.now() + 1000).toISOString() };
+    s.metadata.annotations = {
+      ...s.metadata.annotations,
+      [ROTATE_REQUEST_ANNOTATION]: new Date(Date.now() + 1000).toISOString(),
+    };
     s.metadata.resourceVersion = `${s.metadata.resourceVersion}-edited`;
     const phases: Record<string, number> = {};
-    const mark = (name: string) => () => { phases[name] ??= Date.now() - started; return true; };
+    const mark = (name: string) => () => {
+      phases[name] ??= Date.now() - started;
+      return true;
+    };
     const stored = () => readStoredPki(cluster.secrets.get(`${NS}/${SECRET}`))!;
     await until(() => bundleFacts(stored().caBundle).length === 2 && mark('bundle old+new in Secret')(), 'staged CA');
-    await until(() => bundleFacts(apiserverCaBundle).length === 2 && mark('apiserver trusts old+new')(), 'published bundle');
+    await until(
+      () => bundleFacts(apiserverCaBundle).length === 2 && mark('apiserver trusts old+new')(),
+      'published bundle',
+    );
     await until(() => !isIssuedBy(certFacts(stored().cert!), firstCa) && mark('new leaf in Secret')(), 'new leaf');
     const newLeaf = certFacts(stored().cert!).fingerprint;
-    await until(() => replicas.every((r) => r.reloader.current()?.fingerprint === newLeaf) && mark('both replicas serve the new leaf')(), 'replicas reloaded');
-    await until(() => bundleFacts(apiserverCaBundle).length === 1 && bundleFacts(apiserverCaBundle)[0]!.fingerprint !== firstCa.fingerprint && mark('apiserver trusts the new CA only')(), 'old CA retired');
+    await until(
+      () =>
+        replicas.every((r) => r.reloader.current()?.fingerprint === newLeaf) &&
+        mark('both replicas serve the new leaf')(),
+      'replicas reloaded',
+    );
+    await until(
+      () =>
+        bundleFacts(apiserverCaBundle).length === 1 &&
+        bundleFacts(apiserverCaBundle)[0]!.fingerprint !== firstCa.fingerprint &&
+        mark('apiserver trusts the new CA only')(),
+      'old CA retired',
+    );
     const okAtRetire = stats.ok;
     await until(() => stats.ok > okAtRetire + 200, 'load under the new CA only');
     running = false;
@@ -151,7 +214,9 @@ void test('CA rotation under continuous load: zero failed requests', async () =>
     const seconds = (Date.now() - started) / 1000;
 
     const errors = Object.fromEntries(stats.errors);
-    process.stdout.write(`rotation under load: ${stats.ok + stats.failed} requests in ${seconds.toFixed(2)} s (${Math.round((stats.ok + stats.failed) / seconds)} req/s, ${CONCURRENCY} concurrent, 2 replicas), failed ${stats.failed} ${JSON.stringify(errors)}; leaves served ${stats.served.size}; phases (ms) ${JSON.stringify(phases)}\n`);
+    process.stdout.write(
+      `rotation under load: ${stats.ok + stats.failed} requests in ${seconds.toFixed(2)} s (${Math.round((stats.ok + stats.failed) / seconds)} req/s, ${CONCURRENCY} concurrent, 2 replicas), failed ${stats.failed} ${JSON.stringify(errors)}; leaves served ${stats.served.size}; phases (ms) ${JSON.stringify(phases)}\n`,
+    );
     assert.equal(stats.failed, 0, `failed requests: ${JSON.stringify(errors)}`);
     assert.ok(stats.served.size >= 2, 'both the old and the new leaf served during the test');
   } finally {

@@ -19,7 +19,9 @@ function grants(objs: Obj[]): string[] {
     for (const r of (o.rules ?? []) as Obj[]) {
       const groups = ((r.apiGroups ?? []) as string[]).map((g) => g || 'core').join(',');
       const names = r.resourceNames ? ` [${(r.resourceNames as string[]).join(',')}]` : '';
-      out.push(`${where}: ${(r.verbs as string[]).join(',')} on ${groups}/${(r.resources as string[]).join(',')}${names}`);
+      out.push(
+        `${where}: ${(r.verbs as string[]).join(',')} on ${groups}/${(r.resources as string[]).join(',')}${names}`,
+      );
     }
   }
   return out.sort();
@@ -47,28 +49,62 @@ void describe('chart RBAC is the reviewed list', { skip: helmSkip() }, () => {
     const off = actual['ci/eso-off-values.yaml'] ?? [];
     assert.ok(off.length > 0);
     const controller = off.filter((g) => g.includes('-controller'));
-    assert.deepEqual(controller.filter((g) => /core\/.*secrets/.test(g) && !/\[.*-webhook-tls.*\]|\[.*cert.*\]/.test(g)), []);
-    assert.deepEqual(controller.filter((g) => g.includes('serviceaccounts/token')), []);
-    assert.ok((actual.defaults ?? []).some((g) => g.includes('-controller') && g.includes('serviceaccounts/token')), 'with ESO on, TokenRequest is granted');
+    assert.deepEqual(
+      controller.filter((g) => /core\/.*secrets/.test(g) && !/\[.*-webhook-tls.*\]|\[.*cert.*\]/.test(g)),
+      [],
+    );
+    assert.deepEqual(
+      controller.filter((g) => g.includes('serviceaccounts/token')),
+      [],
+    );
+    assert.ok(
+      (actual.defaults ?? []).some((g) => g.includes('-controller') && g.includes('serviceaccounts/token')),
+      'with ESO on, TokenRequest is granted',
+    );
   });
 
-  void test('with watchNamespaces, every right on tenants\' objects is a Role in a watched namespace; cluster-wide only guardrails and those Namespaces', () => {
+  void test("with watchNamespaces, every right on tenants' objects is a Role in a watched namespace; cluster-wide only guardrails and those Namespaces", () => {
     const ns = actual['ci/namespaced-values.yaml'] ?? [];
     const cluster = ns.filter((g) => g.startsWith('ClusterRole/'));
-    const tenant = /core\/(secrets|configmaps|serviceaccounts\/token|events)|vaultpolicies|vaultrolebindings|secretstores|externalsecrets|clustersecretstores/;
-    assert.deepEqual(cluster.filter((g) => tenant.test(g)), [], 'no ClusterRole on tenant objects');
-    assert.deepEqual(cluster.filter((g) => g.includes('core/namespaces')).map((g) => g.replace(/^.*: /, '')), ['get,list,watch on core/namespaces [team-a,team-b]', 'get,list,watch on core/namespaces [team-a,team-b]']);
+    const tenant =
+      /core\/(secrets|configmaps|serviceaccounts\/token|events)|vaultpolicies|vaultrolebindings|secretstores|externalsecrets|clustersecretstores/;
+    assert.deepEqual(
+      cluster.filter((g) => tenant.test(g)),
+      [],
+      'no ClusterRole on tenant objects',
+    );
+    assert.deepEqual(
+      cluster.filter((g) => g.includes('core/namespaces')).map((g) => g.replace(/^.*: /, '')),
+      ['get,list,watch on core/namespaces [team-a,team-b]', 'get,list,watch on core/namespaces [team-a,team-b]'],
+    );
     // Besides the release namespace's own named objects (Lease, cert Secret, audit key and JWKS).
-    const own = (g: string): boolean => g.startsWith('Role/rel-vaultgate-webhook-audit[vaultgate]') || / \[[^\]]+\]$/.test(g);
-    const roleNamespaces = new Set(ns.filter((g) => g.startsWith('Role/') && tenant.test(g) && !own(g)).map((g) => /\[([^\]]+)\]:/.exec(g)?.[1]));
+    const own = (g: string): boolean =>
+      g.startsWith('Role/rel-vaultgate-webhook-audit[vaultgate]') || / \[[^\]]+\]$/.test(g);
+    const roleNamespaces = new Set(
+      ns.filter((g) => g.startsWith('Role/') && tenant.test(g) && !own(g)).map((g) => /\[([^\]]+)\]:/.exec(g)?.[1]),
+    );
     assert.deepEqual([...roleNamespaces].sort(), ['team-a', 'team-b']);
-    assert.ok(ns.some((g) => g.startsWith('Role/rel-vaultgate-controller-watch[team-a]') && g.includes('serviceaccounts/token')));
+    assert.ok(
+      ns.some(
+        (g) => g.startsWith('Role/rel-vaultgate-controller-watch[team-a]') && g.includes('serviceaccounts/token'),
+      ),
+    );
   });
 
-  void test('no rule grants a verb the code never uses (update on reconciled kinds, more than the controller\'s status apply on guardrail status)', () => {
+  void test("no rule grants a verb the code never uses (update on reconciled kinds, more than the controller's status apply on guardrail status)", () => {
     for (const [key, list] of Object.entries(actual)) {
-      assert.deepEqual(list.filter((g) => g.includes('vaultguardrails/status')), ['ClusterRole/rel-vaultgate-controller: patch on vaultgate.io/vaultguardrails/status'], key);
-      assert.deepEqual(list.filter((g) => /ClusterRole\/\S*-controller: \S*update\S* on (vaultgate\.io|external-secrets\.io)\//.test(g)), [], key);
+      assert.deepEqual(
+        list.filter((g) => g.includes('vaultguardrails/status')),
+        ['ClusterRole/rel-vaultgate-controller: patch on vaultgate.io/vaultguardrails/status'],
+        key,
+      );
+      assert.deepEqual(
+        list.filter((g) =>
+          /ClusterRole\/\S*-controller: \S*update\S* on (vaultgate\.io|external-secrets\.io)\//.test(g),
+        ),
+        [],
+        key,
+      );
     }
   });
 });

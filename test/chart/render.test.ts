@@ -18,7 +18,10 @@ const CUSTOM_GROUPS = new Set(['cert-manager.io', 'monitoring.coreos.com', 'vaul
 async function modelFor(obj: Obj): Promise<(new (o: unknown) => { validate(): void }) | undefined> {
   const group = String(obj.apiVersion).includes('/') ? String(obj.apiVersion).split('/')[0]! : '';
   if (CUSTOM_GROUPS.has(group)) return undefined;
-  const mod = await import(`kubernetes-models/${String(obj.apiVersion)}`) as Record<string, new (o: unknown) => { validate(): void }>;
+  const mod = (await import(`kubernetes-models/${String(obj.apiVersion)}`)) as Record<
+    string,
+    new (o: unknown) => { validate(): void }
+  >;
   return mod[String(obj.kind)];
 }
 
@@ -55,7 +58,8 @@ void describe('chart rendered by helm', { skip }, () => {
       for (const role of [...ofKind(rendered.get(v)!, 'ClusterRole'), ...ofKind(rendered.get(v)!, 'Role')]) {
         for (const rule of role.rules as Obj[]) {
           for (const field of ['verbs', 'resources', 'apiGroups', 'resourceNames']) {
-            for (const x of (rule[field] ?? []) as string[]) assert.ok(!x.includes('*'), `${role.kind}/${role.metadata.name} ${field} has ${x}`);
+            for (const x of (rule[field] ?? []) as string[])
+              assert.ok(!x.includes('*'), `${role.kind}/${role.metadata.name} ${field} has ${x}`);
           }
           assert.ok(!(rule.nonResourceURLs as unknown[] | undefined)?.length, 'no nonResourceURLs');
         }
@@ -63,7 +67,10 @@ void describe('chart rendered by helm', { skip }, () => {
     });
 
     void test(`webhook configurations of ${v ?? '(defaults)'}: our kinds only, no DELETE, safe settings`, () => {
-      const configs = [...ofKind(rendered.get(v)!, 'MutatingWebhookConfiguration'), ...ofKind(rendered.get(v)!, 'ValidatingWebhookConfiguration')];
+      const configs = [
+        ...ofKind(rendered.get(v)!, 'MutatingWebhookConfiguration'),
+        ...ofKind(rendered.get(v)!, 'ValidatingWebhookConfiguration'),
+      ];
       assert.equal(configs.length, 2);
       for (const cfg of configs) {
         for (const hook of cfg.webhooks as Obj[]) {
@@ -75,9 +82,12 @@ void describe('chart rendered by helm', { skip }, () => {
           assert.ok(excluded.includes('kube-system') && excluded.includes('vaultgate'));
           for (const rule of hook.rules as Obj[]) {
             assert.deepEqual(rule.operations, ['CREATE', 'UPDATE']);
-            for (const g of rule.apiGroups as string[]) assert.ok(['vaultgate.io', 'external-secrets.io'].includes(g), `apiGroup ${g}`);
-            for (const r of rule.resources as string[]) assert.ok(!r.includes('*') && !r.includes('/') && r !== 'pods', `resource ${r}`);
-            if ((rule.apiGroups as string[]).includes('vaultgate.io')) assert.equal(hook.failurePolicy, 'Fail', 'security objects fail closed');
+            for (const g of rule.apiGroups as string[])
+              assert.ok(['vaultgate.io', 'external-secrets.io'].includes(g), `apiGroup ${g}`);
+            for (const r of rule.resources as string[])
+              assert.ok(!r.includes('*') && !r.includes('/') && r !== 'pods', `resource ${r}`);
+            if ((rule.apiGroups as string[]).includes('vaultgate.io'))
+              assert.equal(hook.failurePolicy, 'Fail', 'security objects fail closed');
           }
           const path = cfg.kind === 'MutatingWebhookConfiguration' ? '/mutate' : '/validate';
           assert.ok(hook.clientConfig.service?.path === path || String(hook.clientConfig.url).endsWith(path));
@@ -93,7 +103,17 @@ void describe('chart rendered by helm', { skip }, () => {
         for (const c of spec.containers as Obj[]) {
           assert.equal(c.command[0], 'vaultgate');
           assert.ok(['webhook', 'controller'].includes(c.args[0]), `${name}: vaultgate ${c.args[0]}`);
-          assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } }, name);
+          assert.deepEqual(
+            c.securityContext,
+            {
+              allowPrivilegeEscalation: false,
+              readOnlyRootFilesystem: true,
+              runAsNonRoot: true,
+              capabilities: { drop: ['ALL'] },
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            name,
+          );
           assert.ok(c.readinessProbe && c.livenessProbe, `${name} probes`);
           assert.ok(c.resources.requests.cpu && c.resources.limits.memory, `${name} resources`);
         }
@@ -112,13 +132,21 @@ void describe('chart rendered by helm', { skip }, () => {
     assert.equal(wc.readinessProbe.httpGet.path, '/readyz');
     assert.equal(wc.readinessProbe.httpGet.scheme, 'HTTPS');
     const tls = (webhook.spec.template.spec.volumes as Obj[]).find((vol) => vol.name === 'tls')!;
-    assert.deepEqual((tls.secret.items as Obj[]).map((i) => i.key), ['tls.crt', 'tls.key']);
+    assert.deepEqual(
+      (tls.secret.items as Obj[]).map((i) => i.key),
+      ['tls.crt', 'tls.key'],
+    );
     const args = (controller.spec.template.spec.containers[0] as Obj).args as string[];
     assert.ok(args.includes('--leader-elect'));
     assert.ok(args.includes('--webhook-cert-secret=rel-vaultgate-webhook-tls'));
-    assert.ok(args.includes('--webhook-config-selector=vaultgate.io/inject-ca-bundle=true,app.kubernetes.io/instance=rel'));
+    assert.ok(
+      args.includes('--webhook-config-selector=vaultgate.io/inject-ca-bundle=true,app.kubernetes.io/instance=rel'),
+    );
     assert.equal(one(objs, 'Secret', '-webhook-tls').data, undefined, 'the cert Secret is created empty');
-    for (const cfg of [...ofKind(objs, 'MutatingWebhookConfiguration'), ...ofKind(objs, 'ValidatingWebhookConfiguration')]) {
+    for (const cfg of [
+      ...ofKind(objs, 'MutatingWebhookConfiguration'),
+      ...ofKind(objs, 'ValidatingWebhookConfiguration'),
+    ]) {
       assert.equal(cfg.metadata.labels['vaultgate.io/inject-ca-bundle'], 'true');
       const eso = (cfg.webhooks as Obj[]).find((h) => String(h.name).startsWith('eso.'))!;
       assert.equal(eso.failurePolicy, 'Ignore');
@@ -126,28 +154,44 @@ void describe('chart rendered by helm', { skip }, () => {
     const sa = ofKind(objs, 'ServiceAccount');
     assert.ok(sa.every((s) => s.automountServiceAccountToken === false));
     const webhookRole = one(objs, 'ClusterRole', '-webhook');
-    assert.ok(!(webhookRole.rules as Obj[]).some((r) => (r.resources as string[]).includes('secrets')), 'the webhook reads no Secret');
+    assert.ok(
+      !(webhookRole.rules as Obj[]).some((r) => (r.resources as string[]).includes('secrets')),
+      'the webhook reads no Secret',
+    );
   });
 
   void test('cert-manager: Certificate + inject-ca-from, and vaultgate manages no certificate', () => {
     const objs = rendered.get('ci/cert-manager-values.yaml')!;
     const cert = one(objs, 'Certificate', '-webhook');
-    assert.deepEqual(cert.spec.dnsNames, ['rel-vaultgate-webhook', 'rel-vaultgate-webhook.vaultgate', 'rel-vaultgate-webhook.vaultgate.svc', 'rel-vaultgate-webhook.vaultgate.svc.cluster.local']);
+    assert.deepEqual(cert.spec.dnsNames, [
+      'rel-vaultgate-webhook',
+      'rel-vaultgate-webhook.vaultgate',
+      'rel-vaultgate-webhook.vaultgate.svc',
+      'rel-vaultgate-webhook.vaultgate.svc.cluster.local',
+    ]);
     for (const cfg of ofKind(objs, 'ValidatingWebhookConfiguration')) {
       assert.equal(cfg.metadata.annotations['cert-manager.io/inject-ca-from'], 'vaultgate/rel-vaultgate-webhook');
       assert.equal(cfg.metadata.labels['vaultgate.io/inject-ca-bundle'], undefined);
     }
     const args = (one(objs, 'Deployment', '-controller').spec.template.spec.containers[0] as Obj).args as string[];
     assert.ok(!args.some((a) => a.startsWith('--webhook-cert-secret')));
-    assert.ok(!ofKind(objs, 'ClusterRole').some((r) => JSON.stringify(r.rules).includes('webhookconfigurations')), 'no webhook configuration rights');
+    assert.ok(
+      !ofKind(objs, 'ClusterRole').some((r) => JSON.stringify(r.rules).includes('webhookconfigurations')),
+      'no webhook configuration rights',
+    );
     assert.equal(ofKind(objs, 'ServiceMonitor').length, 2);
     assert.equal(ofKind(objs, 'NetworkPolicy').length, 2);
-    assert.ok(one(objs, 'ConfigMap', '-dashboard').data['vaultgate.json'].includes('vaultgate_admission_requests_total'));
+    assert.ok(
+      one(objs, 'ConfigMap', '-dashboard').data['vaultgate.json'].includes('vaultgate_admission_requests_total'),
+    );
   });
 
   void test('url-override: clientConfig.url + the given caBundle, no Service reference', () => {
     const objs = rendered.get('ci/url-override-values.yaml')!;
-    for (const cfg of [...ofKind(objs, 'MutatingWebhookConfiguration'), ...ofKind(objs, 'ValidatingWebhookConfiguration')]) {
+    for (const cfg of [
+      ...ofKind(objs, 'MutatingWebhookConfiguration'),
+      ...ofKind(objs, 'ValidatingWebhookConfiguration'),
+    ]) {
       for (const hook of cfg.webhooks as Obj[]) {
         assert.match(hook.clientConfig.url as string, /^https:\/\/127\.0\.0\.1:9443\/(mutate|validate)$/);
         assert.equal(hook.clientConfig.service, undefined);
@@ -178,11 +222,21 @@ void describe('ESO CRDs as guarded templates', { skip }, () => {
 
   void test('auto (no cluster): rendered, each kept on uninstall', () => {
     const crds = ofKind(render({ chartDir: join(dir, 'vaultgate') }), 'CustomResourceDefinition');
-    assert.deepEqual(crds.map((c) => c.metadata.name).sort(), ['clusterexternalsecrets.external-secrets.io', 'clustersecretstores.external-secrets.io', 'externalsecrets.external-secrets.io', 'pushsecrets.external-secrets.io', 'secretstores.external-secrets.io']);
+    assert.deepEqual(crds.map((c) => c.metadata.name).sort(), [
+      'clusterexternalsecrets.external-secrets.io',
+      'clustersecretstores.external-secrets.io',
+      'externalsecrets.external-secrets.io',
+      'pushsecrets.external-secrets.io',
+      'secretstores.external-secrets.io',
+    ]);
     assert.ok(crds.every((c) => c.metadata.annotations['helm.sh/resource-policy'] === 'keep'));
   });
 
   void test('installCRDs=false: none', () => {
-    assert.equal(ofKind(render({ chartDir: join(dir, 'vaultgate'), set: ['eso.installCRDs=false'] }), 'CustomResourceDefinition').length, 0);
+    assert.equal(
+      ofKind(render({ chartDir: join(dir, 'vaultgate'), set: ['eso.installCRDs=false'] }), 'CustomResourceDefinition')
+        .length,
+      0,
+    );
   });
 });

@@ -8,7 +8,9 @@ import { parseAllDocuments } from 'yaml';
 import { binaryPath } from '../upstream/paths.ts';
 
 export const CHART_DIR = join(import.meta.dirname, '..', '..', 'charts', 'vaultgate');
-export const CI_FILES = readdirSync(join(CHART_DIR, 'ci')).filter((f) => f.endsWith('.yaml')).sort();
+export const CI_FILES = readdirSync(join(CHART_DIR, 'ci'))
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 export type Obj = Record<string, any>;
@@ -30,26 +32,40 @@ export function helmPath(): string | undefined {
 export function helmSkip(): false | string {
   if (helmPath()) return false;
   const reason = `helm not built at ${binaryPath('helm')} (\`npm run upstream\` builds it; \`npm test\` does it before any test)`;
-  if (process.env.VAULTGATE_REQUIRE_REAL_TIER === '1') throw new Error(`${reason}; VAULTGATE_REQUIRE_REAL_TIER=1 requires it`);
+  if (process.env.VAULTGATE_REQUIRE_REAL_TIER === '1')
+    throw new Error(`${reason}; VAULTGATE_REQUIRE_REAL_TIER=1 requires it`);
   return reason;
 }
 
 export function helm(args: string[]): { status: number; stdout: string; stderr: string } {
   const bin = helmPath();
   if (!bin) throw new Error('helm not built (npm run upstream)');
-  const r = spawnSync(bin, args, { encoding: 'utf8', timeout: 60_000, env: { ...process.env, HELM_CACHE_HOME: '/tmp/vaultgate-helm-cache', HELM_CONFIG_HOME: '/tmp/vaultgate-helm-config', HELM_DATA_HOME: '/tmp/vaultgate-helm-data' } });
+  const r = spawnSync(bin, args, {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: {
+      ...process.env,
+      HELM_CACHE_HOME: '/tmp/vaultgate-helm-cache',
+      HELM_CONFIG_HOME: '/tmp/vaultgate-helm-config',
+      HELM_DATA_HOME: '/tmp/vaultgate-helm-data',
+    },
+  });
   return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** `helm template` → objects. `valuesFile` is relative to the chart (ci/x.yaml). */
-export function render(opts: { valuesFile?: string; set?: string[]; chartDir?: string; namespace?: string } = {}): Obj[] {
+export function render(
+  opts: { valuesFile?: string; set?: string[]; chartDir?: string; namespace?: string } = {},
+): Obj[] {
   const chart = opts.chartDir ?? CHART_DIR;
   const args = ['template', 'rel', chart, '--namespace', opts.namespace ?? 'vaultgate'];
   if (opts.valuesFile) args.push('-f', join(chart, opts.valuesFile));
   for (const s of opts.set ?? []) args.push('--set', s);
   const r = helm(args);
   if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
-  return parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj | null).filter((o): o is Obj => !!o);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => !!o);
 }
 
 export const ofKind = (objs: Obj[], kind: string): Obj[] => objs.filter((o) => o.kind === kind);

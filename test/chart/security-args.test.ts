@@ -12,9 +12,18 @@ const args = (objs: Obj[], component: 'controller' | 'webhook'): string[] =>
 
 void describe('chart: token oracle and namespaced install settings', { skip: helmSkip() }, () => {
   void test('both processes get vault.address (as an origin) and eso.allowedVaultServers as --allowed-vault-server', () => {
-    const objs = render({ set: ['vault.address=https://vault.example:8200/some/path', 'eso.allowedVaultServers[0]=https://vault-b.example:8200'] });
+    const objs = render({
+      set: [
+        'vault.address=https://vault.example:8200/some/path',
+        'eso.allowedVaultServers[0]=https://vault-b.example:8200',
+      ],
+    });
     for (const c of ['controller', 'webhook'] as const) {
-      assert.deepEqual(args(objs, c).filter((a) => a.startsWith('--allowed-vault-server')), ['--allowed-vault-server=https://vault.example:8200', '--allowed-vault-server=https://vault-b.example:8200'], c);
+      assert.deepEqual(
+        args(objs, c).filter((a) => a.startsWith('--allowed-vault-server')),
+        ['--allowed-vault-server=https://vault.example:8200', '--allowed-vault-server=https://vault-b.example:8200'],
+        c,
+      );
     }
   });
 
@@ -27,16 +36,28 @@ void describe('chart: token oracle and namespaced install settings', { skip: hel
   void test('watchNamespaces: --namespace for each on both processes, and the webhooks see only those namespaces', () => {
     const objs = render({ valuesFile: 'ci/namespaced-values.yaml' });
     for (const c of ['controller', 'webhook'] as const) {
-      assert.deepEqual(args(objs, c).filter((a) => a.startsWith('--namespace')), ['--namespace=team-a', '--namespace=team-b'], c);
+      assert.deepEqual(
+        args(objs, c).filter((a) => a.startsWith('--namespace')),
+        ['--namespace=team-a', '--namespace=team-b'],
+        c,
+      );
     }
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
       for (const hook of (ofKind(objs, kind)[0]?.webhooks ?? []) as Obj[]) {
         const exprs = hook.namespaceSelector.matchExpressions as Obj[];
-        assert.deepEqual(exprs.find((e) => e.operator === 'In'), { key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a', 'team-b'] }, `${kind} ${String(hook.name)}`);
+        assert.deepEqual(
+          exprs.find((e) => e.operator === 'In'),
+          { key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a', 'team-b'] },
+          `${kind} ${String(hook.name)}`,
+        );
       }
     }
     const defaults = render();
-    assert.deepEqual(args(defaults, 'controller').filter((a) => a.startsWith('--namespace')), [], 'cluster-wide by default');
+    assert.deepEqual(
+      args(defaults, 'controller').filter((a) => a.startsWith('--namespace')),
+      [],
+      'cluster-wide by default',
+    );
   });
 
   void test('watchNamespaces must be namespace names', () => {

@@ -17,14 +17,24 @@ import { VaultSim } from '../sim/vault.ts';
 const root = new URL('../../', import.meta.url).pathname;
 
 function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
 }
 
-function finished(child: ChildProcessWithoutNullStreams): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+function finished(
+  child: ChildProcessWithoutNullStreams,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
@@ -32,10 +42,17 @@ function finished(child: ChildProcessWithoutNullStreams): Promise<{ code: number
 }
 
 /** Resolves with the first JSON log line on stdout whose msg is `msg` (pino writes one object a line). */
-function logLine(child: ChildProcessWithoutNullStreams, msg: string, timeoutMs = 90_000): Promise<Record<string, unknown>> {
+function logLine(
+  child: ChildProcessWithoutNullStreams,
+  msg: string,
+  timeoutMs = 90_000,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     let buf = '';
-    const timer = setTimeout(() => { cleanup(); reject(new Error(`no "${msg}" log line within ${timeoutMs} ms`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`no "${msg}" log line within ${timeoutMs} ms`));
+    }, timeoutMs);
     const onData = (d: Buffer): void => {
       buf += d.toString();
       let nl: number;
@@ -44,12 +61,25 @@ function logLine(child: ChildProcessWithoutNullStreams, msg: string, timeoutMs =
         buf = buf.slice(nl + 1);
         try {
           const rec = JSON.parse(line) as Record<string, unknown>;
-          if (rec.msg === msg) { cleanup(); resolve(rec); return; }
-        } catch { /* not a log line */ }
+          if (rec.msg === msg) {
+            cleanup();
+            resolve(rec);
+            return;
+          }
+        } catch {
+          /* not a log line */
+        }
       }
     };
-    const onClose = (): void => { cleanup(); reject(new Error(`exited before logging "${msg}"`)); };
-    const cleanup = (): void => { clearTimeout(timer); child.stdout.off('data', onData); child.off('close', onClose); };
+    const onClose = (): void => {
+      cleanup();
+      reject(new Error(`exited before logging "${msg}"`));
+    };
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      child.stdout.off('data', onData);
+      child.off('close', onClose);
+    };
     child.stdout.on('data', onData);
     child.on('close', onClose);
   });
@@ -59,9 +89,13 @@ function httpsGet(url: string, ca: string): Promise<{ status: number; body: stri
   return new Promise((resolve, reject) => {
     request(url, { ca }, (res) => {
       let body = '';
-      res.on('data', (d: Buffer) => { body += d.toString(); });
+      res.on('data', (d: Buffer) => {
+        body += d.toString();
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -92,13 +126,28 @@ void describe('vaultgate run', () => {
       writeFileSync(join(dir, 'tls.crt'), leaf.cert);
       writeFileSync(join(dir, 'tls.key'), leaf.key, { mode: 0o600 });
       writeFileSync(join(dir, 'kubeconfig'), kube.kubeConfig().exportConfig());
-      child = spawnCli([
-        'run', `--kubeconfig=${join(dir, 'kubeconfig')}`, `--vault-addr=${vault.addr}`,
-        `--tls-cert-file=${join(dir, 'tls.crt')}`, `--tls-key-file=${join(dir, 'tls.key')}`, '--host=127.0.0.1', '--port=0',
-        '--metrics-port=0', '--no-audit', '--drain-seconds=0', '--leader-election-namespace=default', '--log-level=info',
-      ], { VAULT_TOKEN: vault.rootToken, POD_NAME: 'run-test' });
+      child = spawnCli(
+        [
+          'run',
+          `--kubeconfig=${join(dir, 'kubeconfig')}`,
+          `--vault-addr=${vault.addr}`,
+          `--tls-cert-file=${join(dir, 'tls.crt')}`,
+          `--tls-key-file=${join(dir, 'tls.key')}`,
+          '--host=127.0.0.1',
+          '--port=0',
+          '--metrics-port=0',
+          '--no-audit',
+          '--drain-seconds=0',
+          '--leader-election-namespace=default',
+          '--log-level=info',
+        ],
+        { VAULT_TOKEN: vault.rootToken, POD_NAME: 'run-test' },
+      );
       const exit = finished(child);
-      const [serving, health] = await Promise.all([logLine(child, 'webhook serving'), logLine(child, 'controller health and metrics listening')]);
+      const [serving, health] = await Promise.all([
+        logLine(child, 'webhook serving'),
+        logLine(child, 'controller health and metrics listening'),
+      ]);
 
       const webhook = await httpsGet(`${String(serving.url)}/healthz`, ca.cert);
       assert.equal(webhook.status, 200, 'the webhook answers /healthz over HTTPS with the given certificate');
@@ -114,7 +163,11 @@ void describe('vaultgate run', () => {
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /"msg":"shutting down"/);
       // The Lease is released on a graceful stop, so another replica takes over at once.
-      assert.equal((kube.store.get(LEASES, 'default', 'vaultgate-controller') as { spec?: { holderIdentity?: string } }).spec?.holderIdentity ?? '', '');
+      assert.equal(
+        (kube.store.get(LEASES, 'default', 'vaultgate-controller') as { spec?: { holderIdentity?: string } }).spec
+          ?.holderIdentity ?? '',
+        '',
+      );
       child = undefined;
     } finally {
       child?.kill('SIGKILL');

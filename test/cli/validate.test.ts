@@ -10,11 +10,18 @@ const root = new URL('../../', import.meta.url).pathname;
 
 function cli(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'validate', ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'validate', ...args], {
+      cwd: root,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(stdin ?? '');
@@ -28,22 +35,33 @@ void describe('vaultgate validate', () => {
       const alias = join(dir, 'alias.yaml');
       writeFileSync(alias, 'apiVersion: vaultgate.io/v1alpha1\nkind: VaultPolicy\nmetadata: *undefined-anchor\n');
       const bomb = join(dir, 'bomb.yaml');
-      const levels = ['a: &a [x,x,x,x,x,x,x,x,x,x]', ...'bcdef'.split('').map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcde'[i]!}`).join(',')}]`)];
+      const levels = [
+        'a: &a [x,x,x,x,x,x,x,x,x,x]',
+        ...'bcdef'.split('').map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcde'[i]!}`).join(',')}]`),
+      ];
       writeFileSync(bomb, `${levels.join('\n')}\n`);
-      for (const [file, why] of [[alias, /alias\.yaml:1: Unresolved alias/], [bomb, /bomb\.yaml:1: Excessive alias count/]] as const) {
+      for (const [file, why] of [
+        [alias, /alias\.yaml:1: Unresolved alias/],
+        [bomb, /bomb\.yaml:1: Excessive alias count/],
+      ] as const) {
         const r = await cli(['-f', file]);
         assert.equal(r.code, 2, r.stdout + r.stderr);
         assert.match(r.stderr, why);
         assert.equal(r.stdout, '');
       }
-    } finally { rmSync(dir, { recursive: true, force: true }); }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   void test('refuses the sudo-on-sys/* VaultPolicy, naming the rules, exit 1', async () => {
     const r = await cli(['-f', 'examples/bad-vaultpolicy-sudo-sys.yaml']);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stdout, /^DENIED VaultPolicy team-a\/root-ish \(examples\/bad-vaultpolicy-sudo-sys\.yaml:\d+\)$/m);
-    assert.match(r.stdout, /spec\.rules\[0\]\.capabilities\[2\]: "sudo" is forbidden by the built-in guardrail defaults \(rule guardrail\.forbidden-capability\)/);
+    assert.match(
+      r.stdout,
+      /spec\.rules\[0\]\.capabilities\[2\]: "sudo" is forbidden by the built-in guardrail defaults \(rule guardrail\.forbidden-capability\)/,
+    );
     assert.match(r.stdout, /\(rule guardrail\.forbidden-path\)/);
   });
 
@@ -78,12 +96,25 @@ spec: { serviceAccounts: [app], policies: [missing], tokenTTL: 1h, tokenMaxTTL: 
 `;
     const r = await cli(['-f', '-', '-o', 'json', '--prefix', 'vg'], manifests);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    const out = JSON.parse(r.stdout) as { summary: Record<string, number>; results: Array<{ kind: string; outcome: string; warnings: string[]; patch: Array<{ path: string; value?: unknown }>; file: string; line: number }> };
+    const out = JSON.parse(r.stdout) as {
+      summary: Record<string, number>;
+      results: Array<{
+        kind: string;
+        outcome: string;
+        warnings: string[];
+        patch: Array<{ path: string; value?: unknown }>;
+        file: string;
+        line: number;
+      }>;
+    };
     assert.deepEqual(out.summary, { allowed: 2, denied: 0, skipped: 1 });
     const vrb = out.results.find((x) => x.kind === 'VaultRoleBinding');
     assert.equal(vrb?.outcome, 'ALLOWED');
     assert.deepEqual([vrb?.file, vrb?.line], ['<stdin>', 14]);
-    assert.ok(vrb?.warnings.some((w) => w.includes('guardrail "prod"') && w.includes('rule guardrail.max-token-ttl')), vrb?.warnings.join('\n'));
+    assert.ok(
+      vrb?.warnings.some((w) => w.includes('guardrail "prod"') && w.includes('rule guardrail.max-token-ttl')),
+      vrb?.warnings.join('\n'),
+    );
     assert.ok(vrb?.warnings.some((w) => w.includes('rule vaultrolebinding.policy-missing')));
     assert.ok(vrb?.patch.some((op) => op.path === '/spec/vaultName' && op.value === 'vg.prod-a.app'));
   });

@@ -38,7 +38,11 @@ const OP_METHOD = { read: 'GET', list: 'LIST', create: 'POST', update: 'POST' } 
 
 function mountSetup(): NonNullable<Scenario['setup']> {
   return [
-    ...CASE_MOUNTS.kv2.map((m) => ({ method: 'POST' as const, path: `sys/mounts/${m}`, body: { type: 'kv', options: { version: '2' } } })),
+    ...CASE_MOUNTS.kv2.map((m) => ({
+      method: 'POST' as const,
+      path: `sys/mounts/${m}`,
+      body: { type: 'kv', options: { version: '2' } },
+    })),
     { method: 'POST', path: `sys/mounts/${CASE_MOUNTS.kv1}`, body: { type: 'kv', options: { version: '1' } } },
     ...CASE_MOUNTS.seed.map((s) => ({ method: 'POST' as const, path: s.path, body: s.body })),
   ];
@@ -48,9 +52,23 @@ function mountSetup(): NonNullable<Scenario['setup']> {
 function aclExchange(c: AclCase, i: number): Exchange | undefined {
   const check = c.checks[i];
   if (!check) return undefined;
-  if ('capabilities' in check) return { id: `${c.name}#${i} capabilities ${check.capabilities}`, method: 'POST', path: check.capabilities, as: 'token', answer: 'capabilities' };
+  if ('capabilities' in check)
+    return {
+      id: `${c.name}#${i} capabilities ${check.capabilities}`,
+      method: 'POST',
+      path: check.capabilities,
+      as: 'token',
+      answer: 'capabilities',
+    };
   if (check.op === 'scan') return undefined;
-  return { id: `${c.name}#${i} ${check.op} ${check.path}${check.body ? ` ${JSON.stringify(check.body)}` : ''}`, method: OP_METHOD[check.op], path: check.path, ...(check.body ? { body: check.body } : {}), as: 'token', answer: 'status+errors' };
+  return {
+    id: `${c.name}#${i} ${check.op} ${check.path}${check.body ? ` ${JSON.stringify(check.body)}` : ''}`,
+    method: OP_METHOD[check.op],
+    path: check.path,
+    ...(check.body ? { body: check.body } : {}),
+    as: 'token',
+    answer: 'status+errors',
+  };
 }
 
 /** Where the recorded answer to check `i` of an ACL case is kept in the answers file (undefined: not asked). */
@@ -64,13 +82,23 @@ function aclScenarios(): Scenario[] {
   return OPENBAO_CASES.map((c) => ({
     name: `acl:${c.name}`,
     policy: c.policy,
-    exchanges: c.checks.flatMap((_check, i): Exchange[] => { const x = aclExchange(c, i); return x ? [x] : []; }),
+    exchanges: c.checks.flatMap((_check, i): Exchange[] => {
+      const x = aclExchange(c, i);
+      return x ? [x] : [];
+    }),
   }));
 }
 
 /** The answers vaultgate's adapter (vault/errors.ts, vault/sys.ts, vault/kv.ts) reads: statuses and `errors` lists. */
 function errorScenarios(): Scenario[] {
-  const e = (id: string, method: Exchange['method'], path: string, as: Caller, body?: unknown): Exchange => ({ id, method, path, as, answer: 'status+errors', ...(body === undefined ? {} : { body }) });
+  const e = (id: string, method: Exchange['method'], path: string, as: Caller, body?: unknown): Exchange => ({
+    id,
+    method,
+    path,
+    as,
+    answer: 'status+errors',
+    ...(body === undefined ? {} : { body }),
+  });
   return [
     {
       name: 'errors:not-found',
@@ -94,7 +122,9 @@ function errorScenarios(): Scenario[] {
         e('write with a read-only policy', 'POST', 'secret/data/vgx-allowed/x', 'token', { data: { a: 'b' } }),
         e('an unknown token', 'GET', 'secret/data/vgx-allowed/x', 'unknown'),
         e('no token', 'GET', 'secret/data/vgx-allowed/x', 'none'),
-        e('policy write with a read-only policy', 'PUT', 'sys/policies/acl/vgx-x', 'token', { policy: 'path "x" { capabilities = ["read"] }' }),
+        e('policy write with a read-only policy', 'PUT', 'sys/policies/acl/vgx-x', 'token', {
+          policy: 'path "x" { capabilities = ["read"] }',
+        }),
       ],
     },
     {
@@ -103,8 +133,16 @@ function errorScenarios(): Scenario[] {
       setup: [
         { method: 'POST', path: 'secret/data/vgx-q1/a', body: { data: { v: '1' } } },
         { method: 'POST', path: 'secret/data/vgx-q2/a', body: { data: { v: '1' } } },
-        { method: 'POST', path: 'sys/quotas/rate-limit/vgx-q1', body: { path: 'secret/data/vgx-q1/', rate: 1, interval: '1h' } },
-        { method: 'POST', path: 'sys/quotas/rate-limit/vgx-q2', body: { path: 'secret/data/vgx-q2/*', rate: 1, interval: '1h' } },
+        {
+          method: 'POST',
+          path: 'sys/quotas/rate-limit/vgx-q1',
+          body: { path: 'secret/data/vgx-q1/', rate: 1, interval: '1h' },
+        },
+        {
+          method: 'POST',
+          path: 'sys/quotas/rate-limit/vgx-q2',
+          body: { path: 'secret/data/vgx-q2/*', rate: 1, interval: '1h' },
+        },
       ],
       exchanges: [
         e('under a quota path without *: first read', 'GET', 'secret/data/vgx-q1/a', 'root'),
@@ -118,10 +156,17 @@ function errorScenarios(): Scenario[] {
       setup: [{ method: 'POST', path: 'secret/data/vgx-cas/x', body: { data: { v: '1' } } }],
       exchanges: [
         e('kv2 write without data', 'POST', 'secret/data/vgx-cas/y', 'root', {}),
-        e('kv2 write with a stale check-and-set', 'POST', 'secret/data/vgx-cas/x', 'root', { options: { cas: 0 }, data: { v: '2' } }),
+        e('kv2 write with a stale check-and-set', 'POST', 'secret/data/vgx-cas/x', 'root', {
+          options: { cas: 0 },
+          data: { v: '2' },
+        }),
         e('policy write without text', 'PUT', 'sys/policies/acl/vgx-empty', 'root', { policy: '' }),
-        e('kubernetes role without bound service accounts', 'POST', 'auth/kubernetes/role/vgx-unbound', 'root', { token_policies: ['x'] }),
-        ...OPENBAO_REFUSED.map((r, i) => e(`refused policy #${i}`, 'PUT', `sys/policies/acl/vgx-refused-${i}`, 'root', { policy: r.policy })),
+        e('kubernetes role without bound service accounts', 'POST', 'auth/kubernetes/role/vgx-unbound', 'root', {
+          token_policies: ['x'],
+        }),
+        ...OPENBAO_REFUSED.map((r, i) =>
+          e(`refused policy #${i}`, 'PUT', `sys/policies/acl/vgx-refused-${i}`, 'root', { policy: r.policy }),
+        ),
       ],
     },
   ];
@@ -147,13 +192,25 @@ export interface AnswersFile {
   answers: Record<string, Answer>;
 }
 
-interface RawResponse { status: number; body: Record<string, unknown> | undefined }
+interface RawResponse {
+  status: number;
+  body: Record<string, unknown> | undefined;
+}
 
-async function call(addr: string, token: string | undefined, method: Exchange['method'] | 'POST', path: string, body?: unknown): Promise<RawResponse> {
+async function call(
+  addr: string,
+  token: string | undefined,
+  method: Exchange['method'] | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<RawResponse> {
   const list = method === 'LIST';
   const res = await fetch(`${addr}/v1/${path}${list ? '?list=true' : ''}`, {
     method: list ? 'GET' : method,
-    headers: { ...(token ? { 'X-Vault-Token': token } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token ? { 'X-Vault-Token': token } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     signal: AbortSignal.timeout(10_000),
   });
@@ -171,12 +228,17 @@ async function call(addr: string, token: string | undefined, method: Exchange['m
  * Asks `addr` every question (as the answers file keys them). The server needs KV v2 at secret/ and a
  * kubernetes auth mount at kubernetes/ (a dev server plus `sys/auth/kubernetes`, or the simulator).
  */
-export async function ask(addr: string, rootToken: string, list: Scenario[] = scenarios()): Promise<Record<string, Answer>> {
+export async function ask(
+  addr: string,
+  rootToken: string,
+  list: Scenario[] = scenarios(),
+): Promise<Record<string, Answer>> {
   const out: Record<string, Answer> = {};
   for (const [n, s] of list.entries()) {
     for (const step of s.setup ?? []) {
       const r = await call(addr, rootToken, step.method, step.path, step.body);
-      if (r.status >= 300) throw new Error(`${s.name} setup ${step.method} ${step.path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.status >= 300)
+        throw new Error(`${s.name} setup ${step.method} ${step.path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
     }
     let token: string | undefined;
     if (s.policy !== undefined) {
@@ -188,12 +250,16 @@ export async function ask(addr: string, rootToken: string, list: Scenario[] = sc
       if (!token) throw new Error(`${s.name}: no token: HTTP ${t.status}`);
     }
     for (const x of s.exchanges) {
-      const caller = x.as === 'root' ? rootToken : x.as === 'token' ? token : x.as === 'unknown' ? 'hvs.vgx-not-a-token' : undefined;
+      const caller =
+        x.as === 'root' ? rootToken : x.as === 'token' ? token : x.as === 'unknown' ? 'hvs.vgx-not-a-token' : undefined;
       const key = `${s.name} | ${x.id}`;
       if (x.answer === 'capabilities') {
         const r = await call(addr, caller, 'POST', 'sys/capabilities-self', { paths: [x.path] });
         const caps = (r.body?.data as Record<string, unknown> | undefined)?.[x.path] ?? r.body?.[x.path];
-        out[key] = { status: r.status, ...(Array.isArray(caps) ? { capabilities: [...(caps as string[])].sort() } : {}) };
+        out[key] = {
+          status: r.status,
+          ...(Array.isArray(caps) ? { capabilities: [...(caps as string[])].sort() } : {}),
+        };
       } else {
         const r = await call(addr, caller, x.method, x.path, x.body);
         const errors = Array.isArray(r.body?.errors) ? (r.body.errors as string[]) : undefined;

@@ -15,9 +15,16 @@ export async function recordFromOpenBao(): Promise<AnswersFile> {
   const dir = mkdtempSync(join(tmpdir(), 'vaultgate-record-'));
   const bao = await startOpenBao({ dev: true, dir });
   try {
-    const enable = await vaultRequest({ addr: bao.addr, token: bao.rootToken }, 'POST', 'sys/auth/kubernetes', { type: 'kubernetes' });
+    const enable = await vaultRequest({ addr: bao.addr, token: bao.rootToken }, 'POST', 'sys/auth/kubernetes', {
+      type: 'kubernetes',
+    });
     if (enable.status >= 300) throw new Error(`sys/auth/kubernetes: HTTP ${enable.status}`);
-    return { server: bao.version, recorded: new Date().toISOString(), command: RECORD_COMMAND, answers: await ask(bao.addr, bao.rootToken) };
+    return {
+      server: bao.version,
+      recorded: new Date().toISOString(),
+      command: RECORD_COMMAND,
+      answers: await ask(bao.addr, bao.rootToken),
+    };
   } finally {
     await bao.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -8,7 +8,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
-import { createKvApi, createSysApi, createVaultClient, TokenCache, type VaultClient, type VaultRequest } from '../../vault/index.ts';
+import {
+  createKvApi,
+  createSysApi,
+  createVaultClient,
+  TokenCache,
+  type VaultClient,
+  type VaultRequest,
+} from '../../vault/index.ts';
 
 export interface VaultContractTarget {
   addr: string;
@@ -40,7 +47,11 @@ function dataOf(r: Raw): Record<string, unknown> {
   return d as Record<string, unknown>;
 }
 
-export function describeVaultContract(name: string, setup: () => Promise<VaultContractTarget>, teardown: () => Promise<void>): void {
+export function describeVaultContract(
+  name: string,
+  setup: () => Promise<VaultContractTarget>,
+  teardown: () => Promise<void>,
+): void {
   void describe(`Vault contract: ${name}`, () => {
     let target: VaultContractTarget;
     let client: VaultClient;
@@ -48,13 +59,20 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
     const cleanups: Array<() => Promise<unknown>> = [];
 
     /** Raw HTTP, so status codes and bodies are asserted as Vault sends them (LIST as GET ?list=true). */
-    async function api(method: string, path: string, opts: { token?: string | null; body?: unknown } = {}): Promise<Raw> {
+    async function api(
+      method: string,
+      path: string,
+      opts: { token?: string | null; body?: unknown } = {},
+    ): Promise<Raw> {
       const list = method === 'LIST';
       const url = `${target.addr}/v1/${path}${list ? (path.includes('?') ? '&' : '?') + 'list=true' : ''}`;
       const token = opts.token === undefined ? target.rootToken : opts.token;
       const res = await fetch(url, {
         method: list ? 'GET' : method,
-        headers: { ...(token ? { 'X-Vault-Token': token } : {}), ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          ...(token ? { 'X-Vault-Token': token } : {}),
+          ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
         signal: AbortSignal.timeout(10_000),
       });
@@ -94,7 +112,11 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const gone = await api('GET', `sys/policies/acl/${pname}`);
       assert.equal(gone.status, 404);
       assert.deepEqual(errorsOf(gone), [], 'a missing policy is 404 with errors: []');
-      assert.equal((await api('DELETE', `sys/policies/acl/${pname}`)).status, 204, 'deleting an absent policy succeeds');
+      assert.equal(
+        (await api('DELETE', `sys/policies/acl/${pname}`)).status,
+        204,
+        'deleting an absent policy succeeds',
+      );
     });
 
     void test('ACL policy: JSON text is accepted; invalid HCL is 400 with a message', async () => {
@@ -104,7 +126,9 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const put = await api('PUT', `sys/policies/acl/${pname}`, { body: { policy: json } });
       assert.ok(put.status === 204 || put.status === 200);
       assert.equal(dataOf(await api('GET', `sys/policies/acl/${pname}`)).policy, json);
-      const bad = await api('PUT', `sys/policies/acl/${run}.bad`, { body: { policy: 'path "secret/x" { capabilities = [' } });
+      const bad = await api('PUT', `sys/policies/acl/${run}.bad`, {
+        body: { policy: 'path "secret/x" { capabilities = [' },
+      });
       assert.equal(bad.status, 400);
       assert.ok((errorsOf(bad) ?? []).length > 0, 'a 400 carries an error message');
       // Loose: Vault says "failed to parse policy: …"; the rest of the text depends on the HCL library.
@@ -113,20 +137,32 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
 
     void test('ACL policy: capabilities OpenBao 2.7 lacks (subscribe, recover) are 400 "invalid capability"; scan is accepted', async () => {
       for (const cap of ['subscribe', 'recover', 'bogus']) {
-        const bad = await api('PUT', `sys/policies/acl/${run}.cap-${cap}`, { body: { policy: `path "secret/data/${run}/cap" {\n  capabilities = ["read", "${cap}"]\n}\n` } });
+        const bad = await api('PUT', `sys/policies/acl/${run}.cap-${cap}`, {
+          body: { policy: `path "secret/data/${run}/cap" {\n  capabilities = ["read", "${cap}"]\n}\n` },
+        });
         assert.equal(bad.status, 400, `capability ${cap}: status ${bad.status}`);
         assert.match((errorsOf(bad) ?? []).join(' '), new RegExp(`invalid capability "${cap}"`));
-        assert.equal((await api('GET', `sys/policies/acl/${run}.cap-${cap}`)).status, 404, 'a refused policy is not stored');
+        assert.equal(
+          (await api('GET', `sys/policies/acl/${run}.cap-${cap}`)).status,
+          404,
+          'a refused policy is not stored',
+        );
       }
       const pname = `${run}.cap-scan`;
       cleanups.push(() => api('DELETE', `sys/policies/acl/${pname}`));
-      const ok = await api('PUT', `sys/policies/acl/${pname}`, { body: { policy: `path "secret/metadata/${run}/cap/*" {\n  capabilities = ["list", "scan"]\n}\n` } });
+      const ok = await api('PUT', `sys/policies/acl/${pname}`, {
+        body: { policy: `path "secret/metadata/${run}/cap/*" {\n  capabilities = ["list", "scan"]\n}\n` },
+      });
       assert.ok(ok.status === 204 || ok.status === 200, `scan: status ${ok.status} ${JSON.stringify(errorsOf(ok))}`);
     });
 
     void test('ACL policy: an unresolvable {{…}} template in a path (e.g. {{namespace}}) makes that rule grant nothing', async () => {
       const pname = `${run}.tmpl`;
-      cleanups.push(() => api('DELETE', `sys/policies/acl/${pname}`), () => api('DELETE', `secret/metadata/${run}/tmpl/x`), () => api('DELETE', `secret/metadata/${run}/plain/x`));
+      cleanups.push(
+        () => api('DELETE', `sys/policies/acl/${pname}`),
+        () => api('DELETE', `secret/metadata/${run}/tmpl/x`),
+        () => api('DELETE', `secret/metadata/${run}/plain/x`),
+      );
       const text = `path "secret/data/${run}/{{namespace}}/*" {\n  capabilities = ["read"]\n}\npath "secret/data/${run}/plain/*" {\n  capabilities = ["read"]\n}\n`;
       const put = await api('PUT', `sys/policies/acl/${pname}`, { body: { policy: text } });
       assert.ok(put.status === 204 || put.status === 200, `write: ${put.status} ${JSON.stringify(errorsOf(put))}`);
@@ -138,7 +174,11 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       assert.equal((await api('GET', `secret/data/${run}/plain/x`, { token })).status, 200, 'the plain rule applies');
       const literal = await api('GET', `secret/data/${run}/{{namespace}}/x`, { token });
       assert.equal(literal.status, 403, 'the templated rule is skipped, even for the literal path');
-      assert.equal((await api('GET', `secret/data/${run}/default/x`, { token })).status, 403, 'and it is not expanded to any namespace');
+      assert.equal(
+        (await api('GET', `secret/data/${run}/default/x`, { token })).status,
+        403,
+        'and it is not expanded to any namespace',
+      );
     });
 
     void test('adapter: SysApi policy round trip; absent policy reads as undefined', async () => {
@@ -162,7 +202,13 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const role = `${run}.crud`;
       cleanups.push(() => api('DELETE', `auth/${mount}/role/${role}`));
       const put = await api('POST', `auth/${mount}/role/${role}`, {
-        body: { bound_service_account_names: ['app'], bound_service_account_namespaces: [`${run}-a`], token_policies: [`${run}.p`], token_ttl: '1h', token_max_ttl: '24h' },
+        body: {
+          bound_service_account_names: ['app'],
+          bound_service_account_namespaces: [`${run}-a`],
+          token_policies: [`${run}.p`],
+          token_ttl: '1h',
+          token_max_ttl: '24h',
+        },
       });
       assert.ok(put.status === 204 || put.status === 200, `role write status ${put.status}`);
       const got = dataOf(await api('GET', `auth/${mount}/role/${role}`));
@@ -178,7 +224,9 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const gone = await api('GET', `auth/${mount}/role/${role}`);
       assert.equal(gone.status, 404);
       assert.deepEqual(errorsOf(gone) ?? [], []);
-      const unbound = await api('POST', `auth/${mount}/role/${run}.unbound`, { body: { bound_service_account_namespaces: ['x'], token_policies: ['p'] } });
+      const unbound = await api('POST', `auth/${mount}/role/${run}.unbound`, {
+        body: { bound_service_account_namespaces: ['x'], token_policies: ['p'] },
+      });
       assert.equal(unbound.status, 400, 'a role without bound_service_account_names is rejected');
     });
 
@@ -191,7 +239,9 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const noHost = await api('POST', `auth/${mount}/config`, { body: { disable_local_ca_jwt: true } });
       assert.equal(noHost.status, 400);
       assert.match((errorsOf(noHost) ?? []).join(' '), /no host provided/);
-      const noCa = await api('POST', `auth/${mount}/config`, { body: { kubernetes_host: 'https://127.0.0.1:6443', disable_local_ca_jwt: true } });
+      const noCa = await api('POST', `auth/${mount}/config`, {
+        body: { kubernetes_host: 'https://127.0.0.1:6443', disable_local_ca_jwt: true },
+      });
       assert.equal(noCa.status, 400, 'a host alone is not enough outside a pod');
       assert.match((errorsOf(noCa) ?? []).join(' '), /kubernetes_ca_cert must be given/);
       assert.equal((await api('GET', `auth/${mount}/config`)).status, 404, 'nothing stored after a refused config');
@@ -203,7 +253,14 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const ns = `${run}-hs256`;
       const role = `${run}.hs256`;
       cleanups.push(() => api('DELETE', `auth/${k8s.mount}/role/${role}`));
-      await api('POST', `auth/${k8s.mount}/role/${role}`, { body: { bound_service_account_names: ['app'], bound_service_account_namespaces: [ns], token_policies: ['default'], token_ttl: '10m' } });
+      await api('POST', `auth/${k8s.mount}/role/${role}`, {
+        body: {
+          bound_service_account_names: ['app'],
+          bound_service_account_namespaces: [ns],
+          token_policies: ['default'],
+          token_ttl: '10m',
+        },
+      });
       const real = await k8s.jwtFor(ns, 'app');
       const [header, payload] = real.split('.');
       const alg = (JSON.parse(Buffer.from(header ?? '', 'base64url').toString('utf8')) as { alg: string }).alg;
@@ -215,7 +272,9 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       assert.equal(login.body?.auth ?? null, null);
       const good = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role, jwt: real } });
       assert.equal(good.status, 200, 'the unmodified token logs in');
-      cleanups.push(() => api('POST', 'auth/token/revoke-self', { token: (good.body?.auth as { client_token: string }).client_token }));
+      cleanups.push(() =>
+        api('POST', 'auth/token/revoke-self', { token: (good.body?.auth as { client_token: string }).client_token }),
+      );
     });
 
     void test('kubernetes auth: login issues a token with the role policies; wrong namespace refused (403)', async (t) => {
@@ -224,16 +283,36 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const ns = `${run}-login`;
       const role = `${run}.login`;
       const policy = `${run}.login`;
-      cleanups.push(() => api('DELETE', `auth/${k8s.mount}/role/${role}`), () => api('DELETE', `sys/policies/acl/${policy}`));
-      await api('PUT', `sys/policies/acl/${policy}`, { body: { policy: `path "secret/data/${ns}/*" {\n  capabilities = ["read"]\n}\n` } });
+      cleanups.push(
+        () => api('DELETE', `auth/${k8s.mount}/role/${role}`),
+        () => api('DELETE', `sys/policies/acl/${policy}`),
+      );
+      await api('PUT', `sys/policies/acl/${policy}`, {
+        body: { policy: `path "secret/data/${ns}/*" {\n  capabilities = ["read"]\n}\n` },
+      });
       await api('PUT', `secret/data/${ns}/db`, { body: { data: { password: 'contract-value' } } });
       cleanups.push(() => api('DELETE', `secret/metadata/${ns}/db`));
       await api('POST', `auth/${k8s.mount}/role/${role}`, {
-        body: { bound_service_account_names: ['app'], bound_service_account_namespaces: [ns], token_policies: [policy], token_ttl: '1h' },
+        body: {
+          bound_service_account_names: ['app'],
+          bound_service_account_namespaces: [ns],
+          token_policies: [policy],
+          token_ttl: '1h',
+        },
       });
-      const login = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role, jwt: await k8s.jwtFor(ns, 'app') } });
+      const login = await api('POST', `auth/${k8s.mount}/login`, {
+        token: null,
+        body: { role, jwt: await k8s.jwtFor(ns, 'app') },
+      });
       assert.equal(login.status, 200, `login: ${JSON.stringify(errorsOf(login))}`);
-      const auth = login.body?.auth as { client_token: string; policies: string[]; token_policies: string[]; lease_duration: number; renewable: boolean; metadata: Record<string, string> };
+      const auth = login.body?.auth as {
+        client_token: string;
+        policies: string[];
+        token_policies: string[];
+        lease_duration: number;
+        renewable: boolean;
+        metadata: Record<string, string>;
+      };
       assert.equal(typeof auth.client_token, 'string');
       assert.ok(auth.token_policies.includes(policy) && auth.token_policies.includes('default'));
       assert.ok(auth.lease_duration > 3500 && auth.lease_duration <= 3600, `lease_duration ${auth.lease_duration}`);
@@ -251,12 +330,18 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
 
       // A service account of another namespace is refused. Loose on the text: Vault says
       // "namespace not authorized" (older: "permission denied").
-      const wrong = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role, jwt: await k8s.jwtFor(`${run}-other`, 'app') } });
+      const wrong = await api('POST', `auth/${k8s.mount}/login`, {
+        token: null,
+        body: { role, jwt: await k8s.jwtFor(`${run}-other`, 'app') },
+      });
       assert.equal(wrong.status, 403, `wrong-namespace login status ${wrong.status}`);
       assert.match((errorsOf(wrong) ?? []).join(' '), /not authorized|permission denied/);
 
       // Unknown role: 400 "invalid role name".
-      const unknown = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role: `${run}.nope`, jwt: await k8s.jwtFor(ns, 'app') } });
+      const unknown = await api('POST', `auth/${k8s.mount}/login`, {
+        token: null,
+        body: { role: `${run}.nope`, jwt: await k8s.jwtFor(ns, 'app') },
+      });
       assert.equal(unknown.status, 400);
     });
 
@@ -266,15 +351,33 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const ns = `${run}-rolechange`;
       const role = `${run}.rolechange`;
       const [p1, p2] = [`${run}.rc1`, `${run}.rc2`];
-      cleanups.push(() => api('DELETE', `auth/${k8s.mount}/role/${role}`), () => api('DELETE', `sys/policies/acl/${p1}`), () => api('DELETE', `sys/policies/acl/${p2}`));
-      await api('PUT', `sys/policies/acl/${p1}`, { body: { policy: `path "secret/data/${ns}/one" {\n  capabilities = ["read"]\n}\n` } });
-      await api('PUT', `sys/policies/acl/${p2}`, { body: { policy: `path "secret/data/${ns}/two" {\n  capabilities = ["read"]\n}\n` } });
+      cleanups.push(
+        () => api('DELETE', `auth/${k8s.mount}/role/${role}`),
+        () => api('DELETE', `sys/policies/acl/${p1}`),
+        () => api('DELETE', `sys/policies/acl/${p2}`),
+      );
+      await api('PUT', `sys/policies/acl/${p1}`, {
+        body: { policy: `path "secret/data/${ns}/one" {\n  capabilities = ["read"]\n}\n` },
+      });
+      await api('PUT', `sys/policies/acl/${p2}`, {
+        body: { policy: `path "secret/data/${ns}/two" {\n  capabilities = ["read"]\n}\n` },
+      });
       for (const k of ['one', 'two']) {
         await api('PUT', `secret/data/${ns}/${k}`, { body: { data: { v: k } } });
         cleanups.push(() => api('DELETE', `secret/metadata/${ns}/${k}`));
       }
-      await api('POST', `auth/${k8s.mount}/role/${role}`, { body: { bound_service_account_names: ['app'], bound_service_account_namespaces: [ns], token_policies: [p1], token_ttl: '1h' } });
-      const first = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role, jwt: await k8s.jwtFor(ns, 'app') } });
+      await api('POST', `auth/${k8s.mount}/role/${role}`, {
+        body: {
+          bound_service_account_names: ['app'],
+          bound_service_account_namespaces: [ns],
+          token_policies: [p1],
+          token_ttl: '1h',
+        },
+      });
+      const first = await api('POST', `auth/${k8s.mount}/login`, {
+        token: null,
+        body: { role, jwt: await k8s.jwtFor(ns, 'app') },
+      });
       const oldToken = (first.body?.auth as { client_token: string }).client_token;
       cleanups.push(() => api('POST', 'auth/token/revoke-self', { token: oldToken }));
       assert.equal((await api('GET', `secret/data/${ns}/one`, { token: oldToken })).status, 200);
@@ -284,13 +387,18 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       assert.equal((await api('GET', `secret/data/${ns}/two`, { token: oldToken })).status, 403);
       const look = dataOf(await api('GET', 'auth/token/lookup-self', { token: oldToken }));
       assert.ok((look.policies as string[]).includes(p1) && !(look.policies as string[]).includes(p2));
-      const second = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role, jwt: await k8s.jwtFor(ns, 'app') } });
+      const second = await api('POST', `auth/${k8s.mount}/login`, {
+        token: null,
+        body: { role, jwt: await k8s.jwtFor(ns, 'app') },
+      });
       const newToken = (second.body?.auth as { client_token: string }).client_token;
       cleanups.push(() => api('POST', 'auth/token/revoke-self', { token: newToken }));
       assert.equal((await api('GET', `secret/data/${ns}/two`, { token: newToken })).status, 200);
 
       // Editing the text of p1 takes effect for the old token immediately.
-      await api('PUT', `sys/policies/acl/${p1}`, { body: { policy: `path "secret/data/${ns}/nothing" {\n  capabilities = ["read"]\n}\n` } });
+      await api('PUT', `sys/policies/acl/${p1}`, {
+        body: { policy: `path "secret/data/${ns}/nothing" {\n  capabilities = ["read"]\n}\n` },
+      });
       assert.equal((await api('GET', `secret/data/${ns}/one`, { token: oldToken })).status, 403);
     });
 
@@ -300,8 +408,19 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const ns = `${run}-renew`;
       const role = `${run}.renew`;
       cleanups.push(() => api('DELETE', `auth/${k8s.mount}/role/${role}`));
-      await api('POST', `auth/${k8s.mount}/role/${role}`, { body: { bound_service_account_names: ['app'], bound_service_account_namespaces: [ns], token_policies: ['default'], token_ttl: '10m', token_max_ttl: '15m' } });
-      const login = await api('POST', `auth/${k8s.mount}/login`, { token: null, body: { role, jwt: await k8s.jwtFor(ns, 'app') } });
+      await api('POST', `auth/${k8s.mount}/role/${role}`, {
+        body: {
+          bound_service_account_names: ['app'],
+          bound_service_account_namespaces: [ns],
+          token_policies: ['default'],
+          token_ttl: '10m',
+          token_max_ttl: '15m',
+        },
+      });
+      const login = await api('POST', `auth/${k8s.mount}/login`, {
+        token: null,
+        body: { role, jwt: await k8s.jwtFor(ns, 'app') },
+      });
       const token = (login.body?.auth as { client_token: string }).client_token;
       const look = dataOf(await api('GET', 'auth/token/lookup-self', { token }));
       assert.ok((look.ttl as number) > 0 && (look.ttl as number) <= 600);
@@ -318,7 +437,10 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
 
     void test('KV v2: versions, check-and-set, read of an old version, metadata, list, delete/undelete/destroy', async () => {
       const base = `secret/data/${run}/kv2`;
-      cleanups.push(() => api('DELETE', `secret/metadata/${run}/kv2/db`), () => api('DELETE', `secret/metadata/${run}/kv2/sub/x`));
+      cleanups.push(
+        () => api('DELETE', `secret/metadata/${run}/kv2/db`),
+        () => api('DELETE', `secret/metadata/${run}/kv2/sub/x`),
+      );
       const w1 = await api('POST', `${base}/db`, { body: { data: { password: 'one' } } });
       assert.equal(w1.status, 200);
       assert.equal(dataOf(w1).version, 1);
@@ -338,7 +460,9 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       assert.deepEqual(v1.data, { password: 'one' });
 
       // custom_metadata (ESO find.tags, ownership markers) without writing a version.
-      const cm = await api('POST', `secret/metadata/${run}/kv2/db`, { body: { custom_metadata: { 'managed-by': 'vaultgate', owner: 'team-a' } } });
+      const cm = await api('POST', `secret/metadata/${run}/kv2/db`, {
+        body: { custom_metadata: { 'managed-by': 'vaultgate', owner: 'team-a' } },
+      });
       assert.equal(cm.status, 204);
       const meta = dataOf(await api('GET', `secret/metadata/${run}/kv2/db`));
       assert.equal(meta.current_version, 2);
@@ -377,7 +501,10 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const key = `${run}/adapter/db`;
       cleanups.push(() => kv.deleteAll(key));
       assert.deepEqual(await kv.write(key, { user: 'u', password: 'p1' }, { cas: 0 }), { version: 1 });
-      await assert.rejects(kv.write(key, { password: 'p2' }, { cas: 0 }), (e: unknown) => (e as { kind: string }).kind === 'invalid');
+      await assert.rejects(
+        kv.write(key, { password: 'p2' }, { cas: 0 }),
+        (e: unknown) => (e as { kind: string }).kind === 'invalid',
+      );
       assert.deepEqual(await kv.write(key, { user: 'u', password: 'p2' }, { cas: 1 }), { version: 2 });
       const s = await kv.read(key);
       assert.deepEqual(s?.data, { user: 'u', password: 'p2' });
@@ -426,7 +553,9 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
     void test('errors: 403 "permission denied" for a token without the capability and for an unknown token', async () => {
       const pname = `${run}.narrow`;
       cleanups.push(() => api('DELETE', `sys/policies/acl/${pname}`));
-      await api('PUT', `sys/policies/acl/${pname}`, { body: { policy: `path "secret/data/${run}/narrow/*" {\n  capabilities = ["read"]\n}\n` } });
+      await api('PUT', `sys/policies/acl/${pname}`, {
+        body: { policy: `path "secret/data/${run}/narrow/*" {\n  capabilities = ["read"]\n}\n` },
+      });
       const created = await api('POST', 'auth/token/create', { body: { policies: [pname], ttl: '10m' } });
       assert.equal(created.status, 200);
       const token = (created.body?.auth as { client_token: string }).client_token;
@@ -440,10 +569,18 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       assert.equal(bogus.status, 403);
 
       // The adapter maps them to kind forbidden, with Vault's text and no token in the message.
-      const kv = createKvApi({ request: <T>(req: VaultRequest) => client.request<T>({ ...req, token }) }, { mount: 'secret', version: 2 });
+      const kv = createKvApi(
+        { request: <T>(req: VaultRequest) => client.request<T>({ ...req, token }) },
+        { mount: 'secret', version: 2 },
+      );
       await assert.rejects(kv.read(`${run}/other/x`), (e: unknown) => {
         const err = e as { kind: string; status: number; message: string };
-        return err.kind === 'forbidden' && err.status === 403 && /permission denied/.test(err.message) && !err.message.includes(token);
+        return (
+          err.kind === 'forbidden' &&
+          err.status === 403 &&
+          /permission denied/.test(err.message) &&
+          !err.message.includes(token)
+        );
       });
     });
 
@@ -451,8 +588,11 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const mount = `${run}-rl`;
       await api('POST', `sys/mounts/${mount}`, { body: { type: 'kv', options: { version: '1' } } });
       cleanups.push(() => api('DELETE', `sys/mounts/${mount}`));
-      const quota = await api('POST', `sys/quotas/rate-limit/${run}-rl`, { body: { path: `${mount}/`, rate: 1, interval: '60s' } });
-      if (quota.status !== 204 && quota.status !== 200) return t.skip(`rate-limit quotas unsupported (status ${quota.status})`);
+      const quota = await api('POST', `sys/quotas/rate-limit/${run}-rl`, {
+        body: { path: `${mount}/`, rate: 1, interval: '60s' },
+      });
+      if (quota.status !== 204 && quota.status !== 200)
+        return t.skip(`rate-limit quotas unsupported (status ${quota.status})`);
       cleanups.push(() => api('DELETE', `sys/quotas/rate-limit/${run}-rl`));
       const statuses: number[] = [];
       let limited: Raw | undefined;
@@ -463,7 +603,10 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       }
       assert.ok(limited, `expected a 429 among ${statuses.join(',')}`);
       assert.match((errorsOf(limited) ?? []).join(' '), /rate limit quota exceeded/);
-      await assert.rejects(createKvApi(rootRequester, { mount, version: 1 }).read('x'), (e: unknown) => (e as { kind: string }).kind === 'rate_limited');
+      await assert.rejects(
+        createKvApi(rootRequester, { mount, version: 1 }).read('x'),
+        (e: unknown) => (e as { kind: string }).kind === 'rate_limited',
+      );
     });
 
     void test('sealed: requests get 503 "Vault is sealed", kind sealed; after unseal they work again', async (t) => {
@@ -477,7 +620,10 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
         const health = await api('GET', 'sys/health', { token: null });
         assert.equal(health.status, 503);
         assert.equal(health.body?.sealed, true);
-        await assert.rejects(createSysApi(rootRequester).readPolicy('default'), (e: unknown) => (e as { kind: string }).kind === 'sealed');
+        await assert.rejects(
+          createSysApi(rootRequester).readPolicy('default'),
+          (e: unknown) => (e as { kind: string }).kind === 'sealed',
+        );
       } finally {
         await seal.unseal();
       }
@@ -491,11 +637,35 @@ export function describeVaultContract(name: string, setup: () => Promise<VaultCo
       const ns = `${run}-cache`;
       const role = `${run}.cache`;
       cleanups.push(() => api('DELETE', `auth/${k8s.mount}/role/${role}`));
-      await api('POST', `auth/${k8s.mount}/role/${role}`, { body: { bound_service_account_names: ['app'], bound_service_account_namespaces: [ns], token_policies: ['default'], token_ttl: '1h' } });
+      await api('POST', `auth/${k8s.mount}/role/${role}`, {
+        body: {
+          bound_service_account_names: ['app'],
+          bound_service_account_namespaces: [ns],
+          token_policies: ['default'],
+          token_ttl: '1h',
+        },
+      });
       const cache = new TokenCache();
       let jwtCalls = 0;
-      const session = cache.session(client, { method: 'kubernetes', mount: k8s.mount, role, subject: `${ns}/app`, jwt: () => { jwtCalls++; return k8s.jwtFor(ns, 'app'); } });
-      const results = await Promise.all(Array.from({ length: 10 }, () => session.request<{ data: { ttl: number } }>({ operation: 'auth.token.lookup_self', method: 'GET', path: 'auth/token/lookup-self' })));
+      const session = cache.session(client, {
+        method: 'kubernetes',
+        mount: k8s.mount,
+        role,
+        subject: `${ns}/app`,
+        jwt: () => {
+          jwtCalls++;
+          return k8s.jwtFor(ns, 'app');
+        },
+      });
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          session.request<{ data: { ttl: number } }>({
+            operation: 'auth.token.lookup_self',
+            method: 'GET',
+            path: 'auth/token/lookup-self',
+          }),
+        ),
+      );
       assert.ok(results.every((r) => (r?.data.ttl ?? 0) > 0));
       assert.equal(jwtCalls, 1, 'ten concurrent requests share one login');
       await cache.close({ revoke: true });

@@ -19,14 +19,37 @@ import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 import { helm, helmSkip, one, render, CHART_DIR } from '../chart/render.ts';
 
 const deps = { client: new FakeKubeClient(), log: silentLogger, env: { POD_NAMESPACE: 'vaultgate', VAULT_TOKEN: 't' } };
-const controller = (args: string[]) => controllerOptionsFrom(parseArgs({ args: ['--vault-addr=http://v', ...args], options: CONTROLLER_OPTIONS, strict: true }).values, deps);
-const webhook = (args: string[]) => webhookOptionsFrom(parseArgs({ args: ['--no-kube', '--no-audit', ...args], options: WEBHOOK_OPTIONS, strict: true }).values);
+const controller = (args: string[]) =>
+  controllerOptionsFrom(
+    parseArgs({ args: ['--vault-addr=http://v', ...args], options: CONTROLLER_OPTIONS, strict: true }).values,
+    deps,
+  );
+const webhook = (args: string[]) =>
+  webhookOptionsFrom(
+    parseArgs({ args: ['--no-kube', '--no-audit', ...args], options: WEBHOOK_OPTIONS, strict: true }).values,
+  );
 
 /** A logger whose JSON lines are kept. */
-function capture(): { log: ReturnType<typeof createLogger>; lines: () => Array<{ level: number; msg: string; [k: string]: unknown }> } {
+function capture(): {
+  log: ReturnType<typeof createLogger>;
+  lines: () => Array<{ level: number; msg: string; [k: string]: unknown }>;
+} {
   const out: string[] = [];
-  const destination = new Writable({ write(chunk: Buffer, _enc, cb) { out.push(chunk.toString()); cb(); } });
-  return { log: createLogger({ level: 'info', name: 'controller', destination }), lines: () => out.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string }) };
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      out.push(chunk.toString());
+      cb();
+    },
+  });
+  return {
+    log: createLogger({ level: 'info', name: 'controller', destination }),
+    lines: () =>
+      out
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { level: number; msg: string }),
+  };
 }
 
 void describe('--vault-flavor / --vault-version', () => {
@@ -36,18 +59,31 @@ void describe('--vault-flavor / --vault-version', () => {
   });
 
   void test('HashiCorp Vault with its version', () => {
-    assert.deepEqual(controller(['--vault-flavor=vault', '--vault-version=1.19']).vaultTarget, { flavor: 'vault', version: '1.19' });
-    assert.deepEqual(webhook(['--vault-flavor=vault', '--vault-version=v1.19.2']).vaultTarget, { flavor: 'vault', version: '1.19.2' });
+    assert.deepEqual(controller(['--vault-flavor=vault', '--vault-version=1.19']).vaultTarget, {
+      flavor: 'vault',
+      version: '1.19',
+    });
+    assert.deepEqual(webhook(['--vault-flavor=vault', '--vault-version=v1.19.2']).vaultTarget, {
+      flavor: 'vault',
+      version: '1.19.2',
+    });
   });
 
   void test('a bad setting is refused naming the flag and the rule', () => {
-    assert.throws(() => controller(['--vault-flavor=hashicorp']), /--vault-flavor must be one of openbao, vault .*got "hashicorp"/);
+    assert.throws(
+      () => controller(['--vault-flavor=hashicorp']),
+      /--vault-flavor must be one of openbao, vault .*got "hashicorp"/,
+    );
     assert.throws(() => webhook(['--vault-flavor=vault']), /--vault-version is required with --vault-flavor=vault/);
-    assert.throws(() => controller(['--vault-version=latest']), /--vault-version must be a version such as 2\.7 or 2\.7\.2, got "latest"/);
+    assert.throws(
+      () => controller(['--vault-version=latest']),
+      /--vault-version must be a version such as 2\.7 or 2\.7\.2, got "latest"/,
+    );
   });
 
   void test('--help documents both flags on both commands', () => {
-    for (const help of [CONTROLLER_HELP, WEBHOOK_HELP]) for (const f of ['--vault-flavor', '--vault-version']) assert.ok(help.includes(f), f);
+    for (const help of [CONTROLLER_HELP, WEBHOOK_HELP])
+      for (const f of ['--vault-flavor', '--vault-version']) assert.ok(help.includes(f), f);
   });
 });
 
@@ -67,7 +103,10 @@ void describe('the controller compares the server version with the setting at st
     assert.equal(r.result, 'mismatch');
     const warn = lines().find((l) => l.level === 40);
     assert.ok(warn, JSON.stringify(lines()));
-    assert.match(warn.msg, /the server reports version 1\.19\.0\+ent, but vaultgate is set up for OpenBao 2\.7 \(--vault-flavor\/--vault-version, chart vault\.flavor\/vault\.version\)/);
+    assert.match(
+      warn.msg,
+      /the server reports version 1\.19\.0\+ent, but vaultgate is set up for OpenBao 2\.7 \(--vault-flavor\/--vault-version, chart vault\.flavor\/vault\.version\)/,
+    );
     assert.equal(warn.serverVersion, '1.19.0+ent');
   });
 
@@ -86,7 +125,8 @@ void describe('the controller compares the server version with the setting at st
 });
 
 void describe('chart: vault.flavor / vault.version', { skip: helmSkip() }, () => {
-  const args = (objs: ReturnType<typeof render>, suffix: string): string[] => one(objs, 'Deployment', suffix).spec.template.spec.containers[0].args as string[];
+  const args = (objs: ReturnType<typeof render>, suffix: string): string[] =>
+    one(objs, 'Deployment', suffix).spec.template.spec.containers[0].args as string[];
 
   void test('both Deployments get the setting (default openbao 2.7)', () => {
     const objs = render();

@@ -31,24 +31,43 @@ void describe('admission core with the ESO handlers', () => {
     const { validation } = decideSync(request(aws, 'team-a'), ctx);
     assert.equal(validation.response.allowed, false);
     assert.equal(validation.response.status?.code, 403);
-    assert.equal(validation.response.status?.message, 'spec.provider.aws: provider aws is not supported by vaultgate (only vault) (rule eso.store.provider-unsupported)');
+    assert.equal(
+      validation.response.status?.message,
+      'spec.provider.aws: provider aws is not supported by vaultgate (only vault) (rule eso.store.provider-unsupported)',
+    );
   });
 
   void test('every problem is reported, schema and semantic alike', () => {
-    const bad = edit(es, { 'spec.secretStoreRef.kind': 'VaultStore', 'spec.target.manifest': { apiVersion: 'v1', kind: 'ConfigMap' }, 'spec.target.deletionPolicy': 'Delete', 'spec.target.creationPolicy': 'Merge' });
+    const bad = edit(es, {
+      'spec.secretStoreRef.kind': 'VaultStore',
+      'spec.target.manifest': { apiVersion: 'v1', kind: 'ConfigMap' },
+      'spec.target.deletionPolicy': 'Delete',
+      'spec.target.creationPolicy': 'Merge',
+    });
     const { validation } = decideSync(request(bad, 'team-a'), ctx);
     assert.equal(validation.response.allowed, false);
     const lines = validation.response.status?.message?.split('\n') ?? [];
     assert.equal(lines.length, 3, lines.join('\n'));
     assert.ok(validation.rules.includes('eso.es.unsupported') && validation.rules.includes('eso.es.deletion-policy'));
-    assert.ok(lines.some((l) => l.startsWith('spec.secretStoreRef.kind: ')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.startsWith('spec.secretStoreRef.kind: ')),
+      lines.join('\n'),
+    );
   });
 
   void test('warnings reach kubectl for allowed objects', () => {
-    const css = edit(store, { kind: 'ClusterSecretStore', 'metadata.namespace': undefined, 'spec.provider.vault.auth.kubernetes.serviceAccountRef': undefined, 'spec.provider.vault.caProvider.namespace': 'vault' });
+    const css = edit(store, {
+      kind: 'ClusterSecretStore',
+      'metadata.namespace': undefined,
+      'spec.provider.vault.auth.kubernetes.serviceAccountRef': undefined,
+      'spec.provider.vault.caProvider.namespace': 'vault',
+    });
     const { validation } = decideSync(request(css), ctx);
     assert.equal(validation.response.allowed, true);
-    assert.deepEqual(validation.response.warnings?.map((w) => w.replace(/:.*\(rule /, ' (rule ')), ['spec.provider.vault.auth.kubernetes.serviceAccountRef (rule eso.store.kubernetes-identity)']);
+    assert.deepEqual(
+      validation.response.warnings?.map((w) => w.replace(/:.*\(rule /, ' (rule ')),
+      ['spec.provider.vault.auth.kubernetes.serviceAccountRef (rule eso.store.kubernetes-identity)'],
+    );
   });
 
   void test('a store of another controller class is allowed untouched even when it would be refused', () => {
@@ -59,23 +78,38 @@ void describe('admission core with the ESO handlers', () => {
   });
 
   void test('deletes pass through (ESO #2015: an ExternalSecret must stay deletable)', () => {
-    const req = { ...request(edit(es, { 'spec.data': [] }), 'team-a'), operation: 'DELETE' as const, oldObject: es, object: null };
+    const req = {
+      ...request(edit(es, { 'spec.data': [] }), 'team-a'),
+      operation: 'DELETE' as const,
+      oldObject: es,
+      object: null,
+    };
     assert.equal(decideSync(req, ctx).validation.response.allowed, true);
   });
 
   void describe('ratcheting: objects stored before vaultgate (or while its webhook was down) never get stuck', () => {
     const invalid = edit(es, { 'spec.target.manifest': { apiVersion: 'v1', kind: 'ConfigMap' } });
-    const update = (object: KubeObject, oldObject: KubeObject) => ({ ...request(object, 'team-a'), operation: 'UPDATE' as const, oldObject });
+    const update = (object: KubeObject, oldObject: KubeObject) => ({
+      ...request(object, 'team-a'),
+      operation: 'UPDATE' as const,
+      oldObject,
+    });
 
     void test('an UPDATE that leaves spec unchanged (a label, a finalizer removal) is allowed with the findings as warnings', () => {
       const relabelled = edit(invalid, { 'metadata.labels': { team: 'a' } });
       const { validation } = decideSync(update(relabelled, invalid), ctx);
       assert.equal(validation.response.allowed, true);
-      assert.match(validation.response.warnings?.[0] ?? '', /a generic \(non-Secret\) target is not supported by vaultgate.*\(tolerated: this update leaves spec unchanged\)/);
+      assert.match(
+        validation.response.warnings?.[0] ?? '',
+        /a generic \(non-Secret\) target is not supported by vaultgate.*\(tolerated: this update leaves spec unchanged\)/,
+      );
     });
 
     void test('an UPDATE to an object being deleted is allowed', () => {
-      const deleting = edit(invalid, { 'metadata.deletionTimestamp': '2026-01-01T00:00:00Z', 'spec.refreshInterval': '5m' });
+      const deleting = edit(invalid, {
+        'metadata.deletionTimestamp': '2026-01-01T00:00:00Z',
+        'spec.refreshInterval': '5m',
+      });
       assert.equal(decideSync(update(deleting, invalid), ctx).validation.response.allowed, true);
     });
 

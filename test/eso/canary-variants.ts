@@ -32,11 +32,18 @@ export function canaryForms(secret: string): CanaryForm[] {
   const reversed = [...secret].reverse().join('');
   const includesCi = (needle: string) => (text: string) => text.toLowerCase().includes(needle.toLowerCase());
   // Exact, upper/lower case, truncated (any piece), reversed: case-insensitive pieces of the value and its reverse.
-  for (const [name, s] of [['piece', secret], ['reversed piece', reversed]] as const) {
-    for (const p of pieces(s, MIN_PIECE)) forms.push({ form: `${name} ${JSON.stringify(p)} (any case)`, test: includesCi(p) });
+  for (const [name, s] of [
+    ['piece', secret],
+    ['reversed piece', reversed],
+  ] as const) {
+    for (const p of pieces(s, MIN_PIECE))
+      forms.push({ form: `${name} ${JSON.stringify(p)} (any case)`, test: includesCi(p) });
   }
   // Split and joined with any separator (1 to 3 characters, the same between every two characters).
-  for (const [name, s] of [['split/joined', secret], ['reversed split/joined', reversed]] as const) {
+  for (const [name, s] of [
+    ['split/joined', secret],
+    ['reversed split/joined', reversed],
+  ] as const) {
     for (const p of pieces(s, MIN_PIECE)) {
       const chars = [...p].map(escapeRe);
       const re = new RegExp(`${chars[0]!}([\\s\\S]{1,3}?)${chars.slice(1).join('\\1')}`, 'i');
@@ -46,10 +53,14 @@ export function canaryForms(secret: string): CanaryForm[] {
   // Encodings of the value and of its case variants.
   for (const v of new Set([secret, secret.toUpperCase(), secret.toLowerCase(), reversed])) {
     const buf = Buffer.from(v, 'utf8');
-    for (const [enc, text] of [['base64', buf.toString('base64')], ['base64url', buf.toString('base64url')]] as const) {
+    for (const [enc, text] of [
+      ['base64', buf.toString('base64')],
+      ['base64url', buf.toString('base64url')],
+    ] as const) {
       // Whole, and truncated (the first 8 characters encode the first 6 bytes).
       forms.push({ form: `${enc} of ${JSON.stringify(v)}`, test: (t) => t.includes(text.replace(/=+$/, '')) });
-      if (text.length > 8) forms.push({ form: `${enc} prefix of ${JSON.stringify(v)}`, test: (t) => t.includes(text.slice(0, 8)) });
+      if (text.length > 8)
+        forms.push({ form: `${enc} prefix of ${JSON.stringify(v)}`, test: (t) => t.includes(text.slice(0, 8)) });
     }
     const hex = buf.toString('hex');
     for (let i = 0; i + 2 * MIN_PIECE <= hex.length || i === 0; i += 2) {

@@ -27,25 +27,41 @@ function esoDocs(): string {
 function examples(docs: string): Array<{ name: string; text: string }> {
   const out: Array<{ name: string; text: string }> = [];
   const add = (name: string, text: string): void => {
-    text.replace(/\{%-?\s*(raw|endraw)\s*-?%\}/g, '').split(/^---\s*$/m).forEach((d, i) => {
-      // v1alpha1 examples are engine-v1 templates: ESO v0.16.2 serves no v1alpha1 ExternalSecret either.
-      if (/^kind:\s*ExternalSecret\s*$/m.test(d) && !d.includes('external-secrets.io/v1alpha1')) out.push({ name: `${name}#${i}`, text: d });
-    });
+    text
+      .replace(/\{%-?\s*(raw|endraw)\s*-?%\}/g, '')
+      .split(/^---\s*$/m)
+      .forEach((d, i) => {
+        // v1alpha1 examples are engine-v1 templates: ESO v0.16.2 serves no v1alpha1 ExternalSecret either.
+        if (/^kind:\s*ExternalSecret\s*$/m.test(d) && !d.includes('external-secrets.io/v1alpha1'))
+          out.push({ name: `${name}#${i}`, text: d });
+      });
   };
-  const snippets = readdirSync(join(docs, 'snippets')).filter((f) => /template-v2|^vault-.*external-secret/.test(f) && f.endsWith('.yaml')).sort();
+  const snippets = readdirSync(join(docs, 'snippets'))
+    .filter((f) => /template-v2|^vault-.*external-secret/.test(f) && f.endsWith('.yaml'))
+    .sort();
   for (const f of snippets) add(f, readFileSync(join(docs, 'snippets', f), 'utf8'));
   for (const md of ['guides/templating.md', 'provider/hashicorp-vault.md']) {
-    [...readFileSync(join(docs, md), 'utf8').matchAll(/```ya?ml\n([\s\S]*?)```/g)].forEach((m, j) => add(`${md}[${j}]`, m[1]!));
+    [...readFileSync(join(docs, md), 'utf8').matchAll(/```ya?ml\n([\s\S]*?)```/g)].forEach((m, j) =>
+      add(`${md}[${j}]`, m[1]!),
+    );
   }
   return out;
 }
 
 /** The example as an object vaultgate can be asked about (see the header for the two liberties). */
 function asManifest(text: string): KubeObject {
-  const requoted = text.replace(/^(\s*[\w."/-]+:\s*)"(\{\{.*\}\}[^"]*)"\s*$/gm, (_m, key: string, body: string) => `${key}'${body.replace(/'/g, "''")}'`)
+  const requoted = text
+    .replace(
+      /^(\s*[\w."/-]+:\s*)"(\{\{.*\}\}[^"]*)"\s*$/gm,
+      (_m, key: string, body: string) => `${key}'${body.replace(/'/g, "''")}'`,
+    )
     .replace('external-secrets.io/v1beta1', 'external-secrets.io/v1');
   const doc = parseDocument(requoted, { uniqueKeys: false, logLevel: 'silent' });
-  assert.deepEqual(doc.errors.map((e) => e.message), [], `not YAML even re-quoted:\n${requoted}`);
+  assert.deepEqual(
+    doc.errors.map((e) => e.message),
+    [],
+    `not YAML even re-quoted:\n${requoted}`,
+  );
   const o = doc.toJS() as KubeObject & { metadata?: { namespace?: string }; spec: Record<string, unknown> };
   o.metadata = { ...o.metadata, namespace: 'default' };
   o.spec.secretStoreRef ??= { name: 'vault-backend', kind: 'SecretStore' };
@@ -53,9 +69,12 @@ function asManifest(text: string): KubeObject {
   return o;
 }
 
-const refusedByReadme = (message: string): boolean => [...REFUSED_TEMPLATE_FUNCTIONS.keys()].some((f) => message.includes(`template function "${f}" is not supported by vaultgate`));
+const refusedByReadme = (message: string): boolean =>
+  [...REFUSED_TEMPLATE_FUNCTIONS.keys()].some((f) =>
+    message.includes(`template function "${f}" is not supported by vaultgate`),
+  );
 
-void test('ESO\'s documentation examples: only functions the README names are refused', { timeout: 600_000 }, (t) => {
+void test("ESO's documentation examples: only functions the README names are refused", { timeout: 600_000 }, (t) => {
   const all = examples(esoDocs());
   assert.ok(all.length >= 20, `${all.length} examples`);
   const dir = mkdtempSync(join(tmpdir(), 'eso-docs-'));
@@ -66,19 +85,35 @@ void test('ESO\'s documentation examples: only functions the README names are re
       assert.deepEqual(schemaErrors(o), [], ex.name);
       const ds = denials(findings(o));
       for (const d of ds) assert.ok(refusedByReadme(d.message), `${ex.name}: ${d.field}: ${d.message}`);
-      if (ds.length > 0) refused.push(`${ex.name}: ${ds.map((d) => d.message.replace(/ is not supported by vaultgate.*/, '')).join('; ')}`);
-      writeFileSync(join(dir, `${String(i).padStart(2, '0')}-${basename(ex.name).replace(/[^\w.-]/g, '_')}.yaml`), stringify(o));
+      if (ds.length > 0)
+        refused.push(
+          `${ex.name}: ${ds.map((d) => d.message.replace(/ is not supported by vaultgate.*/, '')).join('; ')}`,
+        );
+      writeFileSync(
+        join(dir, `${String(i).padStart(2, '0')}-${basename(ex.name).replace(/[^\w.-]/g, '_')}.yaml`),
+        stringify(o),
+      );
     }
     t.diagnostic(`${all.length} examples; refused (named in the README): ${refused.join(' | ') || 'none'}`);
     // Today only the literal example's htpasswd (bcrypt's random salt: the Secret would never converge).
-    assert.deepEqual(refused.map((r) => r.split(':')[0]), ['template-v2-literal-example.yaml#0']);
+    assert.deepEqual(
+      refused.map((r) => r.split(':')[0]),
+      ['template-v2-literal-example.yaml#0'],
+    );
 
     // The same through the CLI a GitOps pipeline runs: only that file is DENIED (pkcs12key/pkcs12cert pass).
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'cli/main.ts'), 'validate', '-f', dir], { cwd: REPO, encoding: 'utf8', timeout: 300_000 });
+    const cli = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'cli/main.ts'), 'validate', '-f', dir], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     const deniedFiles = [...cli.stdout.matchAll(/^DENIED .*\((.+?):\d+\)$/gm)].map((m) => basename(m[1]!));
     assert.equal(cli.status, 1, cli.stdout + cli.stderr);
     assert.equal(deniedFiles.length, 1, cli.stdout);
-    assert.ok(deniedFiles.every((f) => f.includes('literal-example')), cli.stdout);
+    assert.ok(
+      deniedFiles.every((f) => f.includes('literal-example')),
+      cli.stdout,
+    );
     assert.match(cli.stdout, /htpasswd" is not supported by vaultgate: its output changes on every render/);
   } finally {
     rmSync(dir, { recursive: true, force: true });

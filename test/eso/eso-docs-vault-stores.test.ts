@@ -12,7 +12,6 @@ import type { KubeObject } from '../../webhook/admission/kinds.ts';
 import { esoModuleDir } from '../upstream/go-oracle.ts';
 import { denials, findings } from './helpers.ts';
 
-
 /** Refusals the README names (ESO section), by rule. */
 const README_REFUSALS: Record<string, string> = {
   'eso.store.auth-unsupported': 'iam/gcp auth and auth.kubernetes.secretRef are not supported by vaultgate',
@@ -21,25 +20,49 @@ const README_REFUSALS: Record<string, string> = {
 
 function snippets(): Array<{ file: string; obj: KubeObject }> {
   const dir = join(esoModuleDir(), 'docs', 'snippets');
-  return readdirSync(dir).filter((f) => /^vault-.*-store\.yaml$|^vault-pushsecret\.yaml$/.test(f)).sort().flatMap((file) =>
-    parseAllDocuments(readFileSync(join(dir, file), 'utf8').replaceAll('external-secrets.io/v1beta1', 'external-secrets.io/v1'))
-      .map((d) => d.toJS() as KubeObject | null).filter((o): o is KubeObject => typeof o?.apiVersion === 'string' && o.apiVersion.startsWith('external-secrets.io/')).map((obj) => ({ file, obj })));
+  return readdirSync(dir)
+    .filter((f) => /^vault-.*-store\.yaml$|^vault-pushsecret\.yaml$/.test(f))
+    .sort()
+    .flatMap((file) =>
+      parseAllDocuments(
+        readFileSync(join(dir, file), 'utf8').replaceAll('external-secrets.io/v1beta1', 'external-secrets.io/v1'),
+      )
+        .map((d) => d.toJS() as KubeObject | null)
+        .filter(
+          (o): o is KubeObject => typeof o?.apiVersion === 'string' && o.apiVersion.startsWith('external-secrets.io/'),
+        )
+        .map((obj) => ({ file, obj })),
+    );
 }
 
-void test('ESO\'s Vault store and PushSecret examples: refused only for what the README names', () => {
+void test("ESO's Vault store and PushSecret examples: refused only for what the README names", () => {
   const all = snippets();
   assert.ok(all.length >= 9, `${all.length} examples`);
   const refused: string[] = [];
   const admitted: string[] = [];
   for (const { file, obj } of all) {
     // The mTLS example elides its CA as "..." (not base64): the one schema liberty taken here.
-    const o = file === 'vault-mtls-store.yaml' ? JSON.parse(JSON.stringify(obj).replace('"caBundle":"..."', '"caBundle":"Y2E="')) as KubeObject : obj;
+    const o =
+      file === 'vault-mtls-store.yaml'
+        ? (JSON.parse(JSON.stringify(obj).replace('"caBundle":"..."', '"caBundle":"Y2E="')) as KubeObject)
+        : obj;
     const ds = denials(findings(o, undefined, 'default'));
     const unnamed = ds.filter((d) => !README_REFUSALS[d.rule]);
-    assert.deepEqual(unnamed.map((d) => `${d.field}: ${d.message} (${d.rule})`), [], file);
+    assert.deepEqual(
+      unnamed.map((d) => `${d.field}: ${d.message} (${d.rule})`),
+      [],
+      file,
+    );
     (ds.length ? refused : admitted).push(file);
   }
-  for (const file of ['vault-userpass-store.yaml', 'vault-ldap-store.yaml', 'vault-pushsecret.yaml', 'vault-jwt-store.yaml', 'vault-token-store.yaml', 'vault-approle-store.yaml']) {
+  for (const file of [
+    'vault-userpass-store.yaml',
+    'vault-ldap-store.yaml',
+    'vault-pushsecret.yaml',
+    'vault-jwt-store.yaml',
+    'vault-token-store.yaml',
+    'vault-approle-store.yaml',
+  ]) {
     assert.ok(admitted.includes(file), `${file} admitted (refused: ${refused.join(', ')})`);
   }
 });

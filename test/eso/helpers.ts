@@ -13,7 +13,9 @@ const root = new URL('../../', import.meta.url);
 
 export function loadManifests(relativePath: string): KubeObject[] {
   const text = readFileSync(new URL(relativePath, root), 'utf8');
-  return parseAllDocuments(text).map((d) => d.toJS() as KubeObject).filter((o) => o && typeof o === 'object');
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as KubeObject)
+    .filter((o) => o && typeof o === 'object');
 }
 
 let compiled: Map<string, ValidateFunction> | undefined;
@@ -21,10 +23,23 @@ export function schemaValidator(kind: string): ValidateFunction {
   if (!compiled) {
     const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, useDefaults: false });
     addFormatsModule.default(ajv);
-    for (const keyword of ['x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-map-type', 'tsType']) ajv.addKeyword({ keyword });
+    for (const keyword of [
+      'x-kubernetes-int-or-string',
+      'x-kubernetes-preserve-unknown-fields',
+      'x-kubernetes-map-type',
+      'tsType',
+    ])
+      ajv.addKeyword({ keyword });
     compiled = new Map();
-    for (const [k, file] of [['SecretStore', 'secretstore'], ['ClusterSecretStore', 'clustersecretstore'], ['ExternalSecret', 'externalsecret']] as const) {
-      compiled.set(k, ajv.compile(JSON.parse(readFileSync(new URL(`schemas/${file}.schema.json`, root), 'utf8')) as object));
+    for (const [k, file] of [
+      ['SecretStore', 'secretstore'],
+      ['ClusterSecretStore', 'clustersecretstore'],
+      ['ExternalSecret', 'externalsecret'],
+    ] as const) {
+      compiled.set(
+        k,
+        ajv.compile(JSON.parse(readFileSync(new URL(`schemas/${file}.schema.json`, root), 'utf8')) as object),
+      );
     }
   }
   const v = compiled.get(kind);
@@ -41,9 +56,15 @@ export function schemaErrors(o: KubeObject): string[] {
 export function request(o: KubeObject, namespace = 'default'): AdmissionRequest {
   const kind = String(o.kind);
   return {
-    uid: 'test', operation: 'CREATE', userInfo: { username: 'alice' },
+    uid: 'test',
+    operation: 'CREATE',
+    userInfo: { username: 'alice' },
     kind: { group: 'external-secrets.io', version: kind === 'PushSecret' ? 'v1alpha1' : 'v1', kind },
-    resource: { group: 'external-secrets.io', version: kind === 'PushSecret' ? 'v1alpha1' : 'v1', resource: `${kind.toLowerCase()}s` },
+    resource: {
+      group: 'external-secrets.io',
+      version: kind === 'PushSecret' ? 'v1alpha1' : 'v1',
+      resource: `${kind.toLowerCase()}s`,
+    },
     ...(kind === 'ClusterSecretStore' || kind === 'ClusterExternalSecret' ? {} : { namespace }),
     object: o,
   };

@@ -21,9 +21,25 @@ export const CANARY_TOKENS = ['Zq9x7WvKp2', 'Yq8Lm3', 'Jv4Tn6Rb'];
  * case, split and joined, encodings, quoting, truncation, formatting.
  */
 export const CANARY_TRANSFORMS = [
-  '.canary', '.canary | upper', '.canary | lower', '.canary | title', 'splitList "" .canary | join "."', 'splitList "" .canary | join " "',
-  'splitList "" .canary | join ""', '.canary | b64enc', '.canary | quote', '.canary | squote', 'printf "%q" .canary', 'printf "%x" .canary',
-  'trunc 12 .canary', 'abbrev 12 .canary', 'substr 3 13 .canary', 'wrap 3 .canary', '.yaml', '.yaml | upper', '.json',
+  '.canary',
+  '.canary | upper',
+  '.canary | lower',
+  '.canary | title',
+  'splitList "" .canary | join "."',
+  'splitList "" .canary | join " "',
+  'splitList "" .canary | join ""',
+  '.canary | b64enc',
+  '.canary | quote',
+  '.canary | squote',
+  'printf "%q" .canary',
+  'printf "%x" .canary',
+  'trunc 12 .canary',
+  'abbrev 12 .canary',
+  'substr 3 13 .canary',
+  'wrap 3 .canary',
+  '.yaml',
+  '.yaml | upper',
+  '.json',
 ];
 
 /**
@@ -33,8 +49,19 @@ export const CANARY_TRANSFORMS = [
  */
 export function renderedTextShapes(t: string): string[] {
   return [
-    `{{ ${t} }}: [1]`, `{{ ${t} }}: {a: 1}`, `{{ ${t} }}`, `k: {{ ${t} }}`, `k: [{{ ${t} }}`, `{{ ${t} }}: 1\n{{ ${t} }}: 2`, `k: "{{ ${t} }}`,
-    `{{ fail (${t}) }}`, `k: {{ ${t} }}\nk2: [x`, `- {{ ${t} }}`, `k: *{{ ${t} }}`, `&{{ ${t} }} k: 1`, `k: !!int {{ ${t} }}`,
+    `{{ ${t} }}: [1]`,
+    `{{ ${t} }}: {a: 1}`,
+    `{{ ${t} }}`,
+    `k: {{ ${t} }}`,
+    `k: [{{ ${t} }}`,
+    `{{ ${t} }}: 1\n{{ ${t} }}: 2`,
+    `k: "{{ ${t} }}`,
+    `{{ fail (${t}) }}`,
+    `k: {{ ${t} }}\nk2: [x`,
+    `- {{ ${t} }}`,
+    `k: *{{ ${t} }}`,
+    `&{{ ${t} }} k: 1`,
+    `k: !!int {{ ${t} }}`,
   ];
 }
 
@@ -42,7 +69,16 @@ export function renderedTextShapes(t: string): string[] {
 export const LEAK_DATA: Record<string, string> = { canary: CANARY, yaml: CANARY_YAML, json: CANARY_JSON, int: '7' };
 
 /** An argument holding secret data: each supported type, so type errors are tried with a secret too. */
-const SECRET_ARGS = ['.canary', '.yaml', '.json', '(fromJson .json)', '(splitList "-" .canary)', '(b64dec .canary)', '(.canary | upper)', '.'];
+const SECRET_ARGS = [
+  '.canary',
+  '.yaml',
+  '.json',
+  '(fromJson .json)',
+  '(splitList "-" .canary)',
+  '(b64dec .canary)',
+  '(.canary | upper)',
+  '.',
+];
 /** The other arguments: every Go type a template can produce, and a secret. */
 const FILLERS = ['"x"', '1', '-1', '99', 'nil', 'true', '(fromJson .json)', '(splitList "," "a,b")', '.canary', '.int'];
 
@@ -50,7 +86,9 @@ const FILLERS = ['"x"', '1', '-1', '99', 'nil', 'true', '(fromJson .json)', '(sp
  * `maxPerFunction` bounds the calls per function (a deterministic stride through all combinations), so the
  * corpus stays within the fast tier now that ESO's whole function map (~200 functions) is supported.
  */
-export function leakCorpus(opts: { fillers?: readonly string[]; secretArgs?: readonly string[]; maxPerFunction?: number } = {}): string[] {
+export function leakCorpus(
+  opts: { fillers?: readonly string[]; secretArgs?: readonly string[]; maxPerFunction?: number } = {},
+): string[] {
   const fillers = opts.fillers ?? FILLERS;
   const secrets = opts.secretArgs ?? SECRET_ARGS;
   const cap = opts.maxPerFunction ?? (opts.fillers ? 16 : 160);

@@ -6,18 +6,64 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { askCron, type CronAnswer, type CronRequest } from '../upstream/cron-oracle.ts';
-import { CronError, isWithinWindow, nextAllowedAt, parseSchedule, periodicRefreshAllowed, syncWindowProblems } from '../../eso/sync-windows.ts';
+import {
+  CronError,
+  isWithinWindow,
+  nextAllowedAt,
+  parseSchedule,
+  periodicRefreshAllowed,
+  syncWindowProblems,
+} from '../../eso/sync-windows.ts';
 import { parseGoDuration } from '../../golang/duration.ts';
 import { rng } from './template-corpus.ts';
 
-
 const HAND: string[] = [
-  '0 22 * * 1-5', '*/15 * * * *', '0 0 1 * *', '0 0 * * 0', '30 2 * * sun', '0 9-17 * * MON-FRI', '0 0 29 2 *', '0 0 31 * *',
-  '0 0 1,15 * 1', '0 12 * jan,jul *', '5-55/10 * * * *', '0 */6 * * *', '0 0 * * 6/2', '? ? ? ? ?', '0 0 13 * 5',
-  '@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly', '@every 1h', '@every 90m', '@every 500ms', '@every 36h',
+  '0 22 * * 1-5',
+  '*/15 * * * *',
+  '0 0 1 * *',
+  '0 0 * * 0',
+  '30 2 * * sun',
+  '0 9-17 * * MON-FRI',
+  '0 0 29 2 *',
+  '0 0 31 * *',
+  '0 0 1,15 * 1',
+  '0 12 * jan,jul *',
+  '5-55/10 * * * *',
+  '0 */6 * * *',
+  '0 0 * * 6/2',
+  '? ? ? ? ?',
+  '0 0 13 * 5',
+  '@yearly',
+  '@annually',
+  '@monthly',
+  '@weekly',
+  '@daily',
+  '@midnight',
+  '@hourly',
+  '@every 1h',
+  '@every 90m',
+  '@every 500ms',
+  '@every 36h',
   // invalid: robfig's errors
-  '', '* * * *', '* * * * * *', '60 * * * *', '* 24 * * *', '* * 0 * *', '* * * 13 *', '* * * * 7', '5-1 * * * *', '*/0 * * * *',
-  '1-2-3 * * * *', '*/2/3 * * * *', 'x * * * *', '-1 * * * *', '@often', '@every', '@every abc', '* * * foo *', 'TZ=UTC 0 * * * *',
+  '',
+  '* * * *',
+  '* * * * * *',
+  '60 * * * *',
+  '* 24 * * *',
+  '* * 0 * *',
+  '* * * 13 *',
+  '* * * * 7',
+  '5-1 * * * *',
+  '*/0 * * * *',
+  '1-2-3 * * * *',
+  '*/2/3 * * * *',
+  'x * * * *',
+  '-1 * * * *',
+  '@often',
+  '@every',
+  '@every abc',
+  '* * * foo *',
+  'TZ=UTC 0 * * * *',
 ];
 
 function generated(n: number, r: () => number): string[] {
@@ -26,32 +72,63 @@ function generated(n: number, r: () => number): string[] {
   const field = (lo: number, hi: number, names: readonly string[] = []): string => {
     const atom = (): string => {
       switch (num(0, 7)) {
-        case 0: return '*';
-        case 1: return String(num(lo, hi));
-        case 2: { const a = num(lo, hi); return `${a}-${num(a, hi)}`; }
-        case 3: return `*/${num(1, 12)}`;
-        case 4: { const a = num(lo, hi); return `${a}-${num(a, hi)}/${num(1, 5)}`; }
-        case 5: return `${num(lo, hi)}/${num(1, 7)}`;
-        case 6: return names.length ? pick(names) : String(num(lo, hi));
-        default: return String(num(lo - 1, hi + 1)); // sometimes out of range
+        case 0:
+          return '*';
+        case 1:
+          return String(num(lo, hi));
+        case 2: {
+          const a = num(lo, hi);
+          return `${a}-${num(a, hi)}`;
+        }
+        case 3:
+          return `*/${num(1, 12)}`;
+        case 4: {
+          const a = num(lo, hi);
+          return `${a}-${num(a, hi)}/${num(1, 5)}`;
+        }
+        case 5:
+          return `${num(lo, hi)}/${num(1, 7)}`;
+        case 6:
+          return names.length ? pick(names) : String(num(lo, hi));
+        default:
+          return String(num(lo - 1, hi + 1)); // sometimes out of range
       }
     };
     return Array.from({ length: r() < 0.8 ? 1 : num(2, 3) }, atom).join(',');
   };
   const months = ['jan', 'FEB', 'mar', 'Apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
   const days = ['sun', 'MON', 'tue', 'wed', 'Thu', 'fri', 'sat'];
-  return Array.from({ length: n }, () => [field(0, 59), field(0, 23), field(1, 31), field(1, 12, months), field(0, 6, days)].join(' '));
+  return Array.from({ length: n }, () =>
+    [field(0, 59), field(0, 23), field(1, 31), field(1, 12, months), field(0, 6, days)].join(' '),
+  );
 }
 
 const DURATIONS = ['1s', '59s', '30m', '1h', '8h', '24h', '1h30m', '168h', '744h', '0s'];
 
 function instants(n: number, r: () => number): number[] {
-  const fixed = ['2026-12-02T02:30:00Z', '2027-01-01T00:00:00Z', '2028-02-29T12:00:00Z', '2027-02-28T23:59:59.500Z', '2026-12-31T23:59:59Z', '2030-06-15T21:59:59Z', '2026-12-07T22:00:00Z', '2026-12-08T06:00:00Z', '2026-12-08T06:00:01Z'];
+  const fixed = [
+    '2026-12-02T02:30:00Z',
+    '2027-01-01T00:00:00Z',
+    '2028-02-29T12:00:00Z',
+    '2027-02-28T23:59:59.500Z',
+    '2026-12-31T23:59:59Z',
+    '2030-06-15T21:59:59Z',
+    '2026-12-07T22:00:00Z',
+    '2026-12-08T06:00:00Z',
+    '2026-12-08T06:00:01Z',
+  ];
   const base = Date.parse('2026-11-01T00:00:00Z');
-  return [...fixed.map((t) => Date.parse(t)), ...Array.from({ length: n }, () => base + Math.floor(r() * 4 * 365 * 86_400_000))];
+  return [
+    ...fixed.map((t) => Date.parse(t)),
+    ...Array.from({ length: n }, () => base + Math.floor(r() * 4 * 365 * 86_400_000)),
+  ];
 }
 
-interface Ours { error?: string; next?: number; active?: boolean }
+interface Ours {
+  error?: string;
+  next?: number;
+  active?: boolean;
+}
 function ours(req: CronRequest): Ours {
   try {
     const s = parseSchedule(req.schedule);
@@ -69,12 +146,16 @@ function ours(req: CronRequest): Ours {
   }
 }
 
-void describe('syncWindows schedules: vaultgate against robfig/cron (ESO\'s parser)', () => {
+void describe("syncWindows schedules: vaultgate against robfig/cron (ESO's parser)", () => {
   const r = rng(0x5eed);
   const schedules = [...HAND, ...generated(1500, r)];
   const times = instants(8, r);
-  const requests: CronRequest[] = schedules.flatMap((schedule) => times.slice(0, 3).concat(times[Math.floor(r() * times.length)]!)
-    .map((at) => ({ schedule, at, duration: DURATIONS[Math.floor(r() * DURATIONS.length)]! })));
+  const requests: CronRequest[] = schedules.flatMap((schedule) =>
+    times
+      .slice(0, 3)
+      .concat(times[Math.floor(r() * times.length)]!)
+      .map((at) => ({ schedule, at, duration: DURATIONS[Math.floor(r() * DURATIONS.length)]! })),
+  );
   let answers: CronAnswer[] = [];
   before(async () => {
     answers = await askCron(requests);
@@ -88,7 +169,7 @@ void describe('syncWindows schedules: vaultgate against robfig/cron (ESO\'s pars
     assert.ok(active > 200, `${active} open windows`);
   });
 
-  test('same parse errors (robfig\'s text), same next firing, same window answer', () => {
+  test("same parse errors (robfig's text), same next firing, same window answer", () => {
     const differ: string[] = [];
     requests.forEach((req, i) => {
       const go = answers[i]!;
@@ -96,7 +177,10 @@ void describe('syncWindows schedules: vaultgate against robfig/cron (ESO\'s pars
       // A time zone prefix parses in robfig; ESO's CRD pattern refuses it and so does vaultgate.
       if (req.schedule.startsWith('TZ=')) return;
       const same = (go.error ?? '') === (us.error ?? '') && go.next === us.next && go.active === us.active;
-      if (!same) differ.push(`${JSON.stringify(req)} (${new Date(req.at).toISOString()})\n   robfig: ${JSON.stringify(go)}\n   vaultgate: ${JSON.stringify(us)}`);
+      if (!same)
+        differ.push(
+          `${JSON.stringify(req)} (${new Date(req.at).toISOString()})\n   robfig: ${JSON.stringify(go)}\n   vaultgate: ${JSON.stringify(us)}`,
+        );
     });
     assert.deepEqual(differ.slice(0, 20), [], `${differ.length} of ${requests.length} differ`);
   });
@@ -116,12 +200,28 @@ void describe('syncWindows as ESO applies them to periodic refreshes', () => {
   });
 
   test('a schedule that does not parse is ignored, as ESO does (a typo never blocks syncs forever)', () => {
-    assert.equal(periodicRefreshAllowed({ kind: 'deny', windows: [{ schedule: 'not a cron', duration: '8h' }] }, at), true);
-    assert.equal(periodicRefreshAllowed({ kind: 'deny', windows: [{ schedule: 'not a cron', duration: '8h' }, night] }, at), false);
+    assert.equal(
+      periodicRefreshAllowed({ kind: 'deny', windows: [{ schedule: 'not a cron', duration: '8h' }] }, at),
+      true,
+    );
+    assert.equal(
+      periodicRefreshAllowed({ kind: 'deny', windows: [{ schedule: 'not a cron', duration: '8h' }, night] }, at),
+      false,
+    );
   });
 
   test('nextAllowedAt: the first instant the windows allow, nothing allowed before it', () => {
-    for (const sw of [{ kind: 'deny' as const, windows: [night] }, { kind: 'allow' as const, windows: [night] }, { kind: 'allow' as const, windows: [{ schedule: '0 3 * * *', duration: '1h' }, { schedule: '30 1 * * *', duration: '10m' }] }]) {
+    for (const sw of [
+      { kind: 'deny' as const, windows: [night] },
+      { kind: 'allow' as const, windows: [night] },
+      {
+        kind: 'allow' as const,
+        windows: [
+          { schedule: '0 3 * * *', duration: '1h' },
+          { schedule: '30 1 * * *', duration: '10m' },
+        ],
+      },
+    ]) {
       for (const from of [at, Date.parse('2026-12-08T12:00:00Z'), Date.parse('2026-12-12T10:00:00Z')]) {
         const found = nextAllowedAt(sw, from);
         assert.ok(found !== undefined && found >= from, `${JSON.stringify(sw)} from ${new Date(from).toISOString()}`);
@@ -129,19 +229,42 @@ void describe('syncWindows as ESO applies them to periodic refreshes', () => {
         assert.equal(periodicRefreshAllowed(sw, next), true);
         for (let k = 1; k < 60; k++) {
           const t: number = from + Math.floor(((next - from) * k) / 60);
-          if (t < next) assert.equal(periodicRefreshAllowed(sw, t), false, `allowed at ${new Date(t).toISOString()} before ${new Date(next).toISOString()}`);
+          if (t < next)
+            assert.equal(
+              periodicRefreshAllowed(sw, t),
+              false,
+              `allowed at ${new Date(t).toISOString()} before ${new Date(next).toISOString()}`,
+            );
         }
       }
     }
     // Deny, Monday 23:00: the window closes Tuesday 06:00.
-    assert.equal(new Date(nextAllowedAt({ kind: 'deny', windows: [night] }, at)!).toISOString(), '2026-12-08T06:00:00.001Z');
+    assert.equal(
+      new Date(nextAllowedAt({ kind: 'deny', windows: [night] }, at)!).toISOString(),
+      '2026-12-08T06:00:00.001Z',
+    );
   });
 
-  test('admission problems name the window and the field, with robfig\'s and Go\'s texts', () => {
-    assert.deepEqual(syncWindowProblems({ windows: [night, { schedule: '* * * * 7', duration: '1h' }, { schedule: '@daily', duration: '8 hours' }, { schedule: '@daily', duration: '0s' }] }), [
-      { index: 1, field: 'schedule', message: 'end of range (7) above maximum (6): 7' },
-      { index: 2, field: 'duration', message: 'time: unknown unit " hours" in duration "8 hours"' },
-      { index: 3, field: 'duration', warning: true, message: 'duration "0s" is not positive: the window is never open (ESO accepts it)' },
-    ]);
+  test("admission problems name the window and the field, with robfig's and Go's texts", () => {
+    assert.deepEqual(
+      syncWindowProblems({
+        windows: [
+          night,
+          { schedule: '* * * * 7', duration: '1h' },
+          { schedule: '@daily', duration: '8 hours' },
+          { schedule: '@daily', duration: '0s' },
+        ],
+      }),
+      [
+        { index: 1, field: 'schedule', message: 'end of range (7) above maximum (6): 7' },
+        { index: 2, field: 'duration', message: 'time: unknown unit " hours" in duration "8 hours"' },
+        {
+          index: 3,
+          field: 'duration',
+          warning: true,
+          message: 'duration "0s" is not positive: the window is never open (ESO accepts it)',
+        },
+      ],
+    );
   });
 });

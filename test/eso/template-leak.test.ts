@@ -7,7 +7,16 @@ import { goStringMap, renderTemplate, TemplateError } from '../../eso/template.t
 import { desiredSecret } from '../../eso/target.ts';
 import { rewriteMap } from '../../eso/rewrite.ts';
 import type { ExternalSecretTarget } from '../../schemas/types.ts';
-import { CANARY, CANARY_NEEDLES, CANARY_TOKENS, CANARY_TRANSFORMS, CANARY_YAML, LEAK_DATA, leakCorpus, renderedTextShapes } from './leak-corpus.ts';
+import {
+  CANARY,
+  CANARY_NEEDLES,
+  CANARY_TOKENS,
+  CANARY_TRANSFORMS,
+  CANARY_YAML,
+  LEAK_DATA,
+  leakCorpus,
+  renderedTextShapes,
+} from './leak-corpus.ts';
 import { canaryLeaks } from './canary-variants.ts';
 
 /** The canary in any form (upper/lower, reversed, split and joined, base64, hex, quoted, truncated). */
@@ -16,14 +25,17 @@ function leaked(text: string): string | undefined {
 }
 
 void describe('template errors never carry template data', () => {
-  void test('the issue\'s example fails with Go\'s words, not the value', () => {
+  void test("the issue's example fails with Go's words, not the value", () => {
     const data = goStringMap({ token: 'abc', password: 's3cr3t-Passw0rd' });
-    assert.throws(() => renderTemplate('{{ index .token .password }}', data), (e: unknown) => {
-      assert.ok(e instanceof TemplateError);
-      assert.match(e.message, /error calling index: cannot index slice\/array with type string/);
-      assert.ok(!e.message.includes('s3cr3t'), e.message);
-      return true;
-    });
+    assert.throws(
+      () => renderTemplate('{{ index .token .password }}', data),
+      (e: unknown) => {
+        assert.ok(e instanceof TemplateError);
+        assert.match(e.message, /error calling index: cannot index slice\/array with type string/);
+        assert.ok(!e.message.includes('s3cr3t'), e.message);
+        return true;
+      },
+    );
   });
 
   void test('corpus: every supported function, canary in every argument position, every failure', () => {
@@ -44,18 +56,30 @@ void describe('template errors never carry template data', () => {
     assert.ok(corpus.length > 20000 && failures > 10000, `corpus ${corpus.length}, failures ${failures}`);
   });
 
-  void test('a templateFrom literal rendering to invalid YAML: the parser\'s message (which quotes the text) is not shown', () => {
-    const target = { template: { templateFrom: [{ literal: 'pw: {{ .yaml }}\n' }] } } as unknown as ExternalSecretTarget;
+  void test("a templateFrom literal rendering to invalid YAML: the parser's message (which quotes the text) is not shown", () => {
+    const target = {
+      template: { templateFrom: [{ literal: 'pw: {{ .yaml }}\n' }] },
+    } as unknown as ExternalSecretTarget;
     const data = new Map(Object.entries(LEAK_DATA).map(([k, v]) => [k, Buffer.from(v)]));
-    assert.throws(() => desiredSecret(target, data), (e: unknown) => {
-      assert.ok(e instanceof Error);
-      assert.match(e.message, /spec\.target\.template\.templateFrom\[0\]\.literal: the rendered template is not valid YAML; the rendered text and the error's position in it are not shown/);
-      assert.equal(leaked(e.message), undefined, e.message);
-      return true;
-    });
+    assert.throws(
+      () => desiredSecret(target, data),
+      (e: unknown) => {
+        assert.ok(e instanceof Error);
+        assert.match(
+          e.message,
+          /spec\.target\.template\.templateFrom\[0\]\.literal: the rendered template is not valid YAML; the rendered text and the error's position in it are not shown/,
+        );
+        assert.equal(leaked(e.message), undefined, e.message);
+        return true;
+      },
+    );
     // Every field path and failure kind of target.template, through desiredSecret.
     for (const tpl of leakCorpus({ fillers: ['1', 'nil', '.canary'], secretArgs: ['.canary', '.yaml'] })) {
-      for (const t of [{ template: { data: { k: tpl } } }, { template: { templateFrom: [{ literal: `k: ${tpl}` }] } }, { template: { templateFrom: [{ literal: tpl, target: 'Labels' }] } }]) {
+      for (const t of [
+        { template: { data: { k: tpl } } },
+        { template: { templateFrom: [{ literal: `k: ${tpl}` }] } },
+        { template: { templateFrom: [{ literal: tpl, target: 'Labels' }] } },
+      ]) {
         try {
           desiredSecret(t, data);
         } catch (e) {
@@ -76,7 +100,11 @@ void describe('template errors never carry template data', () => {
     let failures = 0;
     for (const t of CANARY_TRANSFORMS) {
       for (const shape of renderedTextShapes(t)) {
-        for (const target of [{ templateFrom: [{ literal: shape }] }, { templateFrom: [{ literal: shape, target: 'Annotations' }] }, { data: { k: shape } }]) {
+        for (const target of [
+          { templateFrom: [{ literal: shape }] },
+          { templateFrom: [{ literal: shape, target: 'Annotations' }] },
+          { data: { k: shape } },
+        ]) {
           const message = (data: Map<string, Buffer>): string | undefined => {
             try {
               desiredSecret({ template: target }, data);
@@ -102,9 +130,20 @@ void describe('template errors never carry template data', () => {
   });
 
   void test('rewrite operations: errors name keys, never values', () => {
-    const input = new Map([['k', Buffer.from(CANARY_YAML)], ['j', Buffer.from(CANARY)]]);
-    for (const op of [{ merge: {} }, { merge: { strategy: 'JSON' as const } }, { transform: { template: '{{ index .value 99 }}' } }, { regexp: { source: '(', target: 'x' } }]) {
-      assert.throws(() => rewriteMap([op], input), (e: unknown) => (assert.equal(leaked((e as Error).message), undefined, (e as Error).message), true));
+    const input = new Map([
+      ['k', Buffer.from(CANARY_YAML)],
+      ['j', Buffer.from(CANARY)],
+    ]);
+    for (const op of [
+      { merge: {} },
+      { merge: { strategy: 'JSON' as const } },
+      { transform: { template: '{{ index .value 99 }}' } },
+      { regexp: { source: '(', target: 'x' } },
+    ]) {
+      assert.throws(
+        () => rewriteMap([op], input),
+        (e: unknown) => (assert.equal(leaked((e as Error).message), undefined, (e as Error).message), true),
+      );
     }
   });
 });

@@ -9,7 +9,11 @@ import { CANARY, HOSTILE_TEMPLATES, pfxWithMacIterations } from './hostile-templ
 
 for (const c of HOSTILE_TEMPLATES.filter((h) => !h.needsDeadline)) {
   void test(`engine budget: ${c.name} ends in < 2 s with a value-free message`, () => {
-    const data = goStringMap(Object.entries({ password: CANARY, ...c.data }).map(([k, v]) => [k, typeof v === 'string' ? v : new Uint8Array(v)] as const));
+    const data = goStringMap(
+      Object.entries({ password: CANARY, ...c.data }).map(
+        ([k, v]) => [k, typeof v === 'string' ? v : new Uint8Array(v)] as const,
+      ),
+    );
     const t0 = performance.now();
     let message: string | undefined;
     try {
@@ -45,6 +49,12 @@ void test('PKCS#12: iteration counts real files use decode; one past the cap is 
 });
 
 void test('the work budget counts list copies: a few thousand appends render, 80k do not', () => {
-  assert.equal(renderTemplate('{{ $l := list }}{{ range until 3000 }}{{ $l = append $l . }}{{ end }}{{ len $l }}', {}), '3000');
-  assert.throws(() => renderTemplate('{{ $l := list }}{{ range until 80000 }}{{ $l = append $l . }}{{ end }}{{ len $l }}', {}), /work budget/);
+  assert.equal(
+    renderTemplate('{{ $l := list }}{{ range until 3000 }}{{ $l = append $l . }}{{ end }}{{ len $l }}', {}),
+    '3000',
+  );
+  assert.throws(
+    () => renderTemplate('{{ $l := list }}{{ range until 80000 }}{{ $l = append $l . }}{{ end }}{{ len $l }}', {}),
+    /work budget/,
+  );
 });

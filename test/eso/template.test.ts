@@ -4,16 +4,30 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkTemplate } from '../../eso/template.ts';
 import { lexTemplate } from '../../golang/template/lex.ts';
-import { REFUSED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_FUNCTIONS, isSupportedTemplateFunction } from '../../eso/function-map.ts';
+import {
+  REFUSED_TEMPLATE_FUNCTIONS,
+  SUPPORTED_TEMPLATE_FUNCTIONS,
+  isSupportedTemplateFunction,
+} from '../../eso/function-map.ts';
 
 const kinds = (src: string) => checkTemplate(src).map((i) => i.kind);
 
-void describe('lexTemplate (Go\'s lex.go)', () => {
+void describe("lexTemplate (Go's lex.go)", () => {
   void test('applies {{- -}} trimming and drops comments as Go does', () => {
     const items = lexTemplate('a \n {{- .user -}} \n b{{/* c */}}');
-    assert.deepEqual(items.map((t) => [t.typ, t.val]), [['text', 'a'], ['leftDelim', '{{'], ['field', '.user'], ['rightDelim', '}}'], ['text', 'b'], ['eof', '']]);
+    assert.deepEqual(
+      items.map((t) => [t.typ, t.val]),
+      [
+        ['text', 'a'],
+        ['leftDelim', '{{'],
+        ['field', '.user'],
+        ['rightDelim', '}}'],
+        ['text', 'b'],
+        ['eof', ''],
+      ],
+    );
   });
-  void test('errors carry Go\'s wording', () => {
+  void test("errors carry Go's wording", () => {
     const last = (src: string) => lexTemplate(src).at(-1);
     assert.equal(last('ab{{ "x }}')?.val, 'unterminated quoted string');
     assert.equal(last('{{ .a')?.val, 'unclosed action');
@@ -26,24 +40,31 @@ void describe('lexTemplate (Go\'s lex.go)', () => {
 void describe('checkTemplate', () => {
   void test('templates ESO users write every day are admitted, range/with/variables/define included', () => {
     for (const src of [
-      '{{ .password }}', '{{ .password | b64dec }}',
+      '{{ .password }}',
+      '{{ .password | b64dec }}',
       '{"auths":{"{{ .registry }}":{"auth":"{{ printf "%s:%s" .user .pass | b64enc }}"}}}',
       '{{ range $k, $v := . }}{{ $k }}={{ $v }}\n{{ end }}',
       '{{ with .config | fromJson }}{{ .user | default "admin" | quote }}{{ end }}',
       '{{ define "dsn" }}postgres://{{ .user }}@{{ .host }}{{ end }}{{ template "dsn" . }}',
       '{{ if and .a (not .b) }}x{{ else if eq .c "y" }}y{{ else }}z{{ end }}',
-      '{{ .cert | filterPEM "CERTIFICATE" }}', '{{ dict "a" .user | toYaml }}', '{{ range $i, $e := list 1 2 }}{{ if eq $i 1 }}{{ break }}{{ end }}{{ end }}',
-    ]) assert.deepEqual(checkTemplate(src), [], src);
+      '{{ .cert | filterPEM "CERTIFICATE" }}',
+      '{{ dict "a" .user | toYaml }}',
+      '{{ range $i, $e := list 1 2 }}{{ if eq $i 1 }}{{ break }}{{ end }}{{ end }}',
+    ])
+      assert.deepEqual(checkTemplate(src), [], src);
   });
 
   void test('a refused function is named once with its reason', () => {
     const issues = checkTemplate('{{ now }}{{ now | date "2006" }}{{ getHostByName "x" }}');
-    assert.deepEqual(issues.map((i) => i.name), ['now', 'getHostByName']);
+    assert.deepEqual(
+      issues.map((i) => i.name),
+      ['now', 'getHostByName'],
+    );
     assert.match(issues[0]!.message, /"now" is not supported by vaultgate: its output changes on every render/);
     assert.match(issues[1]!.message, /DNS lookup/);
   });
 
-  void test('unknown functions and Go syntax errors are refused with Go\'s words and the line', () => {
+  void test("unknown functions and Go syntax errors are refused with Go's words and the line", () => {
     for (const [src, message] of [
       ['{{ env "HOME" }}', /line 1: function "env" not defined/],
       ['{{ getSecretKey "a" "b" }}', /function "getSecretKey" not defined/],
@@ -70,11 +91,25 @@ void describe('checkTemplate', () => {
 });
 
 void describe('the function list', () => {
-  void test('covers ESO\'s engine; env stays out (ESO removes it) and every refusal has a reason', () => {
+  void test("covers ESO's engine; env stays out (ESO removes it) and every refusal has a reason", () => {
     assert.equal(new Set(SUPPORTED_TEMPLATE_FUNCTIONS).size, SUPPORTED_TEMPLATE_FUNCTIONS.length);
     assert.ok(SUPPORTED_TEMPLATE_FUNCTIONS.length > 180, String(SUPPORTED_TEMPLATE_FUNCTIONS.length));
-    for (const f of ['b64enc', 'toJson', 'fromYaml', 'toYaml', 'filterPEM', 'filterCertChain', 'jwkPublicKeyPem', 'dig', 'merge', 'regexReplaceAll', 'range' === 'range' ? 'index' : 'x']) assert.ok(isSupportedTemplateFunction(f), f);
-    for (const f of ['env', 'expandenv', 'now', 'getHostByName', 'genPrivateKey']) assert.ok(!isSupportedTemplateFunction(f), f);
+    for (const f of [
+      'b64enc',
+      'toJson',
+      'fromYaml',
+      'toYaml',
+      'filterPEM',
+      'filterCertChain',
+      'jwkPublicKeyPem',
+      'dig',
+      'merge',
+      'regexReplaceAll',
+      'range' === 'range' ? 'index' : 'x',
+    ])
+      assert.ok(isSupportedTemplateFunction(f), f);
+    for (const f of ['env', 'expandenv', 'now', 'getHostByName', 'genPrivateKey'])
+      assert.ok(!isSupportedTemplateFunction(f), f);
     for (const [f, why] of REFUSED_TEMPLATE_FUNCTIONS) assert.ok(why.length > 20 && !isSupportedTemplateFunction(f), f);
   });
 });

@@ -8,15 +8,22 @@ import { DURATION_PATTERN, durationSeconds, parseDuration } from '../../schemas/
 
 void describe('golang/duration and schemas/ttl', () => {
   void test('every TTL the CRD pattern accepts has the value Go gives it', () => {
-    const part = fc.tuple(fc.nat(10_000), fc.option(fc.nat(999), { nil: undefined }), fc.constantFrom('ns', 'us', 'ms', 's', 'm', 'h'))
+    const part = fc
+      .tuple(
+        fc.nat(10_000),
+        fc.option(fc.nat(999), { nil: undefined }),
+        fc.constantFrom('ns', 'us', 'ms', 's', 'm', 'h'),
+      )
       .map(([n, f, u]) => `${n}${f === undefined ? '' : `.${f}`}${u}`);
-    fc.assert(fc.property(fc.array(part, { minLength: 1, maxLength: 4 }), (parts) => {
-      const text = parts.join('');
-      assert.ok(DURATION_PATTERN.test(text), text);
-      const go = parseGoDuration(text);
-      assert.ok(go.ok, text);
-      assert.equal(parseDuration(text), go.ms);
-    }));
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 4 }), (parts) => {
+        const text = parts.join('');
+        assert.ok(DURATION_PATTERN.test(text), text);
+        const go = parseGoDuration(text);
+        assert.ok(go.ok, text);
+        assert.equal(parseDuration(text), go.ms);
+      }),
+    );
   });
 
   void test('outside the TTL grammar: Go accepts a sign and µs, the TTL fields do not', () => {

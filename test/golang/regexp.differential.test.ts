@@ -21,14 +21,17 @@ function ours(c: RegexpCase): Outcome {
   if (!r.ok) return { error: r.error };
   const re = r.regexp;
   switch (c.kind) {
-    case 'regexpMatch': return { output: String(re.test(c.input)) };
+    case 'regexpMatch':
+      return { output: String(re.test(c.input)) };
     case 'regexpFind': {
       const s = goString(c.input);
       const m = re.findAllIndexGo(s, 1)[0];
       return { output: m ? text(s.slice(m[0], m[1])) : '' };
     }
-    case 'regexpLiteral': return { output: text(replaceAllLiteralStringGo(re, goString(c.input), goString(c.replacement ?? ''))) };
-    default: return { output: replaceAllGo(re, c.input, c.replacement ?? '') };
+    case 'regexpLiteral':
+      return { output: text(replaceAllLiteralStringGo(re, goString(c.input), goString(c.replacement ?? ''))) };
+    default:
+      return { output: replaceAllGo(re, c.input, c.replacement ?? '') };
   }
 }
 
@@ -47,17 +50,25 @@ function differences(cases: readonly RegexpCase[], answers: readonly OracleAnswe
     const go = answers[i]!;
     const us = ours(c);
     if (documentedDifference(us)) return;
-    const goText = go.errorClass ? `error ${go.error ?? ''}` : go.output ?? '';
+    const goText = go.errorClass ? `error ${go.error ?? ''}` : (go.output ?? '');
     const usText = 'error' in us ? `error ${us.error}` : us.output;
-    if (goText !== usText) out.push(`${c.kind} ${JSON.stringify(c.regexp)} on ${JSON.stringify(c.input)}${c.replacement !== undefined ? ` with ${JSON.stringify(c.replacement)}` : ''}\n   go:        ${goText}\n   vaultgate: ${usText}`);
+    if (goText !== usText)
+      out.push(
+        `${c.kind} ${JSON.stringify(c.regexp)} on ${JSON.stringify(c.input)}${c.replacement !== undefined ? ` with ${JSON.stringify(c.replacement)}` : ''}\n   go:        ${goText}\n   vaultgate: ${usText}`,
+      );
   });
   return out;
 }
 
-void describe('vaultgate\'s regexps are Go\'s (Go oracle)', () => {
-  void before(async () => { await ensureGoOracle(); }, { timeout: 900_000 });
+void describe("vaultgate's regexps are Go's (Go oracle)", () => {
+  void before(
+    async () => {
+      await ensureGoOracle();
+    },
+    { timeout: 900_000 },
+  );
 
-  void test('hand-written cases: Go\'s syntax, Unicode classes such as \\p{Greek}, empty matches, Expand, Go\'s errors', async () => {
+  void test("hand-written cases: Go's syntax, Unicode classes such as \\p{Greek}, empty matches, Expand, Go's errors", async () => {
     const answers = await askGo(HAND_CASES);
     assert.deepEqual(differences(HAND_CASES, answers), []);
     // The one documented difference: Go accepts a capture name used twice.
@@ -71,12 +82,12 @@ void describe('vaultgate\'s regexps are Go\'s (Go oracle)', () => {
     assert.equal(answers[greek]!.output, 'αβγ');
   });
 
-  void test('the hostile patterns of regexp-attacks.ts give Go\'s answers', async () => {
+  void test("the hostile patterns of regexp-attacks.ts give Go's answers", async () => {
     const answers = await askGo(ATTACK_CASES);
     assert.deepEqual(differences(ATTACK_CASES, answers), []);
   });
 
-  void test('a generated corpus (fixed seed): same text, same refusals with Go\'s message', async () => {
+  void test("a generated corpus (fixed seed): same text, same refusals with Go's message", async () => {
     const cases = generatedCases(6000);
     const answers = await askGo(cases);
     const differ = differences(cases, answers);
@@ -85,22 +96,41 @@ void describe('vaultgate\'s regexps are Go\'s (Go oracle)', () => {
     assert.ok(compiled > 1500 && compiled < cases.length - 500, `${compiled} of ${cases.length} compile in Go`);
   });
 
-  void test('template functions on bytes that are not UTF-8, and the pattern\'s own UTF-8', async () => {
+  void test("template functions on bytes that are not UTF-8, and the pattern's own UTF-8", async () => {
     const cases = [
-      '{{ regexFind "." "\\xff" | printf "%q" }}', '{{ range regexFindAll "." "a\\xffé" -1 }}{{ printf "%q" . }}{{ end }}', '{{ regexReplaceAll "" "\\xffa" "-" | printf "%q" }}',
-      '{{ regexReplaceAll "(.)" "\\xfe\\xff" "<$1>" | printf "%q" }}', '{{ range regexSplit "" "a\\xffb" -1 }}{{ printf "%q" . }}{{ end }}', '{{ regexMatch "^.$" "\\xff" }}',
-      '{{ regexMatch "\\xff" "\\xff" }}', '{{ mustRegexMatch "\\xff" "x" }}', '{{ regexFind "\\\\x{FFFD}" "\\xff" | printf "%q" }}',
-      '{{ regexFindAll "a*" "baaac" -1 | toJson }}', '{{ regexFindAll "z" "abc" -1 | toJson }}', '{{ regexFindAll "a" "aaa" 0 | toJson }}',
-      '{{ regexSplit "a" "" -1 | toJson }}', '{{ regexSplit "" "" -1 | toJson }}', '{{ regexSplit "x*" "axb" 2 | toJson }}',
-      '{{ regexReplaceAllLiteral "a" "aa" "$1$$" }}', '{{ regexReplaceAll "(?P<v>a)" "aa" "${v}$v_" }}', '{{ regexQuoteMeta "a.b*c\\xff$" | printf "%q" }}',
-      '{{ regexFind "(" "x" }}', '{{ mustRegexFind "(" "x" }}', '{{ regexMatch "(" "x" }}', '{{ mustRegexMatch "(" "x" }}',
+      '{{ regexFind "." "\\xff" | printf "%q" }}',
+      '{{ range regexFindAll "." "a\\xffé" -1 }}{{ printf "%q" . }}{{ end }}',
+      '{{ regexReplaceAll "" "\\xffa" "-" | printf "%q" }}',
+      '{{ regexReplaceAll "(.)" "\\xfe\\xff" "<$1>" | printf "%q" }}',
+      '{{ range regexSplit "" "a\\xffb" -1 }}{{ printf "%q" . }}{{ end }}',
+      '{{ regexMatch "^.$" "\\xff" }}',
+      '{{ regexMatch "\\xff" "\\xff" }}',
+      '{{ mustRegexMatch "\\xff" "x" }}',
+      '{{ regexFind "\\\\x{FFFD}" "\\xff" | printf "%q" }}',
+      '{{ regexFindAll "a*" "baaac" -1 | toJson }}',
+      '{{ regexFindAll "z" "abc" -1 | toJson }}',
+      '{{ regexFindAll "a" "aaa" 0 | toJson }}',
+      '{{ regexSplit "a" "" -1 | toJson }}',
+      '{{ regexSplit "" "" -1 | toJson }}',
+      '{{ regexSplit "x*" "axb" 2 | toJson }}',
+      '{{ regexReplaceAllLiteral "a" "aa" "$1$$" }}',
+      '{{ regexReplaceAll "(?P<v>a)" "aa" "${v}$v_" }}',
+      '{{ regexQuoteMeta "a.b*c\\xff$" | printf "%q" }}',
+      '{{ regexFind "(" "x" }}',
+      '{{ mustRegexFind "(" "x" }}',
+      '{{ regexMatch "(" "x" }}',
+      '{{ mustRegexMatch "(" "x" }}',
     ];
     const answers = await askGo(cases.map((template) => ({ kind: 'template' as const, template })));
     const differ: string[] = [];
     cases.forEach((t, i) => {
       const go = answers[i]!;
       let us: string;
-      try { us = renderTemplateBytes(t, goStringMap([])).toString('latin1'); } catch { us = 'error'; }
+      try {
+        us = renderTemplateBytes(t, goStringMap([])).toString('latin1');
+      } catch {
+        us = 'error';
+      }
       const goText = go.errorClass ? 'error' : Buffer.from(go.outputB64 ?? '', 'base64').toString('latin1');
       if (us !== goText) differ.push(`${t}\n   go: ${goText}\n   vaultgate: ${us}`);
     });

@@ -18,12 +18,18 @@ const CALL_LIMIT_MS = 500;
 /** When a case that has not answered is given up (the child's start-up is not counted). */
 const CASE_DEADLINE_MS = 5_000;
 
-interface Report { ms?: number; result?: string; timedOut?: boolean }
+interface Report {
+  ms?: number;
+  result?: string;
+  timedOut?: boolean;
+}
 
 /** Runs the cases from `from` on; stops at the first that passes its deadline. */
 function runFrom(from: number, reports: Map<number, Report>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, String(from)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, String(from)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let timer: NodeJS.Timeout | undefined;
     let current = from;
     let buffered = '';
@@ -31,12 +37,20 @@ function runFrom(from: number, reports: Map<number, Report>): Promise<number> {
       buffered += chunk;
       let nl: number;
       while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = JSON.parse(buffered.slice(0, nl)) as { start?: number; done?: number; ms?: number; result?: string };
+        const line = JSON.parse(buffered.slice(0, nl)) as {
+          start?: number;
+          done?: number;
+          ms?: number;
+          result?: string;
+        };
         buffered = buffered.slice(nl + 1);
         if (line.start !== undefined) {
           current = line.start;
           clearTimeout(timer);
-          timer = setTimeout(() => { reports.set(current, { timedOut: true }); child.kill('SIGKILL'); }, CASE_DEADLINE_MS);
+          timer = setTimeout(() => {
+            reports.set(current, { timedOut: true });
+            child.kill('SIGKILL');
+          }, CASE_DEADLINE_MS);
         } else if (line.done !== undefined) {
           clearTimeout(timer);
           reports.set(line.done, { ms: line.ms!, result: line.result! });
@@ -44,12 +58,15 @@ function runFrom(from: number, reports: Map<number, Report>): Promise<number> {
       }
     });
     child.once('error', reject);
-    child.once('exit', () => { clearTimeout(timer); resolve(reports.get(current)?.timedOut ? current + 1 : REGEXP_ATTACKS.length); });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(reports.get(current)?.timedOut ? current + 1 : REGEXP_ATTACKS.length);
+    });
   });
 }
 
 void describe('tenant regexps run in linear time (RE2)', () => {
-  void test('each hostile pattern ends well under a second with Go\'s answer', { timeout: 120_000 }, async () => {
+  void test("each hostile pattern ends well under a second with Go's answer", { timeout: 120_000 }, async () => {
     const reports = new Map<number, Report>();
     for (let next = 0; next < REGEXP_ATTACKS.length;) next = await runFrom(next, reports);
     const failures: string[] = [];
@@ -58,13 +75,14 @@ void describe('tenant regexps run in linear time (RE2)', () => {
       if (!r) failures.push(`${c.name}: no answer`);
       else if (r.timedOut) failures.push(`${c.name}: still running after ${CASE_DEADLINE_MS} ms`);
       else if (r.ms! > CALL_LIMIT_MS) failures.push(`${c.name}: ${r.ms} ms`);
-      else if (r.result !== c.go) failures.push(`${c.name}: ${JSON.stringify(r.result)}, Go gives ${JSON.stringify(c.go)}`);
+      else if (r.result !== c.go)
+        failures.push(`${c.name}: ${JSON.stringify(r.result)}, Go gives ${JSON.stringify(c.go)}`);
     });
     assert.deepEqual(failures, []);
   });
 });
 
-void describe('a regexp call\'s work is bounded (program size × input bytes)', () => {
+void describe("a regexp call's work is bounded (program size × input bytes)", () => {
   void test('a large expression over a large value fails fast with a message that names the bound, not the sizes', () => {
     const big = 'a'.repeat(99_999) + 'z';
     const t0 = performance.now();
@@ -76,9 +94,17 @@ void describe('a regexp call\'s work is bounded (program size × input bytes)', 
     }
     assert.ok(performance.now() - t0 < CALL_LIMIT_MS, `${performance.now() - t0} ms`);
     assert.ok(error instanceof TemplateError, String(error));
-    assert.match(error.message, new RegExp(`error calling regexFind: regexp: the input is too large for this expression: vaultgate bounds one call's work \\(the expression's program size × the input's bytes\\) at ${MAX_MATCH_WORK}`));
-    assert.doesNotMatch(error.message, /\b(100000|99999|1002)\b/, 'neither the value\'s length nor the pattern\'s size');
+    assert.match(
+      error.message,
+      new RegExp(
+        `error calling regexFind: regexp: the input is too large for this expression: vaultgate bounds one call's work \\(the expression's program size × the input's bytes\\) at ${MAX_MATCH_WORK}`,
+      ),
+    );
+    assert.doesNotMatch(error.message, /\b(100000|99999|1002)\b/, "neither the value's length nor the pattern's size");
     // The same expression over a value within the bound runs, as Go would.
-    assert.equal(renderTemplate('{{ regexFind "(?:a|b|c|d|e|f|g|h|i|j){1000}" .big }}', goStringMap({ big: 'a'.repeat(5000) })), 'a'.repeat(1000));
+    assert.equal(
+      renderTemplate('{{ regexFind "(?:a|b|c|d|e|f|g|h|i|j){1000}" .big }}', goStringMap({ big: 'a'.repeat(5000) })),
+      'a'.repeat(1000),
+    );
   });
 });

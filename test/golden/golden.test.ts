@@ -11,15 +11,26 @@ import type { AdmissionRequest, AdmissionResponse } from '../../webhook/admissio
 
 interface GoldenCase {
   description: string;
-  context: { guardrails?: GuardrailObject[]; namespaces?: Record<string, Record<string, string>>; policies?: string[]; prefix?: string };
+  context: {
+    guardrails?: GuardrailObject[];
+    namespaces?: Record<string, Record<string, string>>;
+    policies?: string[];
+    prefix?: string;
+  };
   review: { apiVersion: string; kind: string; request: AdmissionRequest };
-  expected?: { mutation: { apiVersion: string; kind: string; response: AdmissionResponse }; validation: { apiVersion: string; kind: string; response: AdmissionResponse }; rules: string[] };
+  expected?: {
+    mutation: { apiVersion: string; kind: string; response: AdmissionResponse };
+    validation: { apiVersion: string; kind: string; response: AdmissionResponse };
+    rules: string[];
+  };
 }
 
 const dir = new URL('./', import.meta.url);
 const update = process.env.UPDATE_GOLDEN === '1';
 
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+for (const file of readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort()) {
   void test(`golden ${file}`, () => {
     const url = new URL(file, dir);
     const golden = JSON.parse(readFileSync(url, 'utf8')) as GoldenCase;
@@ -27,7 +38,9 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
     const ctx = defaultContext({
       guardrails: c.guardrails ?? [],
       namespaceLabels: (ns) => c.namespaces?.[ns],
-      ...(c.policies ? { policyExists: (ns: string, name: string) => c.policies?.includes(`${ns}/${name}`) ?? false } : {}),
+      ...(c.policies
+        ? { policyExists: (ns: string, name: string) => c.policies?.includes(`${ns}/${name}`) ?? false }
+        : {}),
       ...(c.prefix ? { namePrefix: c.prefix } : {}),
     });
     const { mutation, validation } = decideSync(golden.review.request, ctx);

@@ -19,7 +19,8 @@ type Obj = Record<string, any>;
 export const RELEASE_NAMESPACE = 'vaultgate';
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 /** The chart arguments that decide what a component touches (the rest is pod plumbing: ports, files). */
-const DECIDING = /^--(namespace|no-eso-kinds|allowed-vault-server|controller-class|name-prefix|leader-elect|no-leader-elect|leader-election-name|audit|audit-namespace|vault-flavor|vault-version)(=|$)/;
+const DECIDING =
+  /^--(namespace|no-eso-kinds|allowed-vault-server|controller-class|name-prefix|leader-elect|no-leader-elect|leader-election-name|audit|audit-namespace|vault-flavor|vault-version)(=|$)/;
 
 export interface ChartRbac {
   objects: Obj[];
@@ -46,14 +47,31 @@ function deploymentArgs(objs: Obj[], component: string): string[] {
  * Renders the chart (release `rel` in namespace `vaultgate`), creates the release namespace and
  * `namespaces`, applies the RBAC objects and mints each component's token.
  */
-export async function applyChartRbac(cp: ControlPlane, procs: VaultgateProcesses, opts: { set?: string[]; valuesFile?: string; namespaces?: string[] }): Promise<ChartRbac> {
-  const objects = render({ namespace: RELEASE_NAMESPACE, ...(opts.valuesFile ? { valuesFile: opts.valuesFile } : {}), ...(opts.set ? { set: opts.set } : {}) });
-  await cp.apply([RELEASE_NAMESPACE, ...(opts.namespaces ?? [])].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
+export async function applyChartRbac(
+  cp: ControlPlane,
+  procs: VaultgateProcesses,
+  opts: { set?: string[]; valuesFile?: string; namespaces?: string[] },
+): Promise<ChartRbac> {
+  const objects = render({
+    namespace: RELEASE_NAMESPACE,
+    ...(opts.valuesFile ? { valuesFile: opts.valuesFile } : {}),
+    ...(opts.set ? { set: opts.set } : {}),
+  });
+  await cp.apply(
+    [RELEASE_NAMESPACE, ...(opts.namespaces ?? [])].map((name) => ({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name },
+    })),
+  );
   await cp.apply(objects.filter((o) => RBAC_KINDS.has(String(o.kind))));
-  const token = (component: string): Promise<string> => cp.serviceAccountToken(RELEASE_NAMESPACE, `rel-vaultgate-${component}`, undefined, 4 * 3600);
+  const token = (component: string): Promise<string> =>
+    cp.serviceAccountToken(RELEASE_NAMESPACE, `rel-vaultgate-${component}`, undefined, 4 * 3600);
   const controllerToken = await token('controller');
   const webhookToken = await token('webhook');
-  const configs = objects.filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration');
+  const configs = objects.filter(
+    (o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration',
+  );
   return {
     objects,
     controllerArgs: deploymentArgs(objects, 'controller'),
@@ -62,16 +80,25 @@ export async function applyChartRbac(cp: ControlPlane, procs: VaultgateProcesses
     webhookKubeconfig: procs.writeTokenKubeconfig('webhook-sa.kubeconfig', cp.server, cp.caPem, webhookToken),
     webhookTokenFile: procs.writeSecretFile('webhook-sa.token', webhookToken),
     webhookConfigYaml: configs.map((c) => stringify(c)).join('---\n'),
-    asController: (method, path, body) => kubeRequest({ server: cp.server, caPem: cp.caPem, token: controllerToken }, method, path, body),
+    asController: (method, path, body) =>
+      kubeRequest({ server: cp.server, caPem: cp.caPem, token: controllerToken }, method, path, body),
   };
 }
 
 /** The webhook as its pod runs it: its ServiceAccount's kubeconfig and token, the chart's arguments; registered with the chart's configurations. */
-export async function startChartWebhook(cp: ControlPlane, procs: VaultgateProcesses, rbac: ChartRbac): Promise<WebhookHandle> {
+export async function startChartWebhook(
+  cp: ControlPlane,
+  procs: VaultgateProcesses,
+  rbac: ChartRbac,
+): Promise<WebhookHandle> {
   const webhook = await procs.startWebhook({
     kubeconfigPath: rbac.webhookKubeconfig,
     audit: rbac.webhookArgs.includes('--audit') ? { namespace: RELEASE_NAMESPACE } : false,
-    extraArgs: [...rbac.webhookArgs.filter((a) => a !== '--audit' && !a.startsWith('--audit-namespace')), '--service-account-token-file', rbac.webhookTokenFile],
+    extraArgs: [
+      ...rbac.webhookArgs.filter((a) => a !== '--audit' && !a.startsWith('--audit-namespace')),
+      '--service-account-token-file',
+      rbac.webhookTokenFile,
+    ],
   });
   const docs = parseAllDocuments(rbac.webhookConfigYaml).map((d) => d.toJS() as Obj);
   const yamlOf = (kind: string): string | undefined => {
@@ -80,15 +107,27 @@ export async function startChartWebhook(cp: ControlPlane, procs: VaultgateProces
   };
   const mutatingYaml = yamlOf('MutatingWebhookConfiguration');
   const validatingYaml = yamlOf('ValidatingWebhookConfiguration');
-  await cp.registerWebhooks({ url: webhook.url, caBundlePem: webhook.caPem, ...(mutatingYaml ? { mutatingYaml } : {}), ...(validatingYaml ? { validatingYaml } : {}) });
+  await cp.registerWebhooks({
+    url: webhook.url,
+    caBundlePem: webhook.caPem,
+    ...(mutatingYaml ? { mutatingYaml } : {}),
+    ...(validatingYaml ? { validatingYaml } : {}),
+  });
   return webhook;
 }
 
 /** The controller as its pod runs it: its ServiceAccount's kubeconfig, the chart's arguments; Vault as root (its own bootstrap identity is not what this tests). */
-export function startChartController(cp: ControlPlane, procs: VaultgateProcesses, rbac: ChartRbac, extraArgs: string[] = []): Promise<ControllerHandle> {
+export function startChartController(
+  cp: ControlPlane,
+  procs: VaultgateProcesses,
+  rbac: ChartRbac,
+  extraArgs: string[] = [],
+): Promise<ControllerHandle> {
   if (!cp.vaultAddr || !cp.vaultToken) throw new Error('startChartController needs startControlPlane({ vault: true })');
   return procs.startController({
-    kubeconfigPath: rbac.controllerKubeconfig, vaultAddr: cp.vaultAddr, vaultToken: cp.vaultToken,
+    kubeconfigPath: rbac.controllerKubeconfig,
+    vaultAddr: cp.vaultAddr,
+    vaultToken: cp.vaultToken,
     leaderElectionNamespace: RELEASE_NAMESPACE,
     extraArgs: [...rbac.controllerArgs, ...extraArgs],
   });
@@ -109,11 +148,22 @@ export interface ChartInstall {
 type Ready = { status?: string; reason?: string; message?: string };
 
 export function readyOf(o: unknown): Ready | undefined {
-  return ((o as { status?: { conditions?: Array<Ready & { type: string }> } } | undefined)?.status?.conditions ?? []).find((c) => c.type === 'Ready');
+  return (
+    (o as { status?: { conditions?: Array<Ready & { type: string }> } } | undefined)?.status?.conditions ?? []
+  ).find((c) => c.type === 'Ready');
 }
 
-export async function startChartInstall(opts: { set?: string[]; valuesFile?: string; namespaces: string[]; log?: (line: string) => void }): Promise<ChartInstall> {
-  const log = opts.log ?? ((line: string): void => { process.stderr.write(`${line}\n`); });
+export async function startChartInstall(opts: {
+  set?: string[];
+  valuesFile?: string;
+  namespaces: string[];
+  log?: (line: string) => void;
+}): Promise<ChartInstall> {
+  const log =
+    opts.log ??
+    ((line: string): void => {
+      process.stderr.write(`${line}\n`);
+    });
   const cp = await startControlPlane({ vault: true, log });
   const procs = new VaultgateProcesses(cp, { log });
   const stop = async (): Promise<void> => {
@@ -122,22 +172,30 @@ export async function startChartInstall(opts: { set?: string[]; valuesFile?: str
   };
   try {
     await installAllCRDs(cp);
-    const rbac = await applyChartRbac(cp, procs, { ...opts, set: [`vault.address=${cp.vaultAddr!}`, ...(opts.set ?? [])] });
+    const rbac = await applyChartRbac(cp, procs, {
+      ...opts,
+      set: [`vault.address=${cp.vaultAddr!}`, ...(opts.set ?? [])],
+    });
     await startChartWebhook(cp, procs, rbac);
     await startChartController(cp, procs, rbac);
     const get = async (path: string): Promise<Record<string, unknown> | undefined> => {
       const res = await cp.request('GET', path);
-      return res.status === 200 ? res.body as Record<string, unknown> : undefined;
+      return res.status === 200 ? (res.body as Record<string, unknown>) : undefined;
     };
     const waitReady = async (path: string, status = 'True'): Promise<Record<string, unknown>> => {
       let last: Record<string, unknown> | undefined;
       try {
-        return await waitFor(async () => {
-          last = await get(path);
-          return readyOf(last)?.status === status ? last : undefined;
-        }, { what: `${path} Ready=${status}`, timeoutMs: 120_000, intervalMs: 300 });
+        return await waitFor(
+          async () => {
+            last = await get(path);
+            return readyOf(last)?.status === status ? last : undefined;
+          },
+          { what: `${path} Ready=${status}`, timeoutMs: 120_000, intervalMs: 300 },
+        );
       } catch (err) {
-        throw new Error(`${(err as Error).message}\nlast: ${JSON.stringify(last?.status ?? null)}\n${procs.logTail('controller')}`);
+        throw new Error(
+          `${(err as Error).message}\nlast: ${JSON.stringify(last?.status ?? null)}\n${procs.logTail('controller')}`,
+        );
       }
     };
     return { cp, procs, rbac, get, waitReady, stop };

@@ -11,7 +11,13 @@ import { baoAvailable, binaryPath, missingBinaries } from '../upstream/paths.ts'
 import { type ControllerManagerOptions, startControllerManager } from './controller-manager.ts';
 import { startEtcd } from './etcd.ts';
 import { harnessFetch } from './fetch.ts';
-import { type ApiserverFiles, type ApiserverOptions, SERVICE_CLUSTER_IP_RANGE, startApiserverProcess, waitApiserverReady } from './kube-apiserver.ts';
+import {
+  type ApiserverFiles,
+  type ApiserverOptions,
+  SERVICE_CLUSTER_IP_RANGE,
+  startApiserverProcess,
+  waitApiserverReady,
+} from './kube-apiserver.ts';
 import { type KubeCredentials, type KubeResponse, kubeRequest, statusMessage } from './kube-http.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { type CertAndKey, type CertificateAuthority, createCA, createServiceAccountSigningKey } from './pki.ts';
@@ -131,7 +137,10 @@ export class ControlPlane {
 
   /** The bao CLI against the dev server (address and token via the environment, never argv). */
   async bao(args: string[], opts: { stdin?: string } = {}): Promise<string> {
-    const res = await runBaoCli(binaryPath('bao'), this.#vaultEndpoint(), args, { stdin: opts.stdin, home: join(this.#group.dir, 'home') });
+    const res = await runBaoCli(binaryPath('bao'), this.#vaultEndpoint(), args, {
+      stdin: opts.stdin,
+      home: join(this.#group.dir, 'home'),
+    });
     if (res.code !== 0) throw new CommandError(`bao ${args.join(' ')}`, res.code, res.stdout, res.stderr);
     return res.stdout;
   }
@@ -143,13 +152,28 @@ export class ControlPlane {
 
   /** Server-side apply of objects or (multi-document) YAML; returns kubectl's output. */
   apply(manifests: string | object | object[]): Promise<string> {
-    const yaml = typeof manifests === 'string' ? manifests : (Array.isArray(manifests) ? manifests : [manifests]).map((o) => stringify(o)).join('---\n');
-    return this.kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=vaultgate-harness', '-f', '-'], { stdin: yaml });
+    const yaml =
+      typeof manifests === 'string'
+        ? manifests
+        : (Array.isArray(manifests) ? manifests : [manifests]).map((o) => stringify(o)).join('---\n');
+    return this.kubectl(
+      ['apply', '--server-side', '--force-conflicts', '--field-manager=vaultgate-harness', '-f', '-'],
+      { stdin: yaml },
+    );
   }
 
   /** Applies every CRD manifest in `dir` and waits until each is Established; returns their names. */
   async installCRDs(dir: string): Promise<string[]> {
-    const out = await this.kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=vaultgate-harness', '-f', dir, '-o', 'name']);
+    const out = await this.kubectl([
+      'apply',
+      '--server-side',
+      '--force-conflicts',
+      '--field-manager=vaultgate-harness',
+      '-f',
+      dir,
+      '-o',
+      'name',
+    ]);
     const names = out.split('\n').filter((l) => l.startsWith('customresourcedefinition'));
     if (names.length === 0) throw new Error(`no CustomResourceDefinitions found in ${dir}`);
     await this.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...names]);
@@ -161,7 +185,12 @@ export class ControlPlane {
     this.#webhookCA ??= createCA('vaultgate-test-webhook-ca');
     const ca = await this.#webhookCA;
     const isIp = (h: string): boolean => /^[\d.]+$/.test(h) || h.includes(':');
-    const leaf = await ca.issue({ commonName: hosts[0] ?? 'webhook', dnsNames: hosts.filter((h) => !isIp(h)), ipAddresses: hosts.filter(isIp), usage: 'server' });
+    const leaf = await ca.issue({
+      commonName: hosts[0] ?? 'webhook',
+      dnsNames: hosts.filter((h) => !isIp(h)),
+      ipAddresses: hosts.filter(isIp),
+      usage: 'server',
+    });
     return { ...leaf, caPem: ca.certPem };
   }
 
@@ -174,11 +203,23 @@ export class ControlPlane {
     const started = performance.now();
     let configs: Array<Record<string, unknown>>;
     if (opts.mutatingYaml !== undefined || opts.validatingYaml !== undefined) {
-      configs = [opts.mutatingYaml, opts.validatingYaml].filter((y) => y !== undefined).flatMap((y) => pointWebhooksAt(y, opts.url, opts.caBundlePem));
+      configs = [opts.mutatingYaml, opts.validatingYaml]
+        .filter((y) => y !== undefined)
+        .flatMap((y) => pointWebhooksAt(y, opts.url, opts.caBundlePem));
     } else {
       configs = [
-        defaultWebhookConfig('MutatingWebhookConfiguration', 'vaultgate-test', new URL(opts.mutatePath ?? '/mutate', opts.url).toString(), opts.caBundlePem),
-        defaultWebhookConfig('ValidatingWebhookConfiguration', 'vaultgate-test', new URL(opts.validatePath ?? '/validate', opts.url).toString(), opts.caBundlePem),
+        defaultWebhookConfig(
+          'MutatingWebhookConfiguration',
+          'vaultgate-test',
+          new URL(opts.mutatePath ?? '/mutate', opts.url).toString(),
+          opts.caBundlePem,
+        ),
+        defaultWebhookConfig(
+          'ValidatingWebhookConfiguration',
+          'vaultgate-test',
+          new URL(opts.validatePath ?? '/validate', opts.url).toString(),
+          opts.caBundlePem,
+        ),
       ];
     }
     if (configs.length === 0) throw new Error('registerWebhooks: no webhook configurations in the given YAML');
@@ -194,7 +235,8 @@ export class ControlPlane {
     for (const kind of kinds) {
       const token = randomBytes(6).toString('hex');
       const name = `vaultgate-harness-probe-${token}`;
-      const plural = kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
+      const plural =
+        kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
       const base = `/apis/admissionregistration.k8s.io/v1/${plural}`;
       await this.#must('POST', base, probeConfig(kind, name, token, this.caPem));
       try {
@@ -216,7 +258,12 @@ export class ControlPlane {
   }
 
   /** A TokenRequest token (JWT) for an existing ServiceAccount. Never log it. */
-  async serviceAccountToken(namespace: string, serviceAccount: string, audiences?: string[], expirationSeconds = 3600): Promise<string> {
+  async serviceAccountToken(
+    namespace: string,
+    serviceAccount: string,
+    audiences?: string[],
+    expirationSeconds = 3600,
+  ): Promise<string> {
     const res = await this.#must<{ status: { token: string } }>(
       'POST',
       `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
@@ -229,7 +276,13 @@ export class ControlPlane {
   async restartApiserver(): Promise<void> {
     const started = performance.now();
     await this.#group.stop('kube-apiserver', 15_000);
-    this.#apiserver = startApiserverProcess(this.#group, this.#port, this.#etcdUrl, this.#apiserverFiles, this.#apiserverOptions);
+    this.#apiserver = startApiserverProcess(
+      this.#group,
+      this.#port,
+      this.#etcdUrl,
+      this.#apiserverFiles,
+      this.#apiserverOptions,
+    );
     await waitApiserverReady(this.#group, this.#apiserver, this.admin);
     this.#log(`[harness] kube-apiserver restarted in ${seconds(started)}s`);
   }
@@ -241,11 +294,17 @@ export class ControlPlane {
    */
   async compact(): Promise<void> {
     const post = async (path: string, body: unknown): Promise<unknown> => {
-      const res = await harnessFetch(`etcd ${path}`, `${this.#etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body), timeoutMs: 30_000 });
+      const res = await harnessFetch(`etcd ${path}`, `${this.#etcdUrl}${path}`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        timeoutMs: 30_000,
+      });
       if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
       return res.json();
     };
-    const range = (await post('/v3/kv/range', { key: Buffer.from('/').toString('base64') })) as { header?: { revision?: string } };
+    const range = (await post('/v3/kv/range', { key: Buffer.from('/').toString('base64') })) as {
+      header?: { revision?: string };
+    };
     const revision = range.header?.revision;
     if (!revision) throw new Error('etcd /v3/kv/range: no header.revision');
     await post('/v3/kv/compaction', { revision, physical: true });
@@ -257,19 +316,34 @@ export class ControlPlane {
    * `host`: listen there instead of 127.0.0.1 (pods of the one-node cluster reach it on the node IP).
    */
   async startVault(opts: { host?: string } = {}): Promise<void> {
-    if (!baoAvailable()) throw new Error(`no bao binary at ${binaryPath('bao')} (npm run upstream installs OpenBao 2.7.2; VAULTGATE_BAO_BIN overrides it)`);
+    if (!baoAvailable())
+      throw new Error(
+        `no bao binary at ${binaryPath('bao')} (npm run upstream installs OpenBao 2.7.2; VAULTGATE_BAO_BIN overrides it)`,
+      );
     const started = performance.now();
     this.#vaultPort ??= await freePort();
     this.#vaultHost = opts.host ?? this.#vaultHost;
-    this.openbao = await startOpenBao({ dev: true, dir: join(this.#group.dir, 'openbao'), port: this.#vaultPort, ...(this.#vaultHost ? { host: this.#vaultHost } : {}) });
+    this.openbao = await startOpenBao({
+      dev: true,
+      dir: join(this.#group.dir, 'openbao'),
+      port: this.#vaultPort,
+      ...(this.#vaultHost ? { host: this.#vaultHost } : {}),
+    });
     const endpoint = { addr: this.openbao.addr, token: this.openbao.rootToken };
     this.vaultAddr = endpoint.addr;
     this.vaultToken = endpoint.token;
     await this.#ensureTokenReviewer();
-    const reviewerJwt = await this.serviceAccountToken(TOKEN_REVIEWER.namespace, TOKEN_REVIEWER.name, undefined, 24 * 3600);
+    const reviewerJwt = await this.serviceAccountToken(
+      TOKEN_REVIEWER.namespace,
+      TOKEN_REVIEWER.name,
+      undefined,
+      24 * 3600,
+    );
     await configureKubernetesAuth(endpoint, { host: this.server, caPem: this.caPem, reviewerJwt });
     this.timings.vault = seconds(started);
-    this.#log(`[harness] ${this.openbao.version.split(' (')[0]} dev server up at ${endpoint.addr} with kubernetes auth in ${this.timings.vault}s`);
+    this.#log(
+      `[harness] ${this.openbao.version.split(' (')[0]} dev server up at ${endpoint.addr} with kubernetes auth in ${this.timings.vault}s`,
+    );
   }
 
   async stopVault(): Promise<void> {
@@ -277,17 +351,23 @@ export class ControlPlane {
   }
 
   #vaultEndpoint(): VaultEndpoint {
-    if (!this.vaultAddr || !this.vaultToken) throw new Error('vault is not started (startControlPlane({ vault: true }))');
+    if (!this.vaultAddr || !this.vaultToken)
+      throw new Error('vault is not started (startControlPlane({ vault: true }))');
     return { addr: this.vaultAddr, token: this.vaultToken };
   }
 
   async #ensureTokenReviewer(): Promise<void> {
     const createIgnoringConflict = async (path: string, body: unknown): Promise<void> => {
       const res = await this.request('POST', path, body);
-      if (res.status !== 409 && (res.status < 200 || res.status > 299)) throw new Error(`POST ${path}: ${res.status} ${statusMessage(res)}`);
+      if (res.status !== 409 && (res.status < 200 || res.status > 299))
+        throw new Error(`POST ${path}: ${res.status} ${statusMessage(res)}`);
     };
     const { namespace, name } = TOKEN_REVIEWER;
-    await createIgnoringConflict(`/api/v1/namespaces/${namespace}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } });
+    await createIgnoringConflict(`/api/v1/namespaces/${namespace}/serviceaccounts`, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name },
+    });
     await createIgnoringConflict('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
@@ -321,18 +401,38 @@ function firstServiceIp(cidr: string): string {
   return `${a}.${b}.${c}.${d + 1}`;
 }
 
-async function writePki(dir: string, o: ApiserverOptions = {}): Promise<{ files: ApiserverFiles; admin: Omit<KubeCredentials, 'server'> }> {
+async function writePki(
+  dir: string,
+  o: ApiserverOptions = {},
+): Promise<{ files: ApiserverFiles; admin: Omit<KubeCredentials, 'server'> }> {
   const pki = join(dir, 'pki');
   mkdirSync(pki, { recursive: true });
   const ca = await createCA('vaultgate-test-ca');
   const serving = await ca.issue({
     commonName: 'kube-apiserver',
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
-    ipAddresses: [...new Set(['127.0.0.1', '10.0.0.1', firstServiceIp(o.serviceClusterIpRange ?? SERVICE_CLUSTER_IP_RANGE), o.bindAddress ?? '127.0.0.1'])],
+    dnsNames: [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ],
+    ipAddresses: [
+      ...new Set([
+        '127.0.0.1',
+        '10.0.0.1',
+        firstServiceIp(o.serviceClusterIpRange ?? SERVICE_CLUSTER_IP_RANGE),
+        o.bindAddress ?? '127.0.0.1',
+      ]),
+    ],
     usage: 'server',
   });
   // Client-certificate user in system:masters, as envtest's admin user.
-  const admin = await ca.issue({ commonName: 'vaultgate-test-admin', organizations: ['system:masters'], usage: 'client' });
+  const admin = await ca.issue({
+    commonName: 'vaultgate-test-admin',
+    organizations: ['system:masters'],
+    usage: 'client',
+  });
   const sa = createServiceAccountSigningKey();
   const file = (name: string, content: string): string => {
     const p = join(pki, name);
@@ -359,7 +459,8 @@ async function writePki(dir: string, o: ApiserverOptions = {}): Promise<{ files:
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const missing = missingBinaries();
-  if (missing.length > 0) throw new Error(`upstream binaries missing: ${missing.join(', ')} (run \`npm run upstream\`)`);
+  if (missing.length > 0)
+    throw new Error(`upstream binaries missing: ${missing.join(', ')} (run \`npm run upstream\`)`);
   const started = performance.now();
   const group = new ProcessGroup(mkdtempSync(join(tmpdir(), 'vaultgate-cp-')));
   const timings: Record<string, number> = {};
@@ -371,32 +472,64 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     timings.etcd = seconds(t);
     const { files, admin: adminCert } = await pkiPromise;
     t = performance.now();
-    const admin: KubeCredentials = { server: `https://${opts.apiserver?.bindAddress ?? '127.0.0.1'}:${port}`, ...adminCert };
+    const admin: KubeCredentials = {
+      server: `https://${opts.apiserver?.bindAddress ?? '127.0.0.1'}:${port}`,
+      ...adminCert,
+    };
     const apiserver = startApiserverProcess(group, port, etcd.clientUrl, files, opts.apiserver);
     await waitApiserverReady(group, apiserver, admin);
     timings['kube-apiserver'] = seconds(t);
     const kubeconfigPath = join(group.dir, 'kubeconfig');
-    writeFileSync(kubeconfigPath, kubeconfigYaml(admin.server, admin.caPem, { name: 'vaultgate-test-admin', ...adminCert }), { mode: 0o600 });
+    writeFileSync(
+      kubeconfigPath,
+      kubeconfigYaml(admin.server, admin.caPem, { name: 'vaultgate-test-admin', ...adminCert }),
+      { mode: 0o600 },
+    );
     mkdirSync(join(group.dir, 'home'), { recursive: true });
-    const cp = new ControlPlane({ group, port, etcdUrl: etcd.clientUrl, files, apiserverOptions: opts.apiserver ?? {}, apiserver, admin, kubeconfigPath, log });
+    const cp = new ControlPlane({
+      group,
+      port,
+      etcdUrl: etcd.clientUrl,
+      files,
+      apiserverOptions: opts.apiserver ?? {},
+      apiserver,
+      admin,
+      kubeconfigPath,
+      log,
+    });
     if (opts.controllerManager) {
       t = performance.now();
       const controllers = typeof opts.controllerManager === 'object' ? opts.controllerManager.controllers : undefined;
       // Pods mount the cluster CA from ConfigMap kube-root-ca.crt, which the publisher needs --root-ca-file for.
-      const kcm = startControllerManager(group, kubeconfigPath, { ...(controllers ? { controllers, rootCaFile: files.clientCaFile } : {}) });
-      // Ready signal: the serviceaccount controller has created `default` in the default namespace.
-      await waitFor(async () => ((await cp.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined), {
-        what: 'kube-controller-manager (default ServiceAccount)',
-        timeoutMs: 60_000,
-        intervalMs: 200,
-        abort: kcm.exited.then((why) => `kube-controller-manager exited (${why}):\n${group.logTail('kube-controller-manager')}`),
+      const kcm = startControllerManager(group, kubeconfigPath, {
+        ...(controllers ? { controllers, rootCaFile: files.clientCaFile } : {}),
       });
+      // Ready signal: the serviceaccount controller has created `default` in the default namespace.
+      await waitFor(
+        async () =>
+          (await cp.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200
+            ? true
+            : undefined,
+        {
+          what: 'kube-controller-manager (default ServiceAccount)',
+          timeoutMs: 60_000,
+          intervalMs: 200,
+          abort: kcm.exited.then(
+            (why) => `kube-controller-manager exited (${why}):\n${group.logTail('kube-controller-manager')}`,
+          ),
+        },
+      );
       timings['kube-controller-manager'] = seconds(t);
     }
     Object.assign(cp.timings, timings);
     if (opts.vault) await cp.startVault();
     cp.timings.total = seconds(started);
-    log(`[harness] control plane up at ${cp.server} in ${cp.timings.total}s (${Object.entries(cp.timings).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${v}s`).join(', ')})`);
+    log(
+      `[harness] control plane up at ${cp.server} in ${cp.timings.total}s (${Object.entries(cp.timings)
+        .filter(([k]) => k !== 'total')
+        .map(([k, v]) => `${k} ${v}s`)
+        .join(', ')})`,
+    );
     return cp;
   } catch (err) {
     await group.stopAll();

@@ -9,8 +9,15 @@ export const CONTROLLERS = ['garbage-collector-controller', 'namespace-controlle
 /** What a cluster with a kubelet needs on top (test/harness/node/): Deployments, Services, PDBs, pods' CA. */
 export const NODE_CONTROLLERS = [
   ...CONTROLLERS,
-  'deployment-controller', 'replicaset-controller', 'endpoints-controller', 'endpointslice-controller', 'disruption-controller',
-  'root-ca-certificate-publisher-controller', 'node-lifecycle-controller', 'pod-garbage-collector-controller', 'taint-eviction-controller',
+  'deployment-controller',
+  'replicaset-controller',
+  'endpoints-controller',
+  'endpointslice-controller',
+  'disruption-controller',
+  'root-ca-certificate-publisher-controller',
+  'node-lifecycle-controller',
+  'pod-garbage-collector-controller',
+  'taint-eviction-controller',
 ];
 
 export interface ControllerManagerOptions {
@@ -32,6 +39,14 @@ export function controllerManagerArgs(kubeconfigPath: string, o: ControllerManag
   ];
 }
 
-export function startControllerManager(group: ProcessGroup, kubeconfigPath: string, opts: ControllerManagerOptions = {}): ManagedProcess {
-  return group.spawn('kube-controller-manager', binaryPath('kube-controller-manager'), controllerManagerArgs(kubeconfigPath, opts));
+export function startControllerManager(
+  group: ProcessGroup,
+  kubeconfigPath: string,
+  opts: ControllerManagerOptions = {},
+): ManagedProcess {
+  return group.spawn(
+    'kube-controller-manager',
+    binaryPath('kube-controller-manager'),
+    controllerManagerArgs(kubeconfigPath, opts),
+  );
 }

@@ -65,7 +65,9 @@ const PHASES: Array<(o: Obj) => boolean> = [
 
 /** examples/*.yaml except bad-*.yaml, as objects; stores point at `vaultAddr` (no CA: the local Vault speaks http). */
 export function exampleObjects(vaultAddr: string, dir = EXAMPLES_DIR): Obj[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml') && !f.startsWith('bad-')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml') && !f.startsWith('bad-'))
+    .sort();
   const out: Obj[] = [];
   for (const f of files) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
@@ -84,13 +86,26 @@ export function exampleObjects(vaultAddr: string, dir = EXAMPLES_DIR): Obj[] {
 }
 
 /** Applies the supporting objects and the examples in dependency order: policies and bindings, stores once their roles exist, then ExternalSecrets. */
-export async function applyExamples(kubectl: (args: string[], stdin?: string) => Promise<string>, vaultAddr: string, log: Log): Promise<void> {
+export async function applyExamples(
+  kubectl: (args: string[], stdin?: string) => Promise<string>,
+  vaultAddr: string,
+  log: Log,
+): Promise<void> {
   const all = [...SUPPORTING_OBJECTS, ...exampleObjects(vaultAddr)];
   for (const [i, inPhase] of PHASES.entries()) {
     const batch = all.filter(inPhase);
     if (batch.length > 0) log((await kubectl(['apply', '-f', '-'], toYaml(batch))).trim());
     // A store whose role does not exist yet is re-validated only minutes later: wait for the bindings.
-    if (i === 0) await kubectl(['wait', '--for=condition=Ready', '--timeout=120s', '-n', DEV_NAMESPACE, 'vaultrolebinding', '--all']);
+    if (i === 0)
+      await kubectl([
+        'wait',
+        '--for=condition=Ready',
+        '--timeout=120s',
+        '-n',
+        DEV_NAMESPACE,
+        'vaultrolebinding',
+        '--all',
+      ]);
   }
 }
 
@@ -112,10 +127,19 @@ export function writeToolsDir(binDir: string, vault: VaultKind): Record<string, 
 }
 
 /** Local control plane + Vault (real OpenBao unless `vault: 'simulator'`) + vaultgate, examples applied. */
-export async function startLocalDev(opts: { log: Log; kubeconfigOut: string; vault?: VaultKind }): Promise<DevEnvironment> {
+export async function startLocalDev(opts: {
+  log: Log;
+  kubeconfigOut: string;
+  vault?: VaultKind;
+}): Promise<DevEnvironment> {
   const { log } = opts;
   const kind = opts.vault ?? 'openbao';
-  const stack: E2EStack = await startE2E({ controllerManager: true, vault: kind, controller: { driftCheckMs: 30_000 }, log });
+  const stack: E2EStack = await startE2E({
+    controllerManager: true,
+    vault: kind,
+    controller: { driftCheckMs: 30_000 },
+    log,
+  });
   const binDir = join(dirname(opts.kubeconfigOut), 'bin');
   const stop = async (): Promise<void> => {
     await stack.stop();
@@ -127,15 +151,33 @@ export async function startLocalDev(opts: { log: Log; kubeconfigOut: string; vau
     await writeVaultData(vault.addr, vault.rootToken);
     await applyExamples((args, stdin) => cp.kubectl(args, stdin === undefined ? {} : { stdin }), vault.addr, log);
     // "ready" means the third command to try shows a synced Secret.
-    await cp.kubectl(['wait', '--for=condition=Ready', '--timeout=120s', '-n', DEV_NAMESPACE, 'externalsecret', '--all']);
+    await cp.kubectl([
+      'wait',
+      '--for=condition=Ready',
+      '--timeout=120s',
+      '-n',
+      DEV_NAMESPACE,
+      'externalsecret',
+      '--all',
+    ]);
     mkdirSync(dirname(opts.kubeconfigOut), { recursive: true });
     writeFileSync(opts.kubeconfigOut, readFileSync(cp.kubeconfigPath), { mode: 0o600 });
     const tools = writeToolsDir(binDir, kind);
     if (!stack.webhook) throw new Error('the dev stack has no webhook');
     return {
-      kubeconfigPath: opts.kubeconfigOut, vaultAddr: vault.addr, vaultToken: vault.rootToken, vault: kind, vaultVersion: vault.version,
-      kubectl: 'kubectl', binDir, tools: Object.keys(tools), webhook: stack.webhook, logDir: join(stack.procs.dir, 'logs'), clusterDir: cp.dir,
-      dirs: [cp.dir, stack.procs.dir], stop,
+      kubeconfigPath: opts.kubeconfigOut,
+      vaultAddr: vault.addr,
+      vaultToken: vault.rootToken,
+      vault: kind,
+      vaultVersion: vault.version,
+      kubectl: 'kubectl',
+      binDir,
+      tools: Object.keys(tools),
+      webhook: stack.webhook,
+      logDir: join(stack.procs.dir, 'logs'),
+      clusterDir: cp.dir,
+      dirs: [cp.dir, stack.procs.dir],
+      stop,
     };
   } catch (err) {
     await stop();
@@ -150,27 +192,53 @@ function userClusterTarget(kubeconfigPath: string): ClusterTarget {
     async issueServingCert(hosts) {
       const ca = await generateCA({ commonName: 'vaultgate-dev-webhook-ca' });
       const isIp = (h: string): boolean => /^[\d.]+$/.test(h) || h.includes(':');
-      const leaf = await issueServingCert({ ca, dnsNames: hosts.filter((h) => !isIp(h)), ipAddresses: hosts.filter(isIp) });
+      const leaf = await issueServingCert({
+        ca,
+        dnsNames: hosts.filter((h) => !isIp(h)),
+        ipAddresses: hosts.filter(isIp),
+      });
       return { certPem: leaf.cert, keyPem: leaf.key, caPem: ca.cert };
     },
   };
 }
 
 /** `vaultgate dev --kubeconfig --vault-addr`: only the webhook and the controller, against the user's cluster and Vault. */
-export async function startAgainstCluster(opts: { log: Log; kubeconfig: string; vaultAddr: string; vaultToken: string }): Promise<DevEnvironment> {
+export async function startAgainstCluster(opts: {
+  log: Log;
+  kubeconfig: string;
+  vaultAddr: string;
+  vaultToken: string;
+}): Promise<DevEnvironment> {
   const procs = new VaultgateProcesses(userClusterTarget(opts.kubeconfig), { log: opts.log });
   const kubectl = existsSync(binaryPath('kubectl')) ? binaryPath('kubectl') : 'kubectl';
   try {
     // Fails early with kubectl's own message when the cluster is unreachable or the CRDs are missing.
-    await runTool(kubectl, ['--kubeconfig', opts.kubeconfig, 'get', 'crd', 'vaultpolicies.vaultgate.io', '-o', 'name']).catch((err: unknown) => {
+    await runTool(kubectl, [
+      '--kubeconfig',
+      opts.kubeconfig,
+      'get',
+      'crd',
+      'vaultpolicies.vaultgate.io',
+      '-o',
+      'name',
+    ]).catch((err: unknown) => {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return ''; // no kubectl at all: the processes will say it
-      throw new Error(`the cluster in ${opts.kubeconfig} has no vaultgate CRDs or cannot be reached (install them: kubectl apply -f charts/vaultgate/crds/): ${(err as Error).message}`);
+      throw new Error(
+        `the cluster in ${opts.kubeconfig} has no vaultgate CRDs or cannot be reached (install them: kubectl apply -f charts/vaultgate/crds/): ${(err as Error).message}`,
+      );
     });
     const webhook = await procs.startWebhook();
     await procs.startController({ vaultAddr: opts.vaultAddr, vaultToken: opts.vaultToken });
     return {
-      kubeconfigPath: opts.kubeconfig, vaultAddr: opts.vaultAddr, vaultToken: opts.vaultToken, vault: 'external', kubectl,
-      webhook, logDir: join(procs.dir, 'logs'), dirs: [procs.dir], stop: () => procs.stopAll(),
+      kubeconfigPath: opts.kubeconfig,
+      vaultAddr: opts.vaultAddr,
+      vaultToken: opts.vaultToken,
+      vault: 'external',
+      kubectl,
+      webhook,
+      logDir: join(procs.dir, 'logs'),
+      dirs: [procs.dir],
+      stop: () => procs.stopAll(),
     };
   } catch (err) {
     await procs.stopAll();

@@ -142,19 +142,44 @@ export class VaultgateProcesses {
     } else if (typeof audit === 'object') {
       auditArgs = ['--audit-namespace', audit.namespace];
     }
-    const port = opts.port ?? await freePort();
-    const proc = this.group.spawn(name, process.execPath, vaultgateArgv([
-      'webhook', '--host', '127.0.0.1', '--port', String(port), '--tls-cert-file', certFile, '--tls-key-file', keyFile,
-      '--kubeconfig', opts.kubeconfigPath ?? this.#cp.kubeconfigPath, '--drain-seconds', '0', '--replica', name,
-      // any free port for /metrics: the default 8081 would collide between stacks running at once
-      '--metrics-port', '0', ...auditArgs, ...(opts.extraArgs ?? []),
-    ]), this.#env());
+    const port = opts.port ?? (await freePort());
+    const proc = this.group.spawn(
+      name,
+      process.execPath,
+      vaultgateArgv([
+        'webhook',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--tls-cert-file',
+        certFile,
+        '--tls-key-file',
+        keyFile,
+        '--kubeconfig',
+        opts.kubeconfigPath ?? this.#cp.kubeconfigPath,
+        '--drain-seconds',
+        '0',
+        '--replica',
+        name,
+        // any free port for /metrics: the default 8081 would collide between stacks running at once
+        '--metrics-port',
+        '0',
+        ...auditArgs,
+        ...(opts.extraArgs ?? []),
+      ]),
+      this.#env(),
+    );
     const url = `https://127.0.0.1:${port}`;
     const probe = opts.waitReady === false ? 'healthz' : 'readyz';
     await waitFor(async () => ((await httpsStatus(`${url}/${probe}`, cert.caPem)) === 200 ? true : undefined), {
-      what: `vaultgate webhook /${probe}`, timeoutMs: 60_000, intervalMs: 150,
+      what: `vaultgate webhook /${probe}`,
+      timeoutMs: 60_000,
+      intervalMs: 150,
       abort: proc.exited.then((why) => `webhook exited (${why}):\n${this.group.logTail(name)}`),
-    }).catch((err: unknown) => { throw new Error(`${(err as Error).message}\n${this.group.logTail(name)}`); });
+    }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${this.group.logTail(name)}`);
+    });
     this.#log(`[e2e] vaultgate webhook ${probe === 'readyz' ? 'ready' : 'serving'} at ${url} in ${seconds(t)}s`);
     return { proc, url, caPem: cert.caPem, jwksPath: join(auditDir, 'audit-jwks.json'), logPath: proc.logPath };
   }
@@ -163,21 +188,46 @@ export class VaultgateProcesses {
     const t = performance.now();
     const name = opts.name ?? 'controller';
     const port = await freePort();
-    const proc = this.group.spawn(name, process.execPath, vaultgateArgv([
-      'controller', '--kubeconfig', opts.kubeconfigPath ?? this.#cp.kubeconfigPath, '--vault-addr', opts.vaultAddr, '--metrics-port', String(port),
-      '--leader-election-namespace', opts.leaderElectionNamespace ?? 'vaultgate-system',
-      ...(opts.leaderElect === false ? ['--no-leader-elect'] : []),
-      ...(opts.driftCheckMs ? ['--drift-check', String(opts.driftCheckMs)] : []),
-      ...(opts.vaultRole ? ['--vault-role', opts.vaultRole.role, '--vault-sa-token-file', opts.vaultRole.saTokenFile, '--vault-auth-mount', opts.vaultRole.mount ?? 'kubernetes'] : []),
-      ...(opts.extraArgs ?? []),
-    ]), this.#env({ ...(opts.vaultToken ? { VAULT_TOKEN: opts.vaultToken } : {}), POD_NAME: name }));
+    const proc = this.group.spawn(
+      name,
+      process.execPath,
+      vaultgateArgv([
+        'controller',
+        '--kubeconfig',
+        opts.kubeconfigPath ?? this.#cp.kubeconfigPath,
+        '--vault-addr',
+        opts.vaultAddr,
+        '--metrics-port',
+        String(port),
+        '--leader-election-namespace',
+        opts.leaderElectionNamespace ?? 'vaultgate-system',
+        ...(opts.leaderElect === false ? ['--no-leader-elect'] : []),
+        ...(opts.driftCheckMs ? ['--drift-check', String(opts.driftCheckMs)] : []),
+        ...(opts.vaultRole
+          ? [
+              '--vault-role',
+              opts.vaultRole.role,
+              '--vault-sa-token-file',
+              opts.vaultRole.saTokenFile,
+              '--vault-auth-mount',
+              opts.vaultRole.mount ?? 'kubernetes',
+            ]
+          : []),
+        ...(opts.extraArgs ?? []),
+      ]),
+      this.#env({ ...(opts.vaultToken ? { VAULT_TOKEN: opts.vaultToken } : {}), POD_NAME: name }),
+    );
     const handle: ControllerHandle = { name, proc, metricsUrl: `http://127.0.0.1:${port}`, logPath: proc.logPath };
     this.#controllers.set(name, handle);
     if (opts.waitReady !== false) {
       await waitFor(async () => ((await fetch(`${handle.metricsUrl}/readyz`)).status === 200 ? true : undefined), {
-        what: `vaultgate controller ${name} /readyz`, timeoutMs: 60_000, intervalMs: 150,
+        what: `vaultgate controller ${name} /readyz`,
+        timeoutMs: 60_000,
+        intervalMs: 150,
         abort: proc.exited.then((why) => `controller ${name} exited (${why}):\n${this.group.logTail(name)}`),
-      }).catch((err: unknown) => { throw new Error(`${(err as Error).message}\n${this.group.logTail(name)}`); });
+      }).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${this.group.logTail(name)}`);
+      });
       this.#log(`[e2e] vaultgate controller ${name} ready in ${seconds(t)}s`);
     }
     return handle;
@@ -186,12 +236,20 @@ export class VaultgateProcesses {
   /** A kubeconfig authenticating with a bearer token (a ServiceAccount's TokenRequest token), mode 0600 in this dir. */
   writeTokenKubeconfig(fileName: string, server: string, caPem: string, token: string): string {
     const path = join(this.dir, fileName);
-    writeFileSync(path, stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'sa',
-      clusters: [{ name: 'cluster', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
-      users: [{ name: 'sa', user: { token } }],
-      contexts: [{ name: 'sa', context: { cluster: 'cluster', user: 'sa' } }],
-    }), { mode: 0o600 });
+    writeFileSync(
+      path,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'sa',
+        clusters: [
+          { name: 'cluster', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } },
+        ],
+        users: [{ name: 'sa', user: { token } }],
+        contexts: [{ name: 'sa', context: { cluster: 'cluster', user: 'sa' } }],
+      }),
+      { mode: 0o600 },
+    );
     return path;
   }
 
@@ -203,11 +261,16 @@ export class VaultgateProcesses {
   }
 
   /** /readyz body of a controller: `{ ready, leader: 'leader'|'standby'|'disabled', ... }`. */
-  async controllerStatus(name = 'controller'): Promise<{ ready: boolean; leader: 'leader' | 'standby' | 'disabled' } | undefined> {
+  async controllerStatus(
+    name = 'controller',
+  ): Promise<{ ready: boolean; leader: 'leader' | 'standby' | 'disabled' } | undefined> {
     const h = this.#controllers.get(name);
     if (!h?.proc.isRunning()) return undefined;
     try {
-      return (await (await fetch(`${h.metricsUrl}/readyz`)).json()) as { ready: boolean; leader: 'leader' | 'standby' | 'disabled' };
+      return (await (await fetch(`${h.metricsUrl}/readyz`)).json()) as {
+        ready: boolean;
+        leader: 'leader' | 'standby' | 'disabled';
+      };
     } catch {
       return undefined;
     }

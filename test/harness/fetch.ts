@@ -4,15 +4,20 @@
 export class HarnessFetchError extends Error {
   constructor(what: string, url: string, cause: unknown, timeoutMs: number) {
     const c = cause as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-    const why = c?.name === 'TimeoutError' || c?.name === 'AbortError'
-      ? `no answer within ${timeoutMs} ms`
-      : `${c?.message ?? String(cause)}${c?.cause?.code ? ` (${c.cause.code})` : c?.cause?.message ? ` (${c.cause.message})` : ''}`;
+    const why =
+      c?.name === 'TimeoutError' || c?.name === 'AbortError'
+        ? `no answer within ${timeoutMs} ms`
+        : `${c?.message ?? String(cause)}${c?.cause?.code ? ` (${c.cause.code})` : c?.cause?.message ? ` (${c.cause.message})` : ''}`;
     super(`${what}: ${url}: ${why}`);
     this.name = 'HarnessFetchError';
   }
 }
 
-export async function harnessFetch(what: string, url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<Response> {
+export async function harnessFetch(
+  what: string,
+  url: string,
+  init: RequestInit & { timeoutMs?: number } = {},
+): Promise<Response> {
   const { timeoutMs = 10_000, ...rest } = init;
   try {
     return await fetch(url, { ...rest, signal: AbortSignal.timeout(timeoutMs) });

@@ -66,17 +66,32 @@ export function apiserverArgs(port: number, etcdUrl: string, f: ApiserverFiles, 
   ];
 }
 
-export function startApiserverProcess(group: ProcessGroup, port: number, etcdUrl: string, files: ApiserverFiles, opts: ApiserverOptions = {}): ManagedProcess {
+export function startApiserverProcess(
+  group: ProcessGroup,
+  port: number,
+  etcdUrl: string,
+  files: ApiserverFiles,
+  opts: ApiserverOptions = {},
+): ManagedProcess {
   return group.spawn('kube-apiserver', binaryPath('kube-apiserver'), apiserverArgs(port, etcdUrl, files, opts));
 }
 
 /** Waits for /readyz (all post-start hooks, incl. RBAC bootstrap roles, informers synced). */
-export async function waitApiserverReady(group: ProcessGroup, proc: ManagedProcess, creds: KubeCredentials): Promise<void> {
+export async function waitApiserverReady(
+  group: ProcessGroup,
+  proc: ManagedProcess,
+  creds: KubeCredentials,
+): Promise<void> {
   await waitFor(
     async () => {
       const res = await kubeRequest(creds, 'GET', '/readyz');
       if (res.status === 200) return true;
-      throw new Error(`/readyz ${res.status}: ${res.text.split('\n').filter((l) => l.includes('[-]')).join('; ')}`);
+      throw new Error(
+        `/readyz ${res.status}: ${res.text
+          .split('\n')
+          .filter((l) => l.includes('[-]'))
+          .join('; ')}`,
+      );
     },
     {
       what: 'kube-apiserver /readyz',

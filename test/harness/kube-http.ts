@@ -22,36 +22,48 @@ export interface KubeResponse {
   text: string;
 }
 
-export function kubeRequest(creds: KubeCredentials | BearerCredentials, method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<KubeResponse> {
+export function kubeRequest(
+  creds: KubeCredentials | BearerCredentials,
+  method: string,
+  path: string,
+  body?: unknown,
+  timeoutMs = 10_000,
+): Promise<KubeResponse> {
   const url = new URL(path, creds.server);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method,
-      ca: creds.caPem,
-      ...('token' in creds ? {} : { cert: creds.certPem, key: creds.keyPem }),
-      agent: false, // no pooled sockets left to keep node alive after the suite
-      timeout: timeoutMs,
-      headers: {
-        accept: 'application/json',
-        ...('token' in creds ? { authorization: `Bearer ${creds.token}` } : {}),
-        ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+    const req = request(
+      url,
+      {
+        method,
+        ca: creds.caPem,
+        ...('token' in creds ? {} : { cert: creds.certPem, key: creds.keyPem }),
+        agent: false, // no pooled sockets left to keep node alive after the suite
+        timeout: timeoutMs,
+        headers: {
+          accept: 'application/json',
+          ...('token' in creds ? { authorization: `Bearer ${creds.token}` } : {}),
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+        },
       },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // plain-text answers (healthz) stay text
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed, text });
-      });
-      res.on('error', reject);
-    });
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // plain-text answers (healthz) stay text
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(payload);

@@ -69,7 +69,8 @@ export function requestKind(e: AuditEntry): string {
   if (path.startsWith('sys/policies/acl')) return `policy-${operation}`;
   if (/^auth\/[^/]+\/role(\/|$)/.test(path)) return `role-${operation}`;
   if (path.startsWith('sys/')) return 'sys-other';
-  if (e.request.mount_type === 'kv') return operation === 'read' || operation === 'list' ? `kv-${operation}` : 'kv-write';
+  if (e.request.mount_type === 'kv')
+    return operation === 'read' || operation === 'list' ? `kv-${operation}` : 'kv-write';
   return 'other';
 }
 

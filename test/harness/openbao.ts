@@ -61,19 +61,31 @@ function hcl(s: string): string {
 
 // OpenBao 2.x has no `file` storage backend ("unknown storage type file"): persistent single-node storage
 // is integrated storage (`raft`), which needs a cluster address even for one node.
-function configText(o: { host: string; port: number; clusterPort: number; dataDir?: string; auditLog?: string }): string {
+function configText(o: {
+  host: string;
+  port: number;
+  clusterPort: number;
+  dataDir?: string;
+  auditLog?: string;
+}): string {
   return [
     ...(o.dataDir ? [`storage "raft" {\n  path = ${hcl(o.dataDir)}\n  node_id = "vaultgate-harness"\n}`] : []),
     ...(o.dataDir ? [`listener "tcp" {\n  address = "${o.host}:${o.port}"\n  tls_disable = true\n}`] : []),
     ...(o.auditLog ? [`audit "file" "file" {\n  options {\n    file_path = ${hcl(o.auditLog)}\n  }\n}`] : []),
-    ...(o.dataDir ? [`api_addr = "http://${o.host}:${o.port}"`, `cluster_addr = "http://${o.host}:${o.clusterPort}"`, 'ui = false'] : []),
+    ...(o.dataDir
+      ? [`api_addr = "http://${o.host}:${o.port}"`, `cluster_addr = "http://${o.host}:${o.clusterPort}"`, 'ui = false']
+      : []),
     '',
   ].join('\n\n');
 }
 
-async function health(addr: string): Promise<{ status: number; initialized?: boolean; sealed?: boolean; standby?: boolean } | undefined> {
+async function health(
+  addr: string,
+): Promise<{ status: number; initialized?: boolean; sealed?: boolean; standby?: boolean } | undefined> {
   try {
-    const res = await fetch(`${addr}/v1/sys/health?sealedcode=299&uninitcode=298&standbycode=297`, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(`${addr}/v1/sys/health?sealedcode=299&uninitcode=298&standbycode=297`, {
+      signal: AbortSignal.timeout(2000),
+    });
     const h = (await res.json()) as { initialized?: boolean; sealed?: boolean; standby?: boolean };
     return { status: res.status, ...h };
   } catch {
@@ -98,11 +110,25 @@ export async function startOpenBao(opts: OpenBaoOptions): Promise<OpenBaoServer>
   const dataDir = dev ? undefined : join(opts.dir, 'data');
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const needConfig = !dev || opts.auditLog !== undefined;
-  if (needConfig) writeFileSync(configPath, configText({ host, port, clusterPort, ...(dataDir ? { dataDir } : {}), ...(opts.auditLog ? { auditLog: opts.auditLog } : {}) }), { mode: 0o600 });
+  if (needConfig)
+    writeFileSync(
+      configPath,
+      configText({
+        host,
+        port,
+        clusterPort,
+        ...(dataDir ? { dataDir } : {}),
+        ...(opts.auditLog ? { auditLog: opts.auditLog } : {}),
+      }),
+      { mode: 0o600 },
+    );
   let rootToken = dev ? `root-${randomBytes(12).toString('hex')}` : '';
   let unsealKey: string | undefined;
   const secrets = (): string[] => [rootToken, unsealKey ?? ''].filter((s) => s.length > 0);
-  const redact = (text: string): string => secrets().reduce((t, s) => t.split(s).join('[REDACTED]'), text).replace(/(Unseal Key: ).*/g, '$1[REDACTED]');
+  const redact = (text: string): string =>
+    secrets()
+      .reduce((t, s) => t.split(s).join('[REDACTED]'), text)
+      .replace(/(Unseal Key: ).*/g, '$1[REDACTED]');
   const logTail = (lines = 30): string => redact(group.logTail(BAO, lines));
 
   const env = (): NodeJS.ProcessEnv => ({
@@ -123,12 +149,19 @@ export async function startOpenBao(opts: OpenBaoOptions): Promise<OpenBaoServer>
     return proc.exited.then((why) => `bao exited (${why})`);
   };
 
-  const waitUp = async (exited: Promise<string>, want: (h: NonNullable<Awaited<ReturnType<typeof health>>>) => boolean, what: string): Promise<void> => {
+  const waitUp = async (
+    exited: Promise<string>,
+    want: (h: NonNullable<Awaited<ReturnType<typeof health>>>) => boolean,
+    what: string,
+  ): Promise<void> => {
     try {
-      await waitFor(async () => {
-        const h = await health(addr);
-        return h && want(h) ? true : undefined;
-      }, { what: `OpenBao ${what} on ${addr}`, timeoutMs: 60_000, intervalMs: 100, abort: exited });
+      await waitFor(
+        async () => {
+          const h = await health(addr);
+          return h && want(h) ? true : undefined;
+        },
+        { what: `OpenBao ${what} on ${addr}`, timeoutMs: 60_000, intervalMs: 100, abort: exited },
+      );
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- bao log ---\n${logTail()}`);
     }
@@ -148,10 +181,17 @@ export async function startOpenBao(opts: OpenBaoOptions): Promise<OpenBaoServer>
 
   /** The dev banner (printed right after the listener is up) carries the unseal key of this boot. */
   const readDevUnsealKey = async (exited: Promise<string>): Promise<void> => {
-    unsealKey = await waitFor(() => {
-      const m = /Unseal Key: (\S+)/.exec(readFileSync(join(group.dir, 'logs', `${BAO}.log`), 'utf8').split('\n==== ').pop() ?? '');
-      return Promise.resolve(m?.[1]);
-    }, { what: 'the unseal key in the dev banner', timeoutMs: 10_000, intervalMs: 50, abort: exited });
+    unsealKey = await waitFor(
+      () => {
+        const m = /Unseal Key: (\S+)/.exec(
+          readFileSync(join(group.dir, 'logs', `${BAO}.log`), 'utf8')
+            .split('\n==== ')
+            .pop() ?? '',
+        );
+        return Promise.resolve(m?.[1]);
+      },
+      { what: 'the unseal key in the dev banner', timeoutMs: 10_000, intervalMs: 50, abort: exited },
+    );
   };
 
   const boot = async (): Promise<void> => {
@@ -164,14 +204,18 @@ export async function startOpenBao(opts: OpenBaoOptions): Promise<OpenBaoServer>
     await waitUp(exited, (h) => [200, 297, 298, 299].includes(h.status), 'listening');
     const h = await health(addr);
     if (h?.initialized === false) {
-      const init = (await must('PUT', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, '')) as { keys_base64: string[]; root_token: string };
+      const init = (await must('PUT', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, '')) as {
+        keys_base64: string[];
+        root_token: string;
+      };
       unsealKey = init.keys_base64[0];
       rootToken = init.root_token;
     }
     await unseal();
     // KV v2 at secret/, as a dev server has it (first start only).
     const mounts = (await must('GET', 'sys/mounts')) as { data?: Record<string, unknown> } & Record<string, unknown>;
-    if (!(mounts.data ?? mounts)['secret/']) await must('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } });
+    if (!(mounts.data ?? mounts)['secret/'])
+      await must('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } });
   };
 
   await boot().catch(async (err: unknown) => {
@@ -181,8 +225,12 @@ export async function startOpenBao(opts: OpenBaoOptions): Promise<OpenBaoServer>
 
   const server: OpenBaoServer = {
     addr,
-    get rootToken() { return rootToken; },
-    get unsealKey() { return unsealKey; },
+    get rootToken() {
+      return rootToken;
+    },
+    get unsealKey() {
+      return unsealKey;
+    },
     version,
     logPath: join(group.dir, 'logs', `${BAO}.log`),
     logTail,

@@ -77,7 +77,9 @@ export async function startPeerStack(opts: PeerStackOptions = {}): Promise<PeerS
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'vaultgate-system' } },
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: REVIEWER },
       {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: REVIEWER.name },
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: REVIEWER.name },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
         subjects: [{ kind: 'ServiceAccount', ...REVIEWER }],
       },
@@ -87,7 +89,9 @@ export async function startPeerStack(opts: PeerStackOptions = {}): Promise<PeerS
     const endpoint = { addr: bao.addr, token: bao.rootToken };
     const reviewerJwt = await cp.serviceAccountToken(REVIEWER.namespace, REVIEWER.name, undefined, 24 * 3600);
     await configureKubernetesAuth(endpoint, { host: cp.server, caPem: cp.caPem, reviewerJwt });
-    log(`[peer] control plane, ESO's CRDs and ${bao.version.split(' (')[0]} (file audit device, kubernetes auth) up in ${((performance.now() - t) / 1000).toFixed(1)}s`);
+    log(
+      `[peer] control plane, ESO's CRDs and ${bao.version.split(' (')[0]} (file audit device, kubernetes auth) up in ${((performance.now() - t) / 1000).toFixed(1)}s`,
+    );
 
     let bundlePath: string | undefined;
     const ensureBundle = async (): Promise<string> => {
@@ -100,29 +104,52 @@ export async function startPeerStack(opts: PeerStackOptions = {}): Promise<PeerS
     };
     const server = bao;
     const stack: PeerStack = {
-      cp, bao: server, auditLog, group,
+      cp,
+      bao: server,
+      auditLog,
+      group,
       vault: (method, path, body) => vaultRequest(endpoint, method, path, body),
       startEso: (o = {}) => startEsoController(group, { ...o, kubeconfigPath: cp.kubeconfigPath }),
       async startVaultgate(o = {}) {
         const name = o.name ?? 'vaultgate';
         const port = await freePort();
         const args = [
-          'controller', '--kubeconfig', cp.kubeconfigPath, '--vault-addr', server.addr, '--metrics-port', String(port),
+          'controller',
+          '--kubeconfig',
+          cp.kubeconfigPath,
+          '--vault-addr',
+          server.addr,
+          '--metrics-port',
+          String(port),
           ...(o.leaderElect ? ['--leader-election-namespace', 'vaultgate-system'] : ['--no-leader-elect']),
           ...(o.controllerClass ? ['--controller-class', o.controllerClass] : []),
           ...(o.extraArgs ?? []),
         ];
         const argv = o.bundled ? [await ensureBundle(), ...args] : vaultgateArgv(args);
         // The controller's own identity (VaultPolicy/VaultRoleBinding writes); stores use their own.
-        const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn', ...o.env, VAULT_TOKEN: server.rootToken, POD_NAME: name };
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
+          ...o.env,
+          VAULT_TOKEN: server.rootToken,
+          POD_NAME: name,
+        };
         delete env.KUBECONFIG;
         delete env.VAULT_ADDR;
         const proc = group.spawn(name, process.execPath, [...(o.nodeArgs ?? []), ...argv], env);
         const metricsUrl = `http://127.0.0.1:${port}`;
-        await waitFor(async () => ((await fetch(`${metricsUrl}/readyz`, { signal: AbortSignal.timeout(2000) })).status === 200 ? true : undefined), {
-          what: `vaultgate controller ${name} /readyz`, timeoutMs: 120_000, intervalMs: 150,
-          abort: proc.exited.then((why) => `vaultgate controller ${name} exited (${why}):\n${group.logTail(name)}`),
-        });
+        await waitFor(
+          async () =>
+            (await fetch(`${metricsUrl}/readyz`, { signal: AbortSignal.timeout(2000) })).status === 200
+              ? true
+              : undefined,
+          {
+            what: `vaultgate controller ${name} /readyz`,
+            timeoutMs: 120_000,
+            intervalMs: 150,
+            abort: proc.exited.then((why) => `vaultgate controller ${name} exited (${why}):\n${group.logTail(name)}`),
+          },
+        );
         return { name, proc, metricsUrl, args };
       },
       stopProcess: (name) => group.stop(name, 15_000),

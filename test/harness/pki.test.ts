@@ -8,7 +8,12 @@ import { createCA } from './pki.ts';
 void describe('test PKI', () => {
   void test('a server certificate chains to its CA and serves TLS for 127.0.0.1 to a client trusting only that CA', async () => {
     const ca = await createCA('test-ca');
-    const leaf = await ca.issue({ commonName: 'api', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], usage: 'server' });
+    const leaf = await ca.issue({
+      commonName: 'api',
+      dnsNames: ['localhost'],
+      ipAddresses: ['127.0.0.1'],
+      usage: 'server',
+    });
     const caCert = new X509Certificate(ca.certPem);
     const cert = new X509Certificate(leaf.certPem);
     assert.ok(cert.checkIssued(caCert) && cert.verify(caCert.publicKey), 'leaf is signed by the CA');
@@ -26,7 +31,9 @@ void describe('test PKI', () => {
           let b = '';
           res.on('data', (c: Buffer) => (b += c.toString()));
           res.on('end', () => resolve(b));
-        }).on('error', reject).end();
+        })
+          .on('error', reject)
+          .end();
       });
       assert.equal(body, 'ok');
     } finally {
@@ -36,7 +43,11 @@ void describe('test PKI', () => {
 
   void test('a client certificate carries the organizations Kubernetes reads as groups', async () => {
     const ca = await createCA('test-ca');
-    const admin = await ca.issue({ commonName: 'vaultgate-test-admin', organizations: ['system:masters'], usage: 'client' });
+    const admin = await ca.issue({
+      commonName: 'vaultgate-test-admin',
+      organizations: ['system:masters'],
+      usage: 'client',
+    });
     const cert = new X509Certificate(admin.certPem);
     assert.match(cert.subject, /^CN=vaultgate-test-admin$/m);
     assert.match(cert.subject, /^O=system:masters$/m);

@@ -31,7 +31,10 @@ export interface CertificateAuthority extends CertAndKey {
 
 async function keyPem(key: webcrypto.CryptoKey): Promise<string> {
   const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
-  return `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END PRIVATE KEY-----\n`;
+  return `-----BEGIN PRIVATE KEY-----\n${der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '')}\n-----END PRIVATE KEY-----\n`;
 }
 
 function distinguishedName(cn: string, orgs: string[] = []): string {

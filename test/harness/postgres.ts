@@ -25,7 +25,10 @@ export interface PostgresServer {
   superuserPassword: string;
   dir: string;
   /** psql -c `sql` as `user` over TCP; never throws on a failed login or query (the result says so). */
-  query(sql: string, login?: { user: string; password: string }): Promise<{ ok: boolean; stdout: string; stderr: string }>;
+  query(
+    sql: string,
+    login?: { user: string; password: string },
+  ): Promise<{ ok: boolean; stdout: string; stderr: string }>;
   /** Names of the login roles other than the superuser (what the engine created and has not dropped). */
   loginRoles(): Promise<string[]>;
   logTail(lines?: number): string;
@@ -37,21 +40,32 @@ export interface PostgresServer {
  * Runs a program with no stdin (tools.ts' collectOutput writes to stdin, and pg_isready/psql often exit
  * before that write: EPIPE) and collects its output.
  */
-export function runNoStdin(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runNoStdin(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 30_000 });
+    const child = spawn(cmd, args, {
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs ?? 30_000,
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.once('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
   });
 }
 
 async function postgresIds(): Promise<{ uid: number; gid: number }> {
   const [u, g] = await Promise.all([runNoStdin('id', ['-u', OS_USER]), runNoStdin('id', ['-g', OS_USER])]);
-  if (u.code !== 0 || g.code !== 0) throw new Error(`no OS user ${OS_USER} (the postgresql package creates it): ${u.stderr.trim()}`);
+  if (u.code !== 0 || g.code !== 0)
+    throw new Error(`no OS user ${OS_USER} (the postgresql package creates it): ${u.stderr.trim()}`);
   return { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
 }
 
@@ -73,31 +87,102 @@ export async function startPostgres(opts: { host?: string } = {}): Promise<Postg
     const pwfile = join(dir, 'pwfile');
     writeFileSync(pwfile, `${superuserPassword}\n`, { mode: 0o600 });
     chownSync(pwfile, uid, gid);
-    const asPostgres = (prog: string, args: string[]): [string, string[]] => ['setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--init-groups', postgresProgram(prog), ...args]];
+    const asPostgres = (prog: string, args: string[]): [string, string[]] => [
+      'setpriv',
+      [`--reuid=${uid}`, `--regid=${gid}`, '--init-groups', postgresProgram(prog), ...args],
+    ];
     // Local (socket) connections trusted for the harness's own checks; TCP needs a password (SCRAM), as
     // OpenBao's connection and the credentials it mints use.
-    const [initCmd, initArgs] = asPostgres('initdb', ['-D', data, '-U', superuser, `--pwfile=${pwfile}`, '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--no-sync']);
-    const init = await runNoStdin(initCmd, initArgs, { env: { ...process.env, LC_ALL: 'C.UTF-8' }, timeoutMs: 120_000 });
+    const [initCmd, initArgs] = asPostgres('initdb', [
+      '-D',
+      data,
+      '-U',
+      superuser,
+      `--pwfile=${pwfile}`,
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      '-E',
+      'UTF8',
+      '--no-sync',
+    ]);
+    const init = await runNoStdin(initCmd, initArgs, {
+      env: { ...process.env, LC_ALL: 'C.UTF-8' },
+      timeoutMs: 120_000,
+    });
     if (init.code !== 0) throw new Error(`initdb failed (exit ${init.code}): ${init.stderr.trim().slice(-2000)}`);
     const port = await freePort();
-    const [pgCmd, pgArgs] = asPostgres('postgres', ['-D', data, '-p', String(port), '-k', sock, '-c', `listen_addresses=${host}`, '-c', 'fsync=off', '-c', 'max_connections=200']);
+    const [pgCmd, pgArgs] = asPostgres('postgres', [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      sock,
+      '-c',
+      `listen_addresses=${host}`,
+      '-c',
+      'fsync=off',
+      '-c',
+      'max_connections=200',
+    ]);
     const proc = group.spawn('postgres', pgCmd, pgArgs, { ...process.env, LC_ALL: 'C.UTF-8' });
-    await waitFor(async () => {
-      const r = await runNoStdin(postgresProgram('pg_isready'), ['-h', host, '-p', String(port), '-t', '2'], { timeoutMs: 5_000 });
-      return r.code === 0 ? true : undefined;
-    }, { what: `PostgreSQL on ${host}:${port}`, timeoutMs: 60_000, intervalMs: 100, abort: proc.exited.then((why) => `postgres exited (${why})\n${group.logTail('postgres')}`) });
+    await waitFor(
+      async () => {
+        const r = await runNoStdin(postgresProgram('pg_isready'), ['-h', host, '-p', String(port), '-t', '2'], {
+          timeoutMs: 5_000,
+        });
+        return r.code === 0 ? true : undefined;
+      },
+      {
+        what: `PostgreSQL on ${host}:${port}`,
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        abort: proc.exited.then((why) => `postgres exited (${why})\n${group.logTail('postgres')}`),
+      },
+    );
 
     const query: PostgresServer['query'] = async (sql, login = { user: superuser, password: superuserPassword }) => {
-      const r = await runNoStdin(postgresProgram('psql'), ['-h', host, '-p', String(port), '-U', login.user, '-d', 'postgres', '-X', '-tA', '-v', 'ON_ERROR_STOP=1', '-c', sql], {
-        env: { PATH: `${POSTGRES_BIN_DIR}:${process.env.PATH ?? ''}`, PGPASSWORD: login.password, PGCONNECT_TIMEOUT: '5', LC_ALL: 'C.UTF-8' },
-        timeoutMs: 15_000,
-      });
+      const r = await runNoStdin(
+        postgresProgram('psql'),
+        [
+          '-h',
+          host,
+          '-p',
+          String(port),
+          '-U',
+          login.user,
+          '-d',
+          'postgres',
+          '-X',
+          '-tA',
+          '-v',
+          'ON_ERROR_STOP=1',
+          '-c',
+          sql,
+        ],
+        {
+          env: {
+            PATH: `${POSTGRES_BIN_DIR}:${process.env.PATH ?? ''}`,
+            PGPASSWORD: login.password,
+            PGCONNECT_TIMEOUT: '5',
+            LC_ALL: 'C.UTF-8',
+          },
+          timeoutMs: 15_000,
+        },
+      );
       return { ok: r.code === 0, stdout: r.stdout.trim(), stderr: r.stderr.trim() };
     };
     return {
-      host, port, superuser, superuserPassword, dir, query,
+      host,
+      port,
+      superuser,
+      superuserPassword,
+      dir,
+      query,
       async loginRoles() {
-        const r = await query(`SELECT rolname FROM pg_roles WHERE rolcanlogin AND rolname <> '${superuser}' ORDER BY 1`);
+        const r = await query(
+          `SELECT rolname FROM pg_roles WHERE rolcanlogin AND rolname <> '${superuser}' ORDER BY 1`,
+        );
         if (!r.ok) throw new Error(`listing roles failed: ${r.stderr}`);
         return r.stdout ? r.stdout.split('\n') : [];
       },
@@ -126,7 +211,11 @@ export interface DatabaseRole {
  * postgresql-database-plugin and writes `role`: each credential is a LOGIN role valid until its lease
  * expires (renewals move VALID UNTIL), dropped on revocation.
  */
-export async function configureDatabaseEngine(v: VaultEndpoint, pg: PostgresServer, r: DatabaseRole): Promise<{ credsPath: string }> {
+export async function configureDatabaseEngine(
+  v: VaultEndpoint,
+  pg: PostgresServer,
+  r: DatabaseRole,
+): Promise<{ credsPath: string }> {
   const mount = r.mount ?? 'database';
   const connection = r.connection ?? 'pg';
   const must = async (method: string, path: string, body?: unknown): Promise<unknown> => {
@@ -146,7 +235,10 @@ export async function configureDatabaseEngine(v: VaultEndpoint, pg: PostgresServ
   });
   await must('POST', `${mount}/roles/${r.role}`, {
     db_name: connection,
-    creation_statements: [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}';`, 'GRANT pg_read_all_data TO "{{name}}";'],
+    creation_statements: [
+      `CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}';`,
+      'GRANT pg_read_all_data TO "{{name}}";',
+    ],
     default_ttl: r.defaultTtl,
     max_ttl: r.maxTtl,
   });

@@ -23,11 +23,22 @@ void describe('ProcessGroup', () => {
     const group = new ProcessGroup(mkdtempSync(join(tmpdir(), 'vaultgate-pg-')));
     // A shell whose own child `sleep` shares its process group: both must go.
     const proc = group.spawn('server', '/bin/sh', ['-c', 'sleep 300 & echo $! > "$0/child.pid"; wait', group.dir]);
-    const childPid = await waitFor(() => Promise.resolve(existsSync(join(group.dir, 'child.pid')) ? Number(readFileSync(join(group.dir, 'child.pid'), 'utf8')) || undefined : undefined), { what: 'child pid', timeoutMs: 5000 });
+    const childPid = await waitFor(
+      () =>
+        Promise.resolve(
+          existsSync(join(group.dir, 'child.pid'))
+            ? Number(readFileSync(join(group.dir, 'child.pid'), 'utf8')) || undefined
+            : undefined,
+        ),
+      { what: 'child pid', timeoutMs: 5000 },
+    );
     assert.ok(running(proc.pid) && running(childPid));
     await group.stopAll();
     assert.equal(existsSync(group.dir), false);
-    await waitFor(() => Promise.resolve(!running(proc.pid) && !running(childPid) ? true : undefined), { what: 'processes gone', timeoutMs: 5000 });
+    await waitFor(() => Promise.resolve(!running(proc.pid) && !running(childPid) ? true : undefined), {
+      what: 'processes gone',
+      timeoutMs: 5000,
+    });
   });
 
   void test('stop(name) ends one process gracefully (SIGTERM) and records its exit', async () => {
@@ -50,13 +61,21 @@ void describe('ProcessGroup', () => {
       "const p = g.spawn('server', 'sleep', ['300']);",
       'process.stdout.write(JSON.stringify({ pid: p.pid, dir: g.dir }) + "\\n", () => process.kill(process.pid, "SIGKILL"));',
     ].join('\n');
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, sig) => resolve(sig)));
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once('exit', (_code, sig) => resolve(sig)),
+    );
     assert.equal(signal, 'SIGKILL');
     const { pid, dir } = JSON.parse(out) as { pid: number; dir: string };
-    await waitFor(() => Promise.resolve(!running(pid) && !existsSync(dir) ? true : undefined), { what: 'orphaned server reaped', timeoutMs: 15_000, intervalMs: 200 });
+    await waitFor(() => Promise.resolve(!running(pid) && !existsSync(dir) ? true : undefined), {
+      what: 'orphaned server reaped',
+      timeoutMs: 15_000,
+      intervalMs: 200,
+    });
   });
 
   void test('a server is killed even when another reaper removes the dir in the second its owner dies (the orphaned kube-scheduler)', async () => {
@@ -68,14 +87,20 @@ void describe('ProcessGroup', () => {
       // Long enough for the reaper to have seen the server (it looks once a second), as with any real server.
       'setTimeout(() => process.stdout.write(JSON.stringify({ pid: p.pid, dir: g.dir }) + "\\n", () => process.kill(process.pid, "SIGKILL")), 2500);',
     ].join('\n');
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     await new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const { pid, dir } = JSON.parse(out) as { pid: number; dir: string };
     rmSync(dir, { recursive: true, force: true }); // what the node stack's reaper does to its own directory
     try {
-      await waitFor(() => Promise.resolve(!running(pid) ? true : undefined), { what: 'server killed although its dir is gone', timeoutMs: 15_000, intervalMs: 200 });
+      await waitFor(() => Promise.resolve(!running(pid) ? true : undefined), {
+        what: 'server killed although its dir is gone',
+        timeoutMs: 15_000,
+        intervalMs: 200,
+      });
     } finally {
       if (running(pid)) process.kill(pid, 'SIGKILL');
     }

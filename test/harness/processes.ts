@@ -6,7 +6,16 @@
 //  3. a detached shell reaper that notices the Node process died (SIGKILL, OOM, runner timeout) and
 //     kills the recorded process groups and removes the temp dir.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 export interface ManagedProcess {

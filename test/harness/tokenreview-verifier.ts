@@ -47,13 +47,21 @@ export function claimedServiceAccount(jwt: string): { namespace: string; name: s
 }
 
 /** Splits `system:serviceaccount:<ns>:<name>`; undefined for any other user. */
-export function serviceAccountFromUsername(username: string | undefined): { namespace: string; name: string } | undefined {
+export function serviceAccountFromUsername(
+  username: string | undefined,
+): { namespace: string; name: string } | undefined {
   const parts = (username ?? '').split(':');
-  if (parts.length !== 4 || parts[0] !== 'system' || parts[1] !== 'serviceaccount' || !parts[2] || !parts[3]) return undefined;
+  if (parts.length !== 4 || parts[0] !== 'system' || parts[1] !== 'serviceaccount' || !parts[2] || !parts[3])
+    return undefined;
   return { namespace: parts[2], name: parts[3] };
 }
 
-function postTokenReview(opts: TokenReviewVerifierOptions, bearer: string, jwt: string, audiences: readonly string[]): Promise<{ status: number; body: unknown }> {
+function postTokenReview(
+  opts: TokenReviewVerifierOptions,
+  bearer: string,
+  jwt: string,
+  audiences: readonly string[],
+): Promise<{ status: number; body: unknown }> {
   const payload = JSON.stringify({
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenReview',
@@ -62,31 +70,35 @@ function postTokenReview(opts: TokenReviewVerifierOptions, bearer: string, jwt: 
   const url = new URL('/apis/authentication.k8s.io/v1/tokenreviews', opts.server);
   const timeoutMs = opts.timeoutMs ?? 10_000;
   return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST',
-      ca: opts.caPem,
-      agent: false, // no pooled sockets keeping the test process alive
-      timeout: timeoutMs,
-      headers: {
-        authorization: `Bearer ${bearer}`,
-        accept: 'application/json',
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(payload),
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        ca: opts.caPem,
+        agent: false, // no pooled sockets keeping the test process alive
+        timeout: timeoutMs,
+        headers: {
+          authorization: `Bearer ${bearer}`,
+          accept: 'application/json',
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
       },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          body = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-      res.on('error', reject);
-    });
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`TokenReview: no answer in ${timeoutMs} ms`)));
     req.on('error', (err) => reject(new Error(`TokenReview request failed: ${err.message}`)));
     req.end(payload);
@@ -110,14 +122,16 @@ export function tokenReviewVerifier(opts: TokenReviewVerifierOptions): SaTokenVe
     } catch (err) {
       return refuse((err as Error).message); // apiserver unreachable: Vault refuses the login too
     }
-    if (res.status === 401) return refuse('service account unauthorized; this could mean it has been deleted or recreated with a new token');
+    if (res.status === 401)
+      return refuse('service account unauthorized; this could mean it has been deleted or recreated with a new token');
     if (res.status < 200 || res.status > 206) return refuse(`TokenReview answered HTTP ${res.status}`);
     const status = (res.body as { status?: TokenReviewStatus } | undefined)?.status ?? {};
     if (status.error) return refuse(`lookup failed: ${status.error.replaceAll(jwt, '[jwt]')}`);
     if (!status.authenticated) return refuse('lookup failed: service account jwt not valid');
     const reviewed = serviceAccountFromUsername(status.user?.username);
     if (!reviewed) return refuse('lookup failed: username returned is not a service account');
-    if (reviewed.namespace !== claimed.namespace || reviewed.name !== claimed.name) return refuse("JWT names did not match TokenReview's");
+    if (reviewed.namespace !== claimed.namespace || reviewed.name !== claimed.name)
+      return refuse("JWT names did not match TokenReview's");
     const identity: ServiceAccountIdentity = { ...reviewed, uid: status.user?.uid ?? '' };
     report({ ok: true, identity, audiences });
     return identity;

@@ -21,9 +21,17 @@ export interface RunOptions {
 }
 
 /** Runs `cmd` to completion and collects its output, whatever the exit code. */
-export function collectOutput(cmd: string, args: string[], opts: RunOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function collectOutput(
+  cmd: string,
+  args: string[],
+  opts: RunOptions = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 120_000 });
+    const child = spawn(cmd, args, {
+      env: opts.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs ?? 120_000,
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));

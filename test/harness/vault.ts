@@ -33,7 +33,12 @@ export interface VaultResponse {
 }
 
 /** One HTTP call to the Vault API with the given token; JSON in, JSON (or nothing) out. */
-export async function vaultRequest(v: VaultEndpoint, method: string, path: string, body?: unknown): Promise<VaultResponse> {
+export async function vaultRequest(
+  v: VaultEndpoint,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<VaultResponse> {
   // 30 s: a raft OpenBao's sys/init on 2 busy cores (two stacks starting at once) can take over 10 s.
   const res = await harnessFetch(`Vault ${method} /v1/${path}`, `${v.addr}/v1/${path.replace(/^\/+/, '')}`, {
     method,
@@ -90,14 +95,26 @@ export async function startBaoDev(group: ProcessGroup, opts: BaoDevOptions): Pro
   const addr = `http://127.0.0.1:${opts.port}`;
   const home = join(group.dir, name);
   mkdirSync(home, { recursive: true });
-  const proc = group.spawn(name, opts.bin, ['server', '-dev', `-dev-listen-address=127.0.0.1:${opts.port}`], devEnv(home, opts.token, addr));
+  const proc = group.spawn(
+    name,
+    opts.bin,
+    ['server', '-dev', `-dev-listen-address=127.0.0.1:${opts.port}`],
+    devEnv(home, opts.token, addr),
+  );
   const endpoint = { addr, token: opts.token };
   try {
-    await waitFor(async () => {
-      const res = await fetch(`${addr}/v1/sys/health`, { signal: AbortSignal.timeout(2000) });
-      const h = (await res.json()) as { initialized?: boolean; sealed?: boolean };
-      return res.status === 200 && h.initialized === true && h.sealed === false ? true : undefined;
-    }, { what: `${name} dev server on ${addr}`, timeoutMs: 60_000, abort: proc.exited.then((r) => `${name} exited (${r})`) });
+    await waitFor(
+      async () => {
+        const res = await fetch(`${addr}/v1/sys/health`, { signal: AbortSignal.timeout(2000) });
+        const h = (await res.json()) as { initialized?: boolean; sealed?: boolean };
+        return res.status === 200 && h.initialized === true && h.sealed === false ? true : undefined;
+      },
+      {
+        what: `${name} dev server on ${addr}`,
+        timeoutMs: 60_000,
+        abort: proc.exited.then((r) => `${name} exited (${r})`),
+      },
+    );
   } catch (err) {
     const tail = group.logTail(name).split(opts.token).join('[REDACTED]'); // the dev banner prints the root token
     throw new Error(`${(err as Error).message}\n--- ${name} log ---\n${tail}`);
@@ -124,7 +141,15 @@ export interface CliResult {
 }
 
 /** Runs the bao CLI against the server; address and token come from the environment, not argv. */
-export async function runBaoCli(bin: string, v: VaultEndpoint, args: string[], opts: { stdin?: string; home: string }): Promise<CliResult> {
-  const r = await collectOutput(bin, args, { env: devEnv(opts.home, v.token, v.addr), ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
+export async function runBaoCli(
+  bin: string,
+  v: VaultEndpoint,
+  args: string[],
+  opts: { stdin?: string; home: string },
+): Promise<CliResult> {
+  const r = await collectOutput(bin, args, {
+    env: devEnv(opts.home, v.token, v.addr),
+    ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+  });
   return { code: r.code ?? 1, stdout: r.stdout, stderr: r.stderr };
 }

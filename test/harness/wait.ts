@@ -16,7 +16,9 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, opts: Wait
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   let lastError = '';
   let aborted: string | undefined;
-  void opts.abort?.then((reason) => { aborted = reason; });
+  void opts.abort?.then((reason) => {
+    aborted = reason;
+  });
   for (;;) {
     if (aborted !== undefined) throw new Error(`${opts.what}: ${aborted}`);
     try {

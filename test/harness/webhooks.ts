@@ -8,8 +8,16 @@ export type WebhookConfigKind = 'MutatingWebhookConfiguration' | 'ValidatingWebh
 
 /** The kinds vaultgate admits (group, version, plural). */
 export const VAULTGATE_RESOURCES: ReadonlyArray<{ group: string; version: string; resources: string[] }> = [
-  { group: 'vaultgate.io', version: 'v1alpha1', resources: ['vaultpolicies', 'vaultrolebindings', 'vaultguardrails', 'vaultdynamicsecrets'] },
-  { group: 'external-secrets.io', version: 'v1', resources: ['secretstores', 'clustersecretstores', 'externalsecrets', 'clusterexternalsecrets'] },
+  {
+    group: 'vaultgate.io',
+    version: 'v1alpha1',
+    resources: ['vaultpolicies', 'vaultrolebindings', 'vaultguardrails', 'vaultdynamicsecrets'],
+  },
+  {
+    group: 'external-secrets.io',
+    version: 'v1',
+    resources: ['secretstores', 'clustersecretstores', 'externalsecrets', 'clusterexternalsecrets'],
+  },
   { group: 'external-secrets.io', version: 'v1alpha1', resources: ['pushsecrets'] },
 ];
 
@@ -45,11 +53,15 @@ export function pointWebhooksAt(yamlText: string, baseUrl: string, caBundlePem: 
   const out: Obj[] = [];
   for (const doc of parseAllDocuments(yamlText)) {
     const obj = doc.toJS() as Obj | null;
-    if (!obj || (obj.kind !== 'MutatingWebhookConfiguration' && obj.kind !== 'ValidatingWebhookConfiguration')) continue;
+    if (!obj || (obj.kind !== 'MutatingWebhookConfiguration' && obj.kind !== 'ValidatingWebhookConfiguration'))
+      continue;
     for (const hook of (obj.webhooks as Obj[] | undefined) ?? []) {
       const cc = (hook.clientConfig ?? {}) as { service?: { path?: string }; url?: string };
       const path = cc.service?.path ?? (cc.url ? new URL(cc.url).pathname : '');
-      hook.clientConfig = { url: new URL(path, baseUrl).toString(), caBundle: Buffer.from(caBundlePem).toString('base64') };
+      hook.clientConfig = {
+        url: new URL(path, baseUrl).toString(),
+        caBundle: Buffer.from(caBundlePem).toString('base64'),
+      };
     }
     out.push(obj);
   }
@@ -78,7 +90,15 @@ export function probeConfig(kind: WebhookConfigKind, name: string, token: string
         timeoutSeconds: 2,
         clientConfig: { url: 'https://127.0.0.1:1/probe', caBundle: Buffer.from(caBundlePem).toString('base64') },
         objectSelector: { matchLabels: { [PROBE_LABEL]: token } },
-        rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE'], scope: 'Namespaced' }],
+        rules: [
+          {
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            resources: ['configmaps'],
+            operations: ['CREATE'],
+            scope: 'Namespaced',
+          },
+        ],
       },
     ],
   };

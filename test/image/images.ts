@@ -8,7 +8,20 @@
 // by content, so a re-run is free; an empty upstream directory (.ci/run) builds them again.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +69,8 @@ function chmodTree(path: string, mode: number): void {
 
 function dirsMode(rootfs: string): void {
   // Directories the builder creates (not the COPY targets) as a base image has them: 0755, /tmp 1777.
-  for (const d of ['usr', 'usr/local', 'usr/local/bin', 'usr/bin', 'lib', 'lib64', 'lib/x86_64-linux-gnu', 'app']) if (existsSync(join(rootfs, d))) chmodSync(join(rootfs, d), 0o755);
+  for (const d of ['usr', 'usr/local', 'usr/local/bin', 'usr/bin', 'lib', 'lib64', 'lib/x86_64-linux-gnu', 'app'])
+    if (existsSync(join(rootfs, d))) chmodSync(join(rootfs, d), 0o755);
   chmodSync(rootfs, 0o755);
 }
 
@@ -70,7 +84,9 @@ export async function buildVaultgateImage(opts: { log?: (line: string) => void }
   const started = performance.now();
   const stage = readRuntimeStage(DOCKERFILE);
   if (Number(process.versions.node.split('.')[0]) !== stage.nodeMajor) {
-    throw new Error(`the Dockerfile's runtime stage is ${stage.base} but this machine runs Node ${process.version}: the image would not be the same`);
+    throw new Error(
+      `the Dockerfile's runtime stage is ${stage.base} but this machine runs Node ${process.version}: the image would not be the same`,
+    );
   }
   const work = mkdtempSync(join(tmpdir(), 'vaultgate-image-'));
   try {
@@ -81,14 +97,19 @@ export async function buildVaultgateImage(opts: { log?: (line: string) => void }
     mkdirSync(join(rootfs, 'usr/local/bin'), { recursive: true });
     copyFileSync(process.execPath, join(rootfs, 'usr/local/bin/node'));
     chmodSync(join(rootfs, 'usr/local/bin/node'), 0o755);
-    for (const lib of new Set([...linkedLibraries(process.execPath), ...linkedLibraries('/usr/bin/env')])) stageHostFile(rootfs, lib, 0o755);
+    for (const lib of new Set([...linkedLibraries(process.execPath), ...linkedLibraries('/usr/bin/env')]))
+      stageHostFile(rootfs, lib, 0o755);
     stageHostFile(rootfs, '/usr/bin/env', 0o755);
     mkdirSync(join(rootfs, 'tmp'), { recursive: true });
     chmodSync(join(rootfs, 'tmp'), 0o1777);
     for (const c of stage.copies) {
-      if (c.chown && c.chown !== '0:0') throw new Error(`Dockerfile COPY --chown=${c.chown}: the image builder writes root-owned layers only`);
+      if (c.chown && c.chown !== '0:0')
+        throw new Error(`Dockerfile COPY --chown=${c.chown}: the image builder writes root-owned layers only`);
       const rel = relative(stage.buildWorkdir, c.src);
-      if (rel.startsWith('..') || !/^dist\/?$/.test(rel)) throw new Error(`Dockerfile COPY ${c.src}: the image builder copies only the build stage's dist/ (npm run build)`);
+      if (rel.startsWith('..') || !/^dist\/?$/.test(rel))
+        throw new Error(
+          `Dockerfile COPY ${c.src}: the image builder copies only the build stage's dist/ (npm run build)`,
+        );
       const dst = join(rootfs, c.dst);
       mkdirSync(dirname(dst), { recursive: true });
       cpSync(join(buildTree, 'dist'), dst, { recursive: true });
@@ -108,10 +129,17 @@ export async function buildVaultgateImage(opts: { log?: (line: string) => void }
       Labels: { 'org.opencontainers.image.source': 'vaultgate Dockerfile (built by test/image without Docker)' },
     };
     const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-    const image = await writeOciArchive({ ref: (diffId) => `${LOCAL_REGISTRY}/vaultgate:${version}-${diffId.slice(7, 19)}`, rootfs, config, outPath: join(imagesDir(), 'vaultgate.oci.tar') });
+    const image = await writeOciArchive({
+      ref: (diffId) => `${LOCAL_REGISTRY}/vaultgate:${version}-${diffId.slice(7, 19)}`,
+      rootfs,
+      config,
+      outPath: join(imagesDir(), 'vaultgate.oci.tar'),
+    });
     const named = join(imagesDir(), `vaultgate-${image.diffId.slice(7, 19)}.oci.tar`);
     renameSync(image.archivePath, named);
-    log(`[image] ${image.ref} built in ${((performance.now() - started) / 1000).toFixed(1)}s (${(statSync(named).size / 2 ** 20).toFixed(1)} MiB)`);
+    log(
+      `[image] ${image.ref} built in ${((performance.now() - started) / 1000).toFixed(1)}s (${(statSync(named).size / 2 ** 20).toFixed(1)} MiB)`,
+    );
     return { ...image, archivePath: named, stage };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -121,15 +149,25 @@ export async function buildVaultgateImage(opts: { log?: (line: string) => void }
 function goBuild(out: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-buildvcs=false' };
-    const child = spawn('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', out, '.'], { cwd: PAUSE_SRC, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', out, '.'], {
+      cwd: PAUSE_SRC,
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`go build of ${PAUSE_SRC} failed (exit ${code})`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`go build of ${PAUSE_SRC} failed (exit ${code})`)),
+    );
   });
 }
 
 /** The sandbox image: the static pause binary as /pause. */
 export async function buildPauseImage(): Promise<OciImage> {
-  const hash = createHash('sha256').update(readFileSync(join(PAUSE_SRC, 'main.go'))).update(readFileSync(join(PAUSE_SRC, 'go.mod'))).digest('hex').slice(0, 12);
+  const hash = createHash('sha256')
+    .update(readFileSync(join(PAUSE_SRC, 'main.go')))
+    .update(readFileSync(join(PAUSE_SRC, 'go.mod')))
+    .digest('hex')
+    .slice(0, 12);
   const ref = `${LOCAL_REGISTRY}/pause:${hash}`;
   const archivePath = join(imagesDir(), `pause-${hash}.oci.tar`);
   const work = mkdtempSync(join(tmpdir(), 'vaultgate-pause-'));
@@ -139,7 +177,12 @@ export async function buildPauseImage(): Promise<OciImage> {
     chmodSync(rootfs, 0o755);
     await goBuild(join(rootfs, 'pause'));
     chmodSync(join(rootfs, 'pause'), 0o755);
-    return await writeOciArchive({ ref, rootfs, config: { Entrypoint: ['/pause'], User: '65535:65535' }, outPath: archivePath });
+    return await writeOciArchive({
+      ref,
+      rootfs,
+      config: { Entrypoint: ['/pause'], User: '65535:65535' },
+      outPath: archivePath,
+    });
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

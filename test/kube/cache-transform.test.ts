@@ -4,7 +4,12 @@
 // data hash of what is stored.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LAST_APPLIED_ANNOTATION, secretDigests, storedSecretData, type CachedSecret } from '../../kube/cache-transform.ts';
+import {
+  LAST_APPLIED_ANNOTATION,
+  secretDigests,
+  storedSecretData,
+  type CachedSecret,
+} from '../../kube/cache-transform.ts';
 import { Informer, type InformerOptions } from '../../kube/informer.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { CONFIGMAPS, SECRETS } from '../../kube/resources.ts';
@@ -35,10 +40,17 @@ function* walk(v: unknown): Generator<{ key?: string; value?: string }> {
 }
 
 /** The forms of `value` a cache could hold it in. */
-const forms = (value: string): string[] => [value, b64(value), Buffer.from(value).toString('hex'), Buffer.from(value).toString('base64url')];
+const forms = (value: string): string[] => [
+  value,
+  b64(value),
+  Buffer.from(value).toString('hex'),
+  Buffer.from(value).toString('base64url'),
+];
 
 function holds(objects: readonly KubeObject[], value: string): boolean {
-  return objects.some((o) => [...walk(o)].some((x) => x.value !== undefined && forms(value).some((f) => x.value!.includes(f))));
+  return objects.some((o) =>
+    [...walk(o)].some((x) => x.value !== undefined && forms(value).some((f) => x.value!.includes(f))),
+  );
 }
 
 void describe('cache transform', () => {
@@ -47,10 +59,21 @@ void describe('cache transform', () => {
   const later = 'canary-later-Hn3rT0bY';
   before(async () => {
     kube = new FakeKubeClient({ namespaces: ['team-a'] });
-    await kube.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'team-a', labels: { app: 'x' } }, type: 'Opaque', data: { password: b64(canary), user: b64('u') } });
+    await kube.create(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'team-a', labels: { app: 'x' } },
+      type: 'Opaque',
+      data: { password: b64(canary), user: b64('u') },
+    });
     await kube.apply(CONFIGMAPS, {
-      apiVersion: 'v1', kind: 'ConfigMap',
-      metadata: { name: 'cm', namespace: 'team-a', annotations: { [LAST_APPLIED_ANNOTATION]: '{"kind":"ConfigMap"}', keep: 'me' } },
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'cm',
+        namespace: 'team-a',
+        annotations: { [LAST_APPLIED_ANNOTATION]: '{"kind":"ConfigMap"}', keep: 'me' },
+      },
       data: { k: 'v' },
     });
   });
@@ -63,9 +86,24 @@ void describe('cache transform', () => {
     inf.start();
     try {
       await inf.waitForSync();
-      assert.ok((await kube.get(CONFIGMAPS, 'cm', 'team-a'))?.metadata.managedFields?.length, 'the apiserver object has managedFields (else this test proves nothing)');
-      await kube.apply(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'team-a', annotations: { [LAST_APPLIED_ANNOTATION]: '{"kind":"ConfigMap","v":2}', keep: 'me' } }, data: { k: 'v2' } });
-      await until(() => (inf.cache.get('team-a/cm') as { data?: Record<string, string> } | undefined)?.data?.k === 'v2', 'the watch event');
+      assert.ok(
+        (await kube.get(CONFIGMAPS, 'cm', 'team-a'))?.metadata.managedFields?.length,
+        'the apiserver object has managedFields (else this test proves nothing)',
+      );
+      await kube.apply(CONFIGMAPS, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: 'cm',
+          namespace: 'team-a',
+          annotations: { [LAST_APPLIED_ANNOTATION]: '{"kind":"ConfigMap","v":2}', keep: 'me' },
+        },
+        data: { k: 'v2' },
+      });
+      await until(
+        () => (inf.cache.get('team-a/cm') as { data?: Record<string, string> } | undefined)?.data?.k === 'v2',
+        'the watch event',
+      );
       for (const obj of [...inf.cache.list(), ...seen]) {
         assert.ok(![...walk(obj)].some((x) => x.key === 'managedFields'), `no managedFields in ${JSON.stringify(obj)}`);
         assert.equal(obj.metadata.annotations?.[LAST_APPLIED_ANNOTATION], undefined);
@@ -90,12 +128,20 @@ void describe('cache transform', () => {
       assert.equal(stored.holds('password', b64(canary)), true, 'the digest matches the stored value');
       assert.equal(stored.holds('password', b64(`${canary}x`)), false, 'and no other');
       assert.equal(stored.holds('missing', b64(canary)), false);
-      assert.equal(stored.hash(dataHash), dataHash({ password: b64(canary), user: b64('u') }), 'the data hash of what is stored');
+      assert.equal(
+        stored.hash(dataHash),
+        dataHash({ password: b64(canary), user: b64('u') }),
+        'the data hash of what is stored',
+      );
       assert.equal(stored.values, undefined, 'no values to hand out');
 
       await kube.patch(SECRETS, 's', 'team-a', { data: { password: b64(later) } }, 'merge');
       await until(() => storedSecretData(inf.cache.get('team-a/s')!).holds('password', b64(later)), 'the watch event');
-      assert.equal(holds([...inf.cache.list(), ...seen], canary), false, 'no form of the first value anywhere a handler or the cache saw');
+      assert.equal(
+        holds([...inf.cache.list(), ...seen], canary),
+        false,
+        'no form of the first value anywhere a handler or the cache saw',
+      );
       assert.equal(holds([...inf.cache.list(), ...seen], later), false, 'nor of the second');
     } finally {
       await inf.stop();

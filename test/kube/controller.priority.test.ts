@@ -9,7 +9,12 @@ import { DONE, requeueAfter } from '../../kube/reconciler.ts';
 import { VAULT_POLICIES } from '../../schemas/resources.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 
-const vp = (name: string): KubeObject => ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: 'default' }, spec: { policy: 'p' } });
+const vp = (name: string): KubeObject => ({
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultPolicy',
+  metadata: { name, namespace: 'default' },
+  spec: { policy: 'p' },
+});
 
 async function until(cond: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
@@ -26,15 +31,26 @@ function setup(kube: FakeKubeClient, periodic: Set<string>, clock?: FakeClock) {
   let release: (() => void) | undefined;
   let hold: Promise<void> | undefined;
   const gate = {
-    close: (): void => { hold = new Promise<void>((r) => { release = r; }); },
-    open: (): void => { hold = undefined; release?.(); },
+    close: (): void => {
+      hold = new Promise<void>((r) => {
+        release = r;
+      });
+    },
+    open: (): void => {
+      hold = undefined;
+      release?.();
+    },
   };
-  mgr.controller('prio').for(VAULT_POLICIES).workers(1).complete(async (key) => {
-    runs.push(key);
-    if (hold) await hold;
-    if (periodic.delete(key)) return requeueAfter(30_000); // once: its "refresh" comes due later
-    return DONE;
-  });
+  mgr
+    .controller('prio')
+    .for(VAULT_POLICIES)
+    .workers(1)
+    .complete(async (key) => {
+      runs.push(key);
+      if (hold) await hold;
+      if (periodic.delete(key)) return requeueAfter(30_000); // once: its "refresh" comes due later
+      return DONE;
+    });
   return { mgr, runs, gate };
 }
 
@@ -47,7 +63,13 @@ describe('controller priorities', () => {
     await mgr.start();
     await until(() => runs.length === 1, 'the first reconcile');
     assert.equal(runs[0], 'default/old-0');
-    await kube.patch(VAULT_POLICIES, 'old-250', 'default', { metadata: { annotations: { 'external-secrets.io/force-sync': '1' } } }, 'merge');
+    await kube.patch(
+      VAULT_POLICIES,
+      'old-250',
+      'default',
+      { metadata: { annotations: { 'external-secrets.io/force-sync': '1' } } },
+      'merge',
+    );
     await kube.create(VAULT_POLICIES, vp('new'));
     await until(() => mgr.status().controllers.some((c) => c.queued === 300), 'the new key queued');
     gate.open();

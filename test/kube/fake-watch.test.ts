@@ -18,7 +18,12 @@ void describe('FakeKubeClient watch and abort', () => {
 
   void test('Informer.stop() returns whatever microtask the stop lands on', async () => {
     const kube = new FakeKubeClient();
-    await kube.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'default' }, data: {} });
+    await kube.create(CONFIGMAPS, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a', namespace: 'default' },
+      data: {},
+    });
     // Every offset from "right after start" to "well into the watch": one of them is the gap between
     // the watch call and its abort listener.
     for (let ticks = 0; ticks < 40; ticks++) {

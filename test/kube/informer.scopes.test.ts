@@ -40,7 +40,11 @@ void describe('informer scopes', () => {
     inf.start();
     assert.equal(await inf.waitForSync(), true);
     assert.deepEqual(inf.cache.keys().sort(), ['a/x', 'b/x']);
-    assert.equal(sim.countRequests((r) => r.method === 'GET' && r.path === resourcePath(CONFIGMAPS)), 0, 'no cluster-wide list or watch');
+    assert.equal(
+      sim.countRequests((r) => r.method === 'GET' && r.path === resourcePath(CONFIGMAPS)),
+      0,
+      'no cluster-wide list or watch',
+    );
     await client.create(CONFIGMAPS, { metadata: { name: 'y', namespace: 'b' }, data: {} });
     await client.create(CONFIGMAPS, { metadata: { name: 'y', namespace: 'c' }, data: {} });
     await until(() => inf.cache.get('b/y') !== undefined, 'b/y cached');
@@ -55,17 +59,21 @@ void describe('informer scopes', () => {
     inf.start();
     await inf.waitForSync();
     assert.deepEqual(inf.cache.keys().sort(), ['a', 'b']);
-    assert.ok(sim.requests.some((r) => r.path === resourcePath(NAMESPACES) && r.query.fieldSelector === 'metadata.name=a'));
+    assert.ok(
+      sim.requests.some((r) => r.path === resourcePath(NAMESPACES) && r.query.fieldSelector === 'metadata.name=a'),
+    );
     await client.patch(NAMESPACES, 'b', undefined, { metadata: { labels: { team: 'b2' } } }, 'merge');
     await until(() => inf.cache.get('b')?.metadata.labels?.team === 'b2', 'relabel seen');
     await inf.stop();
   });
 
-  void test('a relist (410) of one scope replaces only that scope\'s objects: no delete for the other\'s', async () => {
+  void test("a relist (410) of one scope replaces only that scope's objects: no delete for the other's", async () => {
     const inf = new Informer(client, { resource: CONFIGMAPS, namespaces: ['a', 'b'], ...FAST });
     const deletes: string[] = [];
     const life: string[] = [];
-    inf.addHandler((ev) => { if (ev.type === 'delete') deletes.push(`${ev.obj.metadata.namespace}/${ev.obj.metadata.name}`); });
+    inf.addHandler((ev) => {
+      if (ev.type === 'delete') deletes.push(`${ev.obj.metadata.namespace}/${ev.obj.metadata.name}`);
+    });
     inf.onLifecycle((ev) => life.push(ev.type));
     inf.start();
     await inf.waitForSync();

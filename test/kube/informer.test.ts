@@ -23,16 +23,32 @@ describe('informer against the simulator', () => {
   });
 
   /** A fresh namespace per test so informers don't see each other's objects. */
-  async function setup(opts: Partial<InformerOptions> = {}): Promise<{ ns: string; inf: Informer; events: ObjectEvent[]; life: InformerLifecycleEvent[]; until: (pred: () => boolean, what?: string) => Promise<void> }> {
+  async function setup(
+    opts: Partial<InformerOptions> = {},
+  ): Promise<{
+    ns: string;
+    inf: Informer;
+    events: ObjectEvent[];
+    life: InformerLifecycleEvent[];
+    until: (pred: () => boolean, what?: string) => Promise<void>;
+  }> {
     const ns = `inf-${++n}`;
     await client.create(NAMESPACES, { metadata: { name: ns } });
     const inf = new Informer(client, { resource: CONFIGMAPS, namespace: ns, ...FAST, ...opts });
     const events: ObjectEvent[] = [];
     const life: InformerLifecycleEvent[] = [];
     const waiters: (() => void)[] = [];
-    const poke = (): void => { for (const w of waiters.splice(0)) w(); };
-    inf.addHandler((ev) => { events.push(ev); poke(); });
-    inf.onLifecycle((ev) => { life.push(ev); poke(); });
+    const poke = (): void => {
+      for (const w of waiters.splice(0)) w();
+    };
+    inf.addHandler((ev) => {
+      events.push(ev);
+      poke();
+    });
+    inf.onLifecycle((ev) => {
+      life.push(ev);
+      poke();
+    });
     /** Wait for a condition re-checked on every informer event (no sleeps), failing after 10 s without it. */
     const until = async (pred: () => boolean, what = pred.toString()): Promise<void> => {
       const deadline = Date.now() + 10_000;
@@ -41,15 +57,23 @@ describe('informer against the simulator', () => {
         if (left <= 0) throw new Error(`informer never reached: ${what}`);
         await new Promise<void>((r) => {
           const t = setTimeout(r, left);
-          waiters.push(() => { clearTimeout(t); r(); });
+          waiters.push(() => {
+            clearTimeout(t);
+            r();
+          });
         });
       }
     };
     return { ns, inf, events, life, until };
   }
   const cm = (ns: string, name: string, v = '1') => ({ metadata: { name, namespace: ns }, data: { v } });
-  const lists = (ns: string): number => sim.countRequests((r) => r.method === 'GET' && !r.watch && r.path === resourcePath(CONFIGMAPS, ns));
-  const names = (evs: ObjectEvent[], type: ObjectEvent['type']): string[] => evs.filter((e) => e.type === type).map((e) => e.obj.metadata.name).sort();
+  const lists = (ns: string): number =>
+    sim.countRequests((r) => r.method === 'GET' && !r.watch && r.path === resourcePath(CONFIGMAPS, ns));
+  const names = (evs: ObjectEvent[], type: ObjectEvent['type']): string[] =>
+    evs
+      .filter((e) => e.type === type)
+      .map((e) => e.obj.metadata.name)
+      .sort();
 
   test('the initial list is paginated and fills the cache before SYNCED', async () => {
     const { ns, inf, life, until } = await setupWith(5);
@@ -60,7 +84,9 @@ describe('informer against the simulator', () => {
     await until(() => inf.cache.size === 6);
     const listEv = life.find((e) => e.type === 'LIST');
     assert.ok(listEv && listEv.type === 'LIST' && listEv.pages === 3, 'pages of 2 for 5 objects');
-    assert.ok(sim.requests.some((r) => r.path === resourcePath(CONFIGMAPS, ns) && r.query.limit === '2' && r.query.continue));
+    assert.ok(
+      sim.requests.some((r) => r.path === resourcePath(CONFIGMAPS, ns) && r.query.limit === '2' && r.query.continue),
+    );
     const watch = sim.requests.find((r) => r.watch && r.path === resourcePath(CONFIGMAPS, ns));
     assert.equal(watch?.query.allowWatchBookmarks, 'true');
     assert.ok(watch?.query.timeoutSeconds, 'the watch asks the server to time it out');
@@ -83,12 +109,21 @@ describe('informer against the simulator', () => {
     await until(() => (inf.cache.get(`${ns}/a`)?.data as { v?: string } | undefined)?.v === '2');
     await client.delete(CONFIGMAPS, 'a', ns);
     await until(() => events.some((e) => e.type === 'delete'));
-    assert.deepEqual(events.map((e) => e.type), ['add', 'update', 'delete']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['add', 'update', 'delete'],
+    );
     events.length = 0;
     assert.equal(inf.cache.get(`${ns}/a`), undefined);
     await client.create(CONFIGMAPS, cm(ns, 'frozen'));
     await until(() => inf.cache.size === 1);
-    assert.throws(() => { (inf.cache.get(`${ns}/frozen`)!.data as Record<string, string>).v = 'mutated'; }, TypeError, 'cached objects are frozen');
+    assert.throws(
+      () => {
+        (inf.cache.get(`${ns}/frozen`)!.data as Record<string, string>).v = 'mutated';
+      },
+      TypeError,
+      'cached objects are frozen',
+    );
     await inf.stop();
   });
 
@@ -162,13 +197,20 @@ describe('informer against the simulator', () => {
     assert.ok(delays.length >= 3);
     assert.ok(delays[1]! > delays[0]! && delays[2]! > delays[1]!, `delays grow: ${delays.join(',')}`);
     const err = life.find((e) => e.type === 'WATCH_ERROR');
-    assert.ok(err?.type === 'WATCH_ERROR' && err.error.code === 500 && !/Bearer|authorization/i.test(err.error.message));
+    assert.ok(
+      err?.type === 'WATCH_ERROR' && err.error.code === 500 && !/Bearer|authorization/i.test(err.error.message),
+    );
     await inf.stop();
   });
 
   test('a failing initial list is retried, not fatal', async () => {
     const s = await setup();
-    const unblock = sim.inject({ path: resourcePath(CONFIGMAPS, s.ns), watch: false, times: 2, action: { status: 503 } });
+    const unblock = sim.inject({
+      path: resourcePath(CONFIGMAPS, s.ns),
+      watch: false,
+      times: 2,
+      action: { status: 503 },
+    });
     s.inf.start();
     assert.equal(await s.inf.waitForSync(), true);
     assert.equal(s.life.filter((e) => e.type === 'LIST_ERROR').length, 2);
@@ -179,7 +221,12 @@ describe('informer against the simulator', () => {
   test('an optional resource the server does not serve (404: no CRD) is synced and empty, and its objects arrive once it is served', async () => {
     const s = await setup({ optional: true, notServedRetryMs: 20 });
     await client.create(CONFIGMAPS, cm(s.ns, 'there-once-served'));
-    const served = sim.inject({ path: resourcePath(CONFIGMAPS, s.ns), watch: false, times: 3, action: { status: 404 } });
+    const served = sim.inject({
+      path: resourcePath(CONFIGMAPS, s.ns),
+      watch: false,
+      times: 3,
+      action: { status: 404 },
+    });
     s.inf.start();
     assert.equal(await s.inf.waitForSync(), true, 'synced although the LIST answers 404');
     assert.equal(s.life.filter((e) => e.type === 'NOT_SERVED').length, 1, 'reported once, not at every retry');
@@ -191,7 +238,12 @@ describe('informer against the simulator', () => {
 
   test('a required resource answering 404 does not count as synced', async () => {
     const s = await setup();
-    const unblock = sim.inject({ path: resourcePath(CONFIGMAPS, s.ns), watch: false, times: 1000, action: { status: 404 } });
+    const unblock = sim.inject({
+      path: resourcePath(CONFIGMAPS, s.ns),
+      watch: false,
+      times: 1000,
+      action: { status: 404 },
+    });
     s.inf.start();
     await s.until(() => s.life.filter((e) => e.type === 'LIST_ERROR').length >= 2);
     assert.equal(s.inf.synced, false);
@@ -221,7 +273,9 @@ describe('informer against the simulator', () => {
 
   test('a throwing handler is reported and does not stop delivery', async () => {
     const { ns, inf, life, until } = await setup();
-    inf.addHandler(() => { throw new Error('handler bug'); });
+    inf.addHandler(() => {
+      throw new Error('handler bug');
+    });
     inf.start();
     await inf.waitForSync();
     await client.create(CONFIGMAPS, cm(ns, 'h'));

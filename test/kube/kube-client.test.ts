@@ -19,13 +19,23 @@ describe('HTTP KubeClient', () => {
 
   test('a hanging apiserver hits the per-call timeout instead of waiting forever', async () => {
     sim.inject({ path: resourcePath(CONFIGMAPS, 'default', 'slow'), times: 1, action: 'hang' });
-    await assert.rejects(client.get(CONFIGMAPS, 'slow', 'default', { timeoutMs: 200 }), (e: unknown) => e instanceof KubeApiError && e.reason === 'ClientTimeout' && e.code === 0);
+    await assert.rejects(
+      client.get(CONFIGMAPS, 'slow', 'default', { timeoutMs: 200 }),
+      (e: unknown) => e instanceof KubeApiError && e.reason === 'ClientTimeout' && e.code === 0,
+    );
   });
 
   test('errors carry code/reason/message but never the bearer token or the request body', async () => {
     const secretValue = 'c3VwZXItc2VjcmV0LXZhbHVl';
-    sim.inject({ path: resourcePath(SECRETS, 'default'), method: 'POST', times: 1, action: { status: 500, message: 'etcd timeout' } });
-    const err = await client.create(SECRETS, { metadata: { name: 's', namespace: 'default' }, data: { k: secretValue } }).catch((e: unknown) => e);
+    sim.inject({
+      path: resourcePath(SECRETS, 'default'),
+      method: 'POST',
+      times: 1,
+      action: { status: 500, message: 'etcd timeout' },
+    });
+    const err = await client
+      .create(SECRETS, { metadata: { name: 's', namespace: 'default' }, data: { k: secretValue } })
+      .catch((e: unknown) => e);
     assert.ok(err instanceof KubeApiError);
     assert.deepEqual(err.toJSON(), { code: 500, reason: 'InternalError', message: 'etcd timeout' });
     const text = `${err.message} ${String(err.stack)} ${JSON.stringify(err)}`;
@@ -34,7 +44,10 @@ describe('HTTP KubeClient', () => {
 
   test('a dropped connection is a NetworkError, not a crash', async () => {
     sim.inject({ path: resourcePath(CONFIGMAPS, 'default', 'cut'), times: 1, action: 'drop' });
-    await assert.rejects(client.get(CONFIGMAPS, 'cut', 'default'), (e: unknown) => e instanceof KubeApiError && e.reason === 'NetworkError');
+    await assert.rejects(
+      client.get(CONFIGMAPS, 'cut', 'default'),
+      (e: unknown) => e instanceof KubeApiError && e.reason === 'NetworkError',
+    );
   });
 
   test('TokenRequest failures never echo a token; list items get apiVersion/kind back', async () => {

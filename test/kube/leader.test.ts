@@ -28,28 +28,48 @@ describe('leader election against the simulator', () => {
   /** A client that can be cut off from the apiserver (network partition of one replica). */
   function partitionable(): { client: Pick<KubeClient, 'get' | 'create' | 'replace'>; cut: () => void } {
     let cut = false;
-    const guard = <T>(f: () => Promise<T>): Promise<T> => (cut ? Promise.reject(new KubeApiError(0, 'NetworkError', 'partitioned')) : f());
+    const guard = <T>(f: () => Promise<T>): Promise<T> =>
+      cut ? Promise.reject(new KubeApiError(0, 'NetworkError', 'partitioned')) : f();
     return {
       client: {
         get: (r, name, ns, o) => guard(() => client.get(r, name, ns, o)),
         create: (r, obj, o) => guard(() => client.create(r, obj, o)),
         replace: (r, obj, o) => guard(() => client.replace(r, obj, o)),
       },
-      cut: () => { cut = true; },
+      cut: () => {
+        cut = true;
+      },
     };
   }
 
-  function elector(id: string, lease: string, log: Log, c: Pick<KubeClient, 'get' | 'create' | 'replace'> = client): { el: LeaderElector; started: Promise<void>; stopped: Promise<void>; observed: (who: string) => Promise<void> } {
+  function elector(
+    id: string,
+    lease: string,
+    log: Log,
+    c: Pick<KubeClient, 'get' | 'create' | 'replace'> = client,
+  ): { el: LeaderElector; started: Promise<void>; stopped: Promise<void>; observed: (who: string) => Promise<void> } {
     let onStart!: () => void;
     let onStop!: () => void;
     const started = new Promise<void>((r) => (onStart = r));
     const stopped = new Promise<void>((r) => (onStop = r));
     const observers: { who: string; r: () => void }[] = [];
     const el = new LeaderElector({
-      ...TIMING, client: c, namespace: 'default', name: lease, identity: id,
-      onStartedLeading: () => { log.push(`${id} started`); onStart(); },
-      onStoppedLeading: () => { log.push(`${id} stopped`); onStop(); },
-      onNewLeader: (who) => { for (const o of observers) if (o.who === who) o.r(); },
+      ...TIMING,
+      client: c,
+      namespace: 'default',
+      name: lease,
+      identity: id,
+      onStartedLeading: () => {
+        log.push(`${id} started`);
+        onStart();
+      },
+      onStoppedLeading: () => {
+        log.push(`${id} stopped`);
+        onStop();
+      },
+      onNewLeader: (who) => {
+        for (const o of observers) if (o.who === who) o.r();
+      },
     });
     return { el, started, stopped, observed: (who) => new Promise((r) => observers.push({ who, r })) };
   }

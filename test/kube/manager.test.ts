@@ -15,18 +15,29 @@ import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../schemas/resources.ts'
 import { applyStatus } from '../../kube/status.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 
-interface VRB extends KubeObject { spec: { policies: string[] } }
+interface VRB extends KubeObject {
+  spec: { policies: string[] };
+}
 
 /** Resolves when `pred` holds, re-checked whenever `poke` is called. */
 function waiter(): { poke: () => void; until: (pred: () => boolean) => Promise<void> } {
   const ws: (() => void)[] = [];
   return {
-    poke: () => { for (const w of ws.splice(0)) w(); },
-    until: async (pred) => { while (!pred()) await new Promise<void>((r) => ws.push(r)); },
+    poke: () => {
+      for (const w of ws.splice(0)) w();
+    },
+    until: async (pred) => {
+      while (!pred()) await new Promise<void>((r) => ws.push(r));
+    },
   };
 }
 
-const vp = (name: string): KubeObject => ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: 'default' }, spec: { policy: 'p' } });
+const vp = (name: string): KubeObject => ({
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultPolicy',
+  metadata: { name, namespace: 'default' },
+  spec: { policy: 'p' },
+});
 
 describe('manager + controller', () => {
   test('reconciles primaries, owned objects map to their owner, watched kinds map through an index', async () => {
@@ -36,7 +47,8 @@ describe('manager + controller', () => {
     const runs: string[] = [];
     let concurrent = 0;
     let maxConcurrent = 0;
-    mgr.controller('vaultpolicy')
+    mgr
+      .controller('vaultpolicy')
       .for(VAULT_POLICIES)
       .owns(CONFIGMAPS)
       .withIndex('bound-policy', (o) => (o as VRB).spec?.policies?.map((p) => `${o.metadata.namespace}/${p}`) ?? [])
@@ -52,12 +64,30 @@ describe('manager + controller', () => {
           if (obj.metadata.labels?.i) runs.push(`${key}@${obj.metadata.labels.i}`);
           return await withFinalizer(ctx.client, VAULT_POLICIES, obj, {
             apply: async (o) => {
-              await applyOwned(ctx.client, CONFIGMAPS, { metadata: { name: `${o.metadata.name}-rendered`, namespace: o.metadata.namespace }, data: { policy: 'p' } }, { owner: { res: VAULT_POLICIES, obj: o } });
-              const conditions = setCondition((o.status as { conditions?: [] } | undefined)?.conditions, { type: 'Ready', status: 'True', reason: 'Synced', message: 'ok' }, o.metadata.generation);
-              await applyStatus(ctx.client, VAULT_POLICIES, o, { observedGeneration: o.metadata.generation, conditions });
+              await applyOwned(
+                ctx.client,
+                CONFIGMAPS,
+                {
+                  metadata: { name: `${o.metadata.name}-rendered`, namespace: o.metadata.namespace },
+                  data: { policy: 'p' },
+                },
+                { owner: { res: VAULT_POLICIES, obj: o } },
+              );
+              const conditions = setCondition(
+                (o.status as { conditions?: [] } | undefined)?.conditions,
+                { type: 'Ready', status: 'True', reason: 'Synced', message: 'ok' },
+                o.metadata.generation,
+              );
+              await applyStatus(ctx.client, VAULT_POLICIES, o, {
+                observedGeneration: o.metadata.generation,
+                conditions,
+              });
               return DONE;
             },
-            cleanup: (o) => { runs.push(`cleanup:${objectKey(o)}`); return Promise.resolve(); },
+            cleanup: (o) => {
+              runs.push(`cleanup:${objectKey(o)}`);
+              return Promise.resolve();
+            },
           });
         } finally {
           concurrent--;
@@ -68,7 +98,11 @@ describe('manager + controller', () => {
     assert.equal(mgr.status().synced, true);
 
     await kube.create(VAULT_POLICIES, vp('a'));
-    await w.until(() => (mgr.cache(VAULT_POLICIES).get('default/a')?.status as { observedGeneration?: number } | undefined)?.observedGeneration === 1);
+    await w.until(
+      () =>
+        (mgr.cache(VAULT_POLICIES).get('default/a')?.status as { observedGeneration?: number } | undefined)
+          ?.observedGeneration === 1,
+    );
     assert.ok(await kube.get(CONFIGMAPS, 'a-rendered', 'default'));
 
     // An owned object deleted behind our back is recreated (owns → owner key).
@@ -78,7 +112,10 @@ describe('manager + controller', () => {
 
     // A VaultRoleBinding naming the policy enqueues it.
     const beforeVrb = runs.length;
-    await kube.create(VAULT_ROLE_BINDINGS, { metadata: { name: 'rb', namespace: 'default' }, spec: { policies: ['a'], serviceAccounts: ['x'] } });
+    await kube.create(VAULT_ROLE_BINDINGS, {
+      metadata: { name: 'rb', namespace: 'default' },
+      spec: { policies: ['a'], serviceAccounts: ['x'] },
+    });
     await w.until(() => runs.slice(beforeVrb).includes('default/a'));
 
     // Deletion runs cleanup, the finalizer goes, the object and its owned ConfigMap go.
@@ -88,7 +125,8 @@ describe('manager + controller', () => {
 
     // Many changes to one key never run it concurrently, though there are 4 workers.
     await kube.create(VAULT_POLICIES, vp('busy'));
-    for (let i = 0; i < 20; i++) await kube.patch(VAULT_POLICIES, 'busy', 'default', { metadata: { labels: { i: String(i) } } }, 'merge');
+    for (let i = 0; i < 20; i++)
+      await kube.patch(VAULT_POLICIES, 'busy', 'default', { metadata: { labels: { i: String(i) } } }, 'merge');
     await w.until(() => runs.includes('default/busy@19'));
     assert.equal(maxConcurrent, 1);
     await mgr.stop();
@@ -96,43 +134,70 @@ describe('manager + controller', () => {
 
   test('errors retry with backoff, terminal errors do not, retry-after errors once after their delay, conflicts are not counted as errors', async () => {
     const kube = new FakeKubeClient();
-    const mgr = new Manager({ client: kube, informer: { resyncMs: 0 }, rateLimiter: () => new ItemExponentialRateLimiter(1, 10) });
+    const mgr = new Manager({
+      client: kube,
+      informer: { resyncMs: 0 },
+      rateLimiter: () => new ItemExponentialRateLimiter(1, 10),
+    });
     const w = waiter();
     const attempts = new Map<string, number>();
     const seenRetries: number[] = [];
     const laterRetries: number[] = [];
     let laterFailedAt = 0;
     let laterDelay = 0;
-    mgr.controller('flaky').for(VAULT_POLICIES).complete((key, ctx) => {
-      const n = (attempts.get(key) ?? 0) + 1;
-      attempts.set(key, n);
-      w.poke();
-      const { name } = splitKey(key);
-      if (name === 'retry') {
-        seenRetries.push(ctx.retries);
-        if (n <= 2) return Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'try later'));
-      }
-      if (name === 'terminal') return Promise.reject(new ReconcileError('PolicyInvalid', 'path sys/* is forbidden', NEVER));
-      if (name === 'later') {
-        laterRetries.push(ctx.retries);
-        if (n === 1) {
-          laterFailedAt = Date.now();
-          return Promise.reject(new ReconcileError('SecretMissing', 'target Secret s does not exist', retryAfter(150)));
+    mgr
+      .controller('flaky')
+      .for(VAULT_POLICIES)
+      .complete((key, ctx) => {
+        const n = (attempts.get(key) ?? 0) + 1;
+        attempts.set(key, n);
+        w.poke();
+        const { name } = splitKey(key);
+        if (name === 'retry') {
+          seenRetries.push(ctx.retries);
+          if (n <= 2) return Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'try later'));
         }
-        laterDelay = Date.now() - laterFailedAt;
-      }
-      if (name === 'conflict' && n === 1) return Promise.reject(new KubeApiError(409, 'Conflict', 'the object has been modified'));
-      return Promise.resolve(DONE);
-    });
+        if (name === 'terminal')
+          return Promise.reject(new ReconcileError('PolicyInvalid', 'path sys/* is forbidden', NEVER));
+        if (name === 'later') {
+          laterRetries.push(ctx.retries);
+          if (n === 1) {
+            laterFailedAt = Date.now();
+            return Promise.reject(
+              new ReconcileError('SecretMissing', 'target Secret s does not exist', retryAfter(150)),
+            );
+          }
+          laterDelay = Date.now() - laterFailedAt;
+        }
+        if (name === 'conflict' && n === 1)
+          return Promise.reject(new KubeApiError(409, 'Conflict', 'the object has been modified'));
+        return Promise.resolve(DONE);
+      });
     await mgr.start();
     for (const n of ['retry', 'terminal', 'conflict', 'later']) await kube.create(VAULT_POLICIES, vp(n));
-    await w.until(() => attempts.get('default/retry') === 3 && attempts.get('default/conflict') === 2 && attempts.get('default/terminal') === 1 && attempts.get('default/later') === 2);
+    await w.until(
+      () =>
+        attempts.get('default/retry') === 3 &&
+        attempts.get('default/conflict') === 2 &&
+        attempts.get('default/terminal') === 1 &&
+        attempts.get('default/later') === 2,
+    );
     assert.deepEqual(seenRetries, [0, 1, 2], 'ctx.retries counts consecutive failures');
     const metrics = await mgr.metrics.registry.getSingleMetricAsString('controller_runtime_reconcile_errors_total');
-    assert.match(metrics, /controller_runtime_reconcile_errors_total\{controller="flaky"\} 4/, '2 transient + 1 terminal + 1 retry-after, no conflict');
-    assert.ok(laterDelay >= 140, `a retry-after error runs again after its delay, not with the backoff (1 ms): ${laterDelay} ms`);
+    assert.match(
+      metrics,
+      /controller_runtime_reconcile_errors_total\{controller="flaky"\} 4/,
+      '2 transient + 1 terminal + 1 retry-after, no conflict',
+    );
+    assert.ok(
+      laterDelay >= 140,
+      `a retry-after error runs again after its delay, not with the backoff (1 ms): ${laterDelay} ms`,
+    );
     assert.deepEqual(laterRetries, [0, 0], 'a retry-after error counts no backoff');
-    assert.match(await mgr.metrics.registry.getSingleMetricAsString('controller_runtime_terminal_reconcile_errors_total'), /\{controller="flaky"\} 1/);
+    assert.match(
+      await mgr.metrics.registry.getSingleMetricAsString('controller_runtime_terminal_reconcile_errors_total'),
+      /\{controller="flaky"\} 1/,
+    );
     await mgr.stop();
     assert.equal(attempts.get('default/terminal'), 1, 'terminal errors are not retried');
   });
@@ -146,20 +211,25 @@ describe('manager + controller', () => {
     const started: string[] = [];
     let finished = 0;
     let sawAbort = false;
-    mgr.controller('slow').for(VAULT_POLICIES).complete(async (key, ctx: ReconcileContext) => {
-      started.push(key);
-      w.poke();
-      await gate;
-      sawAbort = ctx.signal.aborted;
-      finished++;
-      return DONE;
-    });
+    mgr
+      .controller('slow')
+      .for(VAULT_POLICIES)
+      .complete(async (key, ctx: ReconcileContext) => {
+        started.push(key);
+        w.poke();
+        await gate;
+        sawAbort = ctx.signal.aborted;
+        finished++;
+        return DONE;
+      });
     await mgr.start();
     await kube.create(VAULT_POLICIES, vp('one'));
     await w.until(() => started.length === 1);
     await kube.create(VAULT_POLICIES, vp('two'));
     let stopped = false;
-    const stopping = mgr.stop().then(() => { stopped = true; });
+    const stopping = mgr.stop().then(() => {
+      stopped = true;
+    });
     await new Promise((r) => setImmediate(r));
     assert.equal(stopped, false, 'stop waits for the in-flight reconcile');
     release();
@@ -171,12 +241,24 @@ describe('manager + controller', () => {
 
   test('with leader election, workers run only on the leader; standbys keep a warm cache', async () => {
     const kube = new FakeKubeClient();
-    const le = { namespace: 'default', name: 'vaultgate-controller', leaseDurationMs: 1200, renewDeadlineMs: 800, retryPeriodMs: 100 };
+    const le = {
+      namespace: 'default',
+      name: 'vaultgate-controller',
+      leaseDurationMs: 1200,
+      renewDeadlineMs: 800,
+      retryPeriodMs: 100,
+    };
     const w = waiter();
     const runsBy: Record<string, string[]> = { a: [], b: [] };
     const make = (id: 'a' | 'b'): Manager => {
       const m = new Manager({ client: kube, informer: { resyncMs: 0 }, leaderElection: { ...le, identity: id } });
-      m.controller('c').for(VAULT_POLICIES).complete((key) => { runsBy[id]!.push(key); w.poke(); return Promise.resolve(DONE); });
+      m.controller('c')
+        .for(VAULT_POLICIES)
+        .complete((key) => {
+          runsBy[id]!.push(key);
+          w.poke();
+          return Promise.resolve(DONE);
+        });
       return m;
     };
     await kube.create(VAULT_POLICIES, vp('x'));
@@ -193,7 +275,11 @@ describe('manager + controller', () => {
     await a.stop();
     await w.until(() => runsBy.b!.includes('default/x'));
     assert.equal(b.status().leader, 'leader');
-    assert.equal((await kube.get(LEASES, le.name, 'default'))?.spec && ((await kube.get(LEASES, le.name, 'default'))!.spec as { holderIdentity: string }).holderIdentity, 'b');
+    assert.equal(
+      (await kube.get(LEASES, le.name, 'default'))?.spec &&
+        ((await kube.get(LEASES, le.name, 'default'))!.spec as { holderIdentity: string }).holderIdentity,
+      'b',
+    );
     await b.stop();
   });
 
@@ -202,45 +288,99 @@ describe('manager + controller', () => {
     const mgr = new Manager({ client: kube, informer: { resyncMs: 0 } });
     const w = waiter();
     const runs: string[] = [];
-    mgr.controller('selected')
+    mgr
+      .controller('selected')
       .for(VAULT_POLICIES)
       .owns(CONFIGMAPS, { labelSelector: 'app.kubernetes.io/managed-by=vaultgate' })
-      .complete((key) => { runs.push(key); w.poke(); return Promise.resolve(DONE); });
+      .complete((key) => {
+        runs.push(key);
+        w.poke();
+        return Promise.resolve(DONE);
+      });
     await kube.create(VAULT_POLICIES, vp('owner'));
     const owner = (await kube.get(VAULT_POLICIES, 'owner', 'default'))!;
-    const ownerRef = [{ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', name: 'owner', uid: owner.metadata.uid!, controller: true }];
-    const cm = (name: string, labels: Record<string, string>): KubeObject =>
-      ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', labels, ownerReferences: ownerRef }, data: {} });
+    const ownerRef = [
+      {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultPolicy',
+        name: 'owner',
+        uid: owner.metadata.uid!,
+        controller: true,
+      },
+    ];
+    const cm = (name: string, labels: Record<string, string>): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'default', labels, ownerReferences: ownerRef },
+      data: {},
+    });
     await kube.create(CONFIGMAPS, cm('ours', { 'app.kubernetes.io/managed-by': 'vaultgate' }));
     await kube.create(CONFIGMAPS, cm('theirs', { 'app.kubernetes.io/managed-by': 'helm' }));
     await mgr.start();
     assert.deepEqual(mgr.cache(CONFIGMAPS).keys(), ['default/ours'], 'the unlabelled ConfigMap is never listed');
-    assert.equal(mgr.status().informers.find((i) => i.resource === 'core/v1/configmaps')?.labelSelector, 'app.kubernetes.io/managed-by=vaultgate');
+    assert.equal(
+      mgr.status().informers.find((i) => i.resource === 'core/v1/configmaps')?.labelSelector,
+      'app.kubernetes.io/managed-by=vaultgate',
+    );
     await w.until(() => runs.length >= 1);
 
     // Removing the label: the watch reports a delete, the cache drops it, the owner is reconciled.
     const before = runs.length;
-    await kube.patch(CONFIGMAPS, 'ours', 'default', { metadata: { labels: { 'app.kubernetes.io/managed-by': null } } }, 'merge');
+    await kube.patch(
+      CONFIGMAPS,
+      'ours',
+      'default',
+      { metadata: { labels: { 'app.kubernetes.io/managed-by': null } } },
+      'merge',
+    );
     await w.until(() => runs.length > before && mgr.cache(CONFIGMAPS).size === 0);
     assert.equal(runs.at(-1), 'default/owner');
     // Labelling one: it enters the cache.
-    await kube.patch(CONFIGMAPS, 'theirs', 'default', { metadata: { labels: { 'app.kubernetes.io/managed-by': 'vaultgate' } } }, 'merge');
+    await kube.patch(
+      CONFIGMAPS,
+      'theirs',
+      'default',
+      { metadata: { labels: { 'app.kubernetes.io/managed-by': 'vaultgate' } } },
+      'merge',
+    );
     await w.until(() => mgr.cache(CONFIGMAPS).get('default/theirs') !== undefined);
     await mgr.stop();
   });
 
   test('one informer per resource: declaring it again with other selectors is a wiring error', () => {
     const mgr = new Manager({ client: new FakeKubeClient() });
-    mgr.controller('a').for(VAULT_POLICIES).owns(CONFIGMAPS, { labelSelector: 'x=1' }).complete(() => Promise.resolve(DONE));
-    assert.throws(() => mgr.controller('b').for(VAULT_ROLE_BINDINGS).owns(CONFIGMAPS).complete(() => Promise.resolve(DONE)), /already watched with labelSelector "x=1"; cannot also watch it with no selector/);
-    assert.throws(() => mgr.informer(CONFIGMAPS, { labelSelector: 'x=2' }), /cannot also watch it with labelSelector "x=2"/);
-    assert.equal(mgr.informer(CONFIGMAPS).opts.labelSelector, 'x=1', 'a lookup without selectors returns the shared informer');
+    mgr
+      .controller('a')
+      .for(VAULT_POLICIES)
+      .owns(CONFIGMAPS, { labelSelector: 'x=1' })
+      .complete(() => Promise.resolve(DONE));
+    assert.throws(
+      () =>
+        mgr
+          .controller('b')
+          .for(VAULT_ROLE_BINDINGS)
+          .owns(CONFIGMAPS)
+          .complete(() => Promise.resolve(DONE)),
+      /already watched with labelSelector "x=1"; cannot also watch it with no selector/,
+    );
+    assert.throws(
+      () => mgr.informer(CONFIGMAPS, { labelSelector: 'x=2' }),
+      /cannot also watch it with labelSelector "x=2"/,
+    );
+    assert.equal(
+      mgr.informer(CONFIGMAPS).opts.labelSelector,
+      'x=1',
+      'a lookup without selectors returns the shared informer',
+    );
   });
 
   test('leader tasks run while leading: the signal aborts on stop, and stop waits for them to return', async () => {
     const mgr = new Manager({ client: new FakeKubeClient(), informer: { resyncMs: 0 } });
     const log: string[] = [];
-    mgr.controller('c').for(VAULT_POLICIES).complete(() => Promise.resolve(DONE));
+    mgr
+      .controller('c')
+      .for(VAULT_POLICIES)
+      .complete(() => Promise.resolve(DONE));
     mgr.addLeaderTask('keeper', async (signal) => {
       log.push('started');
       await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
@@ -258,7 +398,10 @@ describe('manager + controller', () => {
   test('health server: /healthz, /readyz after sync, /metrics in Prometheus format', async () => {
     const kube = new FakeKubeClient();
     const mgr = new Manager({ client: kube, informer: { resyncMs: 0 } });
-    mgr.controller('c').for(VAULT_POLICIES).complete(() => Promise.resolve(DONE));
+    mgr
+      .controller('c')
+      .for(VAULT_POLICIES)
+      .complete(() => Promise.resolve(DONE));
     const health = await startHealthServer({ registry: mgr.metrics.registry, status: () => mgr.status() });
     try {
       const get = (p: string) => fetch(`http://127.0.0.1:${health.port}${p}`);

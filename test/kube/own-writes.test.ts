@@ -6,7 +6,11 @@ import { OwnWrites } from '../../kube/own-writes.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import type { ObjectEvent } from '../../kube/informer.ts';
 
-const secret = (name: string, rv: string): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'team-a', resourceVersion: rv } });
+const secret = (name: string, rv: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: 'team-a', resourceVersion: rv },
+});
 const add = (obj: KubeObject): ObjectEvent => ({ type: 'add', obj });
 const update = (old: KubeObject, obj: KubeObject): ObjectEvent => ({ type: 'update', old, obj });
 
@@ -15,12 +19,16 @@ void describe('OwnWrites', () => {
     const own = new OwnWrites();
     own.record(secret('db', '10'));
     assert.equal(own.notOwn(add(secret('db', '10'))), false, 'the create we made');
-    assert.equal(own.notOwn(update(secret('db', '10'), secret('db', '10'))), true, 'consumed: a later event at that version passes');
+    assert.equal(
+      own.notOwn(update(secret('db', '10'), secret('db', '10'))),
+      true,
+      'consumed: a later event at that version passes',
+    );
     own.record(secret('db', '12'));
     assert.equal(own.notOwn(update(secret('db', '10'), secret('db', '12'))), false, 'the update we made');
   });
 
-  void test('someone else\'s edit, a deletion, a resync and another Secret all pass', () => {
+  void test("someone else's edit, a deletion, a resync and another Secret all pass", () => {
     const own = new OwnWrites();
     own.record(secret('db', '10'));
     assert.equal(own.notOwn(update(secret('db', '10'), secret('db', '11'))), true, 'an edit after ours');

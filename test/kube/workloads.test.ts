@@ -3,12 +3,18 @@ import assert from 'node:assert/strict';
 import { isPaused, parseWorkloadRefs, rolloutState } from '../../kube/workloads.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 
-const w = (generation: number, spec: Record<string, unknown>, status: Record<string, unknown>): KubeObject => ({ metadata: { name: 'x', namespace: 'n', generation }, spec, status });
+const w = (generation: number, spec: Record<string, unknown>, status: Record<string, unknown>): KubeObject => ({
+  metadata: { name: 'x', namespace: 'n', generation },
+  spec,
+  status,
+});
 
 void describe('kube/workloads: parseWorkloadRefs', () => {
   void test('kind/name as kubectl writes it, deduplicated', () => {
     assert.deepEqual(parseWorkloadRefs(' deployment/app, statefulset/db ,ds/agent,deploy/app').refs, [
-      { kind: 'Deployment', name: 'app' }, { kind: 'StatefulSet', name: 'db' }, { kind: 'DaemonSet', name: 'agent' },
+      { kind: 'Deployment', name: 'app' },
+      { kind: 'StatefulSet', name: 'db' },
+      { kind: 'DaemonSet', name: 'agent' },
     ]);
   });
   void test('another namespace, another kind, a bad name, no kind: each a problem naming the item', () => {
@@ -31,21 +37,65 @@ void describe('kube/workloads: rolloutState (kubectl rollout status)', () => {
   void test('Deployment', () => {
     assert.equal(rolloutState('Deployment', w(2, { replicas: 2 }, done)), 'complete');
     assert.equal(rolloutState('Deployment', w(3, { replicas: 2 }, done)), 'rolling', 'generation not observed');
-    assert.equal(rolloutState('Deployment', w(2, { replicas: 2 }, { ...done, replicas: 3 })), 'rolling', 'an old pod remains');
+    assert.equal(
+      rolloutState('Deployment', w(2, { replicas: 2 }, { ...done, replicas: 3 })),
+      'rolling',
+      'an old pod remains',
+    );
     assert.equal(rolloutState('Deployment', w(2, { replicas: 2 }, { ...done, readyReplicas: 1 })), 'rolling');
     assert.equal(rolloutState('Deployment', w(2, { replicas: 2 }, { ...done, availableReplicas: 1 })), 'rolling');
-    assert.equal(rolloutState('Deployment', w(2, { replicas: 2 }, { ...done, updatedReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] })), 'stalled');
-    assert.equal(rolloutState('Deployment', w(2, {}, { observedGeneration: 2, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 })), 'complete', 'replicas default 1');
-    assert.ok(isPaused('Deployment', w(2, { paused: true }, done)) && !isPaused('StatefulSet', w(2, { paused: true }, done)));
+    assert.equal(
+      rolloutState(
+        'Deployment',
+        w(
+          2,
+          { replicas: 2 },
+          {
+            ...done,
+            updatedReplicas: 1,
+            conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
+          },
+        ),
+      ),
+      'stalled',
+    );
+    assert.equal(
+      rolloutState(
+        'Deployment',
+        w(2, {}, { observedGeneration: 2, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }),
+      ),
+      'complete',
+      'replicas default 1',
+    );
+    assert.ok(
+      isPaused('Deployment', w(2, { paused: true }, done)) && !isPaused('StatefulSet', w(2, { paused: true }, done)),
+    );
   });
   void test('StatefulSet: every pod at the update revision', () => {
-    const s = { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, currentRevision: 'r2', updateRevision: 'r2' };
+    const s = {
+      observedGeneration: 1,
+      replicas: 2,
+      updatedReplicas: 2,
+      readyReplicas: 2,
+      currentRevision: 'r2',
+      updateRevision: 'r2',
+    };
     assert.equal(rolloutState('StatefulSet', w(1, { replicas: 2 }, s)), 'complete');
     assert.equal(rolloutState('StatefulSet', w(1, { replicas: 2 }, { ...s, currentRevision: 'r1' })), 'rolling');
-    assert.equal(rolloutState('StatefulSet', w(1, { replicas: 2 }, { ...s, updatedReplicas: 0 })), 'rolling', 'OnDelete: pods not deleted yet');
+    assert.equal(
+      rolloutState('StatefulSet', w(1, { replicas: 2 }, { ...s, updatedReplicas: 0 })),
+      'rolling',
+      'OnDelete: pods not deleted yet',
+    );
   });
   void test('DaemonSet: every scheduled pod updated, ready and available', () => {
-    const d = { observedGeneration: 4, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 3, numberAvailable: 3 };
+    const d = {
+      observedGeneration: 4,
+      desiredNumberScheduled: 3,
+      updatedNumberScheduled: 3,
+      numberReady: 3,
+      numberAvailable: 3,
+    };
     assert.equal(rolloutState('DaemonSet', w(4, {}, d)), 'complete');
     assert.equal(rolloutState('DaemonSet', w(4, {}, { ...d, updatedNumberScheduled: 2 })), 'rolling');
     assert.equal(rolloutState('DaemonSet', w(5, {}, d)), 'rolling');

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../kube/clock.ts';
 import { namespaceOfKey, Priority, WorkQueue } from '../../kube/workqueue.ts';
 
-const fair = (maxInFlight: number): WorkQueue => new WorkQueue({ clock: new FakeClock(), fairness: { partition: namespaceOfKey, maxInFlight } });
+const fair = (maxInFlight: number): WorkQueue =>
+  new WorkQueue({ clock: new FakeClock(), fairness: { partition: namespaceOfKey, maxInFlight } });
 
 /** Take up to `n` keys without finishing them (workers busy with them). */
 async function take(q: WorkQueue, n: number): Promise<string[]> {
@@ -18,7 +19,7 @@ async function take(q: WorkQueue, n: number): Promise<string[]> {
 }
 
 void describe('work queue fairness between namespaces', () => {
-  void test('a namespace with 100 waiting keys holds its share; the other namespace\'s key is next', async () => {
+  void test("a namespace with 100 waiting keys holds its share; the other namespace's key is next", async () => {
     const q = fair(2);
     for (let i = 0; i < 100; i++) q.add(`team-h/es-${i}`);
     q.add('team-q/new');
@@ -91,7 +92,10 @@ void describe('work queue fairness between namespaces', () => {
     let handed = 4;
     while (inFlight.length > 0) {
       q.done(inFlight.shift()!);
-      if (q.length > 0) { inFlight.push((await q.get())!); handed++; }
+      if (q.length > 0) {
+        inFlight.push((await q.get())!);
+        handed++;
+      }
       const a = inFlight.filter((k) => k.startsWith('a/')).length;
       if (handed < 19_990) assert.deepEqual([a, inFlight.length - a], [2, 2], `after ${handed} handed out`);
     }

@@ -27,13 +27,73 @@ const { High, Refresh, Low } = Priority;
 
 describe('work queue priorities', () => {
   const cases: Array<{ name: string; adds: Array<[string, number]>; order: string[] }> = [
-    { name: 'one priority: first in, first out', adds: [['a', High], ['b', High], ['c', High]], order: ['a', 'b', 'c'] },
-    { name: 'the default priority is High', adds: [['low', Low], ['new', NaN]], order: ['new', 'low'] },
-    { name: 'higher first, FIFO within each', adds: [['l1', Low], ['r1', Refresh], ['h1', High], ['l2', Low], ['h2', High], ['r2', Refresh]], order: ['h1', 'h2', 'r1', 'r2', 'l1', 'l2'] },
-    { name: 'a waiting key added again with a higher priority moves up', adds: [['a', Low], ['b', Low], ['b', High]], order: ['b', 'a'] },
-    { name: 'a waiting key added again with a lower priority keeps its place', adds: [['a', High], ['b', High], ['a', Low]], order: ['a', 'b'] },
-    { name: 'raised twice, handed out once', adds: [['x', Low], ['x', Refresh], ['x', High], ['y', High]], order: ['x', 'y'] },
-    { name: 'any integer priority', adds: [['a', -7], ['b', 3], ['c', -7], ['d', 100]], order: ['d', 'b', 'a', 'c'] },
+    {
+      name: 'one priority: first in, first out',
+      adds: [
+        ['a', High],
+        ['b', High],
+        ['c', High],
+      ],
+      order: ['a', 'b', 'c'],
+    },
+    {
+      name: 'the default priority is High',
+      adds: [
+        ['low', Low],
+        ['new', NaN],
+      ],
+      order: ['new', 'low'],
+    },
+    {
+      name: 'higher first, FIFO within each',
+      adds: [
+        ['l1', Low],
+        ['r1', Refresh],
+        ['h1', High],
+        ['l2', Low],
+        ['h2', High],
+        ['r2', Refresh],
+      ],
+      order: ['h1', 'h2', 'r1', 'r2', 'l1', 'l2'],
+    },
+    {
+      name: 'a waiting key added again with a higher priority moves up',
+      adds: [
+        ['a', Low],
+        ['b', Low],
+        ['b', High],
+      ],
+      order: ['b', 'a'],
+    },
+    {
+      name: 'a waiting key added again with a lower priority keeps its place',
+      adds: [
+        ['a', High],
+        ['b', High],
+        ['a', Low],
+      ],
+      order: ['a', 'b'],
+    },
+    {
+      name: 'raised twice, handed out once',
+      adds: [
+        ['x', Low],
+        ['x', Refresh],
+        ['x', High],
+        ['y', High],
+      ],
+      order: ['x', 'y'],
+    },
+    {
+      name: 'any integer priority',
+      adds: [
+        ['a', -7],
+        ['b', 3],
+        ['c', -7],
+        ['d', 100],
+      ],
+      order: ['d', 'b', 'a', 'c'],
+    },
   ];
   for (const c of cases) {
     test(c.name, async () => {
@@ -140,7 +200,16 @@ describe('work queue priorities', () => {
 
   test('length and depth count each waiting key once whatever its priority history', async () => {
     const depth: number[] = [];
-    const q = new WorkQueue({ clock: new FakeClock(), metrics: { added: () => undefined, depth: (n) => depth.push(n), queueLatency: () => undefined, workDuration: () => undefined, retried: () => undefined } });
+    const q = new WorkQueue({
+      clock: new FakeClock(),
+      metrics: {
+        added: () => undefined,
+        depth: (n) => depth.push(n),
+        queueLatency: () => undefined,
+        workDuration: () => undefined,
+        retried: () => undefined,
+      },
+    });
     q.add('a', Low);
     q.add('a', Refresh);
     q.add('a', High);

@@ -1,7 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../kube/clock.ts';
-import { BucketRateLimiter, ItemExponentialRateLimiter, defaultControllerRateLimiter } from '../../kube/rate-limiter.ts';
+import {
+  BucketRateLimiter,
+  ItemExponentialRateLimiter,
+  defaultControllerRateLimiter,
+} from '../../kube/rate-limiter.ts';
 import { WorkQueue } from '../../kube/workqueue.ts';
 
 /** Resolve `p` if it settles after letting the event loop turn; else 'pending'. */
@@ -124,8 +128,15 @@ describe('work queue', () => {
     const clock = new FakeClock();
     const seen = { adds: 0, depth: [] as number[], latency: [] as number[], work: [] as number[], retries: 0 };
     const q = new WorkQueue({
-      clock, rateLimiter: new ItemExponentialRateLimiter(),
-      metrics: { added: () => seen.adds++, depth: (n) => seen.depth.push(n), queueLatency: (s) => seen.latency.push(s), workDuration: (s) => seen.work.push(s), retried: () => seen.retries++ },
+      clock,
+      rateLimiter: new ItemExponentialRateLimiter(),
+      metrics: {
+        added: () => seen.adds++,
+        depth: (n) => seen.depth.push(n),
+        queueLatency: (s) => seen.latency.push(s),
+        workDuration: (s) => seen.work.push(s),
+        retried: () => seen.retries++,
+      },
     });
     q.add('k');
     q.add('k');

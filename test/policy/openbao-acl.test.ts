@@ -8,7 +8,16 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { aclAnswerKey, ANSWERS_FILE, type AnswersFile } from '../contract/openbao-exchanges.ts';
-import { compileAcl, effectiveCapabilities, evaluate, sysCapabilities, type AclRule, type CompiledAcl, type PolicyRules, type VaultTarget } from '../../policy/acl.ts';
+import {
+  compileAcl,
+  effectiveCapabilities,
+  evaluate,
+  sysCapabilities,
+  type AclRule,
+  type CompiledAcl,
+  type PolicyRules,
+  type VaultTarget,
+} from '../../policy/acl.ts';
 import { parsePolicyText } from '../../policy/parse.ts';
 import { OPENBAO_CASES, OPENBAO_REFUSED, ROOT_CAPABILITIES, type AclCase, type CaseCheck } from './openbao-cases.ts';
 
@@ -45,9 +54,13 @@ void describe('OpenBao 2.7.2 answers, reproduced by policy/acl.ts', () => {
     for (const c of OPENBAO_CASES) {
       c.checks.forEach((check, i) => {
         const got = recordedAnswer(c, i);
-        if ('op' in check && check.op === 'scan') { assert.equal(got, undefined); return; }
+        if ('op' in check && check.op === 'scan') {
+          assert.equal(got, undefined);
+          return;
+        }
         assert.ok(got, `${c.name}#${i}: no recorded answer (${RECORD_COMMAND_HINT})`);
-        if ('capabilities' in check) assert.deepEqual(got, { capabilities: check.expect }, `${c.name}#${i} ${describeCheck(check)}`);
+        if ('capabilities' in check)
+          assert.deepEqual(got, { capabilities: check.expect }, `${c.name}#${i} ${describeCheck(check)}`);
         else assert.deepEqual(got, { allowed: check.allowed }, `${c.name}#${i} ${describeCheck(check)}`);
       });
     }
@@ -64,7 +77,11 @@ void describe('OpenBao 2.7.2 answers, reproduced by policy/acl.ts', () => {
           assert.deepEqual(sysCapabilities(acl, check.capabilities), expect, describeCheck(check));
         } else {
           const allowed = answer && 'allowed' in answer ? answer.allowed : check.allowed;
-          const d = evaluate(acl, { path: check.path, capability: check.op, ...(check.body ? { parameters: check.body } : {}) });
+          const d = evaluate(acl, {
+            path: check.path,
+            capability: check.op,
+            ...(check.body ? { parameters: check.body } : {}),
+          });
           assert.equal(d.allowed, allowed, `${describeCheck(check)}: ${d.reason}`);
         }
       });
@@ -89,7 +106,10 @@ void describe('OpenBao 2.7.2 answers, reproduced by policy/acl.ts', () => {
     assert.equal(sub.ok, false);
     if (!sub.ok) {
       assert.equal(sub.errors[0]?.rule, 'vaultpolicy.capability');
-      assert.match(sub.errors[0]?.message ?? '', /path "secret\/data\/x": "subscribe" is a HashiCorp Vault capability: OpenBao 2\.7 refuses it/);
+      assert.match(
+        sub.errors[0]?.message ?? '',
+        /path "secret\/data\/x": "subscribe" is a HashiCorp Vault capability: OpenBao 2\.7 refuses it/,
+      );
       assert.deepEqual([sub.errors[0]?.line, sub.errors[0]?.column], [1, 48]);
     }
   });
@@ -100,13 +120,15 @@ void describe('the target flavour', () => {
     assert.equal(parsePolicyText('path "x" { capabilities = ["subscribe", "recover"] }', VAULT).ok, true);
     const scan = parsePolicyText('path "x" { capabilities = ["scan"] }', VAULT);
     assert.equal(scan.ok, false);
-    if (!scan.ok) assert.match(scan.errors[0]?.message ?? '', /"scan" is an OpenBao capability: HashiCorp Vault 1\.19 refuses it/);
+    if (!scan.ok)
+      assert.match(scan.errors[0]?.message ?? '', /"scan" is an OpenBao capability: HashiCorp Vault 1\.19 refuses it/);
   });
 
   void test('OpenBao before 2.2 has no scan', () => {
     const scan = parsePolicyText('path "x" { capabilities = ["scan"] }', { flavor: 'openbao', version: '2.1' });
     assert.equal(scan.ok, false);
-    if (!scan.ok) assert.match(scan.errors[0]?.message ?? '', /a capability of OpenBao 2\.2 and later: OpenBao 2\.1 refuses it/);
+    if (!scan.ok)
+      assert.match(scan.errors[0]?.message ?? '', /a capability of OpenBao 2\.2 and later: OpenBao 2\.1 refuses it/);
   });
 
   void test('without a target the parser accepts either flavour (the controller re-reads what it wrote)', () => {
@@ -122,8 +144,21 @@ void describe('the target flavour', () => {
   });
 
   void test('HashiCorp Vault splits comma-separated and list values; OpenBao compares the whole value', () => {
-    const pols: PolicyRules[] = [{ name: 'p', rules: [{ path: 'kv/x', capabilities: ['update'], deniedParameters: { d: ['bad'] }, allowedParameters: { d: [], v: ['a', 'b'] } }] }];
-    const req = (parameters: Record<string, unknown>, target: VaultTarget) => evaluate(pols, { path: 'kv/x', capability: 'update', parameters }, target).allowed;
+    const pols: PolicyRules[] = [
+      {
+        name: 'p',
+        rules: [
+          {
+            path: 'kv/x',
+            capabilities: ['update'],
+            deniedParameters: { d: ['bad'] },
+            allowedParameters: { d: [], v: ['a', 'b'] },
+          },
+        ],
+      },
+    ];
+    const req = (parameters: Record<string, unknown>, target: VaultTarget) =>
+      evaluate(pols, { path: 'kv/x', capability: 'update', parameters }, target).allowed;
     assert.equal(req({ d: 'ok,bad' }, VAULT), false);
     assert.equal(req({ d: 'ok,bad' }, OPENBAO), true);
     assert.equal(req({ v: 'a,b' }, VAULT), true);

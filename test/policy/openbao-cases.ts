@@ -36,7 +36,8 @@ export const OPENBAO_CASES: AclCase[] = [
   {
     name: 'list-slash-longer-glob-wins',
     // Old Vault matched `foo/metadata/private/` without its slash first: `private*` → list allowed.
-    policy: 'path "foo/metadata/private*" { capabilities = ["list"] }\npath "foo/metadata/private/*" { capabilities = ["deny"] }',
+    policy:
+      'path "foo/metadata/private*" { capabilities = ["list"] }\npath "foo/metadata/private/*" { capabilities = ["deny"] }',
     checks: [
       { capabilities: 'foo/metadata/private/', expect: ['deny'] },
       { capabilities: 'foo/metadata/private', expect: ['list'] },
@@ -90,7 +91,8 @@ export const OPENBAO_CASES: AclCase[] = [
   },
   {
     name: 'object-values',
-    policy: 'path "kv1/obj" {\n  capabilities = ["create", "update"]\n  allowed_parameters = {\n    "map" = [{"good" = "one"}]\n    "int" = [1, 2]\n    "bool" = [false]\n  }\n}',
+    policy:
+      'path "kv1/obj" {\n  capabilities = ["create", "update"]\n  allowed_parameters = {\n    "map" = [{"good" = "one"}]\n    "int" = [1, 2]\n    "bool" = [false]\n  }\n}',
     checks: [
       { capabilities: 'kv1/obj', expect: ['create', 'update'] },
       { op: 'update', path: 'kv1/obj', body: { map: { good: 'one' } }, allowed: true },
@@ -105,7 +107,8 @@ export const OPENBAO_CASES: AclCase[] = [
   },
   {
     name: 'object-values-json',
-    policy: '{"path": {"kv1/objjson": {"capabilities": ["create", "update"], "allowed_parameters": {"map": [{"good": "one"}]}}}}',
+    policy:
+      '{"path": {"kv1/objjson": {"capabilities": ["create", "update"], "allowed_parameters": {"map": [{"good": "one"}]}}}}',
     checks: [
       { op: 'update', path: 'kv1/objjson', body: { map: { good: 'one' } }, allowed: true },
       { op: 'update', path: 'kv1/objjson', body: { map: { good: 'two' } }, allowed: false },
@@ -113,7 +116,8 @@ export const OPENBAO_CASES: AclCase[] = [
   },
   {
     name: 'nested-values',
-    policy: 'path "kv1/on" {\n  capabilities = ["create", "update"]\n  allowed_parameters = { "m" = [{"a" = 1}, {"b" = true, "c" = ["x"]}], "l" = [["a", "b"]], "g" = [{"a" = "x*"}] }\n}',
+    policy:
+      'path "kv1/on" {\n  capabilities = ["create", "update"]\n  allowed_parameters = { "m" = [{"a" = 1}, {"b" = true, "c" = ["x"]}], "l" = [["a", "b"]], "g" = [{"a" = "x*"}] }\n}',
     checks: [
       { op: 'update', path: 'kv1/on', body: { m: { a: 1 } }, allowed: false },
       { op: 'update', path: 'kv1/on', body: { m: { b: true, c: ['x'] } }, allowed: true },
@@ -129,7 +133,8 @@ export const OPENBAO_CASES: AclCase[] = [
   {
     name: 'no-comma-splitting',
     // HashiCorp Vault ≥1.16 splits comma-separated and list values; OpenBao compares the whole value.
-    policy: 'path "kv1/comma" {\n  capabilities = ["create", "update"]\n  allowed_parameters = { "v" = ["a", "b"], "n" = [1], "s" = ["1"] }\n}\npath "kv1/den" {\n  capabilities = ["create", "update"]\n  denied_parameters = { "d" = ["bad"] }\n}',
+    policy:
+      'path "kv1/comma" {\n  capabilities = ["create", "update"]\n  allowed_parameters = { "v" = ["a", "b"], "n" = [1], "s" = ["1"] }\n}\npath "kv1/den" {\n  capabilities = ["create", "update"]\n  denied_parameters = { "d" = ["bad"] }\n}',
     checks: [
       { op: 'update', path: 'kv1/comma', body: { v: 'a' }, allowed: true },
       { op: 'update', path: 'kv1/comma', body: { v: 'a,b' }, allowed: false },
@@ -151,7 +156,10 @@ export const OPENBAO_CASES: AclCase[] = [
 export const OPENBAO_REFUSED: Array<{ policy: string; error: RegExp }> = [
   { policy: 'path "secret/data/x" { capabilities = ["subscribe"] }', error: /invalid capability "subscribe"/ },
   { policy: 'path "secret/data/x" { capabilities = ["recover"] }', error: /invalid capability "recover"/ },
-  { policy: 'path "x" {\n  capabilities = ["read"]\n  subscribe_event_types = ["*"]\n}', error: /invalid key "subscribe_event_types"/ },
+  {
+    policy: 'path "x" {\n  capabilities = ["read"]\n  subscribe_event_types = ["*"]\n}',
+    error: /invalid key "subscribe_event_types"/,
+  },
 ];
 
 /** sys/capabilities for the root token, on any path (and sys/capabilities-self with it). */

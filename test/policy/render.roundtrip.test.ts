@@ -18,7 +18,12 @@ function roundTrip(rules: PolicyRule[]): PolicyRule[] {
 }
 
 test('an object-valued constraint is written as an HCL object, not as a string holding JSON', () => {
-  const rule: PolicyRule = { path: 'kv1/orders/x', capabilities: ['create', 'update'], allowedParameters: { map: [{ good: 'one' }] }, deniedParameters: { list: [['a', 1]] } };
+  const rule: PolicyRule = {
+    path: 'kv1/orders/x',
+    capabilities: ['create', 'update'],
+    allowedParameters: { map: [{ good: 'one' }] },
+    deniedParameters: { list: [['a', 1]] },
+  };
   const text = renderPolicy([rule], owner);
   assert.match(text, /"map" = \[\{"good" = "one"\}\]/);
   assert.match(text, /"list" = \[\["a", 1\]\]/);
@@ -31,12 +36,27 @@ test('an object-valued constraint is written as an HCL object, not as a string h
 test('any constraint value (strings, numbers, booleans, nested lists and objects) parses back to itself', () => {
   const key = fc.string({ unit: fc.constantFrom(...'ab_-. "\\${}'.split('')), maxLength: 5 });
   const { value } = fc.letrec((tie) => ({
-    value: fc.oneof({ depthSize: 'small', withCrossShrink: true },
-      fc.string({ maxLength: 6 }), fc.integer({ min: -1000, max: 1000 }), fc.boolean(),
-      fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(key, tie('value'), { maxKeys: 3 })),
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      fc.string({ maxLength: 6 }),
+      fc.integer({ min: -1000, max: 1000 }),
+      fc.boolean(),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(key, tie('value'), { maxKeys: 3 }),
+    ),
   }));
-  fc.assert(fc.property(fc.dictionary(key.filter((k) => k !== ''), fc.array(value, { maxLength: 3 }), { maxKeys: 3 }), (allowed) => {
-    const [back] = roundTrip([{ path: 'secret/data/x', capabilities: ['read'], allowedParameters: allowed }]);
-    assert.deepEqual(back?.allowedParameters, JSON.parse(JSON.stringify(allowed)));
-  }), { numRuns: 500 });
+  fc.assert(
+    fc.property(
+      fc.dictionary(
+        key.filter((k) => k !== ''),
+        fc.array(value, { maxLength: 3 }),
+        { maxKeys: 3 },
+      ),
+      (allowed) => {
+        const [back] = roundTrip([{ path: 'secret/data/x', capabilities: ['read'], allowedParameters: allowed }]);
+        assert.deepEqual(back?.allowedParameters, JSON.parse(JSON.stringify(allowed)));
+      },
+    ),
+    { numRuns: 500 },
+  );
 });

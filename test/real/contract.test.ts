@@ -48,12 +48,32 @@ after(async () => {
  */
 async function warmWatchCaches(cp: ControlPlane): Promise<void> {
   const crds = await cp.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions');
-  const items = (crds.body as { items?: Array<{ spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served: boolean }> } }> }).items ?? [];
-  await Promise.all(items.flatMap((crd) => crd.spec.versions.filter((v) => v.served).map((v) =>
-    waitFor(async () => {
-      const res = await cp.request('GET', `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}?watch=1&timeoutSeconds=1&labelSelector=harness.vaultgate.io%2Fnone%3Dx`);
-      return res.status === 429 ? undefined : true;
-    }, { what: `watch cache of ${crd.spec.names.plural}.${crd.spec.group}`, timeoutMs: 30_000, intervalMs: 250 }))));
+  const items =
+    (
+      crds.body as {
+        items?: Array<{
+          spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served: boolean }> };
+        }>;
+      }
+    ).items ?? [];
+  await Promise.all(
+    items.flatMap((crd) =>
+      crd.spec.versions
+        .filter((v) => v.served)
+        .map((v) =>
+          waitFor(
+            async () => {
+              const res = await cp.request(
+                'GET',
+                `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}?watch=1&timeoutSeconds=1&labelSelector=harness.vaultgate.io%2Fnone%3Dx`,
+              );
+              return res.status === 429 ? undefined : true;
+            },
+            { what: `watch cache of ${crd.spec.names.plural}.${crd.spec.group}`, timeoutMs: 30_000, intervalMs: 250 },
+          ),
+        ),
+    ),
+  );
 }
 
 const namespacesMade = new Set<string>();
@@ -79,7 +99,14 @@ if (tier.skip) {
       const kubeconfig = new KubeConfig();
       kubeconfig.loadFromFile(cp.kubeconfigPath);
       await cp.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-contract' } });
-      return { kubeconfig, namespace: 'kube-contract', compact: async () => { await cp.compact(); await warmWatchCaches(cp); } };
+      return {
+        kubeconfig,
+        namespace: 'kube-contract',
+        compact: async () => {
+          await cp.compact();
+          await warmWatchCaches(cp);
+        },
+      };
     },
     noTeardown,
   );
@@ -113,10 +140,20 @@ if (tier.skip) {
       void test('every answer of test/contract/openbao-answers.json, asked again', async () => {
         const cp = await controlPlane();
         const recorded = JSON.parse(readFileSync(ANSWERS_FILE, 'utf8')) as AnswersFile;
-        assert.equal(recorded.server.split(' (')[0], bao(cp).version.split(' (')[0], 'recorded from this OpenBao version');
+        assert.equal(
+          recorded.server.split(' (')[0],
+          bao(cp).version.split(' (')[0],
+          'recorded from this OpenBao version',
+        );
         const now = await ask(cp.vaultAddr ?? '', cp.vaultToken ?? '');
-        const changed = Object.keys(recorded.answers).filter((k) => JSON.stringify(now[k]) !== JSON.stringify(recorded.answers[k]));
-        assert.deepEqual(changed.map((k) => `${k}: recorded ${JSON.stringify(recorded.answers[k])}, now ${JSON.stringify(now[k])}`), [], `re-record with ${RECORD_COMMAND}`);
+        const changed = Object.keys(recorded.answers).filter(
+          (k) => JSON.stringify(now[k]) !== JSON.stringify(recorded.answers[k]),
+        );
+        assert.deepEqual(
+          changed.map((k) => `${k}: recorded ${JSON.stringify(recorded.answers[k])}, now ${JSON.stringify(now[k])}`),
+          [],
+          `re-record with ${RECORD_COMMAND}`,
+        );
       });
     });
 
@@ -142,7 +179,9 @@ if (tier.skip) {
           seal: { seal: () => Promise.resolve(v.sim.seal()), unseal: () => Promise.resolve(v.sim.unseal()) },
         };
       },
-      async () => { await simVault?.stop(); },
+      async () => {
+        await simVault?.stop();
+      },
     );
   }
 }

@@ -8,13 +8,24 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startOpenBao, type OpenBaoServer } from '../harness/openbao.ts';
-import { configureDatabaseEngine, postgresSkipReason, runNoStdin, startPostgres, type PostgresServer } from '../harness/postgres.ts';
+import {
+  configureDatabaseEngine,
+  postgresSkipReason,
+  runNoStdin,
+  startPostgres,
+  type PostgresServer,
+} from '../harness/postgres.ts';
 import { baoSkipReason } from '../harness/real-tier.ts';
 import { vaultRequest } from '../harness/vault.ts';
 
 const skip = baoSkipReason() || postgresSkipReason();
 
-interface Creds { lease_id: string; lease_duration: number; renewable: boolean; data: { username: string; password: string } }
+interface Creds {
+  lease_id: string;
+  lease_duration: number;
+  renewable: boolean;
+  data: { username: string; password: string };
+}
 
 void describe('OpenBao database engine on PostgreSQL 15 (real servers)', { skip }, () => {
   let bao: OpenBaoServer;
@@ -35,7 +46,7 @@ void describe('OpenBao database engine on PostgreSQL 15 (real servers)', { skip 
     const res = await vaultRequest(v, 'GET', credsPath);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const creds = res.body as Creds;
-    assert.equal(creds.lease_duration, 60, 'the role\'s default_ttl is the lease');
+    assert.equal(creds.lease_duration, 60, "the role's default_ttl is the lease");
     assert.equal(creds.renewable, true);
     const login = { user: creds.data.username, password: creds.data.password };
 
@@ -49,13 +60,18 @@ void describe('OpenBao database engine on PostgreSQL 15 (real servers)', { skip 
     const issued = (lookup.body as { data: { issue_time: string; expire_time: string } }).data;
     const renew = await vaultRequest(v, 'PUT', 'sys/leases/renew', { lease_id: creds.lease_id, increment: 60 });
     assert.equal(renew.status, 200, JSON.stringify(renew.body));
-    const after = (await vaultRequest(v, 'PUT', 'sys/leases/lookup', { lease_id: creds.lease_id })).body as { data: { expire_time: string } };
-    assert.ok(Date.parse(after.data.expire_time) >= Date.parse(issued.expire_time), 'the renewal did not move the expiry back');
+    const after = (await vaultRequest(v, 'PUT', 'sys/leases/lookup', { lease_id: creds.lease_id })).body as {
+      data: { expire_time: string };
+    };
+    assert.ok(
+      Date.parse(after.data.expire_time) >= Date.parse(issued.expire_time),
+      'the renewal did not move the expiry back',
+    );
     assert.ok((await pg.query('SELECT 1', login)).ok, 'still logs in after the renewal');
 
     const revoke = await vaultRequest(v, 'PUT', 'sys/leases/revoke', { lease_id: creds.lease_id });
     assert.equal(revoke.status, 204, JSON.stringify(revoke.body));
-    assert.ok(!(await pg.loginRoles()).includes(creds.data.username), 'the revoked credential\'s role is dropped');
+    assert.ok(!(await pg.loginRoles()).includes(creds.data.username), "the revoked credential's role is dropped");
     const denied = await pg.query('SELECT 1', login);
     assert.equal(denied.ok, false, 'a revoked credential must not log in');
     assert.match(denied.stderr, /authentication failed|does not exist/);

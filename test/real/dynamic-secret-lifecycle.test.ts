@@ -14,7 +14,12 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { condition, type E2EStack, startE2E } from '../harness/e2e-stack.ts';
 import type { ControllerHandle } from '../harness/e2e-processes.ts';
-import { configureDatabaseEngine, postgresSkipReason, startPostgres, type PostgresServer } from '../harness/postgres.ts';
+import {
+  configureDatabaseEngine,
+  postgresSkipReason,
+  startPostgres,
+  type PostgresServer,
+} from '../harness/postgres.ts';
 import { realTier } from '../harness/real-tier.ts';
 import { waitFor } from '../harness/wait.ts';
 
@@ -27,7 +32,21 @@ const LEASE_S = 60;
 const MAX_S = 180;
 const MIN_VALIDITY_S = 60;
 
-interface Vds { metadata: { uid: string }; status?: { lease?: { id: string; issuedAt: string; renewedAt?: string; expiresAt: string; maxExpiresAt?: string; tokenAccessor?: string }; previous?: unknown[]; conditions?: unknown[] } }
+interface Vds {
+  metadata: { uid: string };
+  status?: {
+    lease?: {
+      id: string;
+      issuedAt: string;
+      renewedAt?: string;
+      expiresAt: string;
+      maxExpiresAt?: string;
+      tokenAccessor?: string;
+    };
+    previous?: unknown[];
+    conditions?: unknown[];
+  };
+}
 type Creds = { username: string; password: string };
 
 void describe('VaultDynamicSecret lifecycle on OpenBao 2.7.2 + PostgreSQL 15 (real servers)', { skip }, () => {
@@ -51,25 +70,55 @@ void describe('VaultDynamicSecret lifecycle on OpenBao 2.7.2 + PostgreSQL 15 (re
   before(async () => {
     [stack, pg] = await Promise.all([startE2E({ controllerManager: true }), startPostgres()]);
     // The database engine, its role, and the tenant's Vault identity, as a Vault admin sets them up.
-    await configureDatabaseEngine({ addr: stack.vault.addr, token: stack.vault.rootToken }, pg, { role: 'app', defaultTtl: `${LEASE_S}s`, maxTtl: `${MAX_S}s` });
+    await configureDatabaseEngine({ addr: stack.vault.addr, token: stack.vault.rootToken }, pg, {
+      role: 'app',
+      defaultTtl: `${LEASE_S}s`,
+      maxTtl: `${MAX_S}s`,
+    });
     const must = async (m: string, p: string, b?: unknown): Promise<void> => {
       const r = await stack.vaultRoot(m, p, b);
       if (r.status >= 300) throw new Error(`${m} ${p}: ${r.status} ${JSON.stringify(r.body)}`);
     };
     await must('PUT', 'sys/policies/acl/team-db-creds', {
-      policy: ['path "database/creds/app" { capabilities = ["read"] }', 'path "sys/leases/renew" { capabilities = ["update"] }',
-        'path "sys/leases/revoke" { capabilities = ["update"] }', 'path "sys/leases/lookup" { capabilities = ["update"] }'].join('\n'),
+      policy: [
+        'path "database/creds/app" { capabilities = ["read"] }',
+        'path "sys/leases/renew" { capabilities = ["update"] }',
+        'path "sys/leases/revoke" { capabilities = ["update"] }',
+        'path "sys/leases/lookup" { capabilities = ["update"] }',
+      ].join('\n'),
     });
     await must('POST', 'auth/kubernetes/role/team-db-app', {
-      bound_service_account_names: ['app'], bound_service_account_namespaces: [NS], audience: 'vault', token_policies: ['team-db-creds'], token_ttl: '1h', token_max_ttl: '24h',
+      bound_service_account_names: ['app'],
+      bound_service_account_namespaces: [NS],
+      audience: 'vault',
+      token_policies: ['team-db-creds'],
+      token_ttl: '1h',
+      token_max_ttl: '24h',
     });
     await stack.cp.apply([
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app', namespace: NS } },
     ]);
     await stack.kubectlApply({
-      apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: NS },
-      spec: { provider: { vault: { server: stack.vault.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'team-db-app', serviceAccountRef: { name: 'app', audiences: ['vault'] } } } } } },
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'SecretStore',
+      metadata: { name: 'vault', namespace: NS },
+      spec: {
+        provider: {
+          vault: {
+            server: stack.vault.addr,
+            path: 'secret',
+            version: 'v2',
+            auth: {
+              kubernetes: {
+                mountPath: 'kubernetes',
+                role: 'team-db-app',
+                serviceAccountRef: { name: 'app', audiences: ['vault'] },
+              },
+            },
+          },
+        },
+      },
     });
     await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=90s', '-n', NS, 'secretstore/vault']);
   });
@@ -78,91 +127,128 @@ void describe('VaultDynamicSecret lifecycle on OpenBao 2.7.2 + PostgreSQL 15 (re
     await pg?.stop();
   });
 
-  void test('over two max TTLs the client never fails, replaced credentials are revoked, a SIGKILLed controller re-mints nothing', { timeout: 15 * 60_000 }, async () => {
-    await stack.kubectlApply({
-      apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultDynamicSecret', metadata: { name: 'app-db', namespace: NS },
-      spec: {
-        storeRef: { name: 'vault' }, path: 'database/creds/app', target: { name: 'app-db' },
-        leasePolicy: { minValidity: `${MIN_VALIDITY_S}s` }, revocation: { grace: '3s' },
-      },
-    });
-    await waitFor(async () => ((await readCreds())?.password ? true : undefined), { what: 'Secret app-db with a credential', timeoutMs: 90_000, intervalMs: 250 })
-      .catch((err: unknown) => { throw new Error(`${(err as Error).message}\n${stack.diagnostics()}`); });
+  void test(
+    'over two max TTLs the client never fails, replaced credentials are revoked, a SIGKILLed controller re-mints nothing',
+    { timeout: 15 * 60_000 },
+    async () => {
+      await stack.kubectlApply({
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultDynamicSecret',
+        metadata: { name: 'app-db', namespace: NS },
+        spec: {
+          storeRef: { name: 'vault' },
+          path: 'database/creds/app',
+          target: { name: 'app-db' },
+          leasePolicy: { minValidity: `${MIN_VALIDITY_S}s` },
+          revocation: { grace: '3s' },
+        },
+      });
+      await waitFor(async () => ((await readCreds())?.password ? true : undefined), {
+        what: 'Secret app-db with a credential',
+        timeoutMs: 90_000,
+        intervalMs: 250,
+      }).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${stack.diagnostics()}`);
+      });
 
-    const started = Date.now();
-    const seenRoles = new Set<string>();
-    const runFor = 2 * MAX_S * 1000 + 20_000;
-    let killedAt = 0;
-    let leaseBeforeKill: string | undefined;
-    let issuedBeforeKill: string | undefined;
-    let rolesAtKill = 0;
-    let restartChecked = false;
-    let restartedAt = 0;
-    const issued: number[] = [];
-    while (Date.now() - started < runFor) {
-      const tick = Date.now();
-      const creds = await readCreds();
-      if (creds?.password) {
-        passwords.add(creds.password);
-        if (usernames.at(-1) !== creds.username) usernames.push(creds.username);
-        const q = await pg.query('SELECT 1', { user: creds.username, password: creds.password });
-        queries++;
-        if (!q.ok) failures.push(`${new Date().toISOString()} ${creds.username}: ${q.stderr.split('\n')[0]}`);
-      } else {
-        failures.push(`${new Date().toISOString()} no credential in the Secret`);
-      }
-      for (const r of await pg.loginRoles()) seenRoles.add(r);
-      const s = await vds();
-      const issuedAt = s.status?.lease?.issuedAt ? Date.parse(s.status.lease.issuedAt) : undefined;
-      if (issuedAt !== undefined && issued.at(-1) !== issuedAt) issued.push(issuedAt);
-      // Kill the controller (SIGKILL) right after a renewal of a rotated credential: it must come back, renew
-      // that lease and mint nothing (the lease then has its duration plus minValidity left, 120 s).
-      const renewedAt = s.status?.lease?.renewedAt ? Date.parse(s.status.lease.renewedAt) : undefined;
-      if (!killedAt && usernames.length >= 2 && renewedAt !== undefined && Date.now() - renewedAt < 5_000) {
-        leaseBeforeKill = s.status?.lease?.id;
-        issuedBeforeKill = s.status?.lease?.issuedAt;
-        rolesAtKill = seenRoles.size;
-        await stack.procs.stop('controller', { kill: true });
-        killedAt = Date.now();
-        await sleep(5_000);
-        controller = await stack.startController();
-        restartedAt = Date.now();
-      }
-      // Before that lease's rotation is due (issue + max TTL - minValidity), the restarted controller holds it.
-      if (restartedAt && !restartChecked && Date.now() - restartedAt > 10_000) {
-        restartChecked = true;
-        const after = await vds();
-        if (Date.now() < Date.parse(issuedBeforeKill!) + (MAX_S - MIN_VALIDITY_S - 5) * 1000) {
-          assert.equal(after.status?.lease?.id, leaseBeforeKill, 'the restarted controller kept the lease it found in status');
-          assert.equal(after.status?.lease?.issuedAt, issuedBeforeKill);
-          assert.equal(seenRoles.size, rolesAtKill, 'nothing minted since the kill');
+      const started = Date.now();
+      const seenRoles = new Set<string>();
+      const runFor = 2 * MAX_S * 1000 + 20_000;
+      let killedAt = 0;
+      let leaseBeforeKill: string | undefined;
+      let issuedBeforeKill: string | undefined;
+      let rolesAtKill = 0;
+      let restartChecked = false;
+      let restartedAt = 0;
+      const issued: number[] = [];
+      while (Date.now() - started < runFor) {
+        const tick = Date.now();
+        const creds = await readCreds();
+        if (creds?.password) {
+          passwords.add(creds.password);
+          if (usernames.at(-1) !== creds.username) usernames.push(creds.username);
+          const q = await pg.query('SELECT 1', { user: creds.username, password: creds.password });
+          queries++;
+          if (!q.ok) failures.push(`${new Date().toISOString()} ${creds.username}: ${q.stderr.split('\n')[0]}`);
+        } else {
+          failures.push(`${new Date().toISOString()} no credential in the Secret`);
         }
+        for (const r of await pg.loginRoles()) seenRoles.add(r);
+        const s = await vds();
+        const issuedAt = s.status?.lease?.issuedAt ? Date.parse(s.status.lease.issuedAt) : undefined;
+        if (issuedAt !== undefined && issued.at(-1) !== issuedAt) issued.push(issuedAt);
+        // Kill the controller (SIGKILL) right after a renewal of a rotated credential: it must come back, renew
+        // that lease and mint nothing (the lease then has its duration plus minValidity left, 120 s).
+        const renewedAt = s.status?.lease?.renewedAt ? Date.parse(s.status.lease.renewedAt) : undefined;
+        if (!killedAt && usernames.length >= 2 && renewedAt !== undefined && Date.now() - renewedAt < 5_000) {
+          leaseBeforeKill = s.status?.lease?.id;
+          issuedBeforeKill = s.status?.lease?.issuedAt;
+          rolesAtKill = seenRoles.size;
+          await stack.procs.stop('controller', { kill: true });
+          killedAt = Date.now();
+          await sleep(5_000);
+          controller = await stack.startController();
+          restartedAt = Date.now();
+        }
+        // Before that lease's rotation is due (issue + max TTL - minValidity), the restarted controller holds it.
+        if (restartedAt && !restartChecked && Date.now() - restartedAt > 10_000) {
+          restartChecked = true;
+          const after = await vds();
+          if (Date.now() < Date.parse(issuedBeforeKill!) + (MAX_S - MIN_VALIDITY_S - 5) * 1000) {
+            assert.equal(
+              after.status?.lease?.id,
+              leaseBeforeKill,
+              'the restarted controller kept the lease it found in status',
+            );
+            assert.equal(after.status?.lease?.issuedAt, issuedBeforeKill);
+            assert.equal(seenRoles.size, rolesAtKill, 'nothing minted since the kill');
+          }
+        }
+        await sleep(Math.max(0, 1000 - (Date.now() - tick)));
       }
-      await sleep(Math.max(0, 1000 - (Date.now() - tick)));
-    }
-    process.stderr.write(`[vds] ${queries} queries, ${failures.length} failures, ${usernames.length} credentials written, ${seenRoles.size} roles seen, controller killed at +${Math.round((killedAt - started) / 1000)}s\n`);
-    assert.deepEqual(failures, [], `the client failed:\n${failures.slice(0, 10).join('\n')}\n${stack.diagnostics()}`);
-    assert.ok(killedAt > 0, 'the controller was killed mid-lifecycle');
-    // Every credential lived until its rotation was due: none was minted because the controller restarted.
-    const gaps = issued.slice(1).map((x, i) => Math.round((x - issued[i]!) / 1000));
-    process.stderr.write(`[vds] seconds between credentials: ${gaps.join(', ')}\n`);
-    for (const g of gaps) assert.ok(g >= MAX_S - MIN_VALIDITY_S - 15 && g <= MAX_S - MIN_VALIDITY_S + 30, `a credential replaced after ${g}s (due at ${MAX_S - MIN_VALIDITY_S}s)`);
-    assert.ok(usernames.length >= 3, `rotations before the max TTL: ${usernames.length} credentials in ${runFor / 1000}s`);
-    assert.equal(seenRoles.size, usernames.length, 'every credential minted was written to the Secret (no mint thrown away)');
+      process.stderr.write(
+        `[vds] ${queries} queries, ${failures.length} failures, ${usernames.length} credentials written, ${seenRoles.size} roles seen, controller killed at +${Math.round((killedAt - started) / 1000)}s\n`,
+      );
+      assert.deepEqual(failures, [], `the client failed:\n${failures.slice(0, 10).join('\n')}\n${stack.diagnostics()}`);
+      assert.ok(killedAt > 0, 'the controller was killed mid-lifecycle');
+      // Every credential lived until its rotation was due: none was minted because the controller restarted.
+      const gaps = issued.slice(1).map((x, i) => Math.round((x - issued[i]!) / 1000));
+      process.stderr.write(`[vds] seconds between credentials: ${gaps.join(', ')}\n`);
+      for (const g of gaps)
+        assert.ok(
+          g >= MAX_S - MIN_VALIDITY_S - 15 && g <= MAX_S - MIN_VALIDITY_S + 30,
+          `a credential replaced after ${g}s (due at ${MAX_S - MIN_VALIDITY_S}s)`,
+        );
+      assert.ok(
+        usernames.length >= 3,
+        `rotations before the max TTL: ${usernames.length} credentials in ${runFor / 1000}s`,
+      );
+      assert.equal(
+        seenRoles.size,
+        usernames.length,
+        'every credential minted was written to the Secret (no mint thrown away)',
+      );
 
-    // Revoked leases are exactly the replaced ones: only the current credential (and at most one in its
-    // grace) still has a PostgreSQL role; the current one logs in.
-    const current = await readCreds();
-    const live = await pg.loginRoles();
-    assert.ok(live.includes(current!.username), 'the current credential is not revoked');
-    assert.ok(live.length <= 2, `replaced credentials are revoked, not left to pile up: ${live.length} roles live`);
-    for (const name of usernames.slice(0, -2)) assert.ok(!live.includes(name), `replaced credential ${name} was revoked`);
-    const s = await vds();
-    assert.equal(condition(s as unknown as Record<string, unknown>)?.status, 'True');
-    // The rotations were for the max TTL, learned from a renewal Vault capped (no maxTTL in the spec).
-    const events = (await stack.cp.request('GET', `/api/v1/namespaces/${NS}/events`)).body as { items: Array<{ reason?: string; note?: string; message?: string }> };
-    assert.ok(events.items.some((e) => e.reason === 'CredentialRotated' && /MaxTTL/.test(e.note ?? e.message ?? '')), JSON.stringify(events.items.map((e) => e.reason)));
-  });
+      // Revoked leases are exactly the replaced ones: only the current credential (and at most one in its
+      // grace) still has a PostgreSQL role; the current one logs in.
+      const current = await readCreds();
+      const live = await pg.loginRoles();
+      assert.ok(live.includes(current!.username), 'the current credential is not revoked');
+      assert.ok(live.length <= 2, `replaced credentials are revoked, not left to pile up: ${live.length} roles live`);
+      for (const name of usernames.slice(0, -2))
+        assert.ok(!live.includes(name), `replaced credential ${name} was revoked`);
+      const s = await vds();
+      assert.equal(condition(s as unknown as Record<string, unknown>)?.status, 'True');
+      // The rotations were for the max TTL, learned from a renewal Vault capped (no maxTTL in the spec).
+      const events = (await stack.cp.request('GET', `/api/v1/namespaces/${NS}/events`)).body as {
+        items: Array<{ reason?: string; note?: string; message?: string }>;
+      };
+      assert.ok(
+        events.items.some((e) => e.reason === 'CredentialRotated' && /MaxTTL/.test(e.note ?? e.message ?? '')),
+        JSON.stringify(events.items.map((e) => e.reason)),
+      );
+    },
+  );
 
   void test('no form of a credential in status, Events, the controller log or its metrics', async () => {
     assert.ok(passwords.size >= 1);
@@ -172,8 +258,16 @@ void describe('VaultDynamicSecret lifecycle on OpenBao 2.7.2 + PostgreSQL 15 (re
     const log = readFileSync(ctl.logPath, 'utf8'); // every controller process of the test appends to this file
     const metrics = await (await fetch(`${ctl.metricsUrl}/metrics`)).text();
     for (const p of passwords) {
-      for (const [where, text] of [['status', status], ['events', events], ['controller log', log], ['metrics', metrics]] as const) {
-        assert.ok(!text.includes(p) && !text.includes(Buffer.from(p).toString('base64')), `a password is in the ${where}`);
+      for (const [where, text] of [
+        ['status', status],
+        ['events', events],
+        ['controller log', log],
+        ['metrics', metrics],
+      ] as const) {
+        assert.ok(
+          !text.includes(p) && !text.includes(Buffer.from(p).toString('base64')),
+          `a password is in the ${where}`,
+        );
       }
     }
     assert.match(metrics, /vaultgate_dynamic_secret_operations_total\{operation="renew",result="success"\}/);
@@ -185,9 +279,12 @@ void describe('VaultDynamicSecret lifecycle on OpenBao 2.7.2 + PostgreSQL 15 (re
     assert.ok((await pg.query('SELECT 1', { user: creds.username, password: creds.password })).ok);
     const res = await stack.cp.request('DELETE', VDS_PATH);
     assert.ok(res.status === 200 || res.status === 202, res.text);
-    await waitFor(async () => ((await stack.cp.request('GET', VDS_PATH)).status === 404 ? true : undefined), { what: 'the VaultDynamicSecret gone (finalizer released)', timeoutMs: 60_000 });
+    await waitFor(async () => ((await stack.cp.request('GET', VDS_PATH)).status === 404 ? true : undefined), {
+      what: 'the VaultDynamicSecret gone (finalizer released)',
+      timeoutMs: 60_000,
+    });
     const live = await pg.loginRoles();
-    assert.ok(!live.includes(creds.username), 'the deleted object\'s lease was revoked (its role dropped)');
+    assert.ok(!live.includes(creds.username), "the deleted object's lease was revoked (its role dropped)");
     assert.equal((await pg.query('SELECT 1', { user: creds.username, password: creds.password })).ok, false);
   });
 });

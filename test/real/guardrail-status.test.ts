@@ -24,10 +24,13 @@ void describe('VaultGuardrail status: READY and the namespace count in kubectl g
   const until = async (want: Record<string, string>, what: string): Promise<Record<string, string>> => {
     let last: Record<string, string> = {};
     try {
-      return await waitFor(async () => {
-        last = await row();
-        return Object.entries(want).every(([k, v]) => last[k] === v) ? last : undefined;
-      }, { what, timeoutMs: 30_000, intervalMs: 250 });
+      return await waitFor(
+        async () => {
+          last = await row();
+          return Object.entries(want).every(([k, v]) => last[k] === v) ? last : undefined;
+        },
+        { what, timeoutMs: 30_000, intervalMs: 250 },
+      );
     } catch (err) {
       throw new Error(`${(err as Error).message}\nlast row: ${JSON.stringify(last)}\n${stack.diagnostics()}`);
     }
@@ -46,12 +49,17 @@ void describe('VaultGuardrail status: READY and the namespace count in kubectl g
 
   void test('a new guardrail is READY=True with the count of namespaces its selector picks', async () => {
     await stack.kubectlApply({
-      apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name: GUARDRAIL },
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultGuardrail',
+      metadata: { name: GUARDRAIL },
       spec: { namespaceSelector: { matchLabels: { tier: 'prod' } }, relaxFloor: ['sudo'], forbiddenCapabilities: [] },
     });
     const r = await until({ READY: 'True', NAMESPACES: '1' }, 'READY=True, NAMESPACES=1');
     assert.equal(r.MODE, 'enforce');
-    const g = await stack.getJson<{ metadata: { generation: number }; status: { observedGeneration: number; floor: { relaxed?: string[]; forbiddenCapabilities?: string[] } } }>('vaultguardrail', GUARDRAIL);
+    const g = await stack.getJson<{
+      metadata: { generation: number };
+      status: { observedGeneration: number; floor: { relaxed?: string[]; forbiddenCapabilities?: string[] } };
+    }>('vaultguardrail', GUARDRAIL);
     assert.equal(g?.status.observedGeneration, g?.metadata.generation);
     assert.deepEqual(g?.status.floor.relaxed, ['sudo']);
     assert.equal(g?.status.floor.forbiddenCapabilities, undefined, 'sudo relaxed: the floor forbids no capability');
@@ -67,11 +75,16 @@ void describe('VaultGuardrail status: READY and the namespace count in kubectl g
 
   void test('a spec change is reported for its generation', async () => {
     await stack.kubectlApply({
-      apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name: GUARDRAIL },
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultGuardrail',
+      metadata: { name: GUARDRAIL },
       spec: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'team-a' } } },
     });
     await until({ READY: 'True', NAMESPACES: '1' }, 'NAMESPACES=1 for a selector on the namespace name');
-    const g = await stack.getJson<{ metadata: { generation: number }; status: { observedGeneration: number; floor: { relaxed?: string[]; forbiddenCapabilities?: string[] } } }>('vaultguardrail', GUARDRAIL);
+    const g = await stack.getJson<{
+      metadata: { generation: number };
+      status: { observedGeneration: number; floor: { relaxed?: string[]; forbiddenCapabilities?: string[] } };
+    }>('vaultguardrail', GUARDRAIL);
     assert.equal(g?.status.observedGeneration, g?.metadata.generation);
     assert.equal(g?.status.floor.relaxed, undefined, 'nothing relaxed any more');
     assert.deepEqual(g?.status.floor.forbiddenCapabilities, ['sudo']);

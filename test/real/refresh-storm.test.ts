@@ -26,16 +26,29 @@ async function must(stack: PeerStack, method: string, path: string, body?: unkno
 
 function externalSecret(name: string, e: number): object {
   return {
-    apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name },
-    spec: { secretStoreRef: { name: 'vault', kind: 'SecretStore' }, refreshInterval: '1h', data: [{ secretKey: 'password', remoteRef: { key: `storm/app-${e % PATHS}`, property: 'password' } }] },
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'ExternalSecret',
+    metadata: { name },
+    spec: {
+      secretStoreRef: { name: 'vault', kind: 'SecretStore' },
+      refreshInterval: '1h',
+      data: [{ secretKey: 'password', remoteRef: { key: `storm/app-${e % PATHS}`, property: 'password' } }],
+    },
   };
 }
 
 /** status.syncedResourceVersion of every ExternalSecret (all namespaces). */
 async function syncedVersions(stack: PeerStack): Promise<Map<string, string>> {
   const res = await stack.cp.request('GET', '/apis/external-secrets.io/v1/externalsecrets');
-  const items = (res.body as { items?: Array<{ metadata: { name: string; namespace: string }; status?: { syncedResourceVersion?: string } }> }).items ?? [];
-  return new Map(items.map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.status?.syncedResourceVersion ?? '']));
+  const items =
+    (
+      res.body as {
+        items?: Array<{ metadata: { name: string; namespace: string }; status?: { syncedResourceVersion?: string } }>;
+      }
+    ).items ?? [];
+  return new Map(
+    items.map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.status?.syncedResourceVersion ?? '']),
+  );
 }
 
 async function secretPassword(stack: PeerStack, ns: string, name: string): Promise<string | undefined> {
@@ -45,14 +58,29 @@ async function secretPassword(stack: PeerStack, ns: string, name: string): Promi
 }
 
 async function forceSyncAll(stack: PeerStack, value: string): Promise<void> {
-  await Promise.all(NAMESPACES.map((ns) => stack.cp.kubectl(['annotate', '--overwrite', '-n', ns, 'externalsecrets', '--all', `external-secrets.io/force-sync=${value}`])));
+  await Promise.all(
+    NAMESPACES.map((ns) =>
+      stack.cp.kubectl([
+        'annotate',
+        '--overwrite',
+        '-n',
+        ns,
+        'externalsecrets',
+        '--all',
+        `external-secrets.io/force-sync=${value}`,
+      ]),
+    ),
+  );
 }
 
 async function allRefreshed(stack: PeerStack, before: Map<string, string>): Promise<void> {
-  await waitFor(async () => {
-    const now = await syncedVersions(stack);
-    return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
-  }, { what: 'every ExternalSecret refreshed', timeoutMs: 300_000, intervalMs: 500 });
+  await waitFor(
+    async () => {
+      const now = await syncedVersions(stack);
+      return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
+    },
+    { what: 'every ExternalSecret refreshed', timeoutMs: 300_000, intervalMs: 500 },
+  );
 }
 
 /** Waits until the apiserver counts no new write for `quietMs`. */
@@ -75,25 +103,60 @@ void describe('forced refresh storm on the real apiserver and OpenBao (issue #24
 
   before(async () => {
     stack = await startPeerStack({ log: () => undefined });
-    await stack.vault('PUT', 'sys/policies/acl/storm-read', { policy: 'path "secret/data/storm/*" { capabilities = ["read"] }\n' });
-    await stack.vault('POST', 'auth/kubernetes/role/storm', { bound_service_account_names: ['reader'], bound_service_account_namespaces: NAMESPACES, token_policies: ['storm-read'], token_ttl: '1h' });
-    for (let p = 0; p < PATHS; p++) await stack.vault('POST', `secret/data/storm/app-${p}`, { data: { password: valueOf(p) } });
+    await stack.vault('PUT', 'sys/policies/acl/storm-read', {
+      policy: 'path "secret/data/storm/*" { capabilities = ["read"] }\n',
+    });
+    await stack.vault('POST', 'auth/kubernetes/role/storm', {
+      bound_service_account_names: ['reader'],
+      bound_service_account_namespaces: NAMESPACES,
+      token_policies: ['storm-read'],
+      token_ttl: '1h',
+    });
+    for (let p = 0; p < PATHS; p++)
+      await stack.vault('POST', `secret/data/storm/app-${p}`, { data: { password: valueOf(p) } });
     for (const ns of NAMESPACES) {
       await must(stack, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      await must(stack, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'reader' } });
+      await must(stack, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'reader' },
+      });
       await must(stack, 'POST', `/apis/external-secrets.io/v1/namespaces/${ns}/secretstores`, {
-        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault' },
-        spec: { controller: 'storm', provider: { vault: { server: stack.bao.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'storm', serviceAccountRef: { name: 'reader' } } } } } },
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'SecretStore',
+        metadata: { name: 'vault' },
+        spec: {
+          controller: 'storm',
+          provider: {
+            vault: {
+              server: stack.bao.addr,
+              path: 'secret',
+              version: 'v2',
+              auth: { kubernetes: { mountPath: 'kubernetes', role: 'storm', serviceAccountRef: { name: 'reader' } } },
+            },
+          },
+        },
       });
     }
     await stack.startVaultgate({ controllerClass: 'storm' });
     for (const ns of NAMESPACES) {
-      for (let e = 0; e < PER_NAMESPACE; e++) await must(stack, 'POST', `/apis/external-secrets.io/v1/namespaces/${ns}/externalsecrets`, externalSecret(`es-${e}`, e));
+      for (let e = 0; e < PER_NAMESPACE; e++)
+        await must(
+          stack,
+          'POST',
+          `/apis/external-secrets.io/v1/namespaces/${ns}/externalsecrets`,
+          externalSecret(`es-${e}`, e),
+        );
     }
-    await waitFor(async () => {
-      const v = await syncedVersions(stack);
-      return v.size === NAMESPACES.length * PER_NAMESPACE && [...v.values()].every((s) => s !== '') ? true : undefined;
-    }, { what: 'the first sync', timeoutMs: 300_000, intervalMs: 500 });
+    await waitFor(
+      async () => {
+        const v = await syncedVersions(stack);
+        return v.size === NAMESPACES.length * PER_NAMESPACE && [...v.values()].every((s) => s !== '')
+          ? true
+          : undefined;
+      },
+      { what: 'the first sync', timeoutMs: 300_000, intervalMs: 500 },
+    );
     await quiet(stack);
   });
   after(async () => {

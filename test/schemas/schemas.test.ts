@@ -9,7 +9,12 @@ import { KINDS } from '../../schemas/kinds.ts';
 import { vaultName, parseVaultName, prefixProblem } from '../../schemas/vault-names.ts';
 import { parseDuration } from '../../schemas/ttl.ts';
 
-const vp = (spec: unknown) => ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'p', namespace: 'ns' }, spec });
+const vp = (spec: unknown) => ({
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultPolicy',
+  metadata: { name: 'p', namespace: 'ns' },
+  spec,
+});
 
 void describe('schema validator', () => {
   void test('a clean VaultPolicy has no problems', () => {
@@ -17,7 +22,9 @@ void describe('schema validator', () => {
   });
 
   void test('errors name the field path in kubectl form and say what is expected', () => {
-    const problems = validateObject(vp({ rules: [{ path: 'a', capabilities: ['read', 'reed'], maxWrappingTTL: '5 minutes' }, { capabilities: [] }] }));
+    const problems = validateObject(
+      vp({ rules: [{ path: 'a', capabilities: ['read', 'reed'], maxWrappingTTL: '5 minutes' }, { capabilities: [] }] }),
+    );
     const byField = new Map(problems.map((p) => [p.field, p]));
     assert.match(byField.get('spec.rules[0].capabilities[1]')?.message ?? '', /"reed" is not one of/);
     assert.match(byField.get('spec.rules[0].maxWrappingTTL')?.message ?? '', /Go duration/);
@@ -27,18 +34,28 @@ void describe('schema validator', () => {
   });
 
   void test('reports every error, not just the first', () => {
-    const problems = validateObject({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'b' }, spec: { serviceAccounts: [], policies: [], tokenTTL: 5 } });
+    const problems = validateObject({
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultRoleBinding',
+      metadata: { name: 'b' },
+      spec: { serviceAccounts: [], policies: [], tokenTTL: 5 },
+    });
     assert.deepEqual(problems.map((p) => p.field).sort(), ['spec.policies', 'spec.serviceAccounts', 'spec.tokenTTL']);
   });
 
   void test('unknown fields are warnings with a suggestion', () => {
     const problems = validateObject(vp({ rule: [], policy: 'path "a" { capabilities = ["read"] }' }));
-    assert.deepEqual(problems.map((p) => [p.field, p.severity, p.rule]), [['spec.rule', 'warn', 'schema.unknown-field']]);
+    assert.deepEqual(
+      problems.map((p) => [p.field, p.severity, p.rule]),
+      [['spec.rule', 'warn', 'schema.unknown-field']],
+    );
     assert.match(problems[0]?.message ?? '', /did you mean "rules"/);
   });
 
   void test('map keys with odd characters are quoted in field paths', () => {
-    const problems = validateObject(vp({ rules: [{ path: 'a', capabilities: ['update'], allowedParameters: { 'a/b': 'x' } }] }));
+    const problems = validateObject(
+      vp({ rules: [{ path: 'a', capabilities: ['update'], allowedParameters: { 'a/b': 'x' } }] }),
+    );
     assert.equal(problems[0]?.field, 'spec.rules[0].allowedParameters["a/b"]');
   });
 
@@ -54,7 +71,11 @@ void describe('generated files', () => {
 
   void test('every CRD is a valid, structural apiextensions/v1 object and small enough for client-side apply', () => {
     // vaultgate's CRDs in crds/; ESO-group CRDs in files/eso-crds/ (rendered only when ESO's are absent).
-    const files = [CRD_DIR, ESO_CRD_DIR].flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => `${dir}/${f}`));
+    const files = [CRD_DIR, ESO_CRD_DIR].flatMap((dir) =>
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => `${dir}/${f}`),
+    );
     assert.equal(files.length, new Set(KINDS.map((k) => `${k.plural}.${k.group}`)).size);
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
@@ -68,14 +89,23 @@ void describe('generated files', () => {
 
   void test('vaultgate CRDs have status, printer columns, short names and the vaultgate category', () => {
     const crd = parse(readFileSync(`${CRD_DIR}/vaultpolicies.vaultgate.io.yaml`, 'utf8')) as {
-      spec: { names: { shortNames: string[]; categories: string[] }; scope: string; versions: Array<{ subresources: unknown; additionalPrinterColumns: Array<{ name: string; jsonPath: string }> }> };
+      spec: {
+        names: { shortNames: string[]; categories: string[] };
+        scope: string;
+        versions: Array<{ subresources: unknown; additionalPrinterColumns: Array<{ name: string; jsonPath: string }> }>;
+      };
     };
     assert.deepEqual(crd.spec.names.shortNames, ['vp']);
     assert.deepEqual(crd.spec.names.categories, ['vaultgate']);
     const v = crd.spec.versions[0];
     assert.deepEqual(v?.subresources, { status: {} });
-    assert.deepEqual(v?.additionalPrinterColumns.map((c) => c.name), ['Ready', 'Vault Name', 'Age']);
-    const vgr = parse(readFileSync(`${CRD_DIR}/vaultguardrails.vaultgate.io.yaml`, 'utf8')) as { spec: { scope: string } };
+    assert.deepEqual(
+      v?.additionalPrinterColumns.map((c) => c.name),
+      ['Ready', 'Vault Name', 'Age'],
+    );
+    const vgr = parse(readFileSync(`${CRD_DIR}/vaultguardrails.vaultgate.io.yaml`, 'utf8')) as {
+      spec: { scope: string };
+    };
     assert.equal(vgr.spec.scope, 'Cluster');
   });
 });

@@ -7,8 +7,17 @@
 //   kube.calls  // every call made, for assertions (no bodies kept: they may hold secrets)
 import { errorFromResponse, KubeApiError } from '../../kube/errors.ts';
 import {
-  FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type IssuedToken, type KubeClient, type ListOptions,
-  type ListResult, type PatchType, type TokenRequestOptions, type WatchOptions, type WriteOptions,
+  FIELD_MANAGER,
+  type ApplyOptions,
+  type DeleteOptions,
+  type IssuedToken,
+  type KubeClient,
+  type ListOptions,
+  type ListResult,
+  type PatchType,
+  type TokenRequestOptions,
+  type WatchOptions,
+  type WriteOptions,
 } from '../../kube/kube-client.ts';
 import type { KubeObject, WatchEvent } from '../../kube/objects.ts';
 import type { ResourceRef } from '../../kube/resources.ts';
@@ -23,7 +32,9 @@ export interface FakeCall {
 }
 
 const CONTENT: Record<PatchType, string> = {
-  merge: 'application/merge-patch+json', json: 'application/json-patch+json', strategic: 'application/strategic-merge-patch+json',
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
 };
 
 export class FakeKubeClient implements KubeClient {
@@ -40,7 +51,11 @@ export class FakeKubeClient implements KubeClient {
     this.failer = fn;
   }
 
-  async get<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string): Promise<T | undefined> {
+  async get<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
     return this.run({ verb: 'get', resource: res.plural, namespace, name }, () => {
       try {
         return this.store.get(this.reg(res), namespace, name) as T;
@@ -59,28 +74,89 @@ export class FakeKubeClient implements KubeClient {
   }
 
   async create<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T, opts: WriteOptions = {}): Promise<T> {
-    return this.run({ verb: 'create', resource: res.plural, namespace: obj.metadata.namespace, name: obj.metadata.name }, () =>
-      this.store.create(this.reg(res), res.namespaced ? obj.metadata.namespace : undefined, obj, { fieldManager: FIELD_MANAGER, dryRun: opts.dryRun }) as T);
+    return this.run(
+      { verb: 'create', resource: res.plural, namespace: obj.metadata.namespace, name: obj.metadata.name },
+      () =>
+        this.store.create(this.reg(res), res.namespaced ? obj.metadata.namespace : undefined, obj, {
+          fieldManager: FIELD_MANAGER,
+          dryRun: opts.dryRun,
+        }) as T,
+    );
   }
 
   async replace<T extends KubeObject = KubeObject>(res: ResourceRef, obj: T, opts: WriteOptions = {}): Promise<T> {
-    return this.run({ verb: 'replace', resource: res.plural, namespace: obj.metadata.namespace, name: obj.metadata.name, subresource: opts.subresource }, () =>
-      this.store.update(this.reg(res), obj.metadata.namespace, obj.metadata.name, obj, { fieldManager: FIELD_MANAGER, dryRun: opts.dryRun, subresource: opts.subresource }) as T);
+    return this.run(
+      {
+        verb: 'replace',
+        resource: res.plural,
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+        subresource: opts.subresource,
+      },
+      () =>
+        this.store.update(this.reg(res), obj.metadata.namespace, obj.metadata.name, obj, {
+          fieldManager: FIELD_MANAGER,
+          dryRun: opts.dryRun,
+          subresource: opts.subresource,
+        }) as T,
+    );
   }
 
-  async patch<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace: string | undefined, patch: unknown, type: PatchType, opts: WriteOptions = {}): Promise<T> {
-    return this.run({ verb: 'patch', resource: res.plural, namespace, name, subresource: opts.subresource }, () =>
-      this.store.patch(this.reg(res), namespace, name, structuredClone(patch), CONTENT[type], { fieldManager: FIELD_MANAGER, dryRun: opts.dryRun, subresource: opts.subresource }) as T);
+  async patch<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions = {},
+  ): Promise<T> {
+    return this.run(
+      { verb: 'patch', resource: res.plural, namespace, name, subresource: opts.subresource },
+      () =>
+        this.store.patch(this.reg(res), namespace, name, structuredClone(patch), CONTENT[type], {
+          fieldManager: FIELD_MANAGER,
+          dryRun: opts.dryRun,
+          subresource: opts.subresource,
+        }) as T,
+    );
   }
 
-  async apply<T extends KubeObject = KubeObject>(res: ResourceRef, obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
-    return this.run({ verb: 'apply', resource: res.plural, namespace: obj.metadata.namespace, name: obj.metadata.name, subresource: opts.subresource }, () =>
-      this.store.patch(this.reg(res), obj.metadata.namespace, obj.metadata.name, structuredClone(obj), 'application/apply-patch+yaml', {
-        fieldManager: opts.fieldManager ?? FIELD_MANAGER, force: opts.force, dryRun: opts.dryRun, subresource: opts.subresource,
-      }) as T);
+  async apply<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    obj: KubeObject,
+    opts: ApplyOptions = {},
+  ): Promise<T> {
+    return this.run(
+      {
+        verb: 'apply',
+        resource: res.plural,
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+        subresource: opts.subresource,
+      },
+      () =>
+        this.store.patch(
+          this.reg(res),
+          obj.metadata.namespace,
+          obj.metadata.name,
+          structuredClone(obj),
+          'application/apply-patch+yaml',
+          {
+            fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+            force: opts.force,
+            dryRun: opts.dryRun,
+            subresource: opts.subresource,
+          },
+        ) as T,
+    );
   }
 
-  async delete<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<T | undefined> {
+  async delete<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace?: string,
+    opts: DeleteOptions = {},
+  ): Promise<T | undefined> {
     return this.run({ verb: 'delete', resource: res.plural, namespace, name }, () => {
       try {
         const { obj, gone } = this.store.delete(this.reg(res), namespace, name, opts);
@@ -92,17 +168,24 @@ export class FakeKubeClient implements KubeClient {
     });
   }
 
-  async *watch<T extends KubeObject = KubeObject>(res: ResourceRef, opts: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
+  async *watch<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    opts: WatchOptions = {},
+  ): AsyncIterable<WatchEvent<T>> {
     await this.run({ verb: 'watch', resource: res.plural, namespace: opts.namespace }, () => undefined);
     const buffer: WatchEvent<T>[] = [];
     let wake: (() => void) | undefined;
     let ended = false;
-    const handle = this.store.watch(this.reg(res), { ...opts, namespace: opts.namespace || undefined }, {
-      send: (ev) => {
-        buffer.push(ev as WatchEvent<T>);
-        wake?.();
+    const handle = this.store.watch(
+      this.reg(res),
+      { ...opts, namespace: opts.namespace || undefined },
+      {
+        send: (ev) => {
+          buffer.push(ev as WatchEvent<T>);
+          wake?.();
+        },
       },
-    });
+    );
     const onAbort = (): void => {
       ended = true;
       wake?.();
@@ -114,7 +197,15 @@ export class FakeKubeClient implements KubeClient {
     if (opts.timeoutSeconds) {
       timers.push(setTimeout(onAbort, opts.timeoutSeconds * 1000));
       if (opts.allowWatchBookmarks && opts.timeoutSeconds > 2) {
-        timers.push(setTimeout(() => { buffer.push(this.store.bookmark(this.reg(res)) as WatchEvent<T>); wake?.(); }, (opts.timeoutSeconds - 2) * 1000));
+        timers.push(
+          setTimeout(
+            () => {
+              buffer.push(this.store.bookmark(this.reg(res)) as WatchEvent<T>);
+              wake?.();
+            },
+            (opts.timeoutSeconds - 2) * 1000,
+          ),
+        );
       }
     }
     // The signal may have aborted during the await above, before the listener existed: 'abort' fires once.
@@ -137,8 +228,10 @@ export class FakeKubeClient implements KubeClient {
   }
 
   async createToken(namespace: string, serviceAccount: string, opts: TokenRequestOptions = {}): Promise<IssuedToken> {
-    return this.run({ verb: 'createToken', resource: 'serviceaccounts', namespace, name: serviceAccount, subresource: 'token' }, () =>
-      this.store.issueToken(namespace, serviceAccount, opts));
+    return this.run(
+      { verb: 'createToken', resource: 'serviceaccounts', namespace, name: serviceAccount, subresource: 'token' },
+      () => this.store.issueToken(namespace, serviceAccount, opts),
+    );
   }
 
   private reg(res: ResourceRef): RegisteredResource {

@@ -24,7 +24,14 @@ export function parseLabelSelector(sel: string | undefined): Req[] {
     const p = raw.trim();
     let m: RegExpMatchArray | null;
     if ((m = p.match(/^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      reqs.push({ key: m[1]!, op: m[2] as 'in' | 'notin', values: m[3]!.split(',').map((v) => v.trim()).filter(Boolean) });
+      reqs.push({
+        key: m[1]!,
+        op: m[2] as 'in' | 'notin',
+        values: m[3]!
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      });
     } else if ((m = p.match(/^([\w./-]+)\s*(==|=|!=)\s*([\w.-]*)$/))) {
       reqs.push({ key: m[1]!, op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]!] });
     } else if ((m = p.match(/^!\s*([\w./-]+)$/))) {
@@ -41,16 +48,22 @@ export function matchesLabels(reqs: Req[], labels: Record<string, string> | unde
   return reqs.every((r) => {
     const has = Object.hasOwn(l, r.key);
     switch (r.op) {
-      case 'in': return has && r.values.includes(l[r.key]!);
-      case 'notin': return !has || !r.values.includes(l[r.key]!);
-      case 'exists': return has;
-      case '!exists': return !has;
+      case 'in':
+        return has && r.values.includes(l[r.key]!);
+      case 'notin':
+        return !has || !r.values.includes(l[r.key]!);
+      case 'exists':
+        return has;
+      case '!exists':
+        return !has;
     }
   });
 }
 
 /** Field selectors: metadata.name and metadata.namespace with =, == and != (what the apiserver supports for every kind). */
-export function parseFieldSelector(sel: string | undefined): (obj: { metadata: { name: string; namespace?: string } }) => boolean {
+export function parseFieldSelector(
+  sel: string | undefined,
+): (obj: { metadata: { name: string; namespace?: string } }) => boolean {
   if (!sel || !sel.trim()) return () => true;
   const tests = sel.split(',').map((raw) => {
     const m = raw.trim().match(/^(metadata\.name|metadata\.namespace)\s*(==|=|!=)\s*(.*)$/);

@@ -20,7 +20,19 @@ export interface ManagedEntry {
 }
 
 /** Metadata fields set by the server, never owned. */
-const SYSTEM_META = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'generateName']);
+const SYSTEM_META = new Set([
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+  'generateName',
+]);
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -110,10 +122,16 @@ export function fromFieldsV1(tree: Obj): Path[] {
   return out;
 }
 
-export interface Conflict { manager: string; field: string }
+export interface Conflict {
+  manager: string;
+  field: string;
+}
 
 export class ApplyConflictError extends Error {
-  constructor(readonly conflicts: Conflict[], apiVersion: string) {
+  constructor(
+    readonly conflicts: Conflict[],
+    apiVersion: string,
+  ) {
     const n = conflicts.length;
     const list = conflicts.map((c) => `conflict with "${c.manager}" using ${apiVersion}: ${c.field}`).join('\n- ');
     super(n === 1 ? `Apply failed with 1 conflict: ${list}` : `Apply failed with ${n} conflicts: \n- ${list}`);
@@ -122,27 +140,52 @@ export class ApplyConflictError extends Error {
 
 const fieldString = (p: Path): string => `.${p.join('.')}`;
 
-interface Ctx { apiVersion: string; now: string; subresource?: string; hasStatusSubresource: boolean }
+interface Ctx {
+  apiVersion: string;
+  now: string;
+  subresource?: string;
+  hasStatusSubresource: boolean;
+}
 
 function entriesOf(obj: Obj): ManagedEntry[] {
   const meta = obj.metadata as Obj | undefined;
   return ((meta?.managedFields as ManagedEntry[] | undefined) ?? []).map((e) => ({ ...e }));
 }
 
-function setEntry(entries: ManagedEntry[], ctx: Ctx, manager: string, operation: 'Apply' | 'Update', paths: Path[]): ManagedEntry[] {
-  const others = entries.filter((e) => !(e.manager === manager && e.operation === operation && e.subresource === ctx.subresource));
-  const old = entries.find((e) => e.manager === manager && e.operation === operation && e.subresource === ctx.subresource);
+function setEntry(
+  entries: ManagedEntry[],
+  ctx: Ctx,
+  manager: string,
+  operation: 'Apply' | 'Update',
+  paths: Path[],
+): ManagedEntry[] {
+  const others = entries.filter(
+    (e) => !(e.manager === manager && e.operation === operation && e.subresource === ctx.subresource),
+  );
+  const old = entries.find(
+    (e) => e.manager === manager && e.operation === operation && e.subresource === ctx.subresource,
+  );
   if (paths.length === 0) return others;
   const fieldsV1 = toFieldsV1(paths);
   const unchanged = old && isDeepStrictEqual(old.fieldsV1, fieldsV1);
   const entry: ManagedEntry = {
-    manager, operation, apiVersion: ctx.apiVersion, time: unchanged ? old.time : ctx.now, fieldsType: 'FieldsV1', fieldsV1,
+    manager,
+    operation,
+    apiVersion: ctx.apiVersion,
+    time: unchanged ? old.time : ctx.now,
+    fieldsType: 'FieldsV1',
+    fieldsV1,
     ...(ctx.subresource ? { subresource: ctx.subresource } : {}),
   };
   return [...others, entry];
 }
 
-function removeFromOthers(entries: ManagedEntry[], ctx: Ctx, keep: (e: ManagedEntry) => boolean, taken: Path[]): ManagedEntry[] {
+function removeFromOthers(
+  entries: ManagedEntry[],
+  ctx: Ctx,
+  keep: (e: ManagedEntry) => boolean,
+  taken: Path[],
+): ManagedEntry[] {
   return entries.flatMap((e) => {
     if (keep(e) || e.subresource !== ctx.subresource) return [e];
     const paths = fromFieldsV1(e.fieldsV1).filter((q) => !taken.some((p) => overlaps(p, q)));
@@ -156,7 +199,9 @@ function removeFromOthers(entries: ManagedEntry[], ctx: Ctx, keep: (e: ManagedEn
  */
 export function ssaApply(current: Obj | undefined, applied: Obj, manager: string, force: boolean, ctx: Ctx): Obj {
   const scope = ctx.subresource === 'status' ? 'status' : 'main';
-  const base: Obj = current ? structuredClone(current) : { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { ...(applied.metadata as Obj) } };
+  const base: Obj = current
+    ? structuredClone(current)
+    : { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { ...(applied.metadata as Obj) } };
   const entries = entriesOf(base);
   const F = leafPaths(applied, scope, ctx.hasStatusSubresource);
   const mine = (e: ManagedEntry): boolean => e.manager === manager && e.operation === 'Apply';
@@ -175,8 +220,12 @@ export function ssaApply(current: Obj | undefined, applied: Obj, manager: string
   }
   if (conflicts.length && !force) throw new ApplyConflictError(conflicts, ctx.apiVersion);
 
-  const previous = entries.filter((e) => mine(e) && e.subresource === ctx.subresource).flatMap((e) => fromFieldsV1(e.fieldsV1));
-  const ownedByOthers = entries.filter((e) => !mine(e) && e.subresource === ctx.subresource).flatMap((e) => fromFieldsV1(e.fieldsV1));
+  const previous = entries
+    .filter((e) => mine(e) && e.subresource === ctx.subresource)
+    .flatMap((e) => fromFieldsV1(e.fieldsV1));
+  const ownedByOthers = entries
+    .filter((e) => !mine(e) && e.subresource === ctx.subresource)
+    .flatMap((e) => fromFieldsV1(e.fieldsV1));
   for (const q of previous) {
     if (F.some((p) => overlaps(p, q))) continue;
     if (ownedByOthers.some((o) => overlaps(o, q))) continue;
@@ -201,7 +250,9 @@ export function trackUpdate(old: Obj | undefined, updated: Obj, manager: string,
   const mineUpdate = (e: ManagedEntry): boolean => e.manager === manager && e.operation === 'Update';
   let next = removeFromOthers(entries, ctx, () => false, removed);
   next = removeFromOthers(next, ctx, mineUpdate, changed);
-  const owned = next.filter((e) => mineUpdate(e) && e.subresource === ctx.subresource).flatMap((e) => fromFieldsV1(e.fieldsV1));
+  const owned = next
+    .filter((e) => mineUpdate(e) && e.subresource === ctx.subresource)
+    .flatMap((e) => fromFieldsV1(e.fieldsV1));
   const merged = [...owned, ...changed.filter((p) => !owned.some((q) => q.join('\0') === p.join('\0')))];
   if (changed.length || removed.length || !old) next = setEntry(next, ctx, manager, 'Update', merged);
   ((updated.metadata ??= {}) as Obj).managedFields = next;

@@ -20,7 +20,14 @@
 // Simplified (documented): continued list pages show current objects rather than a snapshot; ownerReference
 // garbage collection runs synchronously on deletion (background/foreground alike); namespace deletion
 // deletes its content synchronously; strategic merge patch on built-ins behaves as a merge patch.
-import { generateKeyPairSync, randomBytes, randomUUID, sign as cryptoSign, verify as cryptoVerify, type KeyPairKeyObjectResult } from 'node:crypto';
+import {
+  generateKeyPairSync,
+  randomBytes,
+  randomUUID,
+  sign as cryptoSign,
+  verify as cryptoVerify,
+  type KeyPairKeyObjectResult,
+} from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { applyPatch as applyJsonPatch, type Operation } from 'rfc6902';
 import type { ResourceRef } from '../../kube/resources.ts';
@@ -46,16 +53,35 @@ export class SimError extends Error {
 }
 
 function statusError(code: number, reason: string, message: string, details?: Status['details']): SimError {
-  return new SimError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code, ...(details ? { details } : {}) });
+  return new SimError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
+    ...(details ? { details } : {}),
+  });
 }
 
 const qualified = (r: ResourceRef): string => (r.group ? `${r.plural}.${r.group}` : r.plural);
 const notFound = (r: ResourceRef, name: string): SimError =>
   statusError(404, 'NotFound', `${qualified(r)} "${name}" not found`, { name, group: r.group, kind: r.plural });
 const conflict = (r: ResourceRef, name: string): SimError =>
-  statusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(r)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, { name, group: r.group, kind: r.plural });
+  statusError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualified(r)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    { name, group: r.group, kind: r.plural },
+  );
 const invalid = (r: ResourceRef, name: string, field: string, msg: string): SimError =>
-  statusError(422, 'Invalid', `${r.kind} "${name}" is invalid: ${field}: ${msg}`, { name, group: r.group, kind: r.kind, causes: [{ reason: 'FieldValueInvalid', message: msg, field }] });
+  statusError(422, 'Invalid', `${r.kind} "${name}" is invalid: ${field}: ${msg}`, {
+    name,
+    group: r.group,
+    kind: r.kind,
+    causes: [{ reason: 'FieldValueInvalid', message: msg, field }],
+  });
 
 export interface HistoryEvent {
   rv: number;
@@ -98,25 +124,167 @@ export interface TokenClaims {
 }
 
 const CORE: RegisteredResource[] = [
-  { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, statusSubresource: true, custom: false, singular: 'namespace', shortNames: ['ns'] },
-  { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true, statusSubresource: false, custom: false, singular: 'secret', shortNames: [] },
-  { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true, statusSubresource: false, custom: false, singular: 'configmap', shortNames: ['cm'] },
-  { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, statusSubresource: false, custom: false, singular: 'serviceaccount', shortNames: ['sa'] },
-  { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true, statusSubresource: false, custom: false, singular: 'event', shortNames: ['ev'] },
-  { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', namespaced: true, statusSubresource: false, custom: false, singular: 'event', shortNames: ['ev'] },
-  { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true, statusSubresource: false, custom: false, singular: 'lease', shortNames: [] },
+  {
+    group: '',
+    version: 'v1',
+    plural: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+    statusSubresource: true,
+    custom: false,
+    singular: 'namespace',
+    shortNames: ['ns'],
+  },
+  {
+    group: '',
+    version: 'v1',
+    plural: 'secrets',
+    kind: 'Secret',
+    namespaced: true,
+    statusSubresource: false,
+    custom: false,
+    singular: 'secret',
+    shortNames: [],
+  },
+  {
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    namespaced: true,
+    statusSubresource: false,
+    custom: false,
+    singular: 'configmap',
+    shortNames: ['cm'],
+  },
+  {
+    group: '',
+    version: 'v1',
+    plural: 'serviceaccounts',
+    kind: 'ServiceAccount',
+    namespaced: true,
+    statusSubresource: false,
+    custom: false,
+    singular: 'serviceaccount',
+    shortNames: ['sa'],
+  },
+  {
+    group: '',
+    version: 'v1',
+    plural: 'events',
+    kind: 'Event',
+    namespaced: true,
+    statusSubresource: false,
+    custom: false,
+    singular: 'event',
+    shortNames: ['ev'],
+  },
+  {
+    group: 'events.k8s.io',
+    version: 'v1',
+    plural: 'events',
+    kind: 'Event',
+    namespaced: true,
+    statusSubresource: false,
+    custom: false,
+    singular: 'event',
+    shortNames: ['ev'],
+  },
+  {
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    plural: 'leases',
+    kind: 'Lease',
+    namespaced: true,
+    statusSubresource: false,
+    custom: false,
+    singular: 'lease',
+    shortNames: [],
+  },
 ];
 
 /** vaultgate's and ESO's custom resources, registered by default. */
 export const VAULTGATE_CRDS: Omit<RegisteredResource, 'custom'>[] = [
-  { group: 'vaultgate.io', version: 'v1alpha1', plural: 'vaultpolicies', kind: 'VaultPolicy', namespaced: true, statusSubresource: true, singular: 'vaultpolicy', shortNames: ['vp'] },
-  { group: 'vaultgate.io', version: 'v1alpha1', plural: 'vaultrolebindings', kind: 'VaultRoleBinding', namespaced: true, statusSubresource: true, singular: 'vaultrolebinding', shortNames: ['vrb'] },
-  { group: 'vaultgate.io', version: 'v1alpha1', plural: 'vaultguardrails', kind: 'VaultGuardrail', namespaced: false, statusSubresource: true, singular: 'vaultguardrail', shortNames: ['vgr'] },
-  { group: 'external-secrets.io', version: 'v1', plural: 'secretstores', kind: 'SecretStore', namespaced: true, statusSubresource: true, singular: 'secretstore', shortNames: ['ss'] },
-  { group: 'external-secrets.io', version: 'v1', plural: 'clustersecretstores', kind: 'ClusterSecretStore', namespaced: false, statusSubresource: true, singular: 'clustersecretstore', shortNames: ['css'] },
-  { group: 'external-secrets.io', version: 'v1', plural: 'externalsecrets', kind: 'ExternalSecret', namespaced: true, statusSubresource: true, singular: 'externalsecret', shortNames: ['es'] },
-  { group: 'external-secrets.io', version: 'v1', plural: 'clusterexternalsecrets', kind: 'ClusterExternalSecret', namespaced: false, statusSubresource: true, singular: 'clusterexternalsecret', shortNames: ['ces'] },
-  { group: 'external-secrets.io', version: 'v1alpha1', plural: 'pushsecrets', kind: 'PushSecret', namespaced: true, statusSubresource: true, singular: 'pushsecret', shortNames: ['ps'] },
+  {
+    group: 'vaultgate.io',
+    version: 'v1alpha1',
+    plural: 'vaultpolicies',
+    kind: 'VaultPolicy',
+    namespaced: true,
+    statusSubresource: true,
+    singular: 'vaultpolicy',
+    shortNames: ['vp'],
+  },
+  {
+    group: 'vaultgate.io',
+    version: 'v1alpha1',
+    plural: 'vaultrolebindings',
+    kind: 'VaultRoleBinding',
+    namespaced: true,
+    statusSubresource: true,
+    singular: 'vaultrolebinding',
+    shortNames: ['vrb'],
+  },
+  {
+    group: 'vaultgate.io',
+    version: 'v1alpha1',
+    plural: 'vaultguardrails',
+    kind: 'VaultGuardrail',
+    namespaced: false,
+    statusSubresource: true,
+    singular: 'vaultguardrail',
+    shortNames: ['vgr'],
+  },
+  {
+    group: 'external-secrets.io',
+    version: 'v1',
+    plural: 'secretstores',
+    kind: 'SecretStore',
+    namespaced: true,
+    statusSubresource: true,
+    singular: 'secretstore',
+    shortNames: ['ss'],
+  },
+  {
+    group: 'external-secrets.io',
+    version: 'v1',
+    plural: 'clustersecretstores',
+    kind: 'ClusterSecretStore',
+    namespaced: false,
+    statusSubresource: true,
+    singular: 'clustersecretstore',
+    shortNames: ['css'],
+  },
+  {
+    group: 'external-secrets.io',
+    version: 'v1',
+    plural: 'externalsecrets',
+    kind: 'ExternalSecret',
+    namespaced: true,
+    statusSubresource: true,
+    singular: 'externalsecret',
+    shortNames: ['es'],
+  },
+  {
+    group: 'external-secrets.io',
+    version: 'v1',
+    plural: 'clusterexternalsecrets',
+    kind: 'ClusterExternalSecret',
+    namespaced: false,
+    statusSubresource: true,
+    singular: 'clusterexternalsecret',
+    shortNames: ['ces'],
+  },
+  {
+    group: 'external-secrets.io',
+    version: 'v1alpha1',
+    plural: 'pushsecrets',
+    kind: 'PushSecret',
+    namespaced: true,
+    statusSubresource: true,
+    singular: 'pushsecret',
+    shortNames: ['ps'],
+  },
 ];
 
 export interface KubeStoreOptions {
@@ -160,7 +328,8 @@ export class KubeStore {
     this.implicitNamespaces = opts.implicitNamespaces ?? false;
     for (const r of CORE) this.register(r);
     if (opts.registerCrds ?? true) for (const r of VAULTGATE_CRDS) this.register({ ...r, custom: true });
-    for (const ns of opts.namespaces ?? ['default', 'kube-system']) this.create(this.resource('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
+    for (const ns of opts.namespaces ?? ['default', 'kube-system'])
+      this.create(this.resource('', 'v1', 'namespaces')!, undefined, { metadata: { name: ns } });
   }
 
   register(r: RegisteredResource): void {
@@ -194,7 +363,10 @@ export class KubeStore {
     return structuredClone(obj);
   }
 
-  list(r: ResourceRef, opts: WatchFilter & { limit?: number; continue?: string }): { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } {
+  list(
+    r: ResourceRef,
+    opts: WatchFilter & { limit?: number; continue?: string },
+  ): { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } {
     const matches = this.matcher(r, opts);
     let listRv = this.rv;
     let after = '';
@@ -206,19 +378,32 @@ export class KubeStore {
         throw statusError(400, 'BadRequest', 'continue key is not valid');
       }
       if (token.rv < this.compactedRv) {
-        throw statusError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+        throw statusError(
+          410,
+          'Expired',
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+        );
       }
       listRv = token.rv;
       after = token.after;
     }
-    const all = [...this.table(r).entries()].filter(([k, o]) => k > after && (!opts.namespace || o.metadata.namespace === opts.namespace) && matches(o)).sort(([a], [b]) => (a < b ? -1 : 1));
+    const all = [...this.table(r).entries()]
+      .filter(([k, o]) => k > after && (!opts.namespace || o.metadata.namespace === opts.namespace) && matches(o))
+      .sort(([a], [b]) => (a < b ? -1 : 1));
     const limit = opts.limit && opts.limit > 0 ? opts.limit : all.length;
     const page = all.slice(0, limit);
     const more = all.length > limit;
     return {
       items: page.map(([, o]) => structuredClone(o)),
       resourceVersion: String(listRv),
-      ...(more ? { continue: Buffer.from(JSON.stringify({ rv: listRv, after: page[page.length - 1]![0] })).toString('base64url'), remainingItemCount: all.length - limit } : {}),
+      ...(more
+        ? {
+            continue: Buffer.from(JSON.stringify({ rv: listRv, after: page[page.length - 1]![0] })).toString(
+              'base64url',
+            ),
+            remainingItemCount: all.length - limit,
+          }
+        : {}),
     };
   }
 
@@ -234,14 +419,23 @@ export class KubeStore {
     if (!name) throw invalid(r, '', 'metadata.name', 'Required value: name or generateName is required');
     if (r.namespaced) {
       if (obj.metadata.namespace && namespace && obj.metadata.namespace !== namespace) {
-        throw statusError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+        throw statusError(
+          400,
+          'BadRequest',
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
       }
       obj.metadata.namespace = namespace ?? obj.metadata.namespace;
-      if (!obj.metadata.namespace) throw statusError(400, 'BadRequest', 'the server could not find the requested resource');
+      if (!obj.metadata.namespace)
+        throw statusError(400, 'BadRequest', 'the server could not find the requested resource');
       this.checkNamespaceWritable(obj.metadata.namespace);
     } else delete obj.metadata.namespace;
     if (this.table(r).has(this.key(r, obj.metadata.namespace, name))) {
-      throw statusError(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, { name, group: r.group, kind: r.plural });
+      throw statusError(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, {
+        name,
+        group: r.group,
+        kind: r.plural,
+      });
     }
     obj.apiVersion = apiVersionOf(r);
     obj.kind = r.kind;
@@ -259,25 +453,44 @@ export class KubeStore {
   }
 
   /** PUT (main resource or /status). */
-  update(r: RegisteredResource, namespace: string | undefined, name: string, body: Obj, ctx: WriteContext & { subresource?: string } = {}): KubeObject {
+  update(
+    r: RegisteredResource,
+    namespace: string | undefined,
+    name: string,
+    body: Obj,
+    ctx: WriteContext & { subresource?: string } = {},
+  ): KubeObject {
     const current = this.get(r, namespace, name);
     const incoming = structuredClone(body) as KubeObject;
     if (incoming.metadata?.name && incoming.metadata.name !== name) {
-      throw statusError(400, 'BadRequest', `the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`);
+      throw statusError(
+        400,
+        'BadRequest',
+        `the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`,
+      );
     }
     const rv = incoming.metadata?.resourceVersion;
-    if (!rv && r.custom) throw invalid(r, name, 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update');
+    if (!rv && r.custom)
+      throw invalid(r, name, 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update');
     if (rv && rv !== current.metadata.resourceVersion) throw conflict(r, name);
     return this.writeUpdate(r, current, incoming, ctx);
   }
 
-  patch(r: RegisteredResource, namespace: string | undefined, name: string, patch: unknown, contentType: string, ctx: WriteContext & { subresource?: string; force?: boolean } = {}): KubeObject {
+  patch(
+    r: RegisteredResource,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    contentType: string,
+    ctx: WriteContext & { subresource?: string; force?: boolean } = {},
+  ): KubeObject {
     const type = contentType.split(';')[0]!.trim();
     if (type === 'application/apply-patch+yaml') return this.apply(r, namespace, name, patch as Obj, ctx);
     const current = this.get(r, namespace, name);
     let patched: KubeObject;
     if (type === 'application/merge-patch+json' || (type === 'application/strategic-merge-patch+json' && !r.custom)) {
-      if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw statusError(400, 'BadRequest', 'patch body must be a JSON object');
+      if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+        throw statusError(400, 'BadRequest', 'patch body must be a JSON object');
       patched = mergePatch(structuredClone(current), patch) as KubeObject;
     } else if (type === 'application/json-patch+json') {
       if (!Array.isArray(patch)) throw statusError(400, 'BadRequest', 'json patch must be an array of operations');
@@ -285,25 +498,51 @@ export class KubeStore {
       const results = applyJsonPatch(patched, patch as Operation[]);
       const failed = results.find((e) => e !== null);
       if (failed) {
-        if (failed.name === 'TestError') throw statusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${failed.message}`);
-        throw statusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${failed.message}`);
+        if (failed.name === 'TestError')
+          throw statusError(
+            422,
+            'Invalid',
+            `the server rejected our request due to an error in our request: ${failed.message}`,
+          );
+        throw statusError(
+          422,
+          'Invalid',
+          `the server rejected our request due to an error in our request: ${failed.message}`,
+        );
       }
     } else {
-      throw statusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
+      throw statusError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
+      );
     }
     // A patch that carries metadata.resourceVersion is a precondition (optimistic concurrency).
     if (patched.metadata?.resourceVersion !== current.metadata.resourceVersion) throw conflict(r, name);
     return this.writeUpdate(r, current, patched, ctx);
   }
 
-  delete(r: RegisteredResource, namespace: string | undefined, name: string, opts: { preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } = {}): { obj: KubeObject; gone: boolean } {
+  delete(
+    r: RegisteredResource,
+    namespace: string | undefined,
+    name: string,
+    opts: { preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } = {},
+  ): { obj: KubeObject; gone: boolean } {
     const current = this.get(r, namespace, name);
     const pre = opts.preconditions;
     if (pre?.uid && pre.uid !== current.metadata.uid) {
-      throw statusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(r)} "${name}": Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+      throw statusError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${qualified(r)} "${name}": Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
     }
     if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
-      throw statusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(r)} "${name}": Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`);
+      throw statusError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${qualified(r)} "${name}": Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+      );
     }
     const isNamespace = r.group === '' && r.plural === 'namespaces';
     if ((current.metadata.finalizers?.length ?? 0) > 0 || isNamespace) {
@@ -327,34 +566,70 @@ export class KubeStore {
 
   // ---- server-side apply ----
 
-  private apply(r: RegisteredResource, namespace: string | undefined, name: string, body: Obj, ctx: WriteContext & { subresource?: string; force?: boolean }): KubeObject {
-    if (!ctx.fieldManager) throw statusError(422, 'Invalid', 'PATCH is invalid: fieldManager: Required value: is required for apply patch');
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw statusError(400, 'BadRequest', 'apply patch must be an object');
+  private apply(
+    r: RegisteredResource,
+    namespace: string | undefined,
+    name: string,
+    body: Obj,
+    ctx: WriteContext & { subresource?: string; force?: boolean },
+  ): KubeObject {
+    if (!ctx.fieldManager)
+      throw statusError(422, 'Invalid', 'PATCH is invalid: fieldManager: Required value: is required for apply patch');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw statusError(400, 'BadRequest', 'apply patch must be an object');
     const meta = (body.metadata ?? {}) as Obj;
     if (body.apiVersion !== apiVersionOf(r) || body.kind !== r.kind) {
-      throw statusError(400, 'BadRequest', `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersionOf(r)}) or kind ${String(body.kind)} is not ${r.kind}`);
+      throw statusError(
+        400,
+        'BadRequest',
+        `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${apiVersionOf(r)}) or kind ${String(body.kind)} is not ${r.kind}`,
+      );
     }
-    if (meta.name !== undefined && meta.name !== name) throw statusError(400, 'BadRequest', `the name of the object (${JSON.stringify(meta.name)}) does not match the name on the URL (${name})`);
+    if (meta.name !== undefined && meta.name !== name)
+      throw statusError(
+        400,
+        'BadRequest',
+        `the name of the object (${JSON.stringify(meta.name)}) does not match the name on the URL (${name})`,
+      );
     const existing = this.table(r).get(this.key(r, namespace, name));
     const ssaCtx = this.ssaCtx(r, ctx.subresource);
     try {
       if (!existing) {
         if (ctx.subresource) throw notFound(r, name);
-        const created = ssaApply(undefined, { ...body, metadata: { ...meta, name, ...(r.namespaced ? { namespace } : {}) } }, ctx.fieldManager, true, ssaCtx);
+        const created = ssaApply(
+          undefined,
+          { ...body, metadata: { ...meta, name, ...(r.namespaced ? { namespace } : {}) } },
+          ctx.fieldManager,
+          true,
+          ssaCtx,
+        );
         const managed = (created.metadata as Obj).managedFields;
         if (ctx.dryRun) return created as KubeObject;
         const obj = this.create(r, namespace, created, { fieldManager: ctx.fieldManager, dryRun: true });
         obj.metadata.managedFields = managed as KubeObject['metadata']['managedFields'];
         return this.commit(r, 'ADDED', obj);
       }
-      if (typeof meta.resourceVersion === 'string' && meta.resourceVersion !== existing.metadata.resourceVersion) throw conflict(r, name);
-      const merged = ssaApply(structuredClone(existing), body, ctx.fieldManager, ctx.force ?? false, ssaCtx) as KubeObject;
+      if (typeof meta.resourceVersion === 'string' && meta.resourceVersion !== existing.metadata.resourceVersion)
+        throw conflict(r, name);
+      const merged = ssaApply(
+        structuredClone(existing),
+        body,
+        ctx.fieldManager,
+        ctx.force ?? false,
+        ssaCtx,
+      ) as KubeObject;
       return this.writeUpdate(r, structuredClone(existing), merged, { ...ctx, tracked: true });
     } catch (err) {
       if (err instanceof ApplyConflictError) {
         throw statusError(409, 'Conflict', err.message, {
-          name, group: r.group, kind: r.plural,
-          causes: err.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}"`, field: c.field })),
+          name,
+          group: r.group,
+          kind: r.plural,
+          causes: err.conflicts.map((c) => ({
+            reason: 'FieldManagerConflict',
+            message: `conflict with "${c.manager}"`,
+            field: c.field,
+          })),
         });
       }
       throw err;
@@ -363,7 +638,12 @@ export class KubeStore {
 
   // ---- the common update path ----
 
-  private writeUpdate(r: RegisteredResource, current: KubeObject, incoming: KubeObject, ctx: WriteContext & { subresource?: string; tracked?: boolean }): KubeObject {
+  private writeUpdate(
+    r: RegisteredResource,
+    current: KubeObject,
+    incoming: KubeObject,
+    ctx: WriteContext & { subresource?: string; tracked?: boolean },
+  ): KubeObject {
     const name = current.metadata.name;
     let next: KubeObject;
     if (ctx.subresource === 'status') {
@@ -398,14 +678,25 @@ export class KubeStore {
       }
       if (c.deletionTimestamp) {
         const added = (m.finalizers ?? []).filter((f) => !(c.finalizers ?? []).includes(f));
-        if (added.length) throw invalid(r, name, 'metadata.finalizers', `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`);
+        if (added.length)
+          throw invalid(
+            r,
+            name,
+            'metadata.finalizers',
+            `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+          );
       }
     }
     if (!ctx.tracked) trackUpdate(current, next, ctx.fieldManager ?? 'unknown', this.ssaCtx(r, ctx.subresource));
     if (isDeepStrictEqual(next, current)) return current; // a no-op write changes nothing, not even the resourceVersion
-    if (r.custom && !isDeepStrictEqual(specOf(next, r), specOf(current, r))) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
+    if (r.custom && !isDeepStrictEqual(specOf(next, r), specOf(current, r)))
+      next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     if (ctx.dryRun) return next;
-    if (next.metadata.deletionTimestamp && (next.metadata.finalizers?.length ?? 0) === 0 && !(r.group === '' && r.plural === 'namespaces')) {
+    if (
+      next.metadata.deletionTimestamp &&
+      (next.metadata.finalizers?.length ?? 0) === 0 &&
+      !(r.group === '' && r.plural === 'namespaces')
+    ) {
       const gone = this.remove(r, next);
       this.collectGarbage(gone);
       return gone;
@@ -420,18 +711,31 @@ export class KubeStore {
    * one) before returning; then live events go to `sink` until the returned cancel() is called.
    * A compacted resourceVersion yields one ERROR 410 event and `ended: true`.
    */
-  watch(r: ResourceRef, filter: WatchFilter & { resourceVersion?: string }, sink: StoreWatcher): { cancel: () => void; ended: boolean } {
+  watch(
+    r: ResourceRef,
+    filter: WatchFilter & { resourceVersion?: string },
+    sink: StoreWatcher,
+  ): { cancel: () => void; ended: boolean } {
     const id = resourceId(r);
     const matches = this.matcher(r, filter);
     const inScope = (o: KubeObject): boolean => !filter.namespace || o.metadata.namespace === filter.namespace;
-    const w: ActiveWatch = { resource: id, matches: (o) => inScope(o) && matches(o), namespace: filter.namespace, sink };
-    const fromRv = filter.resourceVersion && filter.resourceVersion !== '0' ? Number(filter.resourceVersion) : undefined;
+    const w: ActiveWatch = {
+      resource: id,
+      matches: (o) => inScope(o) && matches(o),
+      namespace: filter.namespace,
+      sink,
+    };
+    const fromRv =
+      filter.resourceVersion && filter.resourceVersion !== '0' ? Number(filter.resourceVersion) : undefined;
     if (fromRv !== undefined && (!Number.isFinite(fromRv) || fromRv < this.compactedRv)) {
       sink.send({ type: 'ERROR', object: this.expired(filter.resourceVersion!) as unknown as KubeObject });
       return { cancel: () => undefined, ended: true };
     }
     if (fromRv === undefined) {
-      const items = [...this.table(r).entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, o]) => o).filter(w.matches);
+      const items = [...this.table(r).entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([, o]) => o)
+        .filter(w.matches);
       for (const o of items) sink.send({ type: 'ADDED', object: structuredClone(o) });
     } else {
       for (const ev of this.history) if (ev.rv > fromRv && ev.resource === id) this.deliver(w, ev);
@@ -442,11 +746,22 @@ export class KubeStore {
 
   /** A BOOKMARK with the current resourceVersion. */
   bookmark(r: ResourceRef): WatchEvent {
-    return { type: 'BOOKMARK', object: { apiVersion: apiVersionOf(r), kind: r.kind, metadata: { name: '', resourceVersion: String(this.rv) } } };
+    return {
+      type: 'BOOKMARK',
+      object: { apiVersion: apiVersionOf(r), kind: r.kind, metadata: { name: '', resourceVersion: String(this.rv) } },
+    };
   }
 
   private expired(rv: string): Status {
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${rv} (${this.compactedRv + 1})`, reason: 'Expired', code: 410 };
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `too old resource version: ${rv} (${this.compactedRv + 1})`,
+      reason: 'Expired',
+      code: 410,
+    };
   }
 
   private deliver(w: ActiveWatch, ev: HistoryEvent): void {
@@ -464,20 +779,36 @@ export class KubeStore {
   // ---- tokens (TokenRequest / TokenReview) ----
 
   /** TokenRequest on a ServiceAccount: an RS256 JWT with the claims the apiserver puts in bound tokens. */
-  issueToken(namespace: string, serviceAccount: string, spec: { audiences?: string[]; expirationSeconds?: number }): { token: string; expirationTimestamp: string } {
+  issueToken(
+    namespace: string,
+    serviceAccount: string,
+    spec: { audiences?: string[]; expirationSeconds?: number },
+  ): { token: string; expirationTimestamp: string } {
     const sa = this.get(this.resource('', 'v1', 'serviceaccounts')!, namespace, serviceAccount);
     const exp = spec.expirationSeconds ?? 3600;
-    if (exp < 600) throw statusError(422, 'Invalid', `TokenRequest.authentication.k8s.io "${serviceAccount}" is invalid: spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration less than 10 minutes`);
+    if (exp < 600)
+      throw statusError(
+        422,
+        'Invalid',
+        `TokenRequest.authentication.k8s.io "${serviceAccount}" is invalid: spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration less than 10 minutes`,
+      );
     const iat = Math.floor(this.now() / 1000);
     const claims: TokenClaims = {
-      iss: this.issuer, sub: `system:serviceaccount:${namespace}:${serviceAccount}`,
-      aud: spec.audiences?.length ? spec.audiences : [this.issuer], exp: iat + exp, iat, nbf: iat,
+      iss: this.issuer,
+      sub: `system:serviceaccount:${namespace}:${serviceAccount}`,
+      aud: spec.audiences?.length ? spec.audiences : [this.issuer],
+      exp: iat + exp,
+      iat,
+      nbf: iat,
       'kubernetes.io': { namespace, serviceaccount: { name: serviceAccount, uid: sa.metadata.uid! } },
     };
     const enc = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
     const unsigned = `${enc({ alg: 'RS256', kid: 'sim' })}.${enc(claims)}`;
     const sig = cryptoSign('sha256', Buffer.from(unsigned), this.tokenKey.privateKey).toString('base64url');
-    return { token: `${unsigned}.${sig}`, expirationTimestamp: new Date((iat + exp) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    return {
+      token: `${unsigned}.${sig}`,
+      expirationTimestamp: new Date((iat + exp) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
   }
 
   /** TokenReview: valid signature, not expired, audience intersects, ServiceAccount still the same. */
@@ -490,15 +821,27 @@ export class KubeStore {
     } catch {
       return { authenticated: false, error: 'invalid bearer token' };
     }
-    if (alg !== 'RS256' || !cryptoVerify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), this.tokenKey.publicKey, Buffer.from(parts[2]!, 'base64url'))) {
+    if (
+      alg !== 'RS256' ||
+      !cryptoVerify(
+        'sha256',
+        Buffer.from(`${parts[0]}.${parts[1]}`),
+        this.tokenKey.publicKey,
+        Buffer.from(parts[2]!, 'base64url'),
+      )
+    ) {
       return { authenticated: false, error: 'invalid bearer token' };
     }
     const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString()) as TokenClaims;
     if (claims.exp * 1000 <= this.now()) return { authenticated: false, error: 'token has expired' };
-    if (audiences?.length && !claims.aud.some((a) => audiences.includes(a))) return { authenticated: false, error: 'token audiences do not match' };
+    if (audiences?.length && !claims.aud.some((a) => audiences.includes(a)))
+      return { authenticated: false, error: 'token audiences do not match' };
     const ref = claims['kubernetes.io'];
-    const sa = this.table(this.resource('', 'v1', 'serviceaccounts')!).get(`${ref.namespace}/${ref.serviceaccount.name}`);
-    if (!sa || sa.metadata.uid !== ref.serviceaccount.uid) return { authenticated: false, error: 'service account has been deleted' };
+    const sa = this.table(this.resource('', 'v1', 'serviceaccounts')!).get(
+      `${ref.namespace}/${ref.serviceaccount.name}`,
+    );
+    if (!sa || sa.metadata.uid !== ref.serviceaccount.uid)
+      return { authenticated: false, error: 'service account has been deleted' };
     return { authenticated: true, claims };
   }
 
@@ -525,8 +868,16 @@ export class KubeStore {
     }
   }
 
-  private ssaCtx(r: RegisteredResource, subresource: string | undefined): { apiVersion: string; now: string; subresource?: string; hasStatusSubresource: boolean } {
-    return { apiVersion: apiVersionOf(r), now: this.timestamp(), subresource, hasStatusSubresource: r.statusSubresource };
+  private ssaCtx(
+    r: RegisteredResource,
+    subresource: string | undefined,
+  ): { apiVersion: string; now: string; subresource?: string; hasStatusSubresource: boolean } {
+    return {
+      apiVersion: apiVersionOf(r),
+      now: this.timestamp(),
+      subresource,
+      hasStatusSubresource: r.statusSubresource,
+    };
   }
 
   private timestamp(): string {
@@ -538,7 +889,11 @@ export class KubeStore {
     if (!nsObj && this.implicitNamespaces) return;
     if (!nsObj) throw statusError(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
     if (nsObj.metadata.deletionTimestamp) {
-      throw statusError(403, 'Forbidden', `unable to create new content in namespace ${ns} because it is being terminated`);
+      throw statusError(
+        403,
+        'Forbidden',
+        `unable to create new content in namespace ${ns} because it is being terminated`,
+      );
     }
   }
 
@@ -631,7 +986,8 @@ function specOf(o: KubeObject, r: RegisteredResource): Obj {
 /** RFC 7386 JSON merge patch. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return structuredClone(patch);
-  const out: Obj = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Obj) } : {};
+  const out: Obj =
+    typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Obj) } : {};
   for (const [k, v] of Object.entries(patch as Obj)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);

@@ -57,7 +57,13 @@ interface OpenWatch {
   destroy(): void;
 }
 
-const REASON_TEXT: Record<number, string> = { 500: 'InternalError', 503: 'ServiceUnavailable', 429: 'TooManyRequests', 410: 'Expired', 403: 'Forbidden' };
+const REASON_TEXT: Record<number, string> = {
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  429: 'TooManyRequests',
+  410: 'Expired',
+  403: 'Forbidden',
+};
 
 export class KubeSim {
   readonly store: KubeStore;
@@ -78,7 +84,9 @@ export class KubeSim {
   static async start(opts: KubeSimOptions = {}): Promise<KubeSim> {
     const sim = new KubeSim(opts);
     const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => sim.handle(req, res);
-    sim.server = opts.tls ? https.createServer({ key: opts.tls.key, cert: opts.tls.cert }, handler) : http.createServer(handler);
+    sim.server = opts.tls
+      ? https.createServer({ key: opts.tls.key, cert: opts.tls.cert }, handler)
+      : http.createServer(handler);
     sim.scheme = opts.tls ? 'https' : 'http';
     await new Promise<void>((resolve) => sim.server.listen(0, '127.0.0.1', resolve));
     sim.port = (sim.server.address() as AddressInfo).port;
@@ -162,9 +170,26 @@ export class KubeSim {
     this.requests.push({ method, path: url.pathname, query, watch: isWatch, contentType: req.headers['content-type'] });
 
     if (req.headers.authorization !== `Bearer ${this.token}`) {
-      return this.sendStatus(res, new SimError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 }));
+      return this.sendStatus(
+        res,
+        new SimError({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'Unauthorized',
+          reason: 'Unauthorized',
+          code: 401,
+        }),
+      );
     }
-    const fault = this.faults.find((f) => f.remaining > 0 && matchPath(f.path, url.pathname) && (!f.method || f.method === method) && (f.watch === undefined || f.watch === isWatch));
+    const fault = this.faults.find(
+      (f) =>
+        f.remaining > 0 &&
+        matchPath(f.path, url.pathname) &&
+        (!f.method || f.method === method) &&
+        (f.watch === undefined || f.watch === isWatch),
+    );
     if (fault) {
       fault.remaining--;
       if (fault.action === 'hang') {
@@ -177,7 +202,18 @@ export class KubeSim {
         return;
       }
       const { status, reason, message } = fault.action;
-      return this.sendStatus(res, new SimError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: message ?? `injected failure ${status}`, reason: reason ?? REASON_TEXT[status] ?? 'InternalError', code: status }));
+      return this.sendStatus(
+        res,
+        new SimError({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: message ?? `injected failure ${status}`,
+          reason: reason ?? REASON_TEXT[status] ?? 'InternalError',
+          code: status,
+        }),
+      );
     }
 
     const chunks: Buffer[] = [];
@@ -187,22 +223,44 @@ export class KubeSim {
         this.route(req, res, url, query, isWatch, Buffer.concat(chunks).toString('utf8'));
       } catch (err) {
         if (err instanceof SimError) return this.sendStatus(res, err);
-        this.sendStatus(res, new SimError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `internal error: ${(err as Error).message}`, reason: 'InternalError', code: 500 }));
+        this.sendStatus(
+          res,
+          new SimError({
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message: `internal error: ${(err as Error).message}`,
+            reason: 'InternalError',
+            code: 500,
+          }),
+        );
       }
     });
   }
 
-  private route(req: http.IncomingMessage, res: http.ServerResponse, url: URL, query: Record<string, string>, isWatch: boolean, rawBody: string): void {
+  private route(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    url: URL,
+    query: Record<string, string>,
+    isWatch: boolean,
+    rawBody: string,
+  ): void {
     const method = req.method ?? 'GET';
     const segs = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     // discovery
     if (method === 'GET') {
-      if (url.pathname === '/version') return this.json(res, 200, { major: '1', minor: '34', gitVersion: 'v1.34.0-vaultgate-sim' });
-      if (url.pathname === '/api') return this.json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
+      if (url.pathname === '/version')
+        return this.json(res, 200, { major: '1', minor: '34', gitVersion: 'v1.34.0-vaultgate-sim' });
+      if (url.pathname === '/api')
+        return this.json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
       if (url.pathname === '/apis') return this.json(res, 200, this.groupList());
-      if ((segs[0] === 'api' && segs.length === 2) || (segs[0] === 'apis' && segs.length === 3)) return this.json(res, 200, this.resourceList(segs[0] === 'api' ? '' : segs[1]!, segs[segs.length - 1]!));
+      if ((segs[0] === 'api' && segs.length === 2) || (segs[0] === 'apis' && segs.length === 3))
+        return this.json(res, 200, this.resourceList(segs[0] === 'api' ? '' : segs[1]!, segs[segs.length - 1]!));
     }
-    if (method === 'POST' && url.pathname === '/apis/authentication.k8s.io/v1/tokenreviews') return this.tokenReview(res, rawBody);
+    if (method === 'POST' && url.pathname === '/apis/authentication.k8s.io/v1/tokenreviews')
+      return this.tokenReview(res, rawBody);
 
     const target = this.parseResourcePath(segs);
     if (!target) throw notFoundPath();
@@ -211,35 +269,68 @@ export class KubeSim {
     const body = (): unknown => {
       if (!rawBody) return undefined;
       try {
-        return contentType.startsWith('application/apply-patch+yaml') ? (parseYaml(rawBody) as unknown) : (JSON.parse(rawBody) as unknown);
+        return contentType.startsWith('application/apply-patch+yaml')
+          ? (parseYaml(rawBody) as unknown)
+          : (JSON.parse(rawBody) as unknown);
       } catch {
-        throw new SimError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the body of the request could not be decoded', reason: 'BadRequest', code: 400 });
+        throw new SimError({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'the body of the request could not be decoded',
+          reason: 'BadRequest',
+          code: 400,
+        });
       }
     };
     const ctx = { fieldManager: query.fieldManager, dryRun: query.dryRun === 'All' };
-    if (subresource && !(subresource === 'status' && r.statusSubresource) && !(subresource === 'token' && r.plural === 'serviceaccounts' && r.group === '')) throw notFoundPath();
+    if (
+      subresource &&
+      !(subresource === 'status' && r.statusSubresource) &&
+      !(subresource === 'token' && r.plural === 'serviceaccounts' && r.group === '')
+    )
+      throw notFoundPath();
 
     switch (method) {
       case 'GET':
         if (name === undefined) {
           if (isWatch) return this.serveWatch(req, res, r, namespace, query);
-          const page = this.store.list(r, { namespace, labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, limit: query.limit ? Number(query.limit) : undefined, continue: query.continue });
+          const page = this.store.list(r, {
+            namespace,
+            labelSelector: query.labelSelector,
+            fieldSelector: query.fieldSelector,
+            limit: query.limit ? Number(query.limit) : undefined,
+            continue: query.continue,
+          });
           // built-in lists (protobuf-backed) carry no apiVersion/kind on items; custom resources do
           const items = r.custom ? page.items : page.items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
           return this.json(res, 200, {
-            apiVersion: apiVersionOf(r), kind: `${r.kind}List`,
-            metadata: { resourceVersion: page.resourceVersion, ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}) },
+            apiVersion: apiVersionOf(r),
+            kind: `${r.kind}List`,
+            metadata: {
+              resourceVersion: page.resourceVersion,
+              ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}),
+            },
             items,
           });
         }
         return this.json(res, 200, this.store.get(r, namespace, name));
       case 'POST': {
         if (subresource === 'token' && name) {
-          const tr = (body() ?? {}) as { spec?: { audiences?: string[]; expirationSeconds?: number; boundObjectRef?: unknown } };
+          const tr = (body() ?? {}) as {
+            spec?: { audiences?: string[]; expirationSeconds?: number; boundObjectRef?: unknown };
+          };
           const issued = this.store.issueToken(namespace!, name, tr.spec ?? {});
           return this.json(res, 201, {
-            apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name, namespace, creationTimestamp: null },
-            spec: { audiences: tr.spec?.audiences ?? [], expirationSeconds: tr.spec?.expirationSeconds ?? 3600, boundObjectRef: tr.spec?.boundObjectRef ?? null },
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            metadata: { name, namespace, creationTimestamp: null },
+            spec: {
+              audiences: tr.spec?.audiences ?? [],
+              expirationSeconds: tr.spec?.expirationSeconds ?? 3600,
+              boundObjectRef: tr.spec?.boundObjectRef ?? null,
+            },
             status: issued,
           });
         }
@@ -252,15 +343,28 @@ export class KubeSim {
       case 'PATCH': {
         if (name === undefined) throw methodNotAllowed();
         const existed = this.exists(r, namespace, name);
-        const out = this.store.patch(r, namespace, name, body(), contentType, { ...ctx, subresource, force: query.force === 'true' });
+        const out = this.store.patch(r, namespace, name, body(), contentType, {
+          ...ctx,
+          subresource,
+          force: query.force === 'true',
+        });
         return this.json(res, existed ? 200 : 201, out);
       }
       case 'DELETE': {
         if (name === undefined) throw methodNotAllowed();
-        const opts = (body() ?? {}) as { preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string };
+        const opts = (body() ?? {}) as {
+          preconditions?: { uid?: string; resourceVersion?: string };
+          propagationPolicy?: string;
+        };
         const { obj, gone } = this.store.delete(r, namespace, name, opts);
         if (!gone || r.custom) return this.json(res, 200, obj);
-        return this.json(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: r.group, kind: r.plural, uid: obj.metadata.uid } });
+        return this.json(res, 200, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Success',
+          details: { name, group: r.group, kind: r.plural, uid: obj.metadata.uid },
+        });
       }
       default:
         throw methodNotAllowed();
@@ -276,8 +380,16 @@ export class KubeSim {
     }
   }
 
-  private serveWatch(req: http.IncomingMessage, res: http.ServerResponse, r: RegisteredResource, namespace: string | undefined, query: Record<string, string>): void {
-    const timeoutSeconds = query.timeoutSeconds ? Number(query.timeoutSeconds) : (this.opts.defaultWatchTimeoutSeconds ?? 1800);
+  private serveWatch(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    r: RegisteredResource,
+    namespace: string | undefined,
+    query: Record<string, string>,
+  ): void {
+    const timeoutSeconds = query.timeoutSeconds
+      ? Number(query.timeoutSeconds)
+      : (this.opts.defaultWatchTimeoutSeconds ?? 1800);
     const allowBookmarks = query.allowWatchBookmarks === 'true';
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
     const timers: NodeJS.Timeout[] = [];
@@ -290,7 +402,8 @@ export class KubeSim {
       this.watches.delete(w);
     };
     const w: OpenWatch = {
-      allowBookmarks, resource: r,
+      allowBookmarks,
+      resource: r,
       send: (ev) => {
         if (!closed) res.write(`${JSON.stringify(ev)}\n`);
       },
@@ -305,14 +418,24 @@ export class KubeSim {
       },
     };
     let handle: { cancel: () => void; ended: boolean } = { cancel: () => undefined, ended: false };
-    handle = this.store.watch(r, { namespace, labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, resourceVersion: query.resourceVersion }, w);
+    handle = this.store.watch(
+      r,
+      {
+        namespace,
+        labelSelector: query.labelSelector,
+        fieldSelector: query.fieldSelector,
+        resourceVersion: query.resourceVersion,
+      },
+      w,
+    );
     if (handle.ended) return w.end();
     this.watches.add(w);
     res.on('close', cleanup);
     timers.push(setTimeout(() => w.end(), timeoutSeconds * 1000));
     if (allowBookmarks) {
       // as the apiserver's cacheWatcher: a bookmark shortly (2 s) before the watch times out, and periodically
-      if (timeoutSeconds > 2) timers.push(setTimeout(() => w.send(this.store.bookmark(r)), (timeoutSeconds - 2) * 1000));
+      if (timeoutSeconds > 2)
+        timers.push(setTimeout(() => w.send(this.store.bookmark(r)), (timeoutSeconds - 2) * 1000));
       const every = this.opts.bookmarkIntervalMs ?? 60_000;
       const tick = (): void => {
         w.send(this.store.bookmark(r));
@@ -327,19 +450,32 @@ export class KubeSim {
     const result = this.store.reviewToken(review.spec?.token ?? '', review.spec?.audiences);
     const c = result.claims;
     this.json(res, 201, {
-      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: { creationTimestamp: null },
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      metadata: { creationTimestamp: null },
       spec: { audiences: review.spec?.audiences }, // the token itself is not echoed back
-      status: result.authenticated && c
-        ? {
-            authenticated: true,
-            user: { username: c.sub, uid: c['kubernetes.io'].serviceaccount.uid, groups: ['system:serviceaccounts', `system:serviceaccounts:${c['kubernetes.io'].namespace}`, 'system:authenticated'] },
-            audiences: c.aud,
-          }
-        : { authenticated: false, error: result.error, user: {} },
+      status:
+        result.authenticated && c
+          ? {
+              authenticated: true,
+              user: {
+                username: c.sub,
+                uid: c['kubernetes.io'].serviceaccount.uid,
+                groups: [
+                  'system:serviceaccounts',
+                  `system:serviceaccounts:${c['kubernetes.io'].namespace}`,
+                  'system:authenticated',
+                ],
+              },
+              audiences: c.aud,
+            }
+          : { authenticated: false, error: result.error, user: {} },
     });
   }
 
-  private parseResourcePath(segs: string[]): { r: RegisteredResource; namespace?: string; name?: string; subresource?: string } | undefined {
+  private parseResourcePath(
+    segs: string[],
+  ): { r: RegisteredResource; namespace?: string; name?: string; subresource?: string } | undefined {
     let group: string;
     let version: string;
     let rest: string[];
@@ -357,9 +493,11 @@ export class KubeSim {
 
   private groupList(): unknown {
     const groups = new Map<string, Set<string>>();
-    for (const r of this.store.allResources()) if (r.group) (groups.get(r.group) ?? groups.set(r.group, new Set()).get(r.group)!).add(r.version);
+    for (const r of this.store.allResources())
+      if (r.group) (groups.get(r.group) ?? groups.set(r.group, new Set()).get(r.group)!).add(r.version);
     return {
-      kind: 'APIGroupList', apiVersion: 'v1',
+      kind: 'APIGroupList',
+      apiVersion: 'v1',
       groups: [...groups].map(([name, versions]) => {
         const vs = [...versions].map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
         return { name, versions: vs, preferredVersion: vs[0] };
@@ -372,11 +510,45 @@ export class KubeSim {
     if (!rs.length) throw notFoundPath();
     const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
     const resources = rs.flatMap((r) => [
-      { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs, ...(r.shortNames.length ? { shortNames: r.shortNames } : {}) },
-      ...(r.statusSubresource ? [{ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] }] : []),
-      ...(r.plural === 'serviceaccounts' && !group ? [{ name: 'serviceaccounts/token', singularName: '', namespaced: true, group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] }] : []),
+      {
+        name: r.plural,
+        singularName: r.singular,
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs,
+        ...(r.shortNames.length ? { shortNames: r.shortNames } : {}),
+      },
+      ...(r.statusSubresource
+        ? [
+            {
+              name: `${r.plural}/status`,
+              singularName: '',
+              namespaced: r.namespaced,
+              kind: r.kind,
+              verbs: ['get', 'patch', 'update'],
+            },
+          ]
+        : []),
+      ...(r.plural === 'serviceaccounts' && !group
+        ? [
+            {
+              name: 'serviceaccounts/token',
+              singularName: '',
+              namespaced: true,
+              group: 'authentication.k8s.io',
+              version: 'v1',
+              kind: 'TokenRequest',
+              verbs: ['create'],
+            },
+          ]
+        : []),
     ]);
-    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: group ? `${group}/${version}` : version,
+      resources,
+    };
   }
 
   private json(res: http.ServerResponse, code: number, body: unknown): void {
@@ -397,12 +569,40 @@ function matchPath(pattern: string | RegExp, path: string): boolean {
 
 function asObject(v: unknown): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw new SimError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the body of the request must be an object', reason: 'BadRequest', code: 400 });
+    throw new SimError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'the body of the request must be an object',
+      reason: 'BadRequest',
+      code: 400,
+    });
   }
   return v as Record<string, unknown>;
 }
 
-const notFoundPath = (): SimError => new SimError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404, details: {} });
-const methodNotAllowed = (): SimError => new SimError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', code: 405, details: {} });
+const notFoundPath = (): SimError =>
+  new SimError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server could not find the requested resource',
+    reason: 'NotFound',
+    code: 404,
+    details: {},
+  });
+const methodNotAllowed = (): SimError =>
+  new SimError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server does not allow this method on the requested resource',
+    reason: 'MethodNotAllowed',
+    code: 405,
+    details: {},
+  });
 
 export type { KubeObject };

@@ -2,7 +2,21 @@
 // path_login.go behaviour), jwt (minimal, vault-plugin-auth-jwt) and approle (minimal).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { JwtVerifier, SaTokenVerifier } from './vault-jwt.ts';
-import { SimError, badRequest, dataResponse, globMatch, listChildren, noContent, noHandler, notFound, permissionDenied, stringList, ttlSeconds, type SimOp, type SimResponse } from './vault-engine.ts';
+import {
+  SimError,
+  badRequest,
+  dataResponse,
+  globMatch,
+  listChildren,
+  noContent,
+  noHandler,
+  notFound,
+  permissionDenied,
+  stringList,
+  ttlSeconds,
+  type SimOp,
+  type SimResponse,
+} from './vault-engine.ts';
 import type { TokenStore } from './vault-tokens.ts';
 
 export interface AuthEngine {
@@ -21,7 +35,12 @@ interface TokenParams {
 }
 
 function tokenParams(body: Record<string, unknown>, existing?: TokenParams): TokenParams {
-  const policies = body.token_policies !== undefined ? stringList(body.token_policies) : body.policies !== undefined ? stringList(body.policies) : existing?.token_policies ?? [];
+  const policies =
+    body.token_policies !== undefined
+      ? stringList(body.token_policies)
+      : body.policies !== undefined
+        ? stringList(body.policies)
+        : (existing?.token_policies ?? []);
   return {
     token_policies: policies,
     token_ttl: ttlSeconds(body.token_ttl ?? body.ttl, 'token_ttl') ?? existing?.token_ttl ?? 0,
@@ -31,9 +50,20 @@ function tokenParams(body: Record<string, unknown>, existing?: TokenParams): Tok
 
 function tokenParamsOut(p: TokenParams): Record<string, unknown> {
   return {
-    token_policies: p.token_policies, policies: p.token_policies, token_ttl: p.token_ttl, ttl: p.token_ttl,
-    token_max_ttl: p.token_max_ttl, max_ttl: p.token_max_ttl, token_bound_cidrs: [], token_explicit_max_ttl: 0,
-    token_no_default_policy: false, token_num_uses: 0, token_period: 0, period: 0, num_uses: 0, token_type: 'default',
+    token_policies: p.token_policies,
+    policies: p.token_policies,
+    token_ttl: p.token_ttl,
+    ttl: p.token_ttl,
+    token_max_ttl: p.token_max_ttl,
+    max_ttl: p.token_max_ttl,
+    token_bound_cidrs: [],
+    token_explicit_max_ttl: 0,
+    token_no_default_policy: false,
+    token_num_uses: 0,
+    token_period: 0,
+    period: 0,
+    num_uses: 0,
+    token_type: 'default',
   };
 }
 
@@ -53,7 +83,10 @@ export class KubernetesAuthEngine implements AuthEngine {
   readonly roles = new Map<string, K8sRole>();
   private config: Record<string, unknown> = {};
 
-  constructor(private readonly tokens: TokenStore, private readonly verify: SaTokenVerifier) {}
+  constructor(
+    private readonly tokens: TokenStore,
+    private readonly verify: SaTokenVerifier,
+  ) {}
 
   unauthenticated(rest: string): boolean {
     return rest === 'login';
@@ -70,14 +103,25 @@ export class KubernetesAuthEngine implements AuthEngine {
       if (op === 'read') {
         if (Object.keys(this.config).length === 0) throw notFound(); // OpenBao: 404, errors [] before any config
         const { token_reviewer_jwt: _hidden, ...shown } = this.config;
-        return dataResponse({ disable_iss_validation: true, disable_local_ca_jwt: false, issuer: '', kubernetes_ca_cert: '', pem_keys: [], ...shown });
+        return dataResponse({
+          disable_iss_validation: true,
+          disable_local_ca_jwt: false,
+          issuer: '',
+          kubernetes_ca_cert: '',
+          pem_keys: [],
+          ...shown,
+        });
       }
       if (op === 'create' || op === 'update') {
         if (typeof body.kubernetes_host !== 'string' || !body.kubernetes_host) throw badRequest('no host provided');
         // As OpenBao 2.7.2 (seen in the contract): without a CA in the request it falls back to the pod's
         // service-account CA file, which does not exist outside a pod.
         if (typeof body.kubernetes_ca_cert !== 'string' || !body.kubernetes_ca_cert) {
-          throw badRequest(body.disable_local_ca_jwt === true ? 'kubernetes_ca_cert must be given when disable_local_ca_jwt is true' : 'open /var/run/secrets/kubernetes.io/serviceaccount/ca.crt: no such file or directory');
+          throw badRequest(
+            body.disable_local_ca_jwt === true
+              ? 'kubernetes_ca_cert must be given when disable_local_ca_jwt is true'
+              : 'open /var/run/secrets/kubernetes.io/serviceaccount/ca.crt: no such file or directory',
+          );
         }
         this.config = { ...body };
         return noContent();
@@ -89,7 +133,8 @@ export class KubernetesAuthEngine implements AuthEngine {
       return dataResponse({ keys });
     }
     if (section === 'role' && name && more === undefined) return this.role(op, name.toLowerCase(), body);
-    if (section === 'login' && name === undefined && (op === 'create' || op === 'update')) return this.login(body, mount);
+    if (section === 'login' && name === undefined && (op === 'create' || op === 'update'))
+      return this.login(body, mount);
     throw noHandler(`auth/${mount}/${rest}`);
   }
 
@@ -104,21 +149,31 @@ export class KubernetesAuthEngine implements AuthEngine {
         return noContent();
       case 'create':
       case 'update': {
-        const names = body.bound_service_account_names !== undefined ? stringList(body.bound_service_account_names) : existing?.bound_service_account_names ?? [];
-        const namespaces = body.bound_service_account_namespaces !== undefined ? stringList(body.bound_service_account_namespaces) : existing?.bound_service_account_namespaces ?? [];
+        const names =
+          body.bound_service_account_names !== undefined
+            ? stringList(body.bound_service_account_names)
+            : (existing?.bound_service_account_names ?? []);
+        const namespaces =
+          body.bound_service_account_namespaces !== undefined
+            ? stringList(body.bound_service_account_namespaces)
+            : (existing?.bound_service_account_namespaces ?? []);
         if (names.length === 0) throw badRequest('"bound_service_account_names" can not be empty');
         if (namespaces.length === 0) throw badRequest('"bound_service_account_namespaces" can not be empty');
         if (names.length === 1 && names[0] === '*' && namespaces.length === 1 && namespaces[0] === '*') {
           throw badRequest('service_account_names and service_account_namespaces can not both be "*"');
         }
         const params = tokenParams(body, existing);
-        if (params.token_max_ttl > 0 && params.token_ttl > params.token_max_ttl) throw badRequest('token ttl should not be greater than token max ttl');
+        if (params.token_max_ttl > 0 && params.token_ttl > params.token_max_ttl)
+          throw badRequest('token ttl should not be greater than token max ttl');
         this.roles.set(name, {
           ...params,
           bound_service_account_names: names,
           bound_service_account_namespaces: namespaces,
-          audience: typeof body.audience === 'string' ? body.audience : existing?.audience ?? '',
-          alias_name_source: typeof body.alias_name_source === 'string' ? body.alias_name_source : existing?.alias_name_source ?? 'serviceaccount_uid',
+          audience: typeof body.audience === 'string' ? body.audience : (existing?.audience ?? ''),
+          alias_name_source:
+            typeof body.alias_name_source === 'string'
+              ? body.alias_name_source
+              : (existing?.alias_name_source ?? 'serviceaccount_uid'),
         });
         return noContent();
       }
@@ -137,12 +192,23 @@ export class KubernetesAuthEngine implements AuthEngine {
     // TokenReview with the role's audience (none → the apiserver's default audiences).
     const sa = await this.verify(jwt, role.audience ? [role.audience] : []);
     if (!sa) throw permissionDenied();
-    if (!role.bound_service_account_names.some((p) => globMatch(p, sa.name))) throw new SimError(403, ['service account name not authorized']);
-    if (!role.bound_service_account_namespaces.some((p) => globMatch(p, sa.namespace))) throw new SimError(403, ['namespace not authorized']);
+    if (!role.bound_service_account_names.some((p) => globMatch(p, sa.name)))
+      throw new SimError(403, ['service account name not authorized']);
+    if (!role.bound_service_account_namespaces.some((p) => globMatch(p, sa.namespace)))
+      throw new SimError(403, ['namespace not authorized']);
     const t = this.tokens.issue({
-      policies: role.token_policies, ttl: role.token_ttl, maxTtl: role.token_max_ttl, path: `auth/${mount}/login`,
+      policies: role.token_policies,
+      ttl: role.token_ttl,
+      maxTtl: role.token_max_ttl,
+      path: `auth/${mount}/login`,
       displayName: `${mount}-${sa.namespace}-${sa.name}`,
-      meta: { role: roleName, service_account_name: sa.name, service_account_namespace: sa.namespace, service_account_uid: sa.uid, service_account_secret_name: '' },
+      meta: {
+        role: roleName,
+        service_account_name: sa.name,
+        service_account_namespace: sa.namespace,
+        service_account_uid: sa.uid,
+        service_account_secret_name: '',
+      },
     });
     return dataResponse(null, { auth: this.tokens.authBlock(t) });
   }
@@ -161,7 +227,10 @@ export class JwtAuthEngine implements AuthEngine {
   readonly roles = new Map<string, JwtRole>();
   private config: Record<string, unknown> = {};
 
-  constructor(private readonly tokens: TokenStore, private readonly verify: JwtVerifier) {}
+  constructor(
+    private readonly tokens: TokenStore,
+    private readonly verify: JwtVerifier,
+  ) {}
 
   unauthenticated(rest: string): boolean {
     return rest === 'login';
@@ -199,11 +268,19 @@ export class JwtAuthEngine implements AuthEngine {
         role_type: typeof body.role_type === 'string' ? body.role_type : 'oidc',
         bound_audiences: stringList(body.bound_audiences),
         bound_subject: typeof body.bound_subject === 'string' ? body.bound_subject : '',
-        bound_claims: body.bound_claims && typeof body.bound_claims === 'object' ? (body.bound_claims as Record<string, unknown>) : {},
+        bound_claims:
+          body.bound_claims && typeof body.bound_claims === 'object'
+            ? (body.bound_claims as Record<string, unknown>)
+            : {},
         user_claim: typeof body.user_claim === 'string' ? body.user_claim : '',
       };
       if (!role.user_claim) throw badRequest('a user claim must be defined on the role');
-      if (role.role_type === 'jwt' && role.bound_audiences.length === 0 && !role.bound_subject && Object.keys(role.bound_claims).length === 0) {
+      if (
+        role.role_type === 'jwt' &&
+        role.bound_audiences.length === 0 &&
+        !role.bound_subject &&
+        Object.keys(role.bound_claims).length === 0
+      ) {
         throw badRequest('must have at least one bound constraint when creating/updating a role');
       }
       this.roles.set(name, role);
@@ -214,7 +291,12 @@ export class JwtAuthEngine implements AuthEngine {
   }
 
   private async login(body: Record<string, unknown>, mount: string): Promise<SimResponse> {
-    const roleName = typeof body.role === 'string' && body.role ? body.role : typeof this.config.default_role === 'string' ? this.config.default_role : '';
+    const roleName =
+      typeof body.role === 'string' && body.role
+        ? body.role
+        : typeof this.config.default_role === 'string'
+          ? this.config.default_role
+          : '';
     if (!roleName) throw badRequest('missing role');
     const role = this.roles.get(roleName);
     if (!role) throw badRequest(`role "${roleName}" could not be found`);
@@ -224,16 +306,27 @@ export class JwtAuthEngine implements AuthEngine {
     if (!claims) throw badRequest('error validating token: invalid signature or expired');
     const aud = Array.isArray(claims.aud) ? claims.aud : claims.aud ? [claims.aud] : [];
     if (role.bound_audiences.length > 0 && !role.bound_audiences.some((a) => aud.includes(a))) {
-      throw badRequest('error validating token: invalid audience (aud) claim: audience claim does not match any expected audience');
+      throw badRequest(
+        'error validating token: invalid audience (aud) claim: audience claim does not match any expected audience',
+      );
     }
-    if (role.bound_subject && claims.sub !== role.bound_subject) throw badRequest('error validating token: invalid subject (sub) claim');
+    if (role.bound_subject && claims.sub !== role.bound_subject)
+      throw badRequest('error validating token: invalid subject (sub) claim');
     for (const [k, want] of Object.entries(role.bound_claims)) {
       const wants = Array.isArray(want) ? want : [want];
-      if (!wants.includes(claims[k])) throw badRequest(`error validating claims: claim "${k}" does not match any associated bound claim values`);
+      if (!wants.includes(claims[k]))
+        throw badRequest(`error validating claims: claim "${k}" does not match any associated bound claim values`);
     }
     const user = claims[role.user_claim];
     if (typeof user !== 'string') throw badRequest(`claim "${role.user_claim}" not found in token`);
-    const t = this.tokens.issue({ policies: role.token_policies, ttl: role.token_ttl, maxTtl: role.token_max_ttl, path: `auth/${mount}/login`, displayName: `${mount}-${user}`, meta: { role: roleName } });
+    const t = this.tokens.issue({
+      policies: role.token_policies,
+      ttl: role.token_ttl,
+      maxTtl: role.token_max_ttl,
+      path: `auth/${mount}/login`,
+      displayName: `${mount}-${user}`,
+      meta: { role: roleName },
+    });
     return dataResponse(null, { auth: this.tokens.authBlock(t) });
   }
 }
@@ -279,7 +372,12 @@ export class AppRoleAuthEngine implements AuthEngine {
         if (!r) throw badRequest(`role "${name}" does not exist`);
         const secretId = randomUUID();
         r.secretIds.add(secretId);
-        return dataResponse({ secret_id: secretId, secret_id_accessor: randomBytes(8).toString('hex'), secret_id_ttl: 0, secret_id_num_uses: 0 });
+        return dataResponse({
+          secret_id: secretId,
+          secret_id_accessor: randomBytes(8).toString('hex'),
+          secret_id_ttl: 0,
+          secret_id_num_uses: 0,
+        });
       }
       if (sub === undefined) {
         if (op === 'read') {
@@ -290,17 +388,28 @@ export class AppRoleAuthEngine implements AuthEngine {
           this.roles.delete(name);
           return noContent();
         }
-        this.roles.set(name, { ...tokenParams(body, r), roleId: r?.roleId ?? randomUUID(), secretIds: r?.secretIds ?? new Set() });
+        this.roles.set(name, {
+          ...tokenParams(body, r),
+          roleId: r?.roleId ?? randomUUID(),
+          secretIds: r?.secretIds ?? new Set(),
+        });
         return noContent();
       }
     }
     if (section === 'login' && name === undefined) {
-        const roleId = typeof body.role_id === 'string' ? body.role_id : '';
+      const roleId = typeof body.role_id === 'string' ? body.role_id : '';
       if (!roleId) throw badRequest('missing role_id');
       const role = [...this.roles.values()].find((x) => x.roleId === roleId);
       if (!role) throw badRequest('invalid role ID');
-      if (typeof body.secret_id !== 'string' || !role.secretIds.has(body.secret_id)) throw badRequest('invalid secret id');
-      const t = this.tokens.issue({ policies: role.token_policies, ttl: role.token_ttl, maxTtl: role.token_max_ttl, path: `auth/${mount}/login`, displayName: mount });
+      if (typeof body.secret_id !== 'string' || !role.secretIds.has(body.secret_id))
+        throw badRequest('invalid secret id');
+      const t = this.tokens.issue({
+        policies: role.token_policies,
+        ttl: role.token_ttl,
+        maxTtl: role.token_max_ttl,
+        path: `auth/${mount}/login`,
+        displayName: mount,
+      });
       return dataResponse(null, { auth: this.tokens.authBlock(t) });
     }
     throw noHandler(`auth/${mount}/${rest}`);

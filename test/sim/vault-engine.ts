@@ -10,7 +10,10 @@ export interface SimResponse {
 
 /** A Vault error answer: `{"errors": [...]}` with the given status. */
 export class SimError extends Error {
-  constructor(readonly status: number, readonly errors: string[]) {
+  constructor(
+    readonly status: number,
+    readonly errors: string[],
+  ) {
     super(errors[0] ?? `status ${status}`);
   }
 }
@@ -21,7 +24,17 @@ export const noContent = (): SimResponse => ({ status: 204 });
 export function dataResponse(data: unknown, extra: Record<string, unknown> = {}): SimResponse {
   return {
     status: 200,
-    body: { request_id: crypto.randomUUID(), lease_id: '', renewable: false, lease_duration: 0, data, wrap_info: null, warnings: null, auth: null, ...extra },
+    body: {
+      request_id: crypto.randomUUID(),
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      data,
+      wrap_info: null,
+      warnings: null,
+      auth: null,
+      ...extra,
+    },
   };
 }
 
@@ -33,7 +46,8 @@ export const badRequest = (msg: string): SimError => new SimError(400, [msg]);
 export const permissionDenied = (): SimError => new SimError(403, ['1 error occurred:\n\t* permission denied\n\n']);
 /** No token, an unknown token, or an unauthenticated call to a route that does not exist: OpenBao's plain text. */
 export const badToken = (): SimError => new SimError(403, ['permission denied']);
-export const noHandler = (path: string): SimError => new SimError(404, [`no handler for route "${path}". route entry not found.`]);
+export const noHandler = (path: string): SimError =>
+  new SimError(404, [`no handler for route "${path}". route entry not found.`]);
 
 /** Vault TTL fields accept integer seconds, numeric strings and Go durations. */
 export function ttlSeconds(v: unknown, field: string): number | undefined {
@@ -57,8 +71,17 @@ export function ttlSeconds(v: unknown, field: string): number | undefined {
 
 /** A list field given as a JSON array or a comma-separated string (Vault's TypeCommaStringSlice). */
 export function stringList(v: unknown): string[] {
-  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string').flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean);
-  if (typeof v === 'string') return v.split(',').map((x) => x.trim()).filter(Boolean);
+  if (Array.isArray(v))
+    return v
+      .filter((x): x is string => typeof x === 'string')
+      .flatMap((x) => x.split(','))
+      .map((x) => x.trim())
+      .filter(Boolean);
+  if (typeof v === 'string')
+    return v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   return [];
 }
 

@@ -13,7 +13,10 @@ export interface ServiceAccountIdentity {
 }
 
 /** TokenReview stand-in: the identity when `jwt` is valid for one of `audiences`, else undefined. */
-export type SaTokenVerifier = (jwt: string, audiences: readonly string[]) => Promise<ServiceAccountIdentity | undefined>;
+export type SaTokenVerifier = (
+  jwt: string,
+  audiences: readonly string[],
+) => Promise<ServiceAccountIdentity | undefined>;
 
 /** Claims for jwt-auth roles (bound_audiences, bound_subject, bound_claims). */
 export type JwtClaims = Record<string, unknown> & { aud?: string | string[]; sub?: string; exp?: number };
@@ -30,7 +33,11 @@ export class FakeJwtIssuer {
   constructor(private readonly now: () => number = Date.now) {}
 
   /** Mint a service-account token for `namespace/name`. */
-  serviceAccountToken(namespace: string, name: string, opts: { audiences?: string[]; expiresInSeconds?: number } = {}): string {
+  serviceAccountToken(
+    namespace: string,
+    name: string,
+    opts: { audiences?: string[]; expiresInSeconds?: number } = {},
+  ): string {
     const key = `${namespace}/${name}`;
     let uid = this.uids.get(key);
     if (!uid) this.uids.set(key, (uid = randomUUID()));
@@ -39,7 +46,9 @@ export class FakeJwtIssuer {
       iss: 'https://kubernetes.default.svc.cluster.local',
       aud: opts.audiences ?? [DEFAULT_K8S_AUDIENCE],
       sub: `system:serviceaccount:${namespace}:${name}`,
-      iat, nbf: iat, exp: iat + (opts.expiresInSeconds ?? 3600),
+      iat,
+      nbf: iat,
+      exp: iat + (opts.expiresInSeconds ?? 3600),
       'kubernetes.io': { namespace, serviceaccount: { name, uid } },
     });
   }
@@ -57,11 +66,20 @@ export class FakeJwtIssuer {
     let claims: JwtClaims;
     try {
       // Only ES256 (what we sign with); an HS256 token is refused outright, as OpenBao does.
-      if ((JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as { alg?: unknown }).alg !== 'ES256') return Promise.resolve(undefined);
+      if ((JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as { alg?: unknown }).alg !== 'ES256')
+        return Promise.resolve(undefined);
     } catch {
       return Promise.resolve(undefined);
     }
-    if (!cryptoVerify('sha256', Buffer.from(`${h}.${p}`), { key: this.keys.publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'))) return Promise.resolve(undefined);
+    if (
+      !cryptoVerify(
+        'sha256',
+        Buffer.from(`${h}.${p}`),
+        { key: this.keys.publicKey, dsaEncoding: 'ieee-p1363' },
+        Buffer.from(s, 'base64url'),
+      )
+    )
+      return Promise.resolve(undefined);
     try {
       claims = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as JwtClaims;
     } catch {
@@ -78,8 +96,13 @@ export class FakeJwtIssuer {
     const aud = Array.isArray(claims.aud) ? claims.aud : claims.aud ? [claims.aud] : [];
     const wanted = audiences.length > 0 ? audiences : [DEFAULT_K8S_AUDIENCE];
     if (!wanted.some((a) => aud.includes(a))) return undefined;
-    const k = claims['kubernetes.io'] as { namespace?: unknown; serviceaccount?: { name?: unknown; uid?: unknown } } | undefined;
+    const k = claims['kubernetes.io'] as
+      { namespace?: unknown; serviceaccount?: { name?: unknown; uid?: unknown } } | undefined;
     if (typeof k?.namespace !== 'string' || typeof k.serviceaccount?.name !== 'string') return undefined;
-    return { namespace: k.namespace, name: k.serviceaccount.name, uid: typeof k.serviceaccount.uid === 'string' ? k.serviceaccount.uid : '' };
+    return {
+      namespace: k.namespace,
+      name: k.serviceaccount.name,
+      uid: typeof k.serviceaccount.uid === 'string' ? k.serviceaccount.uid : '',
+    };
   };
 }

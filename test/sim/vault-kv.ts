@@ -1,7 +1,17 @@
 // KV secrets engines for the Vault simulator, following the KV v1 and v2 HTTP API
 // (developer.hashicorp.com/vault/api-docs/secret/kv/kv-v1 and kv-v2): status codes, body shapes,
 // check-and-set, versions with soft delete / undelete / destroy, custom_metadata, max_versions pruning.
-import { SimError, badRequest, dataResponse, listChildren, noContent, noHandler, notFound, type SimOp, type SimResponse } from './vault-engine.ts';
+import {
+  SimError,
+  badRequest,
+  dataResponse,
+  listChildren,
+  noContent,
+  noHandler,
+  notFound,
+  type SimOp,
+  type SimResponse,
+} from './vault-engine.ts';
 
 export interface KvEngine {
   readonly version: 1 | 2;
@@ -78,16 +88,39 @@ export class KvV2Engine implements KvEngine {
     return key !== undefined && this.store.has(key);
   }
 
-  handle(op: SimOp, rest: string, body: Record<string, unknown>, query: URLSearchParams, fullPath: string): SimResponse {
+  handle(
+    op: SimOp,
+    rest: string,
+    body: Record<string, unknown>,
+    query: URLSearchParams,
+    fullPath: string,
+  ): SimResponse {
     const [section, key = ''] = split(rest);
     switch (section) {
-      case 'data': return this.data(op, key, body, query);
-      case 'metadata': return this.metadata(op, key, body);
-      case 'delete': return this.versionsOp(op, key, body, (v) => { if (!v.destroyed && !v.deletionTime) v.deletionTime = this.iso(); });
-      case 'undelete': return this.versionsOp(op, key, body, (v) => { if (!v.destroyed) v.deletionTime = ''; });
-      case 'destroy': return this.versionsOp(op, key, body, (v) => { v.destroyed = true; v.data = null; });
+      case 'data':
+        return this.data(op, key, body, query);
+      case 'metadata':
+        return this.metadata(op, key, body);
+      case 'delete':
+        return this.versionsOp(op, key, body, (v) => {
+          if (!v.destroyed && !v.deletionTime) v.deletionTime = this.iso();
+        });
+      case 'undelete':
+        return this.versionsOp(op, key, body, (v) => {
+          if (!v.destroyed) v.deletionTime = '';
+        });
+      case 'destroy':
+        return this.versionsOp(op, key, body, (v) => {
+          v.destroyed = true;
+          v.data = null;
+        });
       case 'config':
-        if (op === 'read') return dataResponse({ cas_required: this.config.casRequired, delete_version_after: '0s', max_versions: this.config.maxVersions });
+        if (op === 'read')
+          return dataResponse({
+            cas_required: this.config.casRequired,
+            delete_version_after: '0s',
+            max_versions: this.config.maxVersions,
+          });
         if (op === 'create' || op === 'update') {
           if (typeof body.max_versions === 'number') this.config.maxVersions = body.max_versions;
           if (typeof body.cas_required === 'boolean') this.config.casRequired = body.cas_required;
@@ -114,22 +147,36 @@ export class KvV2Engine implements KvEngine {
         if (!v) throw notFound();
         const metadata = versionMeta(wanted, v, entry);
         // Deleted or destroyed: Vault answers 404 but still returns the version metadata and no errors.
-        if (v.data === null || v.deletionTime) return { status: 404, body: { request_id: crypto.randomUUID(), data: { data: null, metadata } } };
+        if (v.data === null || v.deletionTime)
+          return { status: 404, body: { request_id: crypto.randomUUID(), data: { data: null, metadata } } };
         return dataResponse({ data: structuredClone(v.data), metadata });
       }
       case 'create':
       case 'update': {
         const data = body.data;
-        if (data === undefined || data === null || typeof data !== 'object' || Array.isArray(data)) throw badRequest('no data provided');
+        if (data === undefined || data === null || typeof data !== 'object' || Array.isArray(data))
+          throw badRequest('no data provided');
         const options = (body.options ?? {}) as { cas?: unknown };
-        const cas = typeof options.cas === 'number' ? options.cas : typeof options.cas === 'string' && options.cas !== '' ? Number(options.cas) : undefined;
+        const cas =
+          typeof options.cas === 'number'
+            ? options.cas
+            : typeof options.cas === 'string' && options.cas !== ''
+              ? Number(options.cas)
+              : undefined;
         const current = entry?.currentVersion ?? 0;
-        if (cas === undefined && (entry?.casRequired || this.config.casRequired)) throw badRequest('check-and-set parameter required for this call');
-        if (cas !== undefined && cas !== current) throw badRequest('check-and-set parameter did not match the current version');
+        if (cas === undefined && (entry?.casRequired || this.config.casRequired))
+          throw badRequest('check-and-set parameter required for this call');
+        if (cas !== undefined && cas !== current)
+          throw badRequest('check-and-set parameter did not match the current version');
         const e = entry ?? this.newEntry(key);
         const version = current + 1;
         const createdTime = this.iso();
-        e.versions.set(version, { data: structuredClone(data as Record<string, unknown>), createdTime, deletionTime: '', destroyed: false });
+        e.versions.set(version, {
+          data: structuredClone(data as Record<string, unknown>),
+          createdTime,
+          deletionTime: '',
+          destroyed: false,
+        });
         e.currentVersion = version;
         e.updatedTime = createdTime;
         const max = e.maxVersions || this.config.maxVersions || DEFAULT_MAX_VERSIONS;
@@ -138,7 +185,13 @@ export class KvV2Engine implements KvEngine {
           e.versions.delete(n);
           e.oldestVersion = Math.min(...e.versions.keys());
         }
-        return dataResponse({ created_time: createdTime, custom_metadata: e.customMetadata, deletion_time: '', destroyed: false, version });
+        return dataResponse({
+          created_time: createdTime,
+          custom_metadata: e.customMetadata,
+          deletion_time: '',
+          destroyed: false,
+          version,
+        });
       }
       case 'delete': {
         const v = entry?.versions.get(entry.currentVersion);
@@ -154,7 +207,16 @@ export class KvV2Engine implements KvEngine {
 
   private newEntry(key: string): Entry {
     const t = this.iso();
-    const e: Entry = { versions: new Map(), currentVersion: 0, oldestVersion: 0, maxVersions: 0, casRequired: false, customMetadata: null, createdTime: t, updatedTime: t };
+    const e: Entry = {
+      versions: new Map(),
+      currentVersion: 0,
+      oldestVersion: 0,
+      maxVersions: 0,
+      casRequired: false,
+      customMetadata: null,
+      createdTime: t,
+      updatedTime: t,
+    };
     this.store.set(key, e);
     return e;
   }
@@ -171,7 +233,8 @@ export class KvV2Engine implements KvEngine {
       case 'read': {
         if (!entry) throw notFound();
         const versions: Record<string, unknown> = {};
-        for (const [n, v] of entry.versions) versions[String(n)] = { created_time: v.createdTime, deletion_time: v.deletionTime, destroyed: v.destroyed };
+        for (const [n, v] of entry.versions)
+          versions[String(n)] = { created_time: v.createdTime, deletion_time: v.deletionTime, destroyed: v.destroyed };
         return dataResponse({
           cas_required: entry.casRequired,
           created_time: entry.createdTime,
@@ -194,8 +257,10 @@ export class KvV2Engine implements KvEngine {
           const pairs = Object.entries(cm as Record<string, string>);
           if (pairs.length > 64) throw badRequest('custom_metadata may contain at most 64 keys');
           for (const [k, v] of pairs) {
-            if (k.length > 128) throw badRequest(`custom_metadata key ${JSON.stringify(k.slice(0, 20))}… is longer than 128 bytes`);
-            if (v.length > 512) throw badRequest(`custom_metadata value of ${JSON.stringify(k)} is longer than 512 bytes`);
+            if (k.length > 128)
+              throw badRequest(`custom_metadata key ${JSON.stringify(k.slice(0, 20))}… is longer than 128 bytes`);
+            if (v.length > 512)
+              throw badRequest(`custom_metadata value of ${JSON.stringify(k)} is longer than 512 bytes`);
           }
         }
         const e = entry ?? this.newEntry(key);
@@ -233,5 +298,11 @@ function split(rest: string): [string, string | undefined] {
 }
 
 function versionMeta(n: number, v: Version, e: Entry): Record<string, unknown> {
-  return { created_time: v.createdTime, custom_metadata: e.customMetadata, deletion_time: v.deletionTime, destroyed: v.destroyed, version: n };
+  return {
+    created_time: v.createdTime,
+    custom_metadata: e.customMetadata,
+    deletion_time: v.deletionTime,
+    destroyed: v.destroyed,
+    version: n,
+  };
 }

@@ -29,23 +29,56 @@ export class TokenStore {
 
   createRoot(id: string): SimToken {
     const t: SimToken = {
-      id, accessor: rand(12), policies: ['root'], issuedAt: this.now(), creationTtl: 0, expiresAt: Infinity, maxExpiresAt: Infinity,
-      renewable: false, root: true, meta: {}, path: 'auth/token/root', displayName: 'root',
+      id,
+      accessor: rand(12),
+      policies: ['root'],
+      issuedAt: this.now(),
+      creationTtl: 0,
+      expiresAt: Infinity,
+      maxExpiresAt: Infinity,
+      renewable: false,
+      root: true,
+      meta: {},
+      path: 'auth/token/root',
+      displayName: 'root',
     };
     this.tokens.set(id, t);
     return t;
   }
 
   /** Issue a service token. `policies` are sanitised as Vault does: lowercased, `default` added, sorted, unique. */
-  issue(opts: { policies: string[]; ttl?: number; maxTtl?: number; noDefaultPolicy?: boolean; renewable?: boolean; meta?: Record<string, string>; path: string; displayName: string }): SimToken {
-    const policies = [...new Set([...(opts.noDefaultPolicy ? [] : ['default']), ...opts.policies.map((p) => p.trim().toLowerCase()).filter(Boolean)])].sort();
+  issue(opts: {
+    policies: string[];
+    ttl?: number;
+    maxTtl?: number;
+    noDefaultPolicy?: boolean;
+    renewable?: boolean;
+    meta?: Record<string, string>;
+    path: string;
+    displayName: string;
+  }): SimToken {
+    const policies = [
+      ...new Set([
+        ...(opts.noDefaultPolicy ? [] : ['default']),
+        ...opts.policies.map((p) => p.trim().toLowerCase()).filter(Boolean),
+      ]),
+    ].sort();
     const maxTtl = opts.maxTtl && opts.maxTtl > 0 ? Math.min(opts.maxTtl, SYSTEM_MAX_TTL) : SYSTEM_MAX_TTL;
     const ttl = Math.min(opts.ttl && opts.ttl > 0 ? opts.ttl : SYSTEM_MAX_TTL, maxTtl);
     const now = this.now();
     const t: SimToken = {
-      id: `hvs.${rand(24)}`, accessor: rand(24), policies, issuedAt: now, creationTtl: ttl,
-      expiresAt: now + ttl * 1000, maxExpiresAt: now + maxTtl * 1000, renewable: opts.renewable ?? true, root: false,
-      meta: opts.meta ?? {}, path: opts.path, displayName: opts.displayName,
+      id: `hvs.${rand(24)}`,
+      accessor: rand(24),
+      policies,
+      issuedAt: now,
+      creationTtl: ttl,
+      expiresAt: now + ttl * 1000,
+      maxExpiresAt: now + maxTtl * 1000,
+      renewable: opts.renewable ?? true,
+      root: false,
+      meta: opts.meta ?? {},
+      path: opts.path,
+      displayName: opts.displayName,
     };
     this.tokens.set(t.id, t);
     return t;
@@ -74,7 +107,13 @@ export class TokenStore {
     const capped = Math.min(now + wanted * 1000, t.maxExpiresAt);
     t.expiresAt = capped;
     const ttl = Math.max(0, Math.floor((capped - now) / 1000));
-    return { ttl, warnings: capped < now + wanted * 1000 ? [`TTL of "${wanted}s" exceeded the effective max_ttl of "${ttl}s"; TTL value is capped accordingly`] : null };
+    return {
+      ttl,
+      warnings:
+        capped < now + wanted * 1000
+          ? [`TTL of "${wanted}s" exceeded the effective max_ttl of "${ttl}s"; TTL value is capped accordingly`]
+          : null,
+    };
   }
 
   ttlOf(t: SimToken): number {
@@ -92,19 +131,42 @@ export class TokenStore {
   /** The `auth` block of a login or renew answer. */
   authBlock(t: SimToken, ttl = this.ttlOf(t)): Record<string, unknown> {
     return {
-      client_token: t.id, accessor: t.accessor, policies: t.policies, token_policies: t.policies, identity_policies: null,
-      metadata: t.meta, lease_duration: ttl, renewable: t.renewable, entity_id: '', token_type: 'service', orphan: true,
-      mfa_requirement: null, num_uses: 0,
+      client_token: t.id,
+      accessor: t.accessor,
+      policies: t.policies,
+      token_policies: t.policies,
+      identity_policies: null,
+      metadata: t.meta,
+      lease_duration: ttl,
+      renewable: t.renewable,
+      entity_id: '',
+      token_type: 'service',
+      orphan: true,
+      mfa_requirement: null,
+      num_uses: 0,
     };
   }
 
   /** `data` of lookup-self. */
   lookupData(t: SimToken): Record<string, unknown> {
     return {
-      accessor: t.accessor, creation_time: Math.floor(t.issuedAt / 1000), creation_ttl: t.creationTtl, display_name: t.displayName,
-      entity_id: '', expire_time: t.expiresAt === Infinity ? null : new Date(t.expiresAt).toISOString(), explicit_max_ttl: 0,
-      id: t.id, issue_time: new Date(t.issuedAt).toISOString(), meta: Object.keys(t.meta).length ? t.meta : null, num_uses: 0,
-      orphan: true, path: t.path, policies: t.policies, renewable: t.renewable, ttl: this.ttlOf(t), type: 'service',
+      accessor: t.accessor,
+      creation_time: Math.floor(t.issuedAt / 1000),
+      creation_ttl: t.creationTtl,
+      display_name: t.displayName,
+      entity_id: '',
+      expire_time: t.expiresAt === Infinity ? null : new Date(t.expiresAt).toISOString(),
+      explicit_max_ttl: 0,
+      id: t.id,
+      issue_time: new Date(t.issuedAt).toISOString(),
+      meta: Object.keys(t.meta).length ? t.meta : null,
+      num_uses: 0,
+      orphan: true,
+      path: t.path,
+      policies: t.policies,
+      renewable: t.renewable,
+      ttl: this.ttlOf(t),
+      type: 'service',
     };
   }
 }

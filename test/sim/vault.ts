@@ -13,7 +13,19 @@ import type { AddressInfo } from 'node:net';
 import { effectiveCapabilities, type CompiledAcl, type PolicyRules, type RequestCapability } from '../../policy/acl.ts';
 import { aclAllows, compilePolicies, parsePolicy } from './vault-acl.ts';
 import { AppRoleAuthEngine, JwtAuthEngine, KubernetesAuthEngine, type AuthEngine } from './vault-auth.ts';
-import { SimError, badRequest, badToken, dataResponse, noContent, noHandler, notFound, permissionDenied, ttlSeconds, type SimOp, type SimResponse } from './vault-engine.ts';
+import {
+  SimError,
+  badRequest,
+  badToken,
+  dataResponse,
+  noContent,
+  noHandler,
+  notFound,
+  permissionDenied,
+  ttlSeconds,
+  type SimOp,
+  type SimResponse,
+} from './vault-engine.ts';
 import { FakeJwtIssuer, type JwtVerifier, type SaTokenVerifier } from './vault-jwt.ts';
 import { KvV1Engine, KvV2Engine, type KvEngine } from './vault-kv.ts';
 import { TokenStore, type SimToken } from './vault-tokens.ts';
@@ -49,8 +61,21 @@ export interface SimFault {
   times?: number;
 }
 
-interface Mount { type: string; description: string; engine?: KvEngine; auth?: AuthEngine; options: Record<string, string> }
-interface Quota { name: string; path: string; rate: number; intervalMs: number; windowStart: number; used: number }
+interface Mount {
+  type: string;
+  description: string;
+  engine?: KvEngine;
+  auth?: AuthEngine;
+  options: Record<string, string>;
+}
+interface Quota {
+  name: string;
+  path: string;
+  rate: number;
+  intervalMs: number;
+  windowStart: number;
+  used: number;
+}
 
 const DEFAULT_POLICY = `# Allow tokens to look up, renew and revoke themselves (subset of Vault's default policy)
 path "auth/token/lookup-self" { capabilities = ["read"] }
@@ -60,7 +85,14 @@ path "sys/capabilities-self" { capabilities = ["update"] }
 `;
 
 /** Root-protected paths (Vault requires sudo on the matched rule). */
-const SUDO_PATHS = [/^sys\/auth\/.+/, /^sys\/mounts\/.+/, /^sys\/audit/, /^sys\/seal$/, /^sys\/quotas\//, /^auth\/token\/create-orphan$/];
+const SUDO_PATHS = [
+  /^sys\/auth\/.+/,
+  /^sys\/mounts\/.+/,
+  /^sys\/audit/,
+  /^sys\/seal$/,
+  /^sys\/quotas\//,
+  /^auth\/token\/create-orphan$/,
+];
 
 export class VaultSim {
   readonly rootToken: string;
@@ -97,8 +129,18 @@ export class VaultSim {
     this.tokens = new TokenStore(this.now);
     this.tokens.createRoot(this.rootToken);
     this.setPolicy('default', DEFAULT_POLICY);
-    this.mounts.set('secret', { type: 'kv', description: 'key/value secret storage', engine: new KvV2Engine(this.now), options: { version: '2' } });
-    this.mounts.set('cubbyhole', { type: 'cubbyhole', description: 'per-token private secret storage', engine: new KvV1Engine(), options: {} });
+    this.mounts.set('secret', {
+      type: 'kv',
+      description: 'key/value secret storage',
+      engine: new KvV2Engine(this.now),
+      options: { version: '2' },
+    });
+    this.mounts.set('cubbyhole', {
+      type: 'cubbyhole',
+      description: 'per-token private secret storage',
+      engine: new KvV1Engine(),
+      options: {},
+    });
     this.authMounts.set('token', { type: 'token', description: 'token based credentials', options: {} });
     const k8s = opts.kubernetesMount === undefined ? 'kubernetes' : opts.kubernetesMount;
     if (k8s) this.enableAuth(k8s, 'kubernetes');
@@ -107,7 +149,9 @@ export class VaultSim {
   /** Start on 127.0.0.1, a free port. */
   static async start(opts: VaultSimOptions = {}): Promise<VaultSim> {
     const sim = new VaultSim(opts);
-    sim.server = http.createServer((req, res) => { void sim.serve(req, res); });
+    sim.server = http.createServer((req, res) => {
+      void sim.serve(req, res);
+    });
     sim.server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve) => sim.server.listen(0, '127.0.0.1', resolve));
     sim.address = `http://127.0.0.1:${(sim.server.address() as AddressInfo).port}`;
@@ -129,7 +173,11 @@ export class VaultSim {
   // ------------------------------------------------------------------------------ test controls
 
   /** A service-account JWT the kubernetes mount accepts (audience default: the apiserver's). */
-  jwtFor(namespace: string, serviceAccount: string, opts: { audiences?: string[]; expiresInSeconds?: number } = {}): string {
+  jwtFor(
+    namespace: string,
+    serviceAccount: string,
+    opts: { audiences?: string[]; expiresInSeconds?: number } = {},
+  ): string {
     return this.jwt.serviceAccountToken(namespace, serviceAccount, opts);
   }
 
@@ -145,7 +193,9 @@ export class VaultSim {
   inject(fault: SimFault): () => void {
     const f = { ...fault, remaining: fault.times ?? Infinity };
     this.faults.push(f);
-    return () => { this.faults = this.faults.filter((x) => x !== f); };
+    return () => {
+      this.faults = this.faults.filter((x) => x !== f);
+    };
   }
 
   clearFaults(): void {
@@ -186,7 +236,13 @@ export class VaultSim {
 
   /** Direct access for tests: issue a token with `policies` (as `auth/token/create` would). */
   createToken(policies: string[], opts: { ttlSeconds?: number; maxTtlSeconds?: number } = {}): string {
-    return this.tokens.issue({ policies, ...(opts.ttlSeconds ? { ttl: opts.ttlSeconds } : {}), ...(opts.maxTtlSeconds ? { maxTtl: opts.maxTtlSeconds } : {}), path: 'auth/token/create', displayName: 'token' }).id;
+    return this.tokens.issue({
+      policies,
+      ...(opts.ttlSeconds ? { ttl: opts.ttlSeconds } : {}),
+      ...(opts.maxTtlSeconds ? { maxTtl: opts.maxTtlSeconds } : {}),
+      path: 'auth/token/create',
+      displayName: 'token',
+    }).id;
   }
 
   // ------------------------------------------------------------------------------ HTTP
@@ -199,9 +255,10 @@ export class VaultSim {
       answer = await this.dispatch(req, raw);
     } catch (err) {
       if (err instanceof HangError) return; // left open until stop()
-      answer = err instanceof SimError
-        ? { status: err.status, body: { errors: err.errors } }
-        : { status: 500, body: { errors: [`internal error: ${(err as Error).message}`] } };
+      answer =
+        err instanceof SimError
+          ? { status: err.status, body: { errors: err.errors } }
+          : { status: 500, body: { errors: [`internal error: ${(err as Error).message}`] } };
     }
     if (answer.status === 204 || answer.body === undefined) {
       res.writeHead(answer.status === 200 ? 204 : answer.status);
@@ -215,7 +272,10 @@ export class VaultSim {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(() => { this.timers.delete(t); resolve(); }, ms);
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        resolve();
+      }, ms);
       this.timers.add(t);
     });
   }
@@ -276,7 +336,13 @@ export class VaultSim {
       const capability: RequestCapability = op;
       const aclPath = op === 'list' && !path.endsWith('/') ? `${path}/` : path;
       const requiresSudo = SUDO_PATHS.some((re) => re.test(path));
-      if (!aclAllows(acl, aclPath, capability, { ...(op === 'create' || op === 'update' ? { parameters: body } : {}), requiresSudo })) throw permissionDenied();
+      if (
+        !aclAllows(acl, aclPath, capability, {
+          ...(op === 'create' || op === 'update' ? { parameters: body } : {}),
+          requiresSudo,
+        })
+      )
+        throw permissionDenied();
     }
     return this.handle(route, op, body, url.searchParams, token, path);
   }
@@ -286,10 +352,12 @@ export class VaultSim {
   }
 
   private aclFor(token: SimToken): CompiledAcl {
-    return compilePolicies(token.policies.flatMap((name) => {
-      const p = this.policies.get(name);
-      return p ? [{ name, rules: p.rules }] : [];
-    }));
+    return compilePolicies(
+      token.policies.flatMap((name) => {
+        const p = this.policies.get(name);
+        return p ? [{ name, rules: p.rules }] : [];
+      }),
+    );
   }
 
   private route(path: string): Route {
@@ -313,7 +381,14 @@ export class VaultSim {
     return true; // sys paths have no existence check: writes need `update`
   }
 
-  private async handle(route: Route, op: SimOp, body: Record<string, unknown>, query: URLSearchParams, token: SimToken, path: string): Promise<SimResponse> {
+  private async handle(
+    route: Route,
+    op: SimOp,
+    body: Record<string, unknown>,
+    query: URLSearchParams,
+    token: SimToken,
+    path: string,
+  ): Promise<SimResponse> {
     if (route.kind === 'sys') return this.sys(op, route.rest, body, token);
     if (route.kind === 'auth') {
       if (route.mountPath === 'token') return this.tokenAuth(op, route.rest, body, token);
@@ -327,12 +402,35 @@ export class VaultSim {
   // ------------------------------------------------------------------------------ sys
 
   private health(): SimResponse {
-    const body = { initialized: true, sealed: this.sealed, standby: false, performance_standby: false, replication_performance_mode: 'disabled', replication_dr_mode: 'disabled', server_time_utc: Math.floor(this.now() / 1000), version: '1.99.0-sim', cluster_name: 'vault-sim' };
+    const body = {
+      initialized: true,
+      sealed: this.sealed,
+      standby: false,
+      performance_standby: false,
+      replication_performance_mode: 'disabled',
+      replication_dr_mode: 'disabled',
+      server_time_utc: Math.floor(this.now() / 1000),
+      version: '1.99.0-sim',
+      cluster_name: 'vault-sim',
+    };
     return { status: this.sealed ? 503 : 200, body };
   }
 
   private sealStatus(): Record<string, unknown> {
-    return { type: 'shamir', initialized: true, sealed: this.sealed, t: 1, n: 1, progress: 0, nonce: '', version: '1.99.0-sim', build_date: '', migration: false, recovery_seal: false, storage_type: 'inmem' };
+    return {
+      type: 'shamir',
+      initialized: true,
+      sealed: this.sealed,
+      t: 1,
+      n: 1,
+      progress: 0,
+      nonce: '',
+      version: '1.99.0-sim',
+      build_date: '',
+      migration: false,
+      recovery_seal: false,
+      storage_type: 'inmem',
+    };
   }
 
   private unsealRequest(body: Record<string, unknown>): SimResponse {
@@ -372,8 +470,13 @@ export class VaultSim {
     // Legacy sys/policy[/name]
     if (seg[0] === 'policy') {
       const name = seg.slice(1).join('/').toLowerCase();
-      if (!name) return dataResponse({ keys: this.policyNames(), policies: this.policyNames() }, { keys: this.policyNames(), policies: this.policyNames() });
-      const text = typeof body.policy === 'string' ? body.policy : typeof body.rules === 'string' ? body.rules : undefined;
+      if (!name)
+        return dataResponse(
+          { keys: this.policyNames(), policies: this.policyNames() },
+          { keys: this.policyNames(), policies: this.policyNames() },
+        );
+      const text =
+        typeof body.policy === 'string' ? body.policy : typeof body.rules === 'string' ? body.rules : undefined;
       return this.policy(op, name, text, true);
     }
     if (seg[0] === 'auth') return this.sysMounts(op, seg.slice(1).join('/'), body, this.authMounts, true);
@@ -384,7 +487,11 @@ export class VaultSim {
       return noContent();
     }
     if (rest === 'capabilities-self' && (op === 'update' || op === 'create')) {
-      const paths = Array.isArray(body.paths) ? body.paths.filter((p): p is string => typeof p === 'string') : typeof body.path === 'string' ? [body.path] : [];
+      const paths = Array.isArray(body.paths)
+        ? body.paths.filter((p): p is string => typeof p === 'string')
+        : typeof body.path === 'string'
+          ? [body.path]
+          : [];
       const acl = this.aclFor(token);
       const out: Record<string, string[]> = {};
       for (const p of paths) out[p] = token.root ? ['root'] : effectiveCapabilities(acl, p);
@@ -423,12 +530,27 @@ export class VaultSim {
     }
   }
 
-  private sysMounts(op: SimOp, path: string, body: Record<string, unknown>, table: Map<string, Mount>, auth: boolean): SimResponse {
+  private sysMounts(
+    op: SimOp,
+    path: string,
+    body: Record<string, unknown>,
+    table: Map<string, Mount>,
+    auth: boolean,
+  ): SimResponse {
     const p = path.replace(/\/+$/, '');
     if (!p) {
       if (op !== 'read') throw new SimError(405, ['unsupported operation']);
       const out: Record<string, unknown> = {};
-      for (const [k, m] of table) out[`${k}/`] = { type: m.type, description: m.description, options: m.options, accessor: `${m.type}_sim`, config: {}, local: false, seal_wrap: false };
+      for (const [k, m] of table)
+        out[`${k}/`] = {
+          type: m.type,
+          description: m.description,
+          options: m.options,
+          accessor: `${m.type}_sim`,
+          config: {},
+          local: false,
+          seal_wrap: false,
+        };
       return dataResponse(out, out);
     }
     switch (op) {
@@ -441,18 +563,30 @@ export class VaultSim {
       case 'update': {
         if (table.has(p)) throw badRequest(`path is already in use at ${p}/`);
         const type = typeof body.type === 'string' ? body.type : '';
-        const options = (body.options && typeof body.options === 'object' ? body.options : {}) as Record<string, unknown>;
+        const options = (body.options && typeof body.options === 'object' ? body.options : {}) as Record<
+          string,
+          unknown
+        >;
         if (auth) {
           this.enableAuth(p, type);
           const m = this.authMounts.get(p);
           if (m && typeof body.description === 'string') m.description = body.description;
           return noContent();
         }
-        const version = type === 'kv-v2' ? '2' : type === 'kv' ? (options.version === 2 || options.version === '2' ? '2' : '1') : undefined;
+        const version =
+          type === 'kv-v2'
+            ? '2'
+            : type === 'kv'
+              ? options.version === 2 || options.version === '2'
+                ? '2'
+                : '1'
+              : undefined;
         if (version === undefined) throw badRequest(`plugin not found in the catalog: ${type}`);
         table.set(p, {
-          type: 'kv', description: typeof body.description === 'string' ? body.description : '',
-          engine: version === '2' ? new KvV2Engine(this.now) : new KvV1Engine(), options: { version },
+          type: 'kv',
+          description: typeof body.description === 'string' ? body.description : '',
+          engine: version === '2' ? new KvV2Engine(this.now) : new KvV1Engine(),
+          options: { version },
         });
         return noContent();
       }
@@ -483,7 +617,14 @@ export class VaultSim {
         const rate = typeof body.rate === 'number' ? body.rate : Number(body.rate);
         if (!(rate > 0)) throw badRequest('rate must be positive');
         const interval = ttlSeconds(body.interval, 'interval') ?? 1;
-        this.quotas.set(name, { name, path: typeof body.path === 'string' ? body.path : '', rate, intervalMs: Math.max(1, interval) * 1000, windowStart: this.now(), used: 0 });
+        this.quotas.set(name, {
+          name,
+          path: typeof body.path === 'string' ? body.path : '',
+          rate,
+          intervalMs: Math.max(1, interval) * 1000,
+          windowStart: this.now(),
+          used: 0,
+        });
         return noContent();
       }
       case 'delete':
@@ -539,13 +680,21 @@ export class VaultSim {
         return noContent();
       case 'create': {
         if (op !== 'update' && op !== 'create') break;
-        const policies = Array.isArray(body.policies) ? body.policies.filter((p): p is string => typeof p === 'string') : [];
-        if (!token.root && !policies.every((p) => token.policies.includes(p))) throw badRequest('child policies must be subset of parent');
+        const policies = Array.isArray(body.policies)
+          ? body.policies.filter((p): p is string => typeof p === 'string')
+          : [];
+        if (!token.root && !policies.every((p) => token.policies.includes(p)))
+          throw badRequest('child policies must be subset of parent');
         const ttl = ttlSeconds(body.ttl, 'ttl');
         const maxTtl = ttlSeconds(body.explicit_max_ttl, 'explicit_max_ttl');
         const t = this.tokens.issue({
-          policies, ...(ttl ? { ttl } : {}), ...(maxTtl ? { maxTtl } : {}), noDefaultPolicy: body.no_default_policy === true,
-          renewable: body.renewable !== false, path: 'auth/token/create', displayName: typeof body.display_name === 'string' ? `token-${body.display_name}` : 'token',
+          policies,
+          ...(ttl ? { ttl } : {}),
+          ...(maxTtl ? { maxTtl } : {}),
+          noDefaultPolicy: body.no_default_policy === true,
+          renewable: body.renewable !== false,
+          path: 'auth/token/create',
+          displayName: typeof body.display_name === 'string' ? `token-${body.display_name}` : 'token',
         });
         return dataResponse(null, { auth: this.tokens.authBlock(t) });
       }

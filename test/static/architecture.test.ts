@@ -21,7 +21,10 @@ test('no package-level import cycle', () => {
 
 test('the cycle finder finds cycles (so the test above can fail)', () => {
   const g = packageGraph([
-    { from: 'a/x.ts', to: 'b/y.ts' }, { from: 'b/y.ts', to: 'c/z.ts' }, { from: 'c/z.ts', to: 'a/w.ts' }, { from: 'c/z.ts', to: 'd/v.ts' },
+    { from: 'a/x.ts', to: 'b/y.ts' },
+    { from: 'b/y.ts', to: 'c/z.ts' },
+    { from: 'c/z.ts', to: 'a/w.ts' },
+    { from: 'c/z.ts', to: 'd/v.ts' },
   ]);
   assert.deepEqual(cycles(g), [['a', 'b', 'c']]);
 });
@@ -47,20 +50,41 @@ for (const [layer, allowed] of Object.entries(BOTTOM)) {
 }
 
 test('nothing outside controller/ imports it, except the CLI starting the controller process', () => {
-  const bad = offending((e) => under(e.to, 'controller') && !under(e.from, 'controller') && !(under(e.from, 'cli') && e.to === 'controller/main.ts'));
+  const bad = offending(
+    (e) =>
+      under(e.to, 'controller') &&
+      !under(e.from, 'controller') &&
+      !(under(e.from, 'cli') && e.to === 'controller/main.ts'),
+  );
   assert.deepEqual(bad, []);
 });
 
 test('the webhook never imports the controller, and the trail never imports a process', () => {
-  assert.deepEqual(offending((e) => under(e.from, 'webhook') && under(e.to, 'controller')), []);
-  assert.deepEqual(offending((e) => (under(e.from, 'audit') || under(e.from, 'trail')) && (under(e.to, 'controller') || under(e.to, 'webhook/review') || e.to.startsWith('webhook/main'))), []);
+  assert.deepEqual(
+    offending((e) => under(e.from, 'webhook') && under(e.to, 'controller')),
+    [],
+  );
+  assert.deepEqual(
+    offending(
+      (e) =>
+        (under(e.from, 'audit') || under(e.from, 'trail')) &&
+        (under(e.to, 'controller') || under(e.to, 'webhook/review') || e.to.startsWith('webhook/main')),
+    ),
+    [],
+  );
 });
 
 test("kube/ addresses only Kubernetes' own kinds (the product's are schemas/resources.ts)", () => {
-  const refs = Object.values(kubeResources).filter((v) => typeof v === 'object' && v !== null && 'plural' in v) as { group: string; kind: string }[];
+  const refs = Object.values(kubeResources).filter((v) => typeof v === 'object' && v !== null && 'plural' in v) as {
+    group: string;
+    kind: string;
+  }[];
   assert.ok(refs.length > 5, `only ${refs.length} refs found`);
   const productGroups = new Set(KINDS.map((k) => k.group));
-  assert.deepEqual(refs.filter((r) => productGroups.has(r.group)).map((r) => `${r.group} ${r.kind}`), []);
+  assert.deepEqual(
+    refs.filter((r) => productGroups.has(r.group)).map((r) => `${r.group} ${r.kind}`),
+    [],
+  );
 });
 
 // golang/ (Go's semantics: text/template, Sprig, values, fmt, time, durations, JSON, regexp) is used
@@ -68,7 +92,10 @@ test("kube/ addresses only Kubernetes' own kinds (the product's are schemas/reso
 const GOLANG_ENTRIES = ['golang/index.ts', 'golang/template/index.ts', 'golang/sprig/index.ts'];
 
 test('outside golang/, code imports golang/ through its index files only', () => {
-  assert.deepEqual(offending((e) => !under(e.from, 'golang') && under(e.to, 'golang') && !GOLANG_ENTRIES.includes(e.to)), []);
+  assert.deepEqual(
+    offending((e) => !under(e.from, 'golang') && under(e.to, 'golang') && !GOLANG_ENTRIES.includes(e.to)),
+    [],
+  );
 });
 
 /** File → files it imports, for the files under `folder`. */
@@ -83,6 +110,6 @@ function fileGraph(folder: string): Map<string, Set<string>> {
 }
 
 test('no file-level import cycle inside golang/', () => {
-  assert.ok(fileGraph('golang').size > 10, 'golang/\'s files are read');
+  assert.ok(fileGraph('golang').size > 10, "golang/'s files are read");
   assert.deepEqual(cycles(fileGraph('golang')), []);
 });

@@ -6,9 +6,26 @@ import { dirname, join, normalize, relative } from 'node:path';
 import ts from 'typescript';
 
 /** Top-level folders that hold product code (tests, charts and generated bundles are not layers). */
-export const PRODUCT_ROOTS = ['observability', 'golang', 'schemas', 'kube', 'vault', 'policy', 'eso', 'trail', 'audit', 'certs', 'webhook', 'controller', 'cli'] as const;
+export const PRODUCT_ROOTS = [
+  'observability',
+  'golang',
+  'schemas',
+  'kube',
+  'vault',
+  'policy',
+  'eso',
+  'trail',
+  'audit',
+  'certs',
+  'webhook',
+  'controller',
+  'cli',
+] as const;
 
-export interface ImportEdge { from: string; to: string }
+export interface ImportEdge {
+  from: string;
+  to: string;
+}
 
 function tsFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -58,15 +75,25 @@ export function cycles(g: ReadonlyMap<string, ReadonlySet<string>>): string[][] 
   const onStack = new Set<string>();
   const out: string[][] = [];
   const visit = (v: string): void => {
-    idx.set(v, index); low.set(v, index); index++;
-    stack.push(v); onStack.add(v);
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    onStack.add(v);
     for (const w of g.get(v) ?? []) {
-      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
-      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
     }
     if (low.get(v) === idx.get(v)) {
       const scc: string[] = [];
-      for (;;) { const w = stack.pop()!; onStack.delete(w); scc.push(w); if (w === v) break; }
+      for (;;) {
+        const w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+        if (w === v) break;
+      }
       if (scc.length > 1) out.push(scc.sort());
     }
   };

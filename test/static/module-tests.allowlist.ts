@@ -67,8 +67,10 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'webhook/review/size-gate.ts': 'no unit test of its own: exercised only through the modules that import it',
   'webhook/rules/common.ts': 'no unit test of its own: exercised only through the modules that import it',
   'webhook/rules/eso/access.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/eso/clusterexternalsecret-rules.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/eso/externalsecret-rules.ts': 'tested by test/eso/go-duration-one-parser.test.ts (not yet named for it)',
+  'webhook/rules/eso/clusterexternalsecret-rules.ts':
+    'no unit test of its own: exercised only through the modules that import it',
+  'webhook/rules/eso/externalsecret-rules.ts':
+    'tested by test/eso/go-duration-one-parser.test.ts (not yet named for it)',
   'webhook/rules/eso/index.ts': 'tested by test/eso/clusterexternalsecret-rules.test.ts (not yet named for it)',
   'webhook/rules/eso/pushsecret-rules.ts': 'no unit test of its own: exercised only through the modules that import it',
   'webhook/rules/eso/store-rules.ts': 'no unit test of its own: exercised only through the modules that import it',

@@ -32,7 +32,13 @@ const testFiles = new Set(files(join(root, 'test'), '.test.ts'));
 export function hasNamedTest(module: string, tests: ReadonlySet<string>): boolean {
   const base = `test/${module.slice(0, -'.ts'.length)}`;
   if (tests.has(`${base}.test.ts`)) return true;
-  for (const t of tests) if (t.startsWith(`${base}.`) && t.endsWith('.test.ts') && !t.slice(base.length + 1, -'.test.ts'.length).includes('/')) return true;
+  for (const t of tests)
+    if (
+      t.startsWith(`${base}.`) &&
+      t.endsWith('.test.ts') &&
+      !t.slice(base.length + 1, -'.test.ts'.length).includes('/')
+    )
+      return true;
   return false;
 }
 
@@ -40,31 +46,49 @@ export function hasNamedTest(module: string, tests: ReadonlySet<string>): boolea
 function exemptByRule(module: string): boolean {
   if (module.endsWith('.generated.ts')) return true;
   const sf = ts.createSourceFile(module, readFileSync(join(root, module), 'utf8'), ts.ScriptTarget.Latest);
-  return sf.statements.every((s) =>
-    ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s)
-    || (ts.isImportDeclaration(s) && (s.importClause?.isTypeOnly ?? false))
-    || (ts.isExportDeclaration(s) && (s.isTypeOnly || s.moduleSpecifier !== undefined)));
+  return sf.statements.every(
+    (s) =>
+      ts.isInterfaceDeclaration(s) ||
+      ts.isTypeAliasDeclaration(s) ||
+      (ts.isImportDeclaration(s) && (s.importClause?.isTypeOnly ?? false)) ||
+      (ts.isExportDeclaration(s) && (s.isTypeOnly || s.moduleSpecifier !== undefined)),
+  );
 }
 
 const missing = modules.filter((m) => !hasNamedTest(m, testFiles) && !exemptByRule(m));
-const inAllowlistedFolder = (m: string): boolean => Object.keys(MODULE_TEST_ALLOWLISTED_FOLDERS).some((f) => m.startsWith(f));
+const inAllowlistedFolder = (m: string): boolean =>
+  Object.keys(MODULE_TEST_ALLOWLISTED_FOLDERS).some((f) => m.startsWith(f));
 
 test('the module list is read, and the name rule finds a known pair (so the checks below can fail)', () => {
   assert.ok(modules.length > 150, `only ${modules.length} modules found`);
   assert.ok(hasNamedTest('kube/workqueue.ts', testFiles));
   assert.ok(hasNamedTest('kube/workqueue.ts', new Set(['test/kube/workqueue.priority.test.ts'])));
-  assert.ok(!hasNamedTest('kube/workqueue.ts', new Set(['test/kube/workqueue-priority.test.ts', 'test/kube/workqueue/x.test.ts'])));
+  assert.ok(
+    !hasNamedTest(
+      'kube/workqueue.ts',
+      new Set(['test/kube/workqueue-priority.test.ts', 'test/kube/workqueue/x.test.ts']),
+    ),
+  );
   assert.ok(exemptByRule('schemas/types.generated.ts'));
   assert.ok(!exemptByRule('kube/workqueue.ts'));
 });
 
 test('every product module has a unit test of its name, or an allowlisted reason', () => {
-  assert.deepEqual(missing.filter((m) => !(m in MODULE_TEST_ALLOWLIST) && !inAllowlistedFolder(m)), []);
+  assert.deepEqual(
+    missing.filter((m) => !(m in MODULE_TEST_ALLOWLIST) && !inAllowlistedFolder(m)),
+    [],
+  );
 });
 
 test('the allowlist names only modules that exist and still lack a test of their name', () => {
-  assert.deepEqual(Object.keys(MODULE_TEST_ALLOWLIST).filter((m) => !missing.includes(m) || inAllowlistedFolder(m)), []);
-  assert.deepEqual(Object.keys(MODULE_TEST_ALLOWLISTED_FOLDERS).filter((f) => !missing.some((m) => m.startsWith(f))), []);
+  assert.deepEqual(
+    Object.keys(MODULE_TEST_ALLOWLIST).filter((m) => !missing.includes(m) || inAllowlistedFolder(m)),
+    [],
+  );
+  assert.deepEqual(
+    Object.keys(MODULE_TEST_ALLOWLISTED_FOLDERS).filter((f) => !missing.some((m) => m.startsWith(f))),
+    [],
+  );
 });
 
 test('an entry "tested by <file>" names a test file that imports the module', () => {
@@ -72,9 +96,13 @@ test('an entry "tested by <file>" names a test file that imports the module', ()
   for (const [module, reason] of Object.entries(MODULE_TEST_ALLOWLIST)) {
     const by = /^tested by (test\/\S+\.test\.ts)/.exec(reason)?.[1];
     if (!by) continue;
-    if (!existsSync(join(root, by))) { bad.push(`${module}: ${by} does not exist`); continue; }
-    const imports = ts.preProcessFile(readFileSync(join(root, by), 'utf8'), true, true).importedFiles
-      .map((i) => normalize(relative(root, join(root, dirname(by), i.fileName))));
+    if (!existsSync(join(root, by))) {
+      bad.push(`${module}: ${by} does not exist`);
+      continue;
+    }
+    const imports = ts
+      .preProcessFile(readFileSync(join(root, by), 'utf8'), true, true)
+      .importedFiles.map((i) => normalize(relative(root, join(root, dirname(by), i.fileName))));
     if (!imports.includes(module)) bad.push(`${module}: ${by} does not import it`);
   }
   assert.deepEqual(bad, []);

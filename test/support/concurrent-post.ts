@@ -5,19 +5,44 @@
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 
-interface Input { url: string; ca: string; requests: { path: string; file: string }[] }
-interface Answer { status: number; ms: number; body: string }
+interface Input {
+  url: string;
+  ca: string;
+  requests: { path: string; file: string }[];
+}
+interface Answer {
+  status: number;
+  ms: number;
+  body: string;
+}
 
 const input = JSON.parse(readFileSync(0, 'utf8')) as Input;
 const bodies = input.requests.map((r) => readFileSync(r.file));
 const t0 = performance.now();
-const answers = await Promise.all(input.requests.map((r, i: number) => new Promise<Answer>((resolve, reject) => {
-  const req = https.request(input.url + r.path, { method: 'POST', ca: input.ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => { chunks.push(c); });
-    res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, body: Buffer.concat(chunks).toString('utf8') }));
-  });
-  req.on('error', reject);
-  req.end(bodies[i]);
-})));
+const answers = await Promise.all(
+  input.requests.map(
+    (r, i: number) =>
+      new Promise<Answer>((resolve, reject) => {
+        const req = https.request(
+          input.url + r.path,
+          { method: 'POST', ca: input.ca, agent: false, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => {
+              chunks.push(c);
+            });
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                ms: performance.now() - t0,
+                body: Buffer.concat(chunks).toString('utf8'),
+              }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(bodies[i]);
+      }),
+  ),
+);
 process.stdout.write(JSON.stringify(answers));

@@ -73,7 +73,11 @@ export async function startEsoSim(opts: EsoSimOptions): Promise<EsoSim> {
     verifier: (jwt, audiences) => {
       const r = store.reviewToken(jwt, audiences.length ? [...audiences] : undefined);
       const ref = r.claims?.['kubernetes.io'];
-      return Promise.resolve(r.authenticated && ref ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid } : undefined);
+      return Promise.resolve(
+        r.authenticated && ref
+          ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid }
+          : undefined,
+      );
     },
   });
   const root: VaultClient = createVaultClient({ address: vault.addr, timeoutMs: 5000 });
@@ -81,7 +85,12 @@ export async function startEsoSim(opts: EsoSimOptions): Promise<EsoSim> {
   const kv = createKvApi(asRoot, { mount: 'secret', version: 2 });
   const app = buildControllerApp({
     client: kube,
-    vault: { address: vault.addr, auth: { method: 'token', token: vault.rootToken }, timeoutMs: 5000, clientDefaults: { limiter: { maxConcurrent: 32, ratePerSecond: 0 } } },
+    vault: {
+      address: vault.addr,
+      auth: { method: 'token', token: vault.rootToken },
+      timeoutMs: 5000,
+      clientDefaults: { limiter: { maxConcurrent: 32, ratePerSecond: 0 } },
+    },
     workers: opts.workers ?? 4,
     informer: { resyncMs: 0 },
     events: nullRecorder,
@@ -92,8 +101,14 @@ export async function startEsoSim(opts: EsoSimOptions): Promise<EsoSim> {
   const esResource = store.resource('external-secrets.io', 'v1', 'externalsecrets')!;
   const createExternalSecret = async (ns: string, name: string, e: number): Promise<void> => {
     await admin.create(EXTERNAL_SECRETS, {
-      apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name, namespace: ns },
-      spec: { secretStoreRef: { name: 'vault', kind: 'SecretStore' }, refreshInterval: '1h', data: [{ secretKey: 'password', remoteRef: { key: `${ns}/app-${e % opts.paths}`, property: 'password' } }] },
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'ExternalSecret',
+      metadata: { name, namespace: ns },
+      spec: {
+        secretStoreRef: { name: 'vault', kind: 'SecretStore' },
+        refreshInterval: '1h',
+        data: [{ secretKey: 'password', remoteRef: { key: `${ns}/app-${e % opts.paths}`, property: 'password' } }],
+      },
     });
   };
   const get = (res: typeof EXTERNAL_SECRETS, key: string): KubeObject | undefined => {
@@ -105,16 +120,31 @@ export async function startEsoSim(opts: EsoSimOptions): Promise<EsoSim> {
     }
   };
   const sim: EsoSim = {
-    store, kube, admin, vault, kv, app, keys: [],
+    store,
+    kube,
+    admin,
+    vault,
+    kv,
+    app,
+    keys: [],
     createExternalSecret,
     forceSyncBurst(value, keys) {
       for (const key of keys) {
         const [ns, name] = key.split('/') as [string, string];
-        store.patch(esResource, ns, name, { metadata: { annotations: { 'external-secrets.io/force-sync': value } } }, 'application/merge-patch+json', { fieldManager: 'kubectl-annotate' });
+        store.patch(
+          esResource,
+          ns,
+          name,
+          { metadata: { annotations: { 'external-secrets.io/force-sync': value } } },
+          'application/merge-patch+json',
+          { fieldManager: 'kubectl-annotate' },
+        );
       }
     },
     // From the controller's informer cache: no copy per call (polling thousands of keys must not starve the controller).
-    syncedVersion: (key) => (app.manager.cache(EXTERNAL_SECRETS).get(key)?.status as { syncedResourceVersion?: string } | undefined)?.syncedResourceVersion,
+    syncedVersion: (key) =>
+      (app.manager.cache(EXTERNAL_SECRETS).get(key)?.status as { syncedResourceVersion?: string } | undefined)
+        ?.syncedResourceVersion,
     secretPassword(key) {
       const b64 = (get(SECRETS, key) as { data?: Record<string, string> } | undefined)?.data?.password;
       return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
@@ -143,13 +173,35 @@ export async function startEsoSim(opts: EsoSimOptions): Promise<EsoSim> {
     const sys = createSysApi(asRoot);
     const namespaces = Array.from({ length: opts.namespaces }, (_, i) => nsName(i));
     await sys.writePolicy('sim-read', 'path "secret/data/sim-*" { capabilities = ["read"] }\n');
-    await sys.writeKubernetesRole('kubernetes', 'sim', { bound_service_account_names: ['reader'], bound_service_account_namespaces: namespaces, token_policies: ['sim-read'], audience: 'vault', token_ttl: 3600, token_max_ttl: 86400 });
+    await sys.writeKubernetesRole('kubernetes', 'sim', {
+      bound_service_account_names: ['reader'],
+      bound_service_account_namespaces: namespaces,
+      token_policies: ['sim-read'],
+      audience: 'vault',
+      token_ttl: 3600,
+      token_max_ttl: 86400,
+    });
     for (const ns of namespaces) {
       await admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      await admin.create(SERVICEACCOUNTS, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'reader', namespace: ns } });
+      await admin.create(SERVICEACCOUNTS, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'reader', namespace: ns },
+      });
       await admin.create(SECRET_STORES, {
-        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: ns },
-        spec: { provider: { vault: { server: vault.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'sim', serviceAccountRef: { name: 'reader' } } } } } },
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'SecretStore',
+        metadata: { name: 'vault', namespace: ns },
+        spec: {
+          provider: {
+            vault: {
+              server: vault.addr,
+              path: 'secret',
+              version: 'v2',
+              auth: { kubernetes: { mountPath: 'kubernetes', role: 'sim', serviceAccountRef: { name: 'reader' } } },
+            },
+          },
+        },
       });
       for (let p = 0; p < opts.paths; p++) await kv.write(`${ns}/app-${p}`, { password: passwordOf(ns, p) });
       for (let e = 0; e < opts.perNamespace; e++) {
@@ -158,7 +210,12 @@ export async function startEsoSim(opts: EsoSimOptions): Promise<EsoSim> {
       }
     }
     await app.start();
-    await until(() => sim.keys.every((k) => sim.syncedVersion(k) !== undefined) && sim.idle(), 'the first sync of every ExternalSecret', 300_000, 20);
+    await until(
+      () => sim.keys.every((k) => sim.syncedVersion(k) !== undefined) && sim.idle(),
+      'the first sync of every ExternalSecret',
+      300_000,
+      20,
+    );
     return sim;
   } catch (err) {
     await sim.stop();

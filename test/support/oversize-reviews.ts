@@ -19,34 +19,80 @@ const DENSE_TEMPLATE = '{{ .a | upper }} {{ .b | lower }}\n';
 export function oversizeRequests(chars = NEAR_BODY_LIMIT - 2048): Record<string, Omit<AdmissionRequest, 'uid'>> {
   const base = { operation: 'CREATE' as const, userInfo: { username: 'tenant' }, namespace: 'team-a', name: 'big' };
   const meta = { name: 'big', namespace: 'team-a' };
-  const esSpec = (template: Record<string, unknown>) => ({ secretStoreRef: { name: 's', kind: 'SecretStore' }, target: { template }, data: [{ secretKey: 'a', remoteRef: { key: 'x' } }] });
+  const esSpec = (template: Record<string, unknown>) => ({
+    secretStoreRef: { name: 's', kind: 'SecretStore' },
+    target: { template },
+    data: [{ secretKey: 'a', remoteRef: { key: 'x' } }],
+  });
   return {
     'VaultPolicy raw HCL': {
-      ...base, kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' }, resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
-      object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: meta, spec: { policy: text(DENSE_HCL, chars) } },
+      ...base,
+      kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
+      resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
+      object: {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultPolicy',
+        metadata: meta,
+        spec: { policy: text(DENSE_HCL, chars) },
+      },
     },
     'ExternalSecret template': {
-      ...base, kind: { group: 'external-secrets.io', version: 'v1', kind: 'ExternalSecret' }, resource: { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' },
-      object: { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: meta, spec: esSpec({ data: { key: text(DENSE_TEMPLATE, chars) } }) },
+      ...base,
+      kind: { group: 'external-secrets.io', version: 'v1', kind: 'ExternalSecret' },
+      resource: { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' },
+      object: {
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'ExternalSecret',
+        metadata: meta,
+        spec: esSpec({ data: { key: text(DENSE_TEMPLATE, chars) } }),
+      },
     },
     'PushSecret template': {
-      ...base, kind: { group: 'external-secrets.io', version: 'v1alpha1', kind: 'PushSecret' }, resource: { group: 'external-secrets.io', version: 'v1alpha1', resource: 'pushsecrets' },
+      ...base,
+      kind: { group: 'external-secrets.io', version: 'v1alpha1', kind: 'PushSecret' },
+      resource: { group: 'external-secrets.io', version: 'v1alpha1', resource: 'pushsecrets' },
       object: {
-        apiVersion: 'external-secrets.io/v1alpha1', kind: 'PushSecret', metadata: meta,
-        spec: { secretStoreRefs: [{ name: 's', kind: 'SecretStore' }], selector: { secret: { name: 'src' } }, template: { data: { key: text(DENSE_TEMPLATE, chars) } }, data: [{ match: { secretKey: 'a', remoteRef: { remoteKey: 'x' } } }] },
+        apiVersion: 'external-secrets.io/v1alpha1',
+        kind: 'PushSecret',
+        metadata: meta,
+        spec: {
+          secretStoreRefs: [{ name: 's', kind: 'SecretStore' }],
+          selector: { secret: { name: 'src' } },
+          template: { data: { key: text(DENSE_TEMPLATE, chars) } },
+          data: [{ match: { secretKey: 'a', remoteRef: { remoteKey: 'x' } } }],
+        },
       },
     },
     'ClusterExternalSecret template': {
-      ...base, namespace: '', kind: { group: 'external-secrets.io', version: 'v1', kind: 'ClusterExternalSecret' }, resource: { group: 'external-secrets.io', version: 'v1', resource: 'clusterexternalsecrets' },
+      ...base,
+      namespace: '',
+      kind: { group: 'external-secrets.io', version: 'v1', kind: 'ClusterExternalSecret' },
+      resource: { group: 'external-secrets.io', version: 'v1', resource: 'clusterexternalsecrets' },
       object: {
-        apiVersion: 'external-secrets.io/v1', kind: 'ClusterExternalSecret', metadata: { name: 'big' },
-        spec: { namespaceSelectors: [{ matchLabels: { team: 'a' } }], externalSecretSpec: esSpec({ data: { key: text(DENSE_TEMPLATE, chars) } }) },
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'ClusterExternalSecret',
+        metadata: { name: 'big' },
+        spec: {
+          namespaceSelectors: [{ matchLabels: { team: 'a' } }],
+          externalSecretSpec: esSpec({ data: { key: text(DENSE_TEMPLATE, chars) } }),
+        },
       },
     },
     'ExternalSecret templateFrom literals': {
-      ...base, kind: { group: 'external-secrets.io', version: 'v1', kind: 'ExternalSecret' }, resource: { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' },
+      ...base,
+      kind: { group: 'external-secrets.io', version: 'v1', kind: 'ExternalSecret' },
+      resource: { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' },
       // many small templates, each well under any per-field limit: only their total is too large
-      object: { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: meta, spec: esSpec({ templateFrom: Array.from({ length: 900 }, () => ({ literal: text(DENSE_TEMPLATE, Math.floor(chars / 900) - 40) })) }) },
+      object: {
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'ExternalSecret',
+        metadata: meta,
+        spec: esSpec({
+          templateFrom: Array.from({ length: 900 }, () => ({
+            literal: text(DENSE_TEMPLATE, Math.floor(chars / 900) - 40),
+          })),
+        }),
+      },
     },
   };
 }

@@ -4,8 +4,14 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { auditAdmission, auditVaultWrite } from '../../trail/events.ts';
 import {
-  JWKS_CONFIGMAP_FIELD, KEY_SECRET_FIELD, generateAuditKey, loadOrCreateAuditKey, parseJwks, publishJwks,
-  type AuditKeyStore, type KubeObjectBody,
+  JWKS_CONFIGMAP_FIELD,
+  KEY_SECRET_FIELD,
+  generateAuditKey,
+  loadOrCreateAuditKey,
+  parseJwks,
+  publishJwks,
+  type AuditKeyStore,
+  type KubeObjectBody,
 } from '../../trail/keys.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../webhook/admission/types.ts';
 
@@ -13,9 +19,12 @@ const SECRET_VALUE = 'hunter2-very-secret';
 
 function request(over: Partial<AdmissionRequest> = {}): AdmissionRequest {
   return {
-    uid: 'u-1', kind: { group: 'external-secrets.io', version: 'v1', kind: 'ExternalSecret' },
+    uid: 'u-1',
+    kind: { group: 'external-secrets.io', version: 'v1', kind: 'ExternalSecret' },
     resource: { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' },
-    namespace: 'payments', name: 'db', operation: 'CREATE',
+    namespace: 'payments',
+    name: 'db',
+    operation: 'CREATE',
     userInfo: { username: 'alice', uid: 'x', groups: ['devs'], extra: { token: [SECRET_VALUE] } },
     object: { metadata: { name: 'db' }, spec: { target: { template: { data: { password: SECRET_VALUE } } } } },
     ...over,
@@ -25,24 +34,44 @@ function request(over: Partial<AdmissionRequest> = {}): AdmissionRequest {
 void describe('auditAdmission', () => {
   void test('denied: outcome, rules, message; no object content and no userInfo.extra', () => {
     const decision: AdmissionDecision = {
-      response: { uid: 'u-1', allowed: false, status: { code: 403, message: 'spec.provider: only vault is supported' }, warnings: ['w1'] },
-      rules: ['eso.provider', 'eso.provider'], patchOps: [],
+      response: {
+        uid: 'u-1',
+        allowed: false,
+        status: { code: 403, message: 'spec.provider: only vault is supported' },
+        warnings: ['w1'],
+      },
+      rules: ['eso.provider', 'eso.provider'],
+      patchOps: [],
     };
     const e = auditAdmission(decision, request(), { webhook: 'validating' });
     assert.deepEqual(e, {
-      type: 'admission', webhook: 'validating', uid: 'u-1', kind: 'external-secrets.io/v1/ExternalSecret', namespace: 'payments', name: 'db',
-      operation: 'CREATE', user: { username: 'alice', groups: ['devs'] }, outcome: 'denied', rules: ['eso.provider'], warnings: ['w1'],
-      message: 'spec.provider: only vault is supported', patch: [],
+      type: 'admission',
+      webhook: 'validating',
+      uid: 'u-1',
+      kind: 'external-secrets.io/v1/ExternalSecret',
+      namespace: 'payments',
+      name: 'db',
+      operation: 'CREATE',
+      user: { username: 'alice', groups: ['devs'] },
+      outcome: 'denied',
+      rules: ['eso.provider'],
+      warnings: ['w1'],
+      message: 'spec.provider: only vault is supported',
+      patch: [],
     });
     assert.doesNotMatch(JSON.stringify(e), new RegExp(SECRET_VALUE));
   });
 
   void test('mutated: patch ops keep op and path, never the value', () => {
     const decision: AdmissionDecision = {
-      response: { uid: 'u-1', allowed: true }, rules: [],
+      response: { uid: 'u-1', allowed: true },
+      rules: [],
       patchOps: [{ op: 'add', path: '/spec/target/template/data/password', value: SECRET_VALUE }],
     };
-    const e = auditAdmission(decision, request({ kind: { group: '', version: 'v1', kind: 'Secret' }, name: undefined }));
+    const e = auditAdmission(
+      decision,
+      request({ kind: { group: '', version: 'v1', kind: 'Secret' }, name: undefined }),
+    );
     assert.equal(e.outcome, 'mutated');
     assert.equal(e.kind, 'v1/Secret');
     assert.equal(e.name, 'db', 'the name comes from metadata.name when the request has none');
@@ -51,29 +80,52 @@ void describe('auditAdmission', () => {
   });
 
   void test('allowed without changes', () => {
-    assert.equal(auditAdmission({ response: { uid: 'u', allowed: true }, rules: [], patchOps: [] }, request()).outcome, 'allowed');
+    assert.equal(
+      auditAdmission({ response: { uid: 'u', allowed: true }, rules: [], patchOps: [] }, request()).outcome,
+      'allowed',
+    );
   });
 });
 
 void test('auditVaultWrite hashes content instead of keeping it; equal role bodies hash equally regardless of key order', () => {
-  const a = auditVaultWrite({ action: 'repair', object: 'role', vaultName: 'vaultgate.p.r', mount: 'kubernetes', reason: 'drift', content: { b: 1, a: [SECRET_VALUE] } });
-  const b = auditVaultWrite({ action: 'repair', object: 'role', vaultName: 'vaultgate.p.r', mount: 'kubernetes', reason: 'drift', content: { a: [SECRET_VALUE], b: 1 } });
+  const a = auditVaultWrite({
+    action: 'repair',
+    object: 'role',
+    vaultName: 'vaultgate.p.r',
+    mount: 'kubernetes',
+    reason: 'drift',
+    content: { b: 1, a: [SECRET_VALUE] },
+  });
+  const b = auditVaultWrite({
+    action: 'repair',
+    object: 'role',
+    vaultName: 'vaultgate.p.r',
+    mount: 'kubernetes',
+    reason: 'drift',
+    content: { a: [SECRET_VALUE], b: 1 },
+  });
   assert.equal(a.contentSha256, b.contentSha256);
   assert.match(a.contentSha256 ?? '', /^[0-9a-f]{64}$/);
   assert.doesNotMatch(JSON.stringify(a), new RegExp(SECRET_VALUE));
 });
 
-function fakeStore(opts: { raceWith?: string } = {}): AuditKeyStore & { secrets: Map<string, KubeObjectBody>; cms: Map<string, KubeObjectBody> } {
+function fakeStore(
+  opts: { raceWith?: string } = {},
+): AuditKeyStore & { secrets: Map<string, KubeObjectBody>; cms: Map<string, KubeObjectBody> } {
   const secrets = new Map<string, KubeObjectBody>();
   const cms = new Map<string, KubeObjectBody>();
   let rv = 0;
   const conflict = () => Object.assign(new Error('AlreadyExists'), { code: 409 });
   return {
-    secrets, cms,
+    secrets,
+    cms,
     getSecret: (ns, n) => Promise.resolve(secrets.get(`${ns}/${n}`) as { data?: Record<string, string> } | undefined),
     createSecret: (ns, s) => {
       if (opts.raceWith && !secrets.has(`${ns}/${s.metadata.name}`)) {
-        secrets.set(`${ns}/${s.metadata.name}`, { ...s, data: { [KEY_SECRET_FIELD]: Buffer.from(opts.raceWith).toString('base64') } });
+        secrets.set(`${ns}/${s.metadata.name}`, {
+          ...s,
+          data: { [KEY_SECRET_FIELD]: Buffer.from(opts.raceWith).toString('base64') },
+        });
         return Promise.reject(conflict());
       }
       if (secrets.has(`${ns}/${s.metadata.name}`)) return Promise.reject(conflict());
@@ -81,10 +133,14 @@ function fakeStore(opts: { raceWith?: string } = {}): AuditKeyStore & { secrets:
       return Promise.resolve(s);
     },
     getConfigMap: (ns, n) => Promise.resolve(cms.get(`${ns}/${n}`)),
-    createConfigMap: (ns, cm) => { cms.set(`${ns}/${cm.metadata.name}`, { ...cm, metadata: { ...cm.metadata, resourceVersion: String(++rv) } }); return Promise.resolve(cm); },
+    createConfigMap: (ns, cm) => {
+      cms.set(`${ns}/${cm.metadata.name}`, { ...cm, metadata: { ...cm.metadata, resourceVersion: String(++rv) } });
+      return Promise.resolve(cm);
+    },
     replaceConfigMap: (ns, cm) => {
       const cur = cms.get(`${ns}/${cm.metadata.name}`);
-      if (cur?.metadata.resourceVersion !== cm.metadata.resourceVersion) return Promise.reject(Object.assign(new Error('Conflict'), { code: 409 }));
+      if (cur?.metadata.resourceVersion !== cm.metadata.resourceVersion)
+        return Promise.reject(Object.assign(new Error('Conflict'), { code: 409 }));
       cms.set(`${ns}/${cm.metadata.name}`, { ...cm, metadata: { ...cm.metadata, resourceVersion: String(++rv) } });
       return Promise.resolve(cm);
     },
@@ -103,7 +159,7 @@ void describe('signing key in a Secret, JWKS in a ConfigMap', () => {
     assert.equal(second.key.kid, first.key.kid);
   });
 
-  void test('two replicas racing: the loser (409) uses the winner\'s key', async () => {
+  void test("two replicas racing: the loser (409) uses the winner's key", async () => {
     const winner = await generateAuditKey();
     const pem = winner.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     const { key, created } = await loadOrCreateAuditKey(fakeStore({ raceWith: pem }), { namespace: 'vaultgate' });
@@ -113,8 +169,16 @@ void describe('signing key in a Secret, JWKS in a ConfigMap', () => {
 
   void test('a corrupt Secret is refused without quoting its content', async () => {
     const store = fakeStore();
-    store.secrets.set('vaultgate/vaultgate-audit-key', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x', namespace: 'vaultgate' }, data: { [KEY_SECRET_FIELD]: Buffer.from(`garbage ${SECRET_VALUE}`).toString('base64') } });
-    await assert.rejects(loadOrCreateAuditKey(store, { namespace: 'vaultgate' }), (err: Error) => !err.message.includes(SECRET_VALUE) && /PKCS#8/.test(err.message));
+    store.secrets.set('vaultgate/vaultgate-audit-key', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'x', namespace: 'vaultgate' },
+      data: { [KEY_SECRET_FIELD]: Buffer.from(`garbage ${SECRET_VALUE}`).toString('base64') },
+    });
+    await assert.rejects(
+      loadOrCreateAuditKey(store, { namespace: 'vaultgate' }),
+      (err: Error) => !err.message.includes(SECRET_VALUE) && /PKCS#8/.test(err.message),
+    );
   });
 
   void test('the JWKS keeps earlier public keys so older records still verify', async () => {
@@ -126,7 +190,13 @@ void describe('signing key in a Secret, JWKS in a ConfigMap', () => {
     await publishJwks(store, { namespace: 'vaultgate' }, k2);
     const text = store.cms.get('vaultgate/vaultgate-audit-jwks')?.data as Record<string, string>;
     const jwks = parseJwks(text[JWKS_CONFIGMAP_FIELD]!);
-    assert.deepEqual(jwks.keys.map((k) => k.kid), [k1.kid, k2.kid]);
-    assert.ok(jwks.keys.every((k) => k.d === undefined), 'no private component published');
+    assert.deepEqual(
+      jwks.keys.map((k) => k.kid),
+      [k1.kid, k2.kid],
+    );
+    assert.ok(
+      jwks.keys.every((k) => k.d === undefined),
+      'no private component published',
+    );
   });
 });

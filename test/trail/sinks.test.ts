@@ -15,10 +15,19 @@ import { auditVaultWrite } from '../../trail/events.ts';
 
 let dir: string;
 let key: AuditKey;
-before(async () => { dir = mkdtempSync(join(tmpdir(), 'vaultgate-audit-')); key = await generateAuditKey(); });
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vaultgate-audit-'));
+  key = await generateAuditKey();
+});
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const ev = (i: number) => auditVaultWrite({ action: 'update', object: 'policy', vaultName: `vaultgate.ns.policy-${i}`, reason: 'spec changed' });
+const ev = (i: number) =>
+  auditVaultWrite({
+    action: 'update',
+    object: 'policy',
+    vaultName: `vaultgate.ns.policy-${i}`,
+    reason: 'spec changed',
+  });
 const readAll = (files: string[]) => files.map((f) => ({ name: f, text: readFileSync(f, 'utf8') }));
 
 void describe('file sink', () => {
@@ -39,7 +48,12 @@ void describe('file sink', () => {
   });
 
   void test('a shell-glob order (x, x.1, x.2) is put oldest first', () => {
-    assert.deepEqual(orderRotatedFiles(['a.log', 'a.log.1', 'a.log.2', 'b.log']), ['a.log.2', 'a.log.1', 'a.log', 'b.log']);
+    assert.deepEqual(orderRotatedFiles(['a.log', 'a.log.1', 'a.log.2', 'b.log']), [
+      'a.log.2',
+      'a.log.1',
+      'a.log',
+      'b.log',
+    ]);
   });
 
   void test('files given in the wrong order are caught as out-of-order / missing', async () => {
@@ -61,7 +75,10 @@ void describe('file sink', () => {
     assert.equal(readdirSync(dir).filter((f) => f.startsWith('drop.log')).length, 3);
     const r = await verifyAuditFiles(readAll(sink.files()), mergeJwks(undefined, key.publicJwk));
     assert.equal(r.ok, true);
-    assert.deepEqual(r.issues.map((i) => i.kind), ['starts-mid-chain']);
+    assert.deepEqual(
+      r.issues.map((i) => i.kind),
+      ['starts-mid-chain'],
+    );
   });
 
   void test('a restarted replica resumes its chain from the file (across a rotation too)', async () => {
@@ -91,22 +108,37 @@ void describe('file sink', () => {
     await t1.close();
     appendFileSync(path, '{"audit":"vaultgate/v2","replica":"w0","seq":2,"ts"'); // torn write
     const s2 = fileSink({ path });
-    const t2 = await AuditTrail.open({ replica: 'w0', signer: createSigner(key), sink: s2, newChainId: () => 'after-crash' });
+    const t2 = await AuditTrail.open({
+      replica: 'w0',
+      signer: createSigner(key),
+      sink: s2,
+      newChainId: () => 'after-crash',
+    });
     await t2.append(ev(2));
     await t2.close();
     const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
     const start = parseLine(lines[3]!)!;
     assert.equal(start.chain, 'after-crash');
-    assert.deepEqual(start.event, { type: 'chain-start', reason: 'previous-unreadable', previous: { chain: head.chain, seq: head.seq, hash: head.hash } });
+    assert.deepEqual(start.event, {
+      type: 'chain-start',
+      reason: 'previous-unreadable',
+      previous: { chain: head.chain, seq: head.seq, hash: head.hash },
+    });
     const r = await verifyAuditFiles(readAll([path]), mergeJwks(undefined, key.publicJwk));
-    assert.deepEqual(r.issues.filter((i) => i.severity === 'error').map((i) => [i.kind, i.line]), [['unparsable', 3]], 'the torn line is the only error');
+    assert.deepEqual(
+      r.issues.filter((i) => i.severity === 'error').map((i) => [i.kind, i.line]),
+      [['unparsable', 3]],
+      'the torn line is the only error',
+    );
   });
 });
 
 void test('stdout sink writes one JSON line per record; tee writes to both and resumes from the file', async () => {
   const out = new PassThrough();
   let text = '';
-  out.on('data', (c: Buffer) => { text += c.toString(); });
+  out.on('data', (c: Buffer) => {
+    text += c.toString();
+  });
   const path = join(dir, 'tee.log');
   const sink = teeSink(stdoutSink(out), fileSink({ path }));
   const trail = await AuditTrail.open({ replica: 'w0', signer: createSigner(key), sink });
@@ -116,7 +148,11 @@ void test('stdout sink writes one JSON line per record; tee writes to both and r
   assert.equal(lines.length, 2);
   assert.equal(parseLine(lines[1]!)?.seq, 1);
   assert.equal(readFileSync(path, 'utf8'), text);
-  const again = await AuditTrail.open({ replica: 'w0', signer: createSigner(key), sink: teeSink(stdoutSink(out), fileSink({ path })) });
+  const again = await AuditTrail.open({
+    replica: 'w0',
+    signer: createSigner(key),
+    sink: teeSink(stdoutSink(out), fileSink({ path })),
+  });
   assert.equal(again.head.seq, 2);
   await again.close();
 });

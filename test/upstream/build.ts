@@ -10,9 +10,13 @@ import { binaryPath, goAvailable, upstreamBinDir } from './paths.ts';
 import { formatDuration, missingSetup, runSetup, setupSteps } from './setup.ts';
 
 const missing = missingSetup();
-const needGo = setupSteps().filter((s) => s.needsGo && missing.includes(s.name)).map((s) => s.name);
+const needGo = setupSteps()
+  .filter((s) => s.needsGo && missing.includes(s.name))
+  .map((s) => s.name);
 if (needGo.length > 0 && !goAvailable()) {
-  console.error(`[upstream] missing ${needGo.join(', ')} and no Go toolchain on PATH to build them: install Go >= 1.24, then \`npm run upstream\``);
+  console.error(
+    `[upstream] missing ${needGo.join(', ')} and no Go toolchain on PATH to build them: install Go >= 1.24, then \`npm run upstream\``,
+  );
   process.exit(3);
 }
 try {
@@ -20,17 +24,22 @@ try {
   const mib = (p: string): string => (statSync(p).size / 2 ** 20).toFixed(1).padStart(6);
   console.log(`[upstream] binaries in ${upstreamBinDir()}`);
   for (const b of BINARIES) console.log(`  ${b.name.padEnd(24)} ${mib(binaryPath(b.name))} MiB`);
-  console.log(`  ${'bao'.padEnd(24)} ${mib(binaryPath('bao'))} MiB  ${baoVersion(binaryPath('bao')).line}  (${binaryPath('bao')})`);
+  console.log(
+    `  ${'bao'.padEnd(24)} ${mib(binaryPath('bao'))} MiB  ${baoVersion(binaryPath('bao')).line}  (${binaryPath('bao')})`,
+  );
   console.log(`  ${'eso'.padEnd(24)} ${mib(esoPath())} MiB  External Secrets Operator ${ESO_VERSION}  (${esoPath()})`);
   const nodeUnsupported = nodeUnsupportedReason();
   if (nodeUnsupported) {
     console.log(`  one-node cluster: not set up here (${nodeUnsupported})`);
   } else {
-    for (const b of NODE_BINARIES) console.log(`  ${b.name.padEnd(24)} ${mib(nodeBinaryPath(b.name))} MiB  (${nodeBinaryPath(b.name)})`);
+    for (const b of NODE_BINARIES)
+      console.log(`  ${b.name.padEnd(24)} ${mib(nodeBinaryPath(b.name))} MiB  (${nodeBinaryPath(b.name)})`);
     console.log(`  ${'node packages'.padEnd(24)} ${nodePackageVersions().join('; ')}`);
   }
   const ran = Object.entries(report.ran);
-  console.log(`[upstream] ready in ${formatDuration(report.seconds)}${ran.length ? `: ${ran.map(([n, s]) => `${n} ${s.toFixed(1)}s`).join(', ')}` : ' (everything was cached)'}`);
+  console.log(
+    `[upstream] ready in ${formatDuration(report.seconds)}${ran.length ? `: ${ran.map(([n, s]) => `${n} ${s.toFixed(1)}s`).join(', ')}` : ' (everything was cached)'}`,
+  );
 } catch (err) {
   console.error(`[upstream] ${(err as Error).message}`);
   process.exit(1);

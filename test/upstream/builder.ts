@@ -32,7 +32,11 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): 
 }
 
 /** Builds each spec into `binDir/<name>` (via a temp name + rename, so a reader never sees half a file). */
-export async function buildBinaries(specs: readonly BinarySpec<string>[], binDir: string, log: Log): Promise<BuildResult[]> {
+export async function buildBinaries(
+  specs: readonly BinarySpec<string>[],
+  binDir: string,
+  log: Log,
+): Promise<BuildResult[]> {
   mkdirSync(binDir, { recursive: true });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -49,7 +53,12 @@ export async function buildBinaries(specs: readonly BinarySpec<string>[], binDir
     log(`[upstream] building ${spec.name} (${i + 1}/${specs.length}) from ${spec.pkg} ...`);
     const started = performance.now();
     try {
-      await run('go', ['build', '-trimpath', '-ldflags', ldflags(spec), '-o', tmp, spec.pkg], join(UPSTREAM_DIR, spec.module), env);
+      await run(
+        'go',
+        ['build', '-trimpath', '-ldflags', ldflags(spec), '-o', tmp, spec.pkg],
+        join(UPSTREAM_DIR, spec.module),
+        env,
+      );
       renameSync(tmp, out);
     } finally {
       rmSync(tmp, { force: true });

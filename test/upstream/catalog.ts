@@ -53,9 +53,19 @@ function helmStamps(version: string, k8sMinor: string): Record<string, string> {
 /** Build order: what the harness needs first comes first. */
 export const BINARIES: readonly BinarySpec[] = [
   { name: 'etcd', module: 'kube', pkg: 'go.etcd.io/etcd/server/v3', stamps: {} },
-  { name: 'kube-apiserver', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kube-apiserver', stamps: kubeStamps(K8S_VERSION) },
+  {
+    name: 'kube-apiserver',
+    module: 'kube',
+    pkg: 'k8s.io/kubernetes/cmd/kube-apiserver',
+    stamps: kubeStamps(K8S_VERSION),
+  },
   { name: 'kubectl', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kubectl', stamps: kubeStamps(K8S_VERSION) },
-  { name: 'kube-controller-manager', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager', stamps: kubeStamps(K8S_VERSION) },
+  {
+    name: 'kube-controller-manager',
+    module: 'kube',
+    pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager',
+    stamps: kubeStamps(K8S_VERSION),
+  },
   // helm v3.19.x is built against k8s.io/* v0.34.x.
   { name: 'helm', module: 'helm', pkg: 'helm.sh/helm/v3/cmd/helm', stamps: helmStamps(HELM_VERSION, '34') },
 ];

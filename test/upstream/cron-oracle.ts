@@ -6,10 +6,22 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { goProgram } from './go-program.ts';
 
-export interface CronRequest { schedule: string; duration?: string; /** ms since the epoch */ at: number }
-export interface CronAnswer { error?: string; next?: number; active?: boolean }
+export interface CronRequest {
+  schedule: string;
+  duration?: string;
+  /** ms since the epoch */ at: number;
+}
+export interface CronAnswer {
+  error?: string;
+  next?: number;
+  active?: boolean;
+}
 
-export const cronOracle = goProgram<CronRequest, CronAnswer>({ name: 'cron-oracle', srcDir: join(dirname(fileURLToPath(import.meta.url)), 'cron-oracle'), sources: ['go.mod', 'go.sum', 'main.go'] });
+export const cronOracle = goProgram<CronRequest, CronAnswer>({
+  name: 'cron-oracle',
+  srcDir: join(dirname(fileURLToPath(import.meta.url)), 'cron-oracle'),
+  sources: ['go.mod', 'go.sum', 'main.go'],
+});
 
 /** Asks robfig every request in one process run; answers in order. */
 export const askCron = (requests: readonly CronRequest[]): Promise<CronAnswer[]> => cronOracle.ask(requests);

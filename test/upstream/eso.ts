@@ -14,7 +14,12 @@ export const ESO_VERSION = 'v0.16.2';
 export const ESO_MODULE = 'github.com/external-secrets/external-secrets';
 export const ESO_SRC = join(dirname(fileURLToPath(import.meta.url)), 'eso');
 
-const goEnv = (): NodeJS.ProcessEnv => ({ ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly -buildvcs=false' });
+const goEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  CGO_ENABLED: '0',
+  GOTOOLCHAIN: 'local',
+  GOFLAGS: '-mod=readonly -buildvcs=false',
+});
 
 export function esoKey(): string {
   const h = createHash('sha256');
@@ -33,7 +38,10 @@ export function esoAvailable(): boolean {
 /** ESO's binary for a test: never built inside a test (setup.ts does it first); a missing one fails at once. */
 export function requireEso(): string {
   const out = esoPath();
-  if (!existsSync(out)) throw new Error(`ESO ${ESO_VERSION} is not built (expected at ${out}); build it with \`npm run upstream\` (\`npm test\` does it before any test runs)`);
+  if (!existsSync(out))
+    throw new Error(
+      `ESO ${ESO_VERSION} is not built (expected at ${out}); build it with \`npm run upstream\` (\`npm test\` does it before any test runs)`,
+    );
   return out;
 }
 
@@ -57,9 +65,15 @@ async function buildEso(out: string, log: (line: string) => void): Promise<void>
   const started = performance.now();
   try {
     await new Promise<void>((resolve, reject) => {
-      const child = spawn('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', tmp, ESO_MODULE], { cwd: ESO_SRC, env: goEnv(), stdio: ['ignore', 'inherit', 'inherit'] });
+      const child = spawn('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', tmp, ESO_MODULE], {
+        cwd: ESO_SRC,
+        env: goEnv(),
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
       child.once('error', reject);
-      child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`go build ${ESO_MODULE} failed: ${signal ?? `exit ${code}`}`))));
+      child.once('exit', (code, signal) =>
+        code === 0 ? resolve() : reject(new Error(`go build ${ESO_MODULE} failed: ${signal ?? `exit ${code}`}`)),
+      );
     });
     renameSync(tmp, out); // atomic: a parallel test never runs half a binary
   } finally {
@@ -70,7 +84,12 @@ async function buildEso(out: string, log: (line: string) => void): Promise<void>
 
 /** ESO's own CRDs (deploy/crds/bundle.yaml of the module the binary was built from). */
 export function esoCrdsYaml(): string {
-  const r = spawnSync('go', ['list', '-m', '-f', '{{.Dir}}', ESO_MODULE], { cwd: ESO_SRC, env: goEnv(), encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync('go', ['list', '-m', '-f', '{{.Dir}}', ESO_MODULE], {
+    cwd: ESO_SRC,
+    env: goEnv(),
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   const dir = r.stdout?.trim();
   if (r.status !== 0 || !dir) throw new Error(`cannot locate ${ESO_MODULE} in the Go module cache: ${r.stderr}`);
   return readFileSync(join(dir, 'deploy', 'crds', 'bundle.yaml'), 'utf8');

@@ -13,10 +13,27 @@ export const GO_ORACLE_SRC = join(dirname(fileURLToPath(import.meta.url)), 'go-o
 
 export type OracleRequest =
   /** `dataB64`: values as base64 (binary data); `name`: the template's name (ESO: the data key). */
-  | { kind: 'template'; template: string; data?: Record<string, string>; dataB64?: Record<string, string>; name?: string }
-  | { kind: 'regexp' | 'regexpLiteral' | 'regexpMatch' | 'regexpFind'; regexp: string; input: string; replacement?: string }
+  | {
+      kind: 'template';
+      template: string;
+      data?: Record<string, string>;
+      dataB64?: Record<string, string>;
+      name?: string;
+    }
+  | {
+      kind: 'regexp' | 'regexpLiteral' | 'regexpMatch' | 'regexpFind';
+      regexp: string;
+      input: string;
+      replacement?: string;
+    }
   /** A PKCS#12 file made by go-pkcs12's encoder (the library ESO decodes with); output is base64. */
-  | { kind: 'pkcs12'; encoder: 'Legacy' | 'LegacyRC2' | 'LegacyDES' | 'Modern' | 'Modern2023' | 'Passwordless'; certPem: string; keyPem: string; password: string };
+  | {
+      kind: 'pkcs12';
+      encoder: 'Legacy' | 'LegacyRC2' | 'LegacyDES' | 'Modern' | 'Modern2023' | 'Passwordless';
+      certPem: string;
+      keyPem: string;
+      password: string;
+    };
 
 export interface OracleAnswer {
   output?: string;
@@ -28,7 +45,18 @@ export interface OracleAnswer {
 }
 
 export const goOracle = goProgram<OracleRequest, OracleAnswer>({
-  name: 'go-oracle', srcDir: GO_ORACLE_SRC, sources: ['go.mod', 'go.sum', 'main.go', 'eso_jwk.go', 'eso_pem.go', 'eso_pem_chain.go', 'eso_pkcs12.go', 'eso_yaml.go'],
+  name: 'go-oracle',
+  srcDir: GO_ORACLE_SRC,
+  sources: [
+    'go.mod',
+    'go.sum',
+    'main.go',
+    'eso_jwk.go',
+    'eso_pem.go',
+    'eso_pem_chain.go',
+    'eso_pkcs12.go',
+    'eso_yaml.go',
+  ],
   buildNote: 'downloads github.com/external-secrets/sprig/v3 through the Go module proxy the first time',
 });
 
@@ -43,7 +71,12 @@ export const ESO_MODULE = 'github.com/external-secrets/external-secrets@v0.16.2'
 
 /** The directory of ESO's module source (downloaded into Go's module cache the first time). */
 export function esoModuleDir(): string {
-  const res = spawnSync('go', ['mod', 'download', '-json', ESO_MODULE], { cwd: GO_ORACLE_SRC, encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod' }, timeout: 600_000 });
+  const res = spawnSync('go', ['mod', 'download', '-json', ESO_MODULE], {
+    cwd: GO_ORACLE_SRC,
+    encoding: 'utf8',
+    env: { ...process.env, GOFLAGS: '-mod=mod' },
+    timeout: 600_000,
+  });
   if (res.status !== 0) throw new Error(`go mod download ${ESO_MODULE} failed: ${res.error?.message ?? res.stderr}`);
   return (JSON.parse(res.stdout) as { Dir: string }).Dir;
 }

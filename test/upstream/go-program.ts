@@ -17,7 +17,12 @@ export interface GoProgram<Req, Ans> {
   ask(requests: readonly Req[]): Promise<Ans[]>;
 }
 
-export function goProgram<Req, Ans>(opts: { name: string; srcDir: string; sources: readonly string[]; buildNote?: string }): GoProgram<Req, Ans> {
+export function goProgram<Req, Ans>(opts: {
+  name: string;
+  srcDir: string;
+  sources: readonly string[];
+  buildNote?: string;
+}): GoProgram<Req, Ans> {
   const { name, srcDir } = opts;
   const path = (): string => {
     const h = createHash('sha256');
@@ -31,12 +36,23 @@ export function goProgram<Req, Ans>(opts: { name: string; srcDir: string; source
     mkdirSync(dirname(out), { recursive: true });
     const tmp = `${out}.tmp-${process.pid}`;
     log(`[${name}] building ${out}${opts.buildNote ? ` (${opts.buildNote})` : ''}`);
-    const env: NodeJS.ProcessEnv = { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly -buildvcs=false' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      CGO_ENABLED: '0',
+      GOTOOLCHAIN: 'local',
+      GOFLAGS: '-mod=readonly -buildvcs=false',
+    };
     try {
       await new Promise<void>((resolve, reject) => {
-        const child = spawn('go', ['build', '-trimpath', '-o', tmp, '.'], { cwd: srcDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+        const child = spawn('go', ['build', '-trimpath', '-o', tmp, '.'], {
+          cwd: srcDir,
+          env,
+          stdio: ['ignore', 'inherit', 'inherit'],
+        });
         child.once('error', reject);
-        child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`go build of ${name} failed: ${signal ?? `exit ${code}`}`))));
+        child.once('exit', (code, signal) =>
+          code === 0 ? resolve() : reject(new Error(`go build of ${name} failed: ${signal ?? `exit ${code}`}`)),
+        );
       });
       renameSync(tmp, out); // atomic: parallel test files never run half a binary
     } finally {
@@ -46,10 +62,16 @@ export function goProgram<Req, Ans>(opts: { name: string; srcDir: string; source
   };
   const ask = async (requests: readonly Req[]): Promise<Ans[]> => {
     const bin = await ensure();
-    const res = spawnSync(bin, [], { input: requests.map((r) => JSON.stringify(r)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000 });
+    const res = spawnSync(bin, [], {
+      input: requests.map((r) => JSON.stringify(r)).join('\n') + '\n',
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+      timeout: 120_000,
+    });
     if (res.status !== 0) throw new Error(`${name} failed: ${res.error?.message ?? res.stderr}`);
     const lines = res.stdout.split('\n').filter((l) => l !== '');
-    if (lines.length !== requests.length) throw new Error(`${name} answered ${lines.length} of ${requests.length} requests`);
+    if (lines.length !== requests.length)
+      throw new Error(`${name} answered ${lines.length} of ${requests.length} requests`);
     return lines.map((l) => JSON.parse(l) as Ans);
   };
   return { path, ensure, ask };

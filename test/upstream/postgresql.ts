@@ -21,7 +21,9 @@ export function postgresProgram(name: string): string {
 }
 
 export function missingPostgresPackages(): string[] {
-  return POSTGRES_PACKAGES.filter((p) => p.programs.some((prog) => !existsSync(postgresProgram(prog)))).map((p) => p.pkg);
+  return POSTGRES_PACKAGES.filter((p) => p.programs.some((prog) => !existsSync(postgresProgram(prog)))).map(
+    (p) => p.pkg,
+  );
 }
 
 /** apt-get installs what is missing (an `apt-get update` first only when the install fails). */
@@ -40,7 +42,10 @@ export async function ensurePostgres(opts: { log?: Log } = {}): Promise<string[]
       await aptGet(install, log);
     });
     const still = missingPostgresPackages();
-    if (still.length > 0) throw new Error(`apt-get installed ${missing.join(', ')} but programs of ${still.join(', ')} are still missing under ${POSTGRES_BIN_DIR}`);
+    if (still.length > 0)
+      throw new Error(
+        `apt-get installed ${missing.join(', ')} but programs of ${still.join(', ')} are still missing under ${POSTGRES_BIN_DIR}`,
+      );
     return missing;
   });
 }

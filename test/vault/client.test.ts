@@ -2,18 +2,40 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { Registry } from 'prom-client';
-import { createKvApi, createSysApi, createVaultClient, createVaultMetrics, login, RequestLimiter, VaultClientPool, type VaultError } from '../../vault/index.ts';
+import {
+  createKvApi,
+  createSysApi,
+  createVaultClient,
+  createVaultMetrics,
+  login,
+  RequestLimiter,
+  VaultClientPool,
+  type VaultError,
+} from '../../vault/index.ts';
 import { debugEnablesNodeVault } from '../../vault/client.ts';
 import { startHarness, fakeClock } from './helpers.ts';
 
-const kindIs = (kind: string) => (e: unknown): boolean => (e as VaultError).kind === kind;
+const kindIs =
+  (kind: string) =>
+  (e: unknown): boolean =>
+    (e as VaultError).kind === kind;
 
 void describe('Vault client', () => {
   void test('kubernetes login goes to the explicit mount (node-vault#300 would post to auth//login)', async () => {
     const h = await startHarness({ kubernetesMount: 'k8s-prod' });
     try {
-      await createSysApi(h.root).writeKubernetesRole('k8s-prod', 'r', { bound_service_account_names: ['app'], bound_service_account_namespaces: ['a'], token_policies: ['default'] });
-      const info = await login(h.client, { method: 'kubernetes', mount: '/k8s-prod/', role: 'r', subject: 'a/app', jwt: () => Promise.resolve(h.sim.jwtFor('a', 'app')) });
+      await createSysApi(h.root).writeKubernetesRole('k8s-prod', 'r', {
+        bound_service_account_names: ['app'],
+        bound_service_account_namespaces: ['a'],
+        token_policies: ['default'],
+      });
+      const info = await login(h.client, {
+        method: 'kubernetes',
+        mount: '/k8s-prod/',
+        role: 'r',
+        subject: 'a/app',
+        jwt: () => Promise.resolve(h.sim.jwtFor('a', 'app')),
+      });
       assert.ok(info.token.length > 0);
       assert.ok(info.ttlSeconds > 0);
       assert.deepEqual(info.policies, ['default']);
@@ -24,18 +46,25 @@ void describe('Vault client', () => {
     }
   });
 
-  void test('a hanging Vault gives `unavailable` at the timeout instead of hanging the caller', { timeout: 10_000 }, async () => {
-    const h = await startHarness({}, { timeoutMs: 200 });
-    try {
-      h.sim.inject({ path: 'secret/data/slow/*', hang: true });
-      const kv = createKvApi(h.root, { mount: 'secret', version: 2 });
-      await assert.rejects(kv.read('slow/x'), (e: unknown) => kindIs('unavailable')(e) && /200ms|ECONNABORTED|ETIMEDOUT/.test((e as Error).message));
-      // Other paths still work on the same client.
-      assert.equal(await kv.read('fast/x'), undefined);
-    } finally {
-      await h.close();
-    }
-  });
+  void test(
+    'a hanging Vault gives `unavailable` at the timeout instead of hanging the caller',
+    { timeout: 10_000 },
+    async () => {
+      const h = await startHarness({}, { timeoutMs: 200 });
+      try {
+        h.sim.inject({ path: 'secret/data/slow/*', hang: true });
+        const kv = createKvApi(h.root, { mount: 'secret', version: 2 });
+        await assert.rejects(
+          kv.read('slow/x'),
+          (e: unknown) => kindIs('unavailable')(e) && /200ms|ECONNABORTED|ETIMEDOUT/.test((e as Error).message),
+        );
+        // Other paths still work on the same client.
+        assert.equal(await kv.read('fast/x'), undefined);
+      } finally {
+        await h.close();
+      }
+    },
+  );
 
   void test('sealed → sealed, 429 → rate_limited, 5xx → unavailable, 400 → invalid, 403 → forbidden', async () => {
     const h = await startHarness();
@@ -45,13 +74,22 @@ void describe('Vault client', () => {
       await assert.rejects(sys.readPolicy('default'), kindIs('sealed'));
       h.sim.unseal();
       h.sim.rateLimited = true;
-      await assert.rejects(sys.readPolicy('default'), (e: unknown) => kindIs('rate_limited')(e) && (e as VaultError).status === 429 && (e as VaultError).retryable);
+      await assert.rejects(
+        sys.readPolicy('default'),
+        (e: unknown) => kindIs('rate_limited')(e) && (e as VaultError).status === 429 && (e as VaultError).retryable,
+      );
       h.sim.rateLimited = false;
       h.sim.inject({ path: 'sys/policies/acl/default', status: 500, errors: ['internal error'], times: 1 });
       await assert.rejects(sys.readPolicy('default'), kindIs('unavailable'));
-      await assert.rejects(sys.writePolicy('bad', 'path "x" { capabilities = ['), (e: unknown) => kindIs('invalid')(e) && !(e as VaultError).retryable);
+      await assert.rejects(
+        sys.writePolicy('bad', 'path "x" { capabilities = ['),
+        (e: unknown) => kindIs('invalid')(e) && !(e as VaultError).retryable,
+      );
       const denied = createSysApi({ request: (req) => h.client.request({ ...req, token: 'hvs.bogus' }) });
-      await assert.rejects(denied.readPolicy('default'), (e: unknown) => kindIs('forbidden')(e) && (e as Error).message === 'sys.policy.read: permission denied');
+      await assert.rejects(
+        denied.readPolicy('default'),
+        (e: unknown) => kindIs('forbidden')(e) && (e as Error).message === 'sys.policy.read: permission denied',
+      );
       assert.ok((await sys.readPolicy('default'))?.includes('lookup-self'));
     } finally {
       await h.close();
@@ -67,7 +105,10 @@ void describe('Vault client', () => {
     });
     const client = createVaultClient({ address: `http://127.0.0.1:${port}`, timeoutMs: 2_000 });
     try {
-      await assert.rejects(client.request({ operation: 'sys.health', method: 'GET', path: 'sys/policies/acl/x', token: 't' }), (e: unknown) => kindIs('unavailable')(e) && /ECONNREFUSED/.test((e as Error).message));
+      await assert.rejects(
+        client.request({ operation: 'sys.health', method: 'GET', path: 'sys/policies/acl/x', token: 't' }),
+        (e: unknown) => kindIs('unavailable')(e) && /ECONNREFUSED/.test((e as Error).message),
+      );
     } finally {
       client.close();
     }
@@ -92,18 +133,28 @@ void describe('Vault client', () => {
       const withNs = createVaultClient({ address: h.sim.addr, timeoutMs: 2_000, namespace: 'team-a' });
       const plain = createVaultClient({ address: h.sim.addr, timeoutMs: 2_000 });
       try {
-        await withNs.request({ operation: 'sys.policy.read', method: 'GET', path: 'sys/policies/acl/default', token: h.sim.rootToken });
+        await withNs.request({
+          operation: 'sys.policy.read',
+          method: 'GET',
+          path: 'sys/policies/acl/default',
+          token: h.sim.rootToken,
+        });
         assert.ok(h.sim.namespacesSeen.has('team-a'));
         // No token given: the environment's root token must not be used.
-        await assert.rejects(plain.request({ operation: 'sys.policy.read', method: 'GET', path: 'sys/policies/acl/default' }), kindIs('forbidden'));
+        await assert.rejects(
+          plain.request({ operation: 'sys.policy.read', method: 'GET', path: 'sys/policies/acl/default' }),
+          kindIs('forbidden'),
+        );
         assert.ok(!h.sim.namespacesSeen.has('from-env'));
       } finally {
         withNs.close();
         plain.close();
       }
     } finally {
-      if (saved.token === undefined) delete process.env.VAULT_TOKEN; else process.env.VAULT_TOKEN = saved.token;
-      if (saved.ns === undefined) delete process.env.VAULT_NAMESPACE; else process.env.VAULT_NAMESPACE = saved.ns;
+      if (saved.token === undefined) delete process.env.VAULT_TOKEN;
+      else process.env.VAULT_TOKEN = saved.token;
+      if (saved.ns === undefined) delete process.env.VAULT_NAMESPACE;
+      else process.env.VAULT_NAMESPACE = saved.ns;
       await h.close();
     }
   });
@@ -150,17 +201,21 @@ void describe('RequestLimiter', () => {
     let active = 0;
     let peak = 0;
     const gates: Array<() => void> = [];
-    const runs = Array.from({ length: 10 }, (_, i) => limiter.run(async () => {
-      active++;
-      peak = Math.max(peak, active);
-      await new Promise<void>((resolve) => gates.push(resolve));
-      active--;
-      return i;
-    }));
+    const runs = Array.from({ length: 10 }, (_, i) =>
+      limiter.run(async () => {
+        active++;
+        peak = Math.max(peak, active);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        active--;
+        return i;
+      }),
+    );
     // Release whoever is waiting until all ten finished.
     const all = Promise.all(runs);
     let done = false;
-    void all.then(() => { done = true; });
+    void all.then(() => {
+      done = true;
+    });
     while (!done) {
       await new Promise((r) => setImmediate(r));
       gates.splice(0).forEach((g) => g());
@@ -173,7 +228,12 @@ void describe('RequestLimiter', () => {
     const clock = fakeClock();
     const limiter = new RequestLimiter({ maxConcurrent: 10, ratePerSecond: 10, burst: 2, now: clock.now });
     const order: number[] = [];
-    const runs = [0, 1, 2].map((i) => limiter.run(() => { order.push(i); return Promise.resolve(i); }));
+    const runs = [0, 1, 2].map((i) =>
+      limiter.run(() => {
+        order.push(i);
+        return Promise.resolve(i);
+      }),
+    );
     await Promise.all(runs.slice(0, 2));
     assert.deepEqual(order, [0, 1]);
     assert.equal(limiter.queued, 1, 'the third waits for a token');

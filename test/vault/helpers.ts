@@ -1,5 +1,11 @@
 // Shared setup for the Vault adapter tests: a simulator, a client on it, a root requester, a fake clock.
-import { createVaultClient, type VaultClient, type VaultClientOptions, type VaultRequest, type VaultRequester } from '../../vault/index.ts';
+import {
+  createVaultClient,
+  type VaultClient,
+  type VaultClientOptions,
+  type VaultRequest,
+  type VaultRequester,
+} from '../../vault/index.ts';
 import { VaultSim, type VaultSimOptions } from '../sim/vault.ts';
 
 export interface Harness {
@@ -9,12 +15,19 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(simOpts: VaultSimOptions = {}, clientOpts: Partial<VaultClientOptions> = {}): Promise<Harness> {
+export async function startHarness(
+  simOpts: VaultSimOptions = {},
+  clientOpts: Partial<VaultClientOptions> = {},
+): Promise<Harness> {
   const sim = await VaultSim.start(simOpts);
   const client = createVaultClient({ address: sim.addr, timeoutMs: 5_000, ...clientOpts });
-  const root: VaultRequester = { request: <T>(req: VaultRequest) => client.request<T>({ ...req, token: sim.rootToken }) };
+  const root: VaultRequester = {
+    request: <T>(req: VaultRequest) => client.request<T>({ ...req, token: sim.rootToken }),
+  };
   return {
-    sim, client, root,
+    sim,
+    client,
+    root,
     async close() {
       client.close();
       await sim.stop();
@@ -23,9 +36,17 @@ export async function startHarness(simOpts: VaultSimOptions = {}, clientOpts: Pa
 }
 
 /** A clock tests move by hand; shared by the simulator and the token cache. */
-export function fakeClock(start = Date.parse('2026-01-01T00:00:00Z')): { now: () => number; advance(ms: number): void } {
+export function fakeClock(start = Date.parse('2026-01-01T00:00:00Z')): {
+  now: () => number;
+  advance(ms: number): void;
+} {
   let t = start;
-  return { now: () => t, advance: (ms) => { t += ms; } };
+  return {
+    now: () => t,
+    advance: (ms) => {
+      t += ms;
+    },
+  };
 }
 
 /** Resolves on the first event matching `pred` (events pushed through `push`). */

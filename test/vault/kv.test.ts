@@ -7,23 +7,44 @@ import { startHarness } from './helpers.ts';
 void describe('resolveKvPath (ESO buildPath semantics)', () => {
   void test('store path is the mount; the key may repeat the mount and, for v2, data/', () => {
     assert.deepEqual(resolveKvPath('secret', 2, 'team/db'), { ref: { mount: 'secret', version: 2 }, key: 'team/db' });
-    assert.deepEqual(resolveKvPath('secret', 2, 'secret/team/db'), { ref: { mount: 'secret', version: 2 }, key: 'team/db' });
-    assert.deepEqual(resolveKvPath('secret', 2, 'secret/data/team/db'), { ref: { mount: 'secret', version: 2 }, key: 'team/db' });
-    assert.deepEqual(resolveKvPath('/secret/', 2, '/team/db'), { ref: { mount: 'secret', version: 2 }, key: 'team/db' });
+    assert.deepEqual(resolveKvPath('secret', 2, 'secret/team/db'), {
+      ref: { mount: 'secret', version: 2 },
+      key: 'team/db',
+    });
+    assert.deepEqual(resolveKvPath('secret', 2, 'secret/data/team/db'), {
+      ref: { mount: 'secret', version: 2 },
+      key: 'team/db',
+    });
+    assert.deepEqual(resolveKvPath('/secret/', 2, '/team/db'), {
+      ref: { mount: 'secret', version: 2 },
+      key: 'team/db',
+    });
     // v1 keeps a literal data/ segment: it is part of the key there.
     assert.deepEqual(resolveKvPath('kv', 1, 'kv/data/x'), { ref: { mount: 'kv', version: 1 }, key: 'data/x' });
   });
 
   void test('without a store path the first segment is the mount', () => {
-    assert.deepEqual(resolveKvPath(undefined, 2, 'secret/data/team/db'), { ref: { mount: 'secret', version: 2 }, key: 'team/db' });
-    assert.deepEqual(resolveKvPath(undefined, 2, 'secret/team/db'), { ref: { mount: 'secret', version: 2 }, key: 'team/db' });
+    assert.deepEqual(resolveKvPath(undefined, 2, 'secret/data/team/db'), {
+      ref: { mount: 'secret', version: 2 },
+      key: 'team/db',
+    });
+    assert.deepEqual(resolveKvPath(undefined, 2, 'secret/team/db'), {
+      ref: { mount: 'secret', version: 2 },
+      key: 'team/db',
+    });
     assert.deepEqual(resolveKvPath(undefined, 1, 'kv/team/db'), { ref: { mount: 'kv', version: 1 }, key: 'team/db' });
-    assert.throws(() => resolveKvPath(undefined, 2, 'lonely'), (e: unknown) => (e as VaultError).kind === 'invalid');
+    assert.throws(
+      () => resolveKvPath(undefined, 2, 'lonely'),
+      (e: unknown) => (e as VaultError).kind === 'invalid',
+    );
   });
 
   void test('without a store path a v2 key containing /data/ is the API path as written (ESO buildPath)', () => {
     // The mount is everything before the first /data/, so a nested mount works as in ESO...
-    assert.deepEqual(resolveKvPath(undefined, 2, 'team/kv/data/app/db'), { ref: { mount: 'team/kv', version: 2 }, key: 'app/db' });
+    assert.deepEqual(resolveKvPath(undefined, 2, 'team/kv/data/app/db'), {
+      ref: { mount: 'team/kv', version: 2 },
+      key: 'app/db',
+    });
     // ...and the read goes to exactly the path written, even where that is not the secret one meant
     // (ESO reads `kv/team/data/x` as it is too: external-secrets/external-secrets#3116).
     for (const key of ['team/kv/data/app/db', 'kv/team/data/x', 'secret/data/a/data/b']) {
@@ -31,7 +52,10 @@ void describe('resolveKvPath (ESO buildPath semantics)', () => {
       assert.equal(`${ref.mount}/data/${k}`, key, key);
     }
     // v1 has no data/ segment: the first segment stays the mount.
-    assert.deepEqual(resolveKvPath(undefined, 1, 'kv/team/data/x'), { ref: { mount: 'kv', version: 1 }, key: 'team/data/x' });
+    assert.deepEqual(resolveKvPath(undefined, 1, 'kv/team/data/x'), {
+      ref: { mount: 'kv', version: 1 },
+      key: 'team/data/x',
+    });
   });
 
   void test('path segments are percent-encoded, separators kept', () => {
@@ -95,14 +119,26 @@ void describe('KvApi against the simulator', () => {
   void test('v1: CAS is refused before any request; metadata calls are invalid', async () => {
     const h = await startHarness();
     try {
-      await h.root.request({ operation: 't', method: 'POST', path: 'sys/mounts/kv', body: { type: 'kv', options: { version: '1' } } });
+      await h.root.request({
+        operation: 't',
+        method: 'POST',
+        path: 'sys/mounts/kv',
+        body: { type: 'kv', options: { version: '1' } },
+      });
       const kv = createKvApi(h.root, { mount: 'kv', version: 1 });
       const before = h.sim.requestCount;
-      await assert.rejects(kv.write('a', { x: '1' }, { cas: 0 }), (e: unknown) => (e as VaultError).kind === 'invalid' && /not supported with Vault KV version v1/.test((e as Error).message));
+      await assert.rejects(
+        kv.write('a', { x: '1' }, { cas: 0 }),
+        (e: unknown) =>
+          (e as VaultError).kind === 'invalid' && /not supported with Vault KV version v1/.test((e as Error).message),
+      );
       assert.equal(h.sim.requestCount, before);
       await kv.write('a/b', { x: '1' });
       assert.deepEqual(await kv.list(''), ['a/']);
-      await assert.rejects(kv.writeMetadata('a/b', { customMetadata: {} }), (e: unknown) => (e as VaultError).kind === 'invalid');
+      await assert.rejects(
+        kv.writeMetadata('a/b', { customMetadata: {} }),
+        (e: unknown) => (e as VaultError).kind === 'invalid',
+      );
       await kv.deleteAll('a/b');
       assert.equal(await kv.read('a/b'), undefined);
     } finally {

@@ -39,7 +39,11 @@ void describe('VaultRateLimits', () => {
     const b = createVaultClient({ address: `${addr}/`, timeoutMs: 5000, namespace: 'team-b', limiter: limits });
     maxInFlight = 0;
     try {
-      await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).request({ operation: 'kv.read', method: 'GET', path: 'secret/data/x' })));
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 ? a : b).request({ operation: 'kv.read', method: 'GET', path: 'secret/data/x' }),
+        ),
+      );
     } finally {
       a.close();
       b.close();
@@ -48,10 +52,21 @@ void describe('VaultRateLimits', () => {
   });
 
   void test('a server of its own gets its own limits; the others the defaults', () => {
-    const limits = new VaultRateLimits({ requestsPerSecond: 500 }, { 'https://VAULT-B:8200/': { requestsPerSecond: 20, burst: 5, maxInFlight: 4 } });
+    const limits = new VaultRateLimits(
+      { requestsPerSecond: 500 },
+      { 'https://VAULT-B:8200/': { requestsPerSecond: 20, burst: 5, maxInFlight: 4 } },
+    );
     assert.deepEqual(limits.limitFor('https://vault-b:8200'), { requestsPerSecond: 20, burst: 5, maxInFlight: 4 });
-    assert.deepEqual(limits.limitFor('https://vault-a:8200'), { requestsPerSecond: 500, burst: 500, maxInFlight: DEFAULT_VAULT_RATE_LIMIT.maxInFlight });
-    assert.equal(limits.limiterFor('https://vault-b:8200/'), limits.limiterFor('https://vault-b:8200'), 'one limiter per server');
+    assert.deepEqual(limits.limitFor('https://vault-a:8200'), {
+      requestsPerSecond: 500,
+      burst: 500,
+      maxInFlight: DEFAULT_VAULT_RATE_LIMIT.maxInFlight,
+    });
+    assert.equal(
+      limits.limiterFor('https://vault-b:8200/'),
+      limits.limiterFor('https://vault-b:8200'),
+      'one limiter per server',
+    );
     assert.notEqual(limits.limiterFor('https://vault-b:8200'), limits.limiterFor('https://vault-a:8200'));
   });
 
@@ -63,10 +78,19 @@ void describe('VaultRateLimits', () => {
 
 void describe('--vault-rate-limit and --vault-server-rate-limit', () => {
   const deps = { client: new FakeKubeClient(), log: silentLogger, env: { VAULT_TOKEN: 't' } };
-  const parse = (args: string[]) => controllerOptionsFrom(parseArgs({ args: ['--vault-addr=http://vault:8200', ...args], options: CONTROLLER_OPTIONS, strict: true }).values, deps);
+  const parse = (args: string[]) =>
+    controllerOptionsFrom(
+      parseArgs({ args: ['--vault-addr=http://vault:8200', ...args], options: CONTROLLER_OPTIONS, strict: true })
+        .values,
+      deps,
+    );
 
   void test('set the limits per server', () => {
-    const o = parse(['--vault-rate-limit=300/600/8', '--vault-server-rate-limit=https://vault-b:8200=50', '--vault-server-rate-limit=http://vault-c:8200=0']);
+    const o = parse([
+      '--vault-rate-limit=300/600/8',
+      '--vault-server-rate-limit=https://vault-b:8200=50',
+      '--vault-server-rate-limit=http://vault-c:8200=0',
+    ]);
     const limits = o.vault.rateLimits!;
     assert.deepEqual(limits.limitFor('http://vault:8200'), { requestsPerSecond: 300, burst: 600, maxInFlight: 8 });
     assert.deepEqual(limits.limitFor('https://vault-b:8200'), { requestsPerSecond: 50, burst: 50, maxInFlight: 8 });
@@ -75,21 +99,53 @@ void describe('--vault-rate-limit and --vault-server-rate-limit', () => {
   });
 
   void test('a bad value is refused naming the flag and the expected form', () => {
-    assert.throws(() => parse(['--vault-rate-limit=fast']), /--vault-rate-limit: "fast" is not <requests per second>\[\/<burst>\[\/<in flight>\]\]/);
-    assert.throws(() => parse(['--vault-rate-limit=10/0']), /--vault-rate-limit: the burst in "10\/0" must be at least 1/);
-    assert.throws(() => parse(['--vault-server-rate-limit=vault-b=10']), /--vault-server-rate-limit: "vault-b=10" is not <Vault address>=<limit>/);
+    assert.throws(
+      () => parse(['--vault-rate-limit=fast']),
+      /--vault-rate-limit: "fast" is not <requests per second>\[\/<burst>\[\/<in flight>\]\]/,
+    );
+    assert.throws(
+      () => parse(['--vault-rate-limit=10/0']),
+      /--vault-rate-limit: the burst in "10\/0" must be at least 1/,
+    );
+    assert.throws(
+      () => parse(['--vault-server-rate-limit=vault-b=10']),
+      /--vault-server-rate-limit: "vault-b=10" is not <Vault address>=<limit>/,
+    );
     assert.throws(() => parseRateLimit('1/2/3/4', '--x'), /--x/);
-    assert.deepEqual(parseServerRateLimit('https://v:8200=7/9', '--x'), ['https://v:8200', { requestsPerSecond: 7, burst: 9 }]);
+    assert.deepEqual(parseServerRateLimit('https://v:8200=7/9', '--x'), [
+      'https://v:8200',
+      { requestsPerSecond: 7, burst: 9 },
+    ]);
   });
 });
 
 void describe("the chart's vault.rateLimit", { skip: helmSkip() }, () => {
   void test('becomes the controller flags, per server; a bad value fails the install naming the value', () => {
-    const deployment = one(render({ set: ['vault.rateLimit.requestsPerSecond=200', 'vault.rateLimit.servers[0].address=https://vault-b:8200', 'vault.rateLimit.servers[0].requestsPerSecond=20', 'vault.rateLimit.servers[0].maxInFlight=4'] }), 'Deployment', '-controller');
-    const args = (deployment as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec.template.spec.containers[0]!.args;
+    const deployment = one(
+      render({
+        set: [
+          'vault.rateLimit.requestsPerSecond=200',
+          'vault.rateLimit.servers[0].address=https://vault-b:8200',
+          'vault.rateLimit.servers[0].requestsPerSecond=20',
+          'vault.rateLimit.servers[0].maxInFlight=4',
+        ],
+      }),
+      'Deployment',
+      '-controller',
+    );
+    const args = (deployment as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec
+      .template.spec.containers[0]!.args;
     const values = parseArgs({ args: args.slice(1), options: CONTROLLER_OPTIONS, strict: true }).values;
-    const limits = controllerOptionsFrom(values, { client: new FakeKubeClient(), log: silentLogger, env: { VAULT_TOKEN: 't' } }).vault.rateLimits!;
-    assert.deepEqual(limits.limitFor('https://vault.vault.svc:8200'), { requestsPerSecond: 200, burst: 1000, maxInFlight: 32 });
+    const limits = controllerOptionsFrom(values, {
+      client: new FakeKubeClient(),
+      log: silentLogger,
+      env: { VAULT_TOKEN: 't' },
+    }).vault.rateLimits!;
+    assert.deepEqual(limits.limitFor('https://vault.vault.svc:8200'), {
+      requestsPerSecond: 200,
+      burst: 1000,
+      maxInFlight: 32,
+    });
     assert.deepEqual(limits.limitFor('https://vault-b:8200'), { requestsPerSecond: 20, burst: 20, maxInFlight: 4 });
     assert.throws(() => render({ set: ['vault.rateLimit.maxInFlight=0'] }), /vault\/rateLimit\/maxInFlight/);
   });

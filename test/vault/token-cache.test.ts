@@ -1,6 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createKvApi, createSysApi, TokenCache, type KubernetesCredentials, type TokenCacheEvent, type VaultError } from '../../vault/index.ts';
+import {
+  createKvApi,
+  createSysApi,
+  TokenCache,
+  type KubernetesCredentials,
+  type TokenCacheEvent,
+  type VaultError,
+} from '../../vault/index.ts';
 import { eventWaiter, fakeClock, startHarness, type Harness } from './helpers.ts';
 
 const MIN = 60_000;
@@ -10,8 +17,11 @@ async function withRole(h: Harness, opts: { ttl?: string; maxTtl?: string; polic
   await sys.writePolicy('p-one', 'path "secret/data/team/one" { capabilities = ["read"] }');
   await sys.writePolicy('p-two', 'path "secret/data/team/two" { capabilities = ["read"] }');
   await sys.writeKubernetesRole('kubernetes', 'app', {
-    bound_service_account_names: ['app'], bound_service_account_namespaces: ['team'],
-    token_policies: opts.policies ?? ['p-one'], token_ttl: opts.ttl ?? '1h', ...(opts.maxTtl ? { token_max_ttl: opts.maxTtl } : {}),
+    bound_service_account_names: ['app'],
+    bound_service_account_namespaces: ['team'],
+    token_policies: opts.policies ?? ['p-one'],
+    token_ttl: opts.ttl ?? '1h',
+    ...(opts.maxTtl ? { token_max_ttl: opts.maxTtl } : {}),
   });
   const kv = createKvApi(h.root, { mount: 'secret', version: 2 });
   await kv.write('team/one', { v: 'one' });
@@ -20,8 +30,14 @@ async function withRole(h: Harness, opts: { ttl?: string; maxTtl?: string; polic
 
 function creds(h: Harness, counter?: { n: number }): KubernetesCredentials {
   return {
-    method: 'kubernetes', mount: 'kubernetes', role: 'app', subject: 'team/app',
-    jwt: () => { if (counter) counter.n++; return Promise.resolve(h.sim.jwtFor('team', 'app')); },
+    method: 'kubernetes',
+    mount: 'kubernetes',
+    role: 'app',
+    subject: 'team/app',
+    jwt: () => {
+      if (counter) counter.n++;
+      return Promise.resolve(h.sim.jwtFor('team', 'app'));
+    },
   };
 }
 
@@ -130,7 +146,10 @@ void describe('TokenCache', () => {
       const kv = createKvApi(cache.session(h.client, creds(h)), { mount: 'secret', version: 2 });
       assert.equal((await kv.read('team/one'))?.data.v, 'one');
       await createSysApi(h.root).writeKubernetesRole('kubernetes', 'app', {
-        bound_service_account_names: ['app'], bound_service_account_namespaces: ['team'], token_policies: ['p-one', 'p-two'], token_ttl: '1h',
+        bound_service_account_names: ['app'],
+        bound_service_account_namespaces: ['team'],
+        token_policies: ['p-one', 'p-two'],
+        token_ttl: '1h',
       });
       // 20 concurrent readers hit the stale token; they share one re-login.
       const reads = await Promise.all(Array.from({ length: 20 }, () => kv.read('team/two')));
@@ -158,11 +177,22 @@ void describe('TokenCache', () => {
       await assert.rejects(kv.read('team/two'), (e: unknown) => (e as VaultError).kind === 'forbidden');
       assert.equal(h.sim.loginCount(), 2);
       await createSysApi(h.root).writeKubernetesRole('kubernetes', 'app', {
-        bound_service_account_names: ['app'], bound_service_account_namespaces: ['team'], token_policies: ['p-one', 'p-two'], token_ttl: '1h',
+        bound_service_account_names: ['app'],
+        bound_service_account_namespaces: ['team'],
+        token_policies: ['p-one', 'p-two'],
+        token_ttl: '1h',
       });
-      await assert.rejects(kv.read('team/two'), (e: unknown) => (e as VaultError).kind === 'forbidden', 'without the notice the stale token is kept for 30 s');
+      await assert.rejects(
+        kv.read('team/two'),
+        (e: unknown) => (e as VaultError).kind === 'forbidden',
+        'without the notice the stale token is kept for 30 s',
+      );
       cache.roleChanged('kubernetes', 'another-role');
-      await assert.rejects(kv.read('team/two'), (e: unknown) => (e as VaultError).kind === 'forbidden', 'another role changed: this token is kept');
+      await assert.rejects(
+        kv.read('team/two'),
+        (e: unknown) => (e as VaultError).kind === 'forbidden',
+        'another role changed: this token is kept',
+      );
       assert.equal(h.sim.loginCount(), 2);
       cache.roleChanged('/kubernetes/', 'app');
       const revoked = events.next((e) => e.type === 'revoked');
@@ -182,11 +212,23 @@ void describe('TokenCache', () => {
     const cache = new TokenCache({ maxEntries: 1, onEvent: (e) => events.push(e) });
     try {
       await withRole(h);
-      await createSysApi(h.root).writeKubernetesRole('kubernetes', 'other', { bound_service_account_names: ['other'], bound_service_account_namespaces: ['team'], token_policies: ['default'] });
+      await createSysApi(h.root).writeKubernetesRole('kubernetes', 'other', {
+        bound_service_account_names: ['other'],
+        bound_service_account_namespaces: ['team'],
+        token_policies: ['default'],
+      });
       await cache.session(h.client, creds(h)).token();
       assert.equal(h.sim.liveTokens, 1);
       const revoked = events.next((e) => e.type === 'revoked' && e.identity.includes('app'));
-      await cache.session(h.client, { method: 'kubernetes', mount: 'kubernetes', role: 'other', subject: 'team/other', jwt: () => Promise.resolve(h.sim.jwtFor('team', 'other')) }).token();
+      await cache
+        .session(h.client, {
+          method: 'kubernetes',
+          mount: 'kubernetes',
+          role: 'other',
+          subject: 'team/other',
+          jwt: () => Promise.resolve(h.sim.jwtFor('team', 'other')),
+        })
+        .token();
       await revoked;
       assert.equal(cache.size, 1);
       assert.equal(h.sim.liveTokens, 1);
@@ -203,7 +245,11 @@ void describe('TokenCache', () => {
     try {
       await withRole(h);
       const token = h.sim.createToken(['p-one'], { ttlSeconds: 3600 });
-      const session = cache.session(h.client, { method: 'token', subject: 'secret team/vault-token#token', token: () => Promise.resolve(token) });
+      const session = cache.session(h.client, {
+        method: 'token',
+        subject: 'secret team/vault-token#token',
+        token: () => Promise.resolve(token),
+      });
       assert.equal((await createKvApi(session, { mount: 'secret', version: 2 }).read('team/one'))?.data.v, 'one');
       assert.ok(session.policies().includes('p-one'));
       await cache.close({ revoke: true });
@@ -220,16 +266,52 @@ void describe('TokenCache', () => {
     try {
       await withRole(h);
       await h.root.request({ operation: 't', method: 'POST', path: 'sys/auth/approle', body: { type: 'approle' } });
-      await h.root.request({ operation: 't', method: 'POST', path: 'auth/approle/role/ci', body: { token_policies: ['p-one'] } });
-      const roleId = (await h.root.request<{ data: { role_id: string } }>({ operation: 't', method: 'GET', path: 'auth/approle/role/ci/role-id' }))?.data.role_id ?? '';
-      const secretId = (await h.root.request<{ data: { secret_id: string } }>({ operation: 't', method: 'POST', path: 'auth/approle/role/ci/secret-id' }))?.data.secret_id ?? '';
-      const viaAppRole = cache.session(h.client, { method: 'appRole', mount: 'approle', roleId, subject: 'secret ci/approle', secretId: () => Promise.resolve(secretId) });
+      await h.root.request({
+        operation: 't',
+        method: 'POST',
+        path: 'auth/approle/role/ci',
+        body: { token_policies: ['p-one'] },
+      });
+      const roleId =
+        (
+          await h.root.request<{ data: { role_id: string } }>({
+            operation: 't',
+            method: 'GET',
+            path: 'auth/approle/role/ci/role-id',
+          })
+        )?.data.role_id ?? '';
+      const secretId =
+        (
+          await h.root.request<{ data: { secret_id: string } }>({
+            operation: 't',
+            method: 'POST',
+            path: 'auth/approle/role/ci/secret-id',
+          })
+        )?.data.secret_id ?? '';
+      const viaAppRole = cache.session(h.client, {
+        method: 'appRole',
+        mount: 'approle',
+        roleId,
+        subject: 'secret ci/approle',
+        secretId: () => Promise.resolve(secretId),
+      });
       assert.equal((await createKvApi(viaAppRole, { mount: 'secret', version: 2 }).read('team/one'))?.data.v, 'one');
 
       await h.root.request({ operation: 't', method: 'POST', path: 'sys/auth/jwt', body: { type: 'jwt' } });
-      await h.root.request({ operation: 't', method: 'POST', path: 'auth/jwt/role/ext', body: { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['vault'], token_policies: ['p-two'] } });
+      await h.root.request({
+        operation: 't',
+        method: 'POST',
+        path: 'auth/jwt/role/ext',
+        body: { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['vault'], token_policies: ['p-two'] },
+      });
       const jwt = h.sim.jwt.sign({ sub: 'ci', aud: ['vault'], exp: Math.floor(Date.now() / 1000) + 600 });
-      const viaJwt = cache.session(h.client, { method: 'jwt', mount: 'jwt', role: 'ext', subject: 'ci', jwt: () => Promise.resolve(jwt) });
+      const viaJwt = cache.session(h.client, {
+        method: 'jwt',
+        mount: 'jwt',
+        role: 'ext',
+        subject: 'ci',
+        jwt: () => Promise.resolve(jwt),
+      });
       assert.equal((await createKvApi(viaJwt, { mount: 'secret', version: 2 }).read('team/two'))?.data.v, 'two');
       assert.equal(h.sim.loginCount('approle'), 1);
       assert.equal(h.sim.loginCount('jwt'), 1);
@@ -244,9 +326,18 @@ void describe('TokenCache', () => {
     const cache = new TokenCache();
     try {
       await withRole(h);
-      const wrongNs: KubernetesCredentials = { method: 'kubernetes', mount: 'kubernetes', role: 'app', subject: 'other/app', jwt: () => Promise.resolve(h.sim.jwtFor('other', 'app')) };
+      const wrongNs: KubernetesCredentials = {
+        method: 'kubernetes',
+        mount: 'kubernetes',
+        role: 'app',
+        subject: 'other/app',
+        jwt: () => Promise.resolve(h.sim.jwtFor('other', 'app')),
+      };
       const kv = createKvApi(cache.session(h.client, wrongNs), { mount: 'secret', version: 2 });
-      await assert.rejects(kv.read('team/one'), (e: unknown) => (e as VaultError).kind === 'forbidden' && /namespace not authorized/.test((e as Error).message));
+      await assert.rejects(
+        kv.read('team/one'),
+        (e: unknown) => (e as VaultError).kind === 'forbidden' && /namespace not authorized/.test((e as Error).message),
+      );
       await assert.rejects(kv.read('team/one'));
       assert.equal(h.sim.loginCount(), 2, 'each attempt logs in again (no token was obtained)');
     } finally {

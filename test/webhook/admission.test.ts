@@ -10,11 +10,17 @@ import type { AdmissionRequest } from '../../webhook/admission/types.ts';
 const ctx = defaultContext();
 function vpRequest(over: Partial<AdmissionRequest> = {}, metadata: Record<string, unknown> = {}): AdmissionRequest {
   return {
-    uid: 'u-1', kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
+    uid: 'u-1',
+    kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
     resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
-    name: 'app', namespace: 'team-a', operation: 'CREATE', userInfo: { username: 'alice@example.com' },
+    name: 'app',
+    namespace: 'team-a',
+    operation: 'CREATE',
+    userInfo: { username: 'alice@example.com' },
     object: {
-      apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app', namespace: 'team-a', ...metadata },
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultPolicy',
+      metadata: { name: 'app', namespace: 'team-a', ...metadata },
       spec: { rules: [{ path: 'secret/data/{{namespace}}/app/*', capabilities: ['LIST', 'read', 'Read'] }] },
     },
     ...over,
@@ -33,7 +39,8 @@ void describe('mutation', () => {
     const spec = (copy as { spec: { vaultName: string; rules: Array<{ path: string; capabilities: string[] }> } }).spec;
     assert.equal(spec.vaultName, 'vaultgate.team-a.app');
     assert.deepEqual(spec.rules[0], { path: 'secret/data/team-a/app/*', capabilities: ['read', 'list'] });
-    const meta = (copy as { metadata: { labels: Record<string, string>; annotations: Record<string, string> } }).metadata;
+    const meta = (copy as { metadata: { labels: Record<string, string>; annotations: Record<string, string> } })
+      .metadata;
     assert.equal(meta.labels['app.kubernetes.io/managed-by'], 'vaultgate');
     assert.equal(meta.annotations['vaultgate.io/created-by'], 'alice@example.com');
     assert.equal(meta.annotations['vaultgate.io/last-applied-by'], 'alice@example.com');
@@ -47,7 +54,11 @@ void describe('mutation', () => {
 
   void test('keys with "/" are escaped as ~1 when the parent map exists', () => {
     const ops = mutate(vpRequest({}, { labels: { team: 'a' }, annotations: { note: 'x' } }), ctx).patchOps;
-    assert.ok(ops.some((o) => o.op === 'add' && o.path === '/metadata/labels/app.kubernetes.io~1managed-by' && o.value === 'vaultgate'));
+    assert.ok(
+      ops.some(
+        (o) => o.op === 'add' && o.path === '/metadata/labels/app.kubernetes.io~1managed-by' && o.value === 'vaultgate',
+      ),
+    );
     assert.ok(ops.some((o) => o.path === '/metadata/annotations/vaultgate.io~1last-applied-by'));
   });
 
@@ -63,12 +74,25 @@ void describe('mutation', () => {
     const created = decideSync(vpRequest(), ctx).object as Record<string, unknown>;
     const finalizerOnly = structuredClone(created);
     (finalizerOnly.metadata as Record<string, unknown>).finalizers = ['vaultgate.io/finalizer'];
-    const byController = mutate(vpRequest({ operation: 'UPDATE', userInfo: { username: 'system:serviceaccount:vaultgate:controller' }, object: finalizerOnly, oldObject: created }), ctx);
+    const byController = mutate(
+      vpRequest({
+        operation: 'UPDATE',
+        userInfo: { username: 'system:serviceaccount:vaultgate:controller' },
+        object: finalizerOnly,
+        oldObject: created,
+      }),
+      ctx,
+    );
     assert.deepEqual(byController.patchOps, []);
     const edited = structuredClone(created);
     (edited.spec as { rules: Array<{ capabilities: string[] }> }).rules[0]!.capabilities = ['read'];
-    const byBob = mutate(vpRequest({ operation: 'UPDATE', userInfo: { username: 'bob' }, object: edited, oldObject: created }), ctx);
-    assert.deepEqual(byBob.patchOps, [{ op: 'replace', path: '/metadata/annotations/vaultgate.io~1last-applied-by', value: 'bob' }]);
+    const byBob = mutate(
+      vpRequest({ operation: 'UPDATE', userInfo: { username: 'bob' }, object: edited, oldObject: created }),
+      ctx,
+    );
+    assert.deepEqual(byBob.patchOps, [
+      { op: 'replace', path: '/metadata/annotations/vaultgate.io~1last-applied-by', value: 'bob' },
+    ]);
   });
 });
 
@@ -76,17 +100,27 @@ void describe('pass-through and unexpected requests', () => {
   void test('DELETE is allowed without a patch by both webhooks', () => {
     const req = vpRequest({ operation: 'DELETE', object: null, oldObject: vpRequest().object ?? null });
     const { mutation, validation } = decideSync(req, ctx);
-    assert.deepEqual([mutation.response.allowed, mutation.patchOps.length, validation.response.allowed], [true, 0, true]);
+    assert.deepEqual(
+      [mutation.response.allowed, mutation.patchOps.length, validation.response.allowed],
+      [true, 0, true],
+    );
   });
 
   void test('the status subresource passes through (the controller writes it)', () => {
-    const req = vpRequest({ subResource: 'status', operation: 'UPDATE', object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app' }, spec: {} } });
+    const req = vpRequest({
+      subResource: 'status',
+      operation: 'UPDATE',
+      object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app' }, spec: {} },
+    });
     assert.equal(validate(req, ctx).response.allowed, true);
     assert.deepEqual(mutate(req, ctx).patchOps, []);
   });
 
   void test('kinds of groups we do not serve are allowed untouched', () => {
-    const req = vpRequest({ kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, object: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } } });
+    const req = vpRequest({
+      kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      object: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } },
+    });
     assert.equal(validate(req, ctx).response.allowed, true);
     assert.deepEqual(mutate(req, ctx).patchOps, []);
   });
@@ -95,36 +129,78 @@ void describe('pass-through and unexpected requests', () => {
     const req = vpRequest({ kind: { group: 'vaultgate.io', version: 'v1beta1', kind: 'VaultPolicy' } });
     const d = validate(req, ctx);
     assert.equal(d.response.allowed, false);
-    assert.match(d.response.status?.message ?? '', /VaultPolicy vaultgate\.io\/v1beta1 is not served by vaultgate; use vaultgate\.io\/v1alpha1/);
+    assert.match(
+      d.response.status?.message ?? '',
+      /VaultPolicy vaultgate\.io\/v1beta1 is not served by vaultgate; use vaultgate\.io\/v1alpha1/,
+    );
     assert.deepEqual(d.rules, ['admission.unserved-version']);
   });
 
   void test('handlers come from the registry passed in', () => {
-    const reg = new KindRegistry([{ group: 'example.io', version: 'v1', kind: 'Thing', validate: () => [{ field: 'spec.a', rule: 'thing.bad', message: 'is bad', severity: 'deny' }] }]);
+    const reg = new KindRegistry([
+      {
+        group: 'example.io',
+        version: 'v1',
+        kind: 'Thing',
+        validate: () => [{ field: 'spec.a', rule: 'thing.bad', message: 'is bad', severity: 'deny' }],
+      },
+    ]);
     const req = vpRequest({ kind: { group: 'example.io', version: 'v1', kind: 'Thing' } });
     assert.equal(validate(req, ctx, reg).response.status?.message, 'spec.a: is bad (rule thing.bad)');
-    assert.throws(() => reg.register({ group: 'example.io', version: 'v1', kind: 'Thing', validate: () => [] }), /registered twice/);
+    assert.throws(
+      () => reg.register({ group: 'example.io', version: 'v1', kind: 'Thing', validate: () => [] }),
+      /registered twice/,
+    );
   });
 });
 
 void describe('response shape', () => {
-  const bad = vpRequest({ object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app', namespace: 'team-a' }, spec: { rules: [{ path: 'sys/*', capabilities: ['sudo'] }, { path: '/x', capabilities: ['read'] }] } } });
+  const bad = vpRequest({
+    object: {
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultPolicy',
+      metadata: { name: 'app', namespace: 'team-a' },
+      spec: {
+        rules: [
+          { path: 'sys/*', capabilities: ['sudo'] },
+          { path: '/x', capabilities: ['read'] },
+        ],
+      },
+    },
+  });
 
   void test('denials: 403, every finding one sentence, reason Forbidden when a guardrail refused', () => {
     const d = validate(bad, ctx);
     assert.equal(d.response.allowed, false);
     assert.equal(d.response.uid, 'u-1');
-    assert.deepEqual([d.response.status?.code, d.response.status?.reason, d.response.status?.status], [403, 'Forbidden', 'Failure']);
+    assert.deepEqual(
+      [d.response.status?.code, d.response.status?.reason, d.response.status?.status],
+      [403, 'Forbidden', 'Failure'],
+    );
     const lines = (d.response.status?.message ?? '').split('\n');
     assert.ok(lines.length >= 4, lines.join('\n'));
-    assert.ok(lines.every((l) => /^spec\.rules\[\d\]\.[a-z[\]0-9]+: .+ \(rule [a-z.-]+\)$/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.every((l) => /^spec\.rules\[\d\]\.[a-z[\]0-9]+: .+ \(rule [a-z.-]+\)$/.test(l)),
+      lines.join('\n'),
+    );
     assert.deepEqual(d.rules, [...new Set(d.rules)]);
-    for (const rule of ['guardrail.forbidden-capability', 'guardrail.forbidden-path', 'guardrail.allowed-path', 'vaultpolicy.path-syntax']) assert.ok(d.rules.includes(rule), rule);
+    for (const rule of [
+      'guardrail.forbidden-capability',
+      'guardrail.forbidden-path',
+      'guardrail.allowed-path',
+      'vaultpolicy.path-syntax',
+    ])
+      assert.ok(d.rules.includes(rule), rule);
     assert.equal(d.response.auditAnnotations?.rules, d.rules.join(','));
   });
 
   void test('reason Invalid when only validity rules refused', () => {
-    const d = validate(vpRequest({ object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app' }, spec: {} } }), ctx);
+    const d = validate(
+      vpRequest({
+        object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app' }, spec: {} },
+      }),
+      ctx,
+    );
     assert.equal(d.response.status?.reason, 'Invalid');
   });
 

@@ -22,7 +22,12 @@ async function until(ok: () => boolean, what: string): Promise<void> {
 void describe('admission context source', () => {
   void test('follows guardrail, namespace, policy and store changes', async () => {
     const kube = new FakeKubeClient();
-    const source = createContextSource({ client: kube, namePrefix: 'vg', controllerClass: 'ours', logger: silentLogger });
+    const source = createContextSource({
+      client: kube,
+      namePrefix: 'vg',
+      controllerClass: 'ours',
+      logger: silentLogger,
+    });
     source.start();
     try {
       await until(() => source.synced(), 'caches synced');
@@ -32,21 +37,49 @@ void describe('admission context source', () => {
       assert.equal(before.controllerClass, 'ours');
       assert.equal(source.context(), before, 'nothing changed: the same context serves the next review');
 
-      await kube.create(VAULT_GUARDRAILS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name: 'strict' }, spec: { mode: 'warn' } });
+      await kube.create(VAULT_GUARDRAILS, {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultGuardrail',
+        metadata: { name: 'strict' },
+        spec: { mode: 'warn' },
+      });
       await until(() => source.context().guardrails.length === 1, 'the new guardrail');
       assert.equal(source.context().guardrails[0]?.metadata.name, 'strict');
 
-      await kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tier: 'gold' } } });
+      await kube.create(NAMESPACES, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'team-a', labels: { tier: 'gold' } },
+      });
       await until(() => source.context().namespaceLabels('team-a') !== undefined, 'the namespace');
-      assert.deepEqual(source.context().namespaceLabels('team-a'), { tier: 'gold', 'kubernetes.io/metadata.name': 'team-a' });
+      assert.deepEqual(source.context().namespaceLabels('team-a'), {
+        tier: 'gold',
+        'kubernetes.io/metadata.name': 'team-a',
+      });
 
       const ctx = source.context();
       assert.equal(ctx.policyExists?.('team-a', 'app'), false);
-      await kube.create(VAULT_POLICIES, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app', namespace: 'team-a' }, spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] } });
+      await kube.create(VAULT_POLICIES, {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultPolicy',
+        metadata: { name: 'app', namespace: 'team-a' },
+        spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
+      });
       await until(() => ctx.policyExists?.('team-a', 'app') === true, 'the policy');
 
-      await kube.create(SECRET_STORES, { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: 'team-a' }, spec: { controller: 'theirs', provider: { vault: { server: 'https://v', auth: { tokenSecretRef: { name: 't', key: 'k' } } } } } });
-      await until(() => ctx.storeControllerClass?.({ kind: 'SecretStore', name: 'vault', namespace: 'team-a' }) === 'theirs', 'the store');
+      await kube.create(SECRET_STORES, {
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'SecretStore',
+        metadata: { name: 'vault', namespace: 'team-a' },
+        spec: {
+          controller: 'theirs',
+          provider: { vault: { server: 'https://v', auth: { tokenSecretRef: { name: 't', key: 'k' } } } },
+        },
+      });
+      await until(
+        () => ctx.storeControllerClass?.({ kind: 'SecretStore', name: 'vault', namespace: 'team-a' }) === 'theirs',
+        'the store',
+      );
 
       await kube.delete(VAULT_GUARDRAILS, 'strict');
       await until(() => source.context().guardrails.length === 0, 'the guardrail deletion');

@@ -43,7 +43,9 @@ function raw(port: number, head: string, body: Buffer | string = ''): Promise<st
     const socket = net.connect(port, '127.0.0.1');
     let data = '';
     socket.setEncoding('latin1');
-    socket.on('data', (c: string) => { data += c; });
+    socket.on('data', (c: string) => {
+      data += c;
+    });
     socket.on('error', reject);
     socket.on('end', () => {
       const [statusLine = '', ...rest] = data.split('\r\n');
@@ -62,23 +64,67 @@ const cases: Array<{ name: string; head: string; body?: Buffer | string }> = [
   { name: 'an empty body', head: `Content-Type: ${json}\r\nContent-Length: 0\r\n` },
   { name: 'no body at all', head: `Content-Type: ${json}\r\n` },
   { name: 'no content type', head: 'Content-Length: 7\r\n', body: '{"a":1}' },
-  { name: 'a BOM before the JSON', head: `Content-Type: ${json}\r\nContent-Length: 10\r\n`, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]) },
+  {
+    name: 'a BOM before the JSON',
+    head: `Content-Type: ${json}\r\nContent-Length: 10\r\n`,
+    body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]),
+  },
   { name: 'whitespace before an array', head: `Content-Type: ${json}\r\nContent-Length: 8\r\n`, body: ' \n\t[1,2]' },
-  { name: 'a JSON string (strict mode refuses it)', head: `Content-Type: ${json}\r\nContent-Length: 5\r\n`, body: '"str"' },
+  {
+    name: 'a JSON string (strict mode refuses it)',
+    head: `Content-Type: ${json}\r\nContent-Length: 5\r\n`,
+    body: '"str"',
+  },
   { name: 'null (strict mode refuses it)', head: `Content-Type: ${json}\r\nContent-Length: 4\r\n`, body: 'null' },
   { name: 'broken JSON', head: `Content-Type: ${json}\r\nContent-Length: 4\r\n`, body: '{bad' },
   { name: 'whitespace only', head: `Content-Type: ${json}\r\nContent-Length: 3\r\n`, body: '  \n' },
   { name: 'text/plain carrying JSON', head: 'Content-Type: text/plain\r\nContent-Length: 7\r\n', body: '{"a":1}' },
-  { name: 'an explicit UTF-8 charset', head: `Content-Type: ${json}; charset=UTF-8\r\nContent-Length: 7\r\n`, body: '{"a":1}' },
-  { name: 'a UTF-16 charset', head: `Content-Type: ${json}; charset=utf-16le\r\nContent-Length: 14\r\n`, body: Buffer.from('{"a":1}', 'utf16le') },
+  {
+    name: 'an explicit UTF-8 charset',
+    head: `Content-Type: ${json}; charset=UTF-8\r\nContent-Length: 7\r\n`,
+    body: '{"a":1}',
+  },
+  {
+    name: 'a UTF-16 charset',
+    head: `Content-Type: ${json}; charset=utf-16le\r\nContent-Length: 14\r\n`,
+    body: Buffer.from('{"a":1}', 'utf16le'),
+  },
   { name: 'a latin1 charset', head: `Content-Type: ${json}; charset=latin1\r\nContent-Length: 7\r\n`, body: '{"a":1}' },
-  { name: 'a gzip body', head: `Content-Type: ${json}\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipSync('{"z":true}').length}\r\n`, body: gzipSync('{"z":true}') },
-  { name: 'an unknown content encoding', head: `Content-Type: ${json}\r\nContent-Encoding: compress\r\nContent-Length: 7\r\n`, body: '{"a":1}' },
-  { name: 'invalid UTF-8 inside a string', head: `Content-Type: ${json}\r\nContent-Length: 10\r\n`, body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xc3, 0x22, 0x7d]) },
-  { name: 'a declared length over the limit', head: `Content-Type: ${json}\r\nContent-Length: ${LIMIT + 10}\r\n`, body: `{"a":"${'x'.repeat(LIMIT)}"}` },
-  { name: 'a chunked body over the limit', head: `Content-Type: ${json}\r\nTransfer-Encoding: chunked\r\n`, body: `${(LIMIT + 10).toString(16)}\r\n{"a":"${'x'.repeat(LIMIT)}"}\r\n0\r\n\r\n` },
-  { name: 'a small chunked body', head: `Content-Type: ${json}\r\nTransfer-Encoding: chunked\r\n`, body: '7\r\n{"a":1}\r\n0\r\n\r\n' },
-  { name: 'a body exactly at the limit', head: `Content-Type: ${json}\r\nContent-Length: ${LIMIT}\r\n`, body: `{"a":"${'x'.repeat(LIMIT - 8)}"}` },
+  {
+    name: 'a gzip body',
+    head: `Content-Type: ${json}\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipSync('{"z":true}').length}\r\n`,
+    body: gzipSync('{"z":true}'),
+  },
+  {
+    name: 'an unknown content encoding',
+    head: `Content-Type: ${json}\r\nContent-Encoding: compress\r\nContent-Length: 7\r\n`,
+    body: '{"a":1}',
+  },
+  {
+    name: 'invalid UTF-8 inside a string',
+    head: `Content-Type: ${json}\r\nContent-Length: 10\r\n`,
+    body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xc3, 0x22, 0x7d]),
+  },
+  {
+    name: 'a declared length over the limit',
+    head: `Content-Type: ${json}\r\nContent-Length: ${LIMIT + 10}\r\n`,
+    body: `{"a":"${'x'.repeat(LIMIT)}"}`,
+  },
+  {
+    name: 'a chunked body over the limit',
+    head: `Content-Type: ${json}\r\nTransfer-Encoding: chunked\r\n`,
+    body: `${(LIMIT + 10).toString(16)}\r\n{"a":"${'x'.repeat(LIMIT)}"}\r\n0\r\n\r\n`,
+  },
+  {
+    name: 'a small chunked body',
+    head: `Content-Type: ${json}\r\nTransfer-Encoding: chunked\r\n`,
+    body: '7\r\n{"a":1}\r\n0\r\n\r\n',
+  },
+  {
+    name: 'a body exactly at the limit',
+    head: `Content-Type: ${json}\r\nContent-Length: ${LIMIT}\r\n`,
+    body: `{"a":"${'x'.repeat(LIMIT - 8)}"}`,
+  },
 ];
 
 void describe('lean JSON body reader', () => {
@@ -88,7 +134,10 @@ void describe('lean JSON body reader', () => {
     ref = await listen(echoApp(express.json({ limit: LIMIT, type: () => true })));
     lean = await listen(echoApp(jsonBody({ limit: '1kb', limitBytes: LIMIT })));
   });
-  after(() => { ref.server.close(); lean.server.close(); });
+  after(() => {
+    ref.server.close();
+    lean.server.close();
+  });
 
   for (const c of cases) {
     void test(`answers ${c.name} as express.json() does`, async () => {
@@ -104,7 +153,11 @@ void describe('precomputed security headers', () => {
     const cached = securityHeaders(defaults);
     assert.notEqual(cached.middleware, defaults);
     assert.ok(cached.raw?.includes('Strict-Transport-Security'));
-    const withNonce = helmet({ contentSecurityPolicy: { directives: { scriptSrc: ["'self'", (_req, res) => `'nonce-${String((res as Response).locals.nonce)}'`] } } });
+    const withNonce = helmet({
+      contentSecurityPolicy: {
+        directives: { scriptSrc: ["'self'", (_req, res) => `'nonce-${String((res as Response).locals.nonce)}'`] },
+      },
+    });
     const perRequest = securityHeaders(withNonce);
     assert.equal(perRequest.middleware, withNonce);
     assert.equal(perRequest.raw, undefined);
@@ -118,26 +171,50 @@ void describe('webhook app over HTTPS', () => {
   const agent = new https.Agent({ keepAlive: true });
   before(async () => {
     tls = await selfSignedTls();
-    const app = createWebhookApp({ context: () => defaultContext(), logger: silentLogger, metrics: createWebhookMetrics(undefined, { defaultMetrics: false }), ready: () => true });
+    const app = createWebhookApp({
+      context: () => defaultContext(),
+      logger: silentLogger,
+      metrics: createWebhookMetrics(undefined, { defaultMetrics: false }),
+      ready: () => true,
+    });
     app.get('/prototypes', (req, res) => {
-      res.json({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response });
+      res.json({
+        request: Object.getPrototypeOf(req) === app.request,
+        response: Object.getPrototypeOf(res) === app.response,
+      });
     });
     srv = await startWebhookServer(app, { host: '127.0.0.1', port: 0, tls });
     const plain = express();
     plain.use(helmet());
-    plain.get('/', (_req, res) => { res.send('ok'); });
+    plain.get('/', (_req, res) => {
+      res.send('ok');
+    });
     helmetOnly = await listen(plain);
   });
-  after(async () => { agent.destroy(); helmetOnly.server.close(); await srv.close(); });
+  after(async () => {
+    agent.destroy();
+    helmetOnly.server.close();
+    await srv.close();
+  });
 
-  function request(path: string, method = 'GET', body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+  function request(
+    path: string,
+    method = 'GET',
+    body?: string,
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
     return new Promise((resolve, reject) => {
-      const req = https.request(srv.url + path, { method, ca: tls.ca, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => { text += c; });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      });
+      const req = https.request(
+        srv.url + path,
+        { method, ca: tls.ca, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            text += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -145,18 +222,43 @@ void describe('webhook app over HTTPS', () => {
 
   void test("every answer carries helmet's headers, as helmet() itself sets them", async () => {
     const wanted = await new Promise<http.IncomingHttpHeaders>((resolve, reject) => {
-      http.get(`http://127.0.0.1:${helmetOnly.port}/`, (res) => { res.resume(); resolve(res.headers); }).on('error', reject);
+      http
+        .get(`http://127.0.0.1:${helmetOnly.port}/`, (res) => {
+          res.resume();
+          resolve(res.headers);
+        })
+        .on('error', reject);
     });
-    const helmetHeaders = Object.entries(wanted).filter(([k]) => !['date', 'connection', 'keep-alive', 'content-length', 'content-type', 'etag'].includes(k));
+    const helmetHeaders = Object.entries(wanted).filter(
+      ([k]) => !['date', 'connection', 'keep-alive', 'content-length', 'content-type', 'etag'].includes(k),
+    );
     assert.ok(helmetHeaders.length >= 10);
-    const review = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', operation: 'DELETE', userInfo: {}, kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' } } });
+    const review = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'u1',
+        operation: 'DELETE',
+        userInfo: {},
+        kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
+      },
+    });
     const answers = await Promise.all([
-      request('/validate', 'POST', review), request('/mutate', 'POST', review), request('/validate', 'POST', '{bad'),
-      request('/validate', 'POST', '[]'), request('/validate', 'GET'), request('/nowhere'), request('/healthz'), request('/metrics'),
+      request('/validate', 'POST', review),
+      request('/mutate', 'POST', review),
+      request('/validate', 'POST', '{bad'),
+      request('/validate', 'POST', '[]'),
+      request('/validate', 'GET'),
+      request('/nowhere'),
+      request('/healthz'),
+      request('/metrics'),
       request('/validate', 'POST', `{"pad":"${'x'.repeat(7.5 * 1024 * 1024)}"}`),
     ]);
     // /metrics is not served on the admission port (webhook/metrics-server.ts): a 404 like any other path
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 400, 400, 404, 404, 200, 404, 413]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 400, 400, 404, 404, 200, 404, 413],
+    );
     for (const a of answers) {
       for (const [k, v] of helmetHeaders) {
         // express's 404 page (finalhandler) replaces the policy with its own, with helmet() too.

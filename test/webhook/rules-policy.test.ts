@@ -9,7 +9,15 @@ import { normalizeCapabilities, ruleCapabilities, parameterConstraintProblems } 
 void describe('path syntax', () => {
   const codes = (p: string) => pathProblems(p, { allowNamespaceTemplate: true }).map((x) => x.code);
   void test('valid patterns', () => {
-    for (const p of ['secret/data/app/*', 'secret/data/+/config', 'secret/+/x/*', 'auth/token/lookup-self', 'secret/data/{{namespace}}/*', '*', '+/*']) {
+    for (const p of [
+      'secret/data/app/*',
+      'secret/data/+/config',
+      'secret/+/x/*',
+      'auth/token/lookup-self',
+      'secret/data/{{namespace}}/*',
+      '*',
+      '+/*',
+    ]) {
       assert.deepEqual(codes(p), [], p);
     }
   });
@@ -48,21 +56,36 @@ void describe('path containment and overlap', () => {
   });
 
   const segment = fc.constantFrom('a', 'b', 'data', '+', 'ab');
-  const pattern = fc.tuple(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.constantFrom('', '*')).map(([segs, glob]) => `${segs.join('/')}${glob}`)
+  const pattern = fc
+    .tuple(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.constantFrom('', '*'))
+    .map(([segs, glob]) => `${segs.join('/')}${glob}`)
     .filter((p) => !p.includes('+*'));
   void test('properties: reflexive, and containment implies overlap', () => {
-    fc.assert(fc.property(pattern, pattern, (p, q) => {
-      assert.ok(pathWithin(p, p));
-      if (pathWithin(p, q)) assert.ok(pathsOverlap(p, q), `${p} within ${q} but no overlap`);
-      assert.equal(pathsOverlap(p, q), pathsOverlap(q, p));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(pattern, pattern, (p, q) => {
+        assert.ok(pathWithin(p, p));
+        if (pathWithin(p, q)) assert.ok(pathsOverlap(p, q), `${p} within ${q} but no overlap`);
+        assert.equal(pathsOverlap(p, q), pathsOverlap(q, p));
+      }),
+      { numRuns: 300 },
+    );
   });
   void test('property: a concrete path is within a pattern exactly when the pattern matches it', () => {
-    const concrete = fc.array(fc.constantFrom('a', 'b', 'data', 'ab'), { minLength: 1, maxLength: 5 }).map((s) => s.join('/'));
-    fc.assert(fc.property(concrete, pattern, (path, pat) => {
-      const re = new RegExp(`^${pat.split('/').map((s) => (s === '+' ? '[^/]+' : s.replace('*', '.*'))).join('/')}$`);
-      assert.equal(pathWithin(path, pat), re.test(path), `${path} vs ${pat}`);
-    }), { numRuns: 300 });
+    const concrete = fc
+      .array(fc.constantFrom('a', 'b', 'data', 'ab'), { minLength: 1, maxLength: 5 })
+      .map((s) => s.join('/'));
+    fc.assert(
+      fc.property(concrete, pattern, (path, pat) => {
+        const re = new RegExp(
+          `^${pat
+            .split('/')
+            .map((s) => (s === '+' ? '[^/]+' : s.replace('*', '.*')))
+            .join('/')}$`,
+        );
+        assert.equal(pathWithin(path, pat), re.test(path), `${path} vs ${pat}`);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -90,9 +113,13 @@ path "old" { policy = "read" }
     assert.ok(r.ok);
     assert.equal(r.rules.length, 3);
     assert.deepEqual(r.rules[1]?.rule, {
-      path: 'secret/data/app/config', capabilities: ['create', 'update'],
-      allowedParameters: { foo: ['bar', 1, true], '*': [] }, deniedParameters: { x: [] },
-      requiredParameters: ['foo'], minWrappingTTL: '1s', maxWrappingTTL: '90s',
+      path: 'secret/data/app/config',
+      capabilities: ['create', 'update'],
+      allowedParameters: { foo: ['bar', 1, true], '*': [] },
+      deniedParameters: { x: [] },
+      requiredParameters: ['foo'],
+      minWrappingTTL: '1s',
+      maxWrappingTTL: '90s',
     });
     assert.deepEqual(r.rules[2]?.rule.capabilities, ['read', 'list']);
     assert.deepEqual([r.rules[1]?.line, r.rules[1]?.column], [7, 6]);
@@ -105,9 +132,18 @@ path "old" { policy = "read" }
   });
 
   void test('errors carry line:column, and every semantic error is reported', () => {
-    const r = parsePolicyText('path "a" {\n  capabilities = ["read", "READ"]\n  foo = 1\n}\npath "b" { capabilities = "read" }');
+    const r = parsePolicyText(
+      'path "a" {\n  capabilities = ["read", "READ"]\n  foo = 1\n}\npath "b" { capabilities = "read" }',
+    );
     assert.ok(!r.ok);
-    assert.deepEqual(r.errors.map((e) => [e.line, e.column]), [[2, 27], [3, 3], [5, 27]]);
+    assert.deepEqual(
+      r.errors.map((e) => [e.line, e.column]),
+      [
+        [2, 27],
+        [3, 3],
+        [5, 27],
+      ],
+    );
     assert.match(r.errors[0]?.message ?? '', /invalid capability "READ"/);
     assert.match(r.errors[1]?.message ?? '', /invalid key "foo"/);
   });
@@ -138,7 +174,12 @@ path "old" { policy = "read" }
 
 void describe('capabilities', () => {
   void test('normalised: lower case, de-duplicated, in Vault order', () => {
-    assert.deepEqual(normalizeCapabilities(['LIST', 'read', 'Read', 'create', 'sudo']), ['create', 'read', 'list', 'sudo']);
+    assert.deepEqual(normalizeCapabilities(['LIST', 'read', 'Read', 'create', 'sudo']), [
+      'create',
+      'read',
+      'list',
+      'sudo',
+    ]);
     assert.deepEqual(normalizeCapabilities(['patch', 'bogus', 'deny']), ['deny', 'patch', 'bogus']);
   });
   void test('deny stands alone in effect', () => {
@@ -146,8 +187,11 @@ void describe('capabilities', () => {
   });
   void test('parameter constraints as Vault applies them', () => {
     const problems = parameterConstraintProblems({
-      path: 'secret/data/a', capabilities: ['read'],
-      allowedParameters: { ttl: [{ nested: true }, 30, { n: [1] }] }, deniedParameters: { x: [] }, requiredParameters: ['x'],
+      path: 'secret/data/a',
+      capabilities: ['read'],
+      allowedParameters: { ttl: [{ nested: true }, 30, { n: [1] }] },
+      deniedParameters: { x: [] },
+      requiredParameters: ['x'],
     });
     const messages = problems.map((p) => `${p.severity} ${p.field}: ${p.message}`);
     // Object values are what Vault and OpenBao accept (`"map" = [{"good" = "one"}]`); numbers never match a request.

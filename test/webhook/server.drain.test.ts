@@ -12,28 +12,48 @@ import { silentLogger } from '../../observability/log.ts';
 import { selfSignedTls, type TestTls } from '../support/tls.ts';
 
 const review = JSON.stringify({
-  apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
   request: {
-    uid: 'u1', operation: 'CREATE', userInfo: { username: 'alice' },
+    uid: 'u1',
+    operation: 'CREATE',
+    userInfo: { username: 'alice' },
     kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
     resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
-    namespace: 'team-a', name: 'p',
-    object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'p', namespace: 'team-a' }, spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] } },
+    namespace: 'team-a',
+    name: 'p',
+    object: {
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultPolicy',
+      metadata: { name: 'p', namespace: 'team-a' },
+      spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
+    },
   },
 });
 
 /** POSTs twice over one keep-alive agent; returns each answer's Connection header and whether the socket was reused. */
-async function twice(url: string, ca: string, path: string): Promise<{ connection: Array<string | undefined>; reused: boolean[] }> {
+async function twice(
+  url: string,
+  ca: string,
+  path: string,
+): Promise<{ connection: Array<string | undefined>; reused: boolean[] }> {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca });
   const out = { connection: [] as Array<string | undefined>, reused: [] as boolean[] };
   for (let i = 0; i < 2; i++) {
     await new Promise<void>((resolve, reject) => {
-      const req = https.request(url + path, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-        out.connection.push(res.headers.connection);
-        res.resume();
-        res.on('end', () => setImmediate(resolve));
+      const req = https.request(
+        url + path,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          out.connection.push(res.headers.connection);
+          res.resume();
+          res.on('end', () => setImmediate(resolve));
+        },
+      );
+      req.on('socket', (s) => {
+        out.reused.push((s as { _vgSeen?: boolean })._vgSeen === true);
+        (s as { _vgSeen?: boolean })._vgSeen = true;
       });
-      req.on('socket', (s) => { out.reused.push((s as { _vgSeen?: boolean })._vgSeen === true); (s as { _vgSeen?: boolean })._vgSeen = true; });
       req.on('error', reject);
       req.end(review);
     });
@@ -48,10 +68,18 @@ void describe('draining: answers close their connection', () => {
   let draining = false;
   before(async () => {
     tls = await selfSignedTls();
-    const app = createWebhookApp({ context: () => defaultContext(), logger: silentLogger, metrics: createWebhookMetrics(undefined, { defaultMetrics: false }), ready: () => !draining, draining: () => draining });
+    const app = createWebhookApp({
+      context: () => defaultContext(),
+      logger: silentLogger,
+      metrics: createWebhookMetrics(undefined, { defaultMetrics: false }),
+      ready: () => !draining,
+      draining: () => draining,
+    });
     srv = await startWebhookServer(app, { host: '127.0.0.1', port: 0, tls });
   });
-  after(async () => { await srv.close(); });
+  after(async () => {
+    await srv.close();
+  });
 
   void test('serving: keep-alive, the second review reuses the connection', async () => {
     draining = false;

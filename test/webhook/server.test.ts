@@ -11,33 +11,60 @@ import { selfSignedTls, type TestTls } from '../support/tls.ts';
 interface Reply {
   status: number;
   headers: Record<string, unknown>;
-  json: { error: string; apiVersion: string; kind: string; response: { uid: string; allowed: boolean; status: { message: string } } };
+  json: {
+    error: string;
+    apiVersion: string;
+    kind: string;
+    response: { uid: string; allowed: boolean; status: { message: string } };
+  };
 }
 
 function post(url: string, ca: string, body: string, path = '/validate'): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url + path, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { data += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: (data ? JSON.parse(data) : {}) as Reply['json'], headers: res.headers }));
-    });
+    const req = https.request(
+      url + path,
+      { method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          data += c;
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            json: (data ? JSON.parse(data) : {}) as Reply['json'],
+            headers: res.headers,
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-const review = (uid: string, extra: Record<string, unknown> = {}) => JSON.stringify({
-  apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-  request: {
-    uid, operation: 'CREATE', userInfo: { username: 'alice' },
-    kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
-    resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
-    namespace: 'team-a', name: 'p',
-    object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'p', namespace: 'team-a' }, spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] } },
-    ...extra,
-  },
-});
+const review = (uid: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      operation: 'CREATE',
+      userInfo: { username: 'alice' },
+      kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
+      resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
+      namespace: 'team-a',
+      name: 'p',
+      object: {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultPolicy',
+        metadata: { name: 'p', namespace: 'team-a' },
+        spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
+      },
+      ...extra,
+    },
+  });
 
 describe('webhook HTTPS server', () => {
   let tls: TestTls;
@@ -49,7 +76,9 @@ describe('webhook HTTPS server', () => {
     const app = createWebhookApp({ context: () => defaultContext(), logger: silentLogger, metrics, ready: () => true });
     srv = await startWebhookServer(app, { host: '127.0.0.1', port: 0, tls });
   });
-  after(async () => { await srv.close(); });
+  after(async () => {
+    await srv.close();
+  });
 
   test('answers an AdmissionReview with the request uid', async () => {
     for (const path of ['/validate', '/mutate']) {
@@ -69,13 +98,21 @@ describe('webhook HTTPS server', () => {
   });
 
   test('a body without request.uid is a 400 naming the field', async () => {
-    const r = await post(srv.url, tls.ca, JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }));
+    const r = await post(
+      srv.url,
+      tls.ca,
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }),
+    );
     assert.equal(r.status, 400);
     assert.match(r.json.error, /request\.uid/);
   });
 
   test('an oversize body (over 7 MiB) is a 413', async () => {
-    const big = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'x', pad: 'a'.repeat(7.5 * 1024 * 1024) } });
+    const big = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { uid: 'x', pad: 'a'.repeat(7.5 * 1024 * 1024) },
+    });
     const r = await post(srv.url, tls.ca, big);
     assert.equal(r.status, 413);
   });
@@ -95,20 +132,34 @@ describe('webhook HTTPS server', () => {
     assert.equal(r.headers['x-content-type-options'], 'nosniff');
     assert.equal(r.headers['x-powered-by'], undefined);
     const status = await new Promise<number>((resolve, reject) => {
-      https.get(srv.url + '/metrics', { ca: tls.ca }, (res) => { res.resume(); resolve(res.statusCode ?? 0); }).on('error', reject);
+      https
+        .get(srv.url + '/metrics', { ca: tls.ca }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+        .on('error', reject);
     });
     assert.equal(status, 404, '/metrics is on its own port (webhook/metrics-server.ts)');
     const text = await metrics.registry.metrics();
-    assert.match(text, /vaultgate_admission_requests_total\{webhook="validate",kind="VaultPolicy",operation="CREATE",decision="allowed"\}/);
+    assert.match(
+      text,
+      /vaultgate_admission_requests_total\{webhook="validate",kind="VaultPolicy",operation="CREATE",decision="allowed"\}/,
+    );
     assert.match(text, /vaultgate_admission_duration_seconds_bucket/);
   });
 
   test('refuses TLS 1.1 clients', async () => {
-    await assert.rejects(new Promise((resolve, reject) => {
-      const req = https.request(srv.url + '/healthz', { ca: tls.ca, maxVersion: 'TLSv1.1', minVersion: 'TLSv1' }, resolve);
-      req.on('error', reject);
-      req.end();
-    }));
+    await assert.rejects(
+      new Promise((resolve, reject) => {
+        const req = https.request(
+          srv.url + '/healthz',
+          { ca: tls.ca, maxVersion: 'TLSv1.1', minVersion: 'TLSv1' },
+          resolve,
+        );
+        req.on('error', reject);
+        req.end();
+      }),
+    );
   });
 
   test('a new certificate is served to new connections without restart', async () => {

@@ -13,16 +13,29 @@ const OPENBAO = defaultContext();
 
 function policy(spec: Record<string, unknown>): AdmissionRequest {
   return {
-    uid: 'u', kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
+    uid: 'u',
+    kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
     resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
-    name: 'p', namespace: 'team-a', operation: 'CREATE', userInfo: { username: 'alice' },
-    object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'p', namespace: 'team-a' }, spec },
+    name: 'p',
+    namespace: 'team-a',
+    operation: 'CREATE',
+    userInfo: { username: 'alice' },
+    object: {
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultPolicy',
+      metadata: { name: 'p', namespace: 'team-a' },
+      spec,
+    },
   };
 }
 
 function review(spec: Record<string, unknown>, ctx: AdmissionContext) {
   const { validation } = decideSync(policy(spec), ctx);
-  return { allowed: validation.response.allowed, rules: validation.rules, message: validation.response.status?.message ?? '' };
+  return {
+    allowed: validation.response.allowed,
+    rules: validation.rules,
+    message: validation.response.status?.message ?? '',
+  };
 }
 
 void describe('the target flavour in admission', () => {
@@ -37,7 +50,12 @@ void describe('the target flavour in admission', () => {
       const bao = review(spec, OPENBAO);
       assert.equal(bao.allowed, false);
       assert.ok(bao.rules.includes('vaultpolicy.capability'), bao.rules.join(','));
-      assert.match(bao.message, new RegExp(`spec\\.rules\\[0\\]\\.capabilities\\[1\\]: "${cap}" is a HashiCorp Vault capability: OpenBao 2\\.7 refuses it \\(invalid capability "${cap}"\\); OpenBao 2\\.7 accepts deny, create, read, update, delete, list, sudo, patch, scan`));
+      assert.match(
+        bao.message,
+        new RegExp(
+          `spec\\.rules\\[0\\]\\.capabilities\\[1\\]: "${cap}" is a HashiCorp Vault capability: OpenBao 2\\.7 refuses it \\(invalid capability "${cap}"\\); OpenBao 2\\.7 accepts deny, create, read, update, delete, list, sudo, patch, scan`,
+        ),
+      );
       assert.match(bao.message, /rule vaultpolicy\.capability/);
       assert.equal(review(spec, VAULT).allowed, true, review(spec, VAULT).message);
     });
@@ -48,7 +66,10 @@ void describe('the target flavour in admission', () => {
     const bao = review(spec, OPENBAO);
     assert.equal(bao.allowed, false);
     assert.deepEqual(bao.rules, ['vaultpolicy.capability']);
-    assert.match(bao.message, /spec\.policy: line 2, column 27: path "secret\/data\/team-a\/app": "subscribe" is a HashiCorp Vault capability: OpenBao 2\.7 refuses it/);
+    assert.match(
+      bao.message,
+      /spec\.policy: line 2, column 27: path "secret\/data\/team-a\/app": "subscribe" is a HashiCorp Vault capability: OpenBao 2\.7 refuses it/,
+    );
     assert.equal(review(spec, VAULT).allowed, true);
   });
 
@@ -62,7 +83,10 @@ void describe('the target flavour in admission', () => {
   });
 
   void test('object values in parameter constraints are admitted (Vault and OpenBao accept them)', () => {
-    const spec = { policy: 'path "kv/team-a/app" {\n  capabilities = ["create", "update"]\n  allowed_parameters = { "map" = [{"good" = "one"}] }\n}' };
+    const spec = {
+      policy:
+        'path "kv/team-a/app" {\n  capabilities = ["create", "update"]\n  allowed_parameters = { "map" = [{"good" = "one"}] }\n}',
+    };
     const bao = review(spec, OPENBAO);
     // The built-in guardrail defaults refuse paths outside secret/; only the parameter rule matters here.
     assert.ok(!bao.rules.includes('vaultpolicy.parameter-constraint'), bao.message);

@@ -1,8 +1,21 @@
 // admission.k8s.io/v1 shapes, as the apiserver sends and expects them. Only the fields vaultgate reads.
 
-export interface GroupVersionKind { group: string; version: string; kind: string }
-export interface GroupVersionResource { group: string; version: string; resource: string }
-export interface UserInfo { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 

@@ -41,19 +41,30 @@ export function jsonPatch(input: unknown, output: unknown): PatchOp[] {
 
 function diffInto(input: unknown, output: unknown, path: string, ops: PatchOp[]): void {
   if (Array.isArray(input) && Array.isArray(output)) {
-    if (input.length !== output.length) { ops.push({ op: 'replace', path, value: output }); return; }
-    for (let i = 0; i < input.length; i++) if (input[i] !== output[i]) diffInto(input[i], output[i], `${path}/${i}`, ops);
+    if (input.length !== output.length) {
+      ops.push({ op: 'replace', path, value: output });
+      return;
+    }
+    for (let i = 0; i < input.length; i++)
+      if (input[i] !== output[i]) diffInto(input[i], output[i], `${path}/${i}`, ops);
     return;
   }
   if (input === output) return;
-  if (objectType(input) !== 'object' || objectType(output) !== 'object') { ops.push({ op: 'replace', path, value: output }); return; }
+  if (objectType(input) !== 'object' || objectType(output) !== 'object') {
+    ops.push({ op: 'replace', path, value: output });
+    return;
+  }
   const a = input as Record<string, unknown>;
   const b = output as Record<string, unknown>;
-  for (const key in a) if (present(a, key) && !present(b, key)) ops.push({ op: 'remove', path: `${path}/${escapeToken(key)}` });
-  for (const key in b) if (present(b, key) && !present(a, key)) ops.push({ op: 'add', path: `${path}/${escapeToken(key)}`, value: b[key] });
+  for (const key in a)
+    if (present(a, key) && !present(b, key)) ops.push({ op: 'remove', path: `${path}/${escapeToken(key)}` });
+  for (const key in b)
+    if (present(b, key) && !present(a, key))
+      ops.push({ op: 'add', path: `${path}/${escapeToken(key)}`, value: b[key] });
   for (const key in a) {
     // Identical values yield no operation whatever their type: skip before building the key's path.
-    if (present(a, key) && present(b, key) && a[key] !== b[key]) diffInto(a[key], b[key], `${path}/${escapeToken(key)}`, ops);
+    if (present(a, key) && present(b, key) && a[key] !== b[key])
+      diffInto(a[key], b[key], `${path}/${escapeToken(key)}`, ops);
   }
 }
 
@@ -76,7 +87,13 @@ export function cloneJson<T>(value: T): T {
   const src = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(src)) {
-    if (key === '__proto__') Object.defineProperty(out, key, { value: cloneJson(src[key]), enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, {
+        value: cloneJson(src[key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     else out[key] = cloneJson(src[key]);
   }
   return out as T;

@@ -55,7 +55,11 @@ function unservedVersion(req: AdmissionRequest, reg: KindRegistry): AdmissionDec
 }
 
 /** Mutating webhook: defaults and normalisation as a JSON Patch. */
-export function mutate(req: AdmissionRequest, ctx: AdmissionContext, reg: KindRegistry = defaultRegistry()): AdmissionDecision {
+export function mutate(
+  req: AdmissionRequest,
+  ctx: AdmissionContext,
+  reg: KindRegistry = defaultRegistry(),
+): AdmissionDecision {
   if (passesThrough(req)) return allow(req);
   const handler = reg.get(req.kind);
   if (!handler?.mutate || !isObject(req.object)) return allow(req);
@@ -74,13 +78,26 @@ export function mutate(req: AdmissionRequest, ctx: AdmissionContext, reg: KindRe
 }
 
 /** Validating webhook: schema + semantic rules + guardrails. */
-export function validate(req: AdmissionRequest, ctx: AdmissionContext, reg: KindRegistry = defaultRegistry()): AdmissionDecision {
+export function validate(
+  req: AdmissionRequest,
+  ctx: AdmissionContext,
+  reg: KindRegistry = defaultRegistry(),
+): AdmissionDecision {
   if (passesThrough(req)) return allow(req);
   const handler = reg.get(req.kind);
   if (!handler) return unservedVersion(req, reg) ?? allow(req);
   if (!isObject(req.object)) {
     return {
-      response: { uid: req.uid, allowed: false, status: { code: 403, reason: 'Invalid', message: 'the request carries no object (rule admission.no-object)', status: 'Failure' } },
+      response: {
+        uid: req.uid,
+        allowed: false,
+        status: {
+          code: 403,
+          reason: 'Invalid',
+          message: 'the request carries no object (rule admission.no-object)',
+          status: 'Failure',
+        },
+      },
       rules: ['admission.no-object'],
       patchOps: [],
     };
@@ -91,7 +108,10 @@ export function validate(req: AdmissionRequest, ctx: AdmissionContext, reg: Kind
   if (oversize.length) return decisionFromFindings(req, oversize);
   // An oldObject over the limits (the apiserver stores none such; a forged review may carry one) is not
   // read either: the rules that compare with it (widening warnings, ratchet) go without.
-  return decisionFromFindings(req, handler.validate(req.object, old && withinLimits(handler, old) ? old : undefined, ctx, req));
+  return decisionFromFindings(
+    req,
+    handler.validate(req.object, old && withinLimits(handler, old) ? old : undefined, ctx, req),
+  );
 }
 
 /** Turn findings into the response: denials → 403 with one sentence each; warnings; audit-only annotations. */
@@ -129,7 +149,11 @@ export function reviewValidation(req: AdmissionRequest, ctx: AdmissionContext): 
 }
 
 /** Mutation then validation of the mutated object, as the apiserver would chain them (CLI, tests). */
-export function decideSync(req: AdmissionRequest, ctx: AdmissionContext, reg: KindRegistry = defaultRegistry()): { mutation: AdmissionDecision; validation: AdmissionDecision; object: KubeObject | undefined } {
+export function decideSync(
+  req: AdmissionRequest,
+  ctx: AdmissionContext,
+  reg: KindRegistry = defaultRegistry(),
+): { mutation: AdmissionDecision; validation: AdmissionDecision; object: KubeObject | undefined } {
   const mutation = mutate(req, ctx, reg);
   let object = isObject(req.object) ? req.object : undefined;
   if (object && mutation.patchOps.length) {
@@ -140,7 +164,10 @@ export function decideSync(req: AdmissionRequest, ctx: AdmissionContext, reg: Ki
   return { mutation, validation, object };
 }
 
-export function decide(req: AdmissionRequest, ctx: AdmissionContext): Promise<{ mutation: AdmissionDecision; validation: AdmissionDecision }> {
+export function decide(
+  req: AdmissionRequest,
+  ctx: AdmissionContext,
+): Promise<{ mutation: AdmissionDecision; validation: AdmissionDecision }> {
   const { mutation, validation } = decideSync(req, ctx);
   return Promise.resolve({ mutation, validation });
 }

@@ -32,7 +32,12 @@ function metadataFindings(obj: KubeObject): Finding[] {
   const out: Finding[] = [];
   for (const part of ['labels', 'annotations'] as const) {
     if (mapOver((meta as Record<string, unknown>)[part], MAX_METADATA_MAP_BYTES)) {
-      out.push({ field: `metadata.${part}`, rule: 'metadata.too-large', message: `keys and values together must be at most ${MAX_METADATA_MAP_BYTES} bytes (the apiserver's limit)`, severity: 'deny' });
+      out.push({
+        field: `metadata.${part}`,
+        rule: 'metadata.too-large',
+        message: `keys and values together must be at most ${MAX_METADATA_MAP_BYTES} bytes (the apiserver's limit)`,
+        severity: 'deny',
+      });
     }
   }
   return out;

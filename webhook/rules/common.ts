@@ -56,9 +56,20 @@ export function defaultVaultName(obj: KubeObject, req: AdmissionRequest, ctx: Ad
   if (derived) spec.vaultName = derived;
 }
 
-export function vaultNameFindings(obj: KubeObject, req: AdmissionRequest, ctx: AdmissionContext, rule: string): Finding[] {
+export function vaultNameFindings(
+  obj: KubeObject,
+  req: AdmissionRequest,
+  ctx: AdmissionContext,
+  rule: string,
+): Finding[] {
   const given = stringAt(obj.spec, 'vaultName');
   const derived = derivedVaultName(obj, req, ctx);
   if (given === undefined || derived === undefined || given === derived) return [];
-  return [deny('spec.vaultName', rule, `"${given}" is not the derived Vault name "${derived}" (<prefix>.<namespace>.<name>); remove the field and the webhook fills it in`)];
+  return [
+    deny(
+      'spec.vaultName',
+      rule,
+      `"${given}" is not the derived Vault name "${derived}" (<prefix>.<namespace>.<name>); remove the field and the webhook fills it in`,
+    ),
+  ];
 }

@@ -32,8 +32,12 @@ export const DEFAULT_FORBIDDEN_PATHS = ['sys/*', 'auth/*', '*'];
  *   (the relaxing guardrail's own allowedPaths then decide; sys-paths and auth-paths need this too).
  */
 export const FLOOR_PARTS = ['sudo', 'sys-paths', 'auth-paths', 'root-wildcard', 'namespace-subtree'] as const;
-export type FloorPart = typeof FLOOR_PARTS[number];
-const FLOOR_PATH: Record<'sys-paths' | 'auth-paths' | 'root-wildcard', string> = { 'sys-paths': 'sys/*', 'auth-paths': 'auth/*', 'root-wildcard': '*' };
+export type FloorPart = (typeof FLOOR_PARTS)[number];
+const FLOOR_PATH: Record<'sys-paths' | 'auth-paths' | 'root-wildcard', string> = {
+  'sys-paths': 'sys/*',
+  'auth-paths': 'auth/*',
+  'root-wildcard': '*',
+};
 
 export function isFloorPart(v: unknown): v is FloorPart {
   return typeof v === 'string' && (FLOOR_PARTS as readonly string[]).includes(v);
@@ -64,11 +68,17 @@ export interface EffectiveGuardrail {
 /** The built-in floor with the named parts relaxed (none by default). */
 export function builtInGuardrail(relaxed: ReadonlySet<FloorPart> = new Set()): EffectiveGuardrail {
   return {
-    name: BUILT_IN_GUARDRAIL_NAME, mode: 'enforce', floor: true,
+    name: BUILT_IN_GUARDRAIL_NAME,
+    mode: 'enforce',
+    floor: true,
     allowedPaths: relaxed.has('namespace-subtree') ? undefined : DEFAULT_ALLOWED_PATHS,
     forbiddenCapabilities: relaxed.has('sudo') ? [] : DEFAULT_FORBIDDEN_CAPABILITIES,
-    forbiddenPaths: (Object.keys(FLOOR_PATH) as Array<keyof typeof FLOOR_PATH>).filter((k) => !relaxed.has(k)).map((k) => FLOOR_PATH[k]),
-    requireAudience: false, relaxFloor: [], allowAdoption: false,
+    forbiddenPaths: (Object.keys(FLOOR_PATH) as Array<keyof typeof FLOOR_PATH>)
+      .filter((k) => !relaxed.has(k))
+      .map((k) => FLOOR_PATH[k]),
+    requireAudience: false,
+    relaxFloor: [],
+    allowAdoption: false,
   };
 }
 
@@ -83,7 +93,9 @@ export function effectiveGuardrail(g: GuardrailObject): EffectiveGuardrail {
     name: g.metadata.name,
     mode,
     allowedPaths: strings(spec.allowedPaths) ?? DEFAULT_ALLOWED_PATHS,
-    forbiddenCapabilities: (strings(spec.forbiddenCapabilities) ?? DEFAULT_FORBIDDEN_CAPABILITIES).map((c) => c.toLowerCase()),
+    forbiddenCapabilities: (strings(spec.forbiddenCapabilities) ?? DEFAULT_FORBIDDEN_CAPABILITIES).map((c) =>
+      c.toLowerCase(),
+    ),
     forbiddenPaths: strings(spec.forbiddenPaths) ?? DEFAULT_FORBIDDEN_PATHS,
     ...(typeof spec.maxTokenTTL === 'string' ? { maxTokenTTL: spec.maxTokenTTL } : {}),
     requireAudience: spec.requireAudience === true,
@@ -108,9 +120,16 @@ export function matchingGuardrails(namespace: string, ctx: AdmissionContext): Ef
  * Whether the guardrail's namespaceSelector selects the namespace. The label the apiserver puts on every
  * namespace (kubernetes.io/metadata.name) is added, so a selector on it matches a namespace not yet known.
  */
-export function guardrailSelects(g: GuardrailObject, namespace: string, labels: Record<string, string> | undefined): boolean {
+export function guardrailSelects(
+  g: GuardrailObject,
+  namespace: string,
+  labels: Record<string, string> | undefined,
+): boolean {
   const selector = g.spec?.namespaceSelector;
-  return selectorMatches(isRecord(selector) ? selector : undefined, { ...(labels ?? {}), 'kubernetes.io/metadata.name': namespace });
+  return selectorMatches(isRecord(selector) ? selector : undefined, {
+    ...(labels ?? {}),
+    'kubernetes.io/metadata.name': namespace,
+  });
 }
 
 /** The floor parts a guardrail lifts: its relaxFloor, honoured only in enforce mode. */
@@ -140,12 +159,16 @@ export function adoptionConsent(namespace: string, ctx: AdmissionContext): strin
 
 function phrase(g: EffectiveGuardrail, subject: string, what: string): string {
   const by = g.floor ? 'the built-in guardrail defaults' : `guardrail "${g.name}"`;
-  return g.mode === 'enforce' ? `${subject} is forbidden by ${by}${what}` : `${subject} violates ${by}${what} (mode ${g.mode}: admitted)`;
+  return g.mode === 'enforce'
+    ? `${subject} is forbidden by ${by}${what}`
+    : `${subject} violates ${by}${what} (mode ${g.mode}: admitted)`;
 }
 
 function finding(g: EffectiveGuardrail, field: string, rule: string, message: string): Finding {
   return {
-    field, rule, message,
+    field,
+    rule,
+    message,
     severity: g.mode === 'enforce' ? 'deny' : 'warn',
     ...(g.mode === 'audit' ? { auditOnly: true } : {}),
   };
@@ -196,7 +219,11 @@ function grantsAnything(caps: readonly string[]): boolean {
 }
 
 /** Field names of one policy rule, for guardrail findings. */
-export interface RuleFieldNames { path: string; capabilities: string; capability: (i: number) => string }
+export interface RuleFieldNames {
+  path: string;
+  capabilities: string;
+  capability: (i: number) => string;
+}
 
 /** Guardrail checks of one policy rule whose path is already expanded for `namespace`. */
 export function policyRuleGuardrailFindings(
@@ -233,11 +260,25 @@ export function preparedRuleGuardrailFindings(
       for (const { pattern: f, pureWildcard } of prepared.forbiddenPaths) {
         // policy/paths.ts pathForbiddenBy, with isPureWildcard(f) decided once per request.
         if (pureWildcard ? pathWithin(f, rule.path) : pathsOverlap(rule.path, f)) {
-          found.push(finding(g, fields.path, 'guardrail.forbidden-path', phrase(g, `"${rule.path}"`, ` (forbidden path "${f}")`)));
+          found.push(
+            finding(
+              g,
+              fields.path,
+              'guardrail.forbidden-path',
+              phrase(g, `"${rule.path}"`, ` (forbidden path "${f}")`),
+            ),
+          );
         }
       }
       if (prepared.allowedPaths && !prepared.allowedPaths.some((a) => pathWithin(rule.path, a))) {
-        found.push(finding(g, fields.path, 'guardrail.allowed-path', phrase(g, `"${rule.path}"`, `: it reaches outside the allowed paths ${prepared.allowedList}`)));
+        found.push(
+          finding(
+            g,
+            fields.path,
+            'guardrail.allowed-path',
+            phrase(g, `"${rule.path}"`, `: it reaches outside the allowed paths ${prepared.allowedList}`),
+          ),
+        );
       }
     }
     for (const f of found) {
@@ -261,12 +302,26 @@ export function bindingGuardrailFindings(
         const value = spec[key];
         const ms = value === undefined ? undefined : parseDuration(value);
         if (ms !== undefined && ms > max) {
-          out.push(finding(g, `spec.${key}`, 'guardrail.max-token-ttl', phrase(g, `${key} "${value}"`, `: it exceeds maxTokenTTL "${g.maxTokenTTL}"`)));
+          out.push(
+            finding(
+              g,
+              `spec.${key}`,
+              'guardrail.max-token-ttl',
+              phrase(g, `${key} "${value}"`, `: it exceeds maxTokenTTL "${g.maxTokenTTL}"`),
+            ),
+          );
         }
       }
     }
     if (g.requireAudience && !spec.audience) {
-      out.push(finding(g, 'spec.audience', 'guardrail.require-audience', phrase(g, 'a role binding without audience', ' (requireAudience)')));
+      out.push(
+        finding(
+          g,
+          'spec.audience',
+          'guardrail.require-audience',
+          phrase(g, 'a role binding without audience', ' (requireAudience)'),
+        ),
+      );
     }
   }
   return out;

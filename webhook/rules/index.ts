@@ -5,4 +5,9 @@ import { vaultRoleBindingHandler } from './vaultrolebinding.ts';
 import { vaultGuardrailHandler } from './vaultguardrail.ts';
 import { vaultDynamicSecretHandler } from './vaultdynamicsecret.ts';
 
-export const vaultgateHandlers: KindHandler[] = [vaultPolicyHandler, vaultRoleBindingHandler, vaultGuardrailHandler, vaultDynamicSecretHandler];
+export const vaultgateHandlers: KindHandler[] = [
+  vaultPolicyHandler,
+  vaultRoleBindingHandler,
+  vaultGuardrailHandler,
+  vaultDynamicSecretHandler,
+];

@@ -8,7 +8,15 @@ import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
 import { parseGoDuration } from '../../golang/index.ts';
-import { deny, isRecord, stringAt, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
+import {
+  deny,
+  isRecord,
+  stringAt,
+  warn,
+  withoutShadowedSchemaFindings,
+  type Finding,
+  type KubeObject,
+} from './finding.ts';
 import { mutateOwnership } from './common.ts';
 import { schemaFindings } from './schema.ts';
 import { vaultPathProblems } from '../../vault/paths.ts';
@@ -34,13 +42,25 @@ function ms(text: string | undefined): number | undefined {
 /** Rule "vaultdynamicsecret.credential-type": only lease-based credentials are kept alive by this release. */
 export function credentialTypeFindings(type: string | undefined): Finding[] {
   if (type === undefined || type === 'Lease') return [];
-  return [deny('spec.credentialType', 'vaultdynamicsecret.credential-type', `"${type}" is not supported yet: this release keeps lease-based credentials (credentialType: Lease: the database and kubernetes secrets engines)`)];
+  return [
+    deny(
+      'spec.credentialType',
+      'vaultdynamicsecret.credential-type',
+      `"${type}" is not supported yet: this release keeps lease-based credentials (credentialType: Lease: the database and kubernetes secrets engines)`,
+    ),
+  ];
 }
 
 /** Rule "vaultdynamicsecret.parameters-with-get": a GET sends no body, so parameters would be silently dropped. */
 export function parametersFindings(method: string, parameters: unknown): Finding[] {
   if (method !== 'GET' || !isRecord(parameters) || Object.keys(parameters).length === 0) return [];
-  return [deny('spec.parameters', 'vaultdynamicsecret.parameters-with-get', 'parameters are sent only with method PUT or POST; with GET Vault would never see them')];
+  return [
+    deny(
+      'spec.parameters',
+      'vaultdynamicsecret.parameters-with-get',
+      'parameters are sent only with method PUT or POST; with GET Vault would never see them',
+    ),
+  ];
 }
 
 /**
@@ -49,16 +69,31 @@ export function parametersFindings(method: string, parameters: unknown): Finding
  * minted. Rule "vaultdynamicsecret.grace" (a warning): a grace longer than minValidity may outlive the
  * replaced credential, which then expires on its own before it is revoked.
  */
-export function timingFindings(policy: Record<string, unknown> | undefined, revocation: Record<string, unknown> | undefined): Finding[] {
+export function timingFindings(
+  policy: Record<string, unknown> | undefined,
+  revocation: Record<string, unknown> | undefined,
+): Finding[] {
   const out: Finding[] = [];
   const minValidity = ms(stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity);
   const maxTTL = ms(stringAt(policy, 'maxTTL'));
   if (minValidity !== undefined && maxTTL !== undefined && maxTTL <= minValidity) {
-    out.push(deny('spec.leasePolicy.minValidity', 'vaultdynamicsecret.min-validity', `minValidity "${stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity}" must be shorter than maxTTL "${stringAt(policy, 'maxTTL')}": every credential would be replaced as soon as it is minted`));
+    out.push(
+      deny(
+        'spec.leasePolicy.minValidity',
+        'vaultdynamicsecret.min-validity',
+        `minValidity "${stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity}" must be shorter than maxTTL "${stringAt(policy, 'maxTTL')}": every credential would be replaced as soon as it is minted`,
+      ),
+    );
   }
   const grace = ms(stringAt(revocation, 'grace'));
   if (grace !== undefined && minValidity !== undefined && grace > minValidity) {
-    out.push(warn('spec.revocation.grace', 'vaultdynamicsecret.grace', `grace "${stringAt(revocation, 'grace')}" is longer than minValidity: a replaced credential may expire before it is revoked`));
+    out.push(
+      warn(
+        'spec.revocation.grace',
+        'vaultdynamicsecret.grace',
+        `grace "${stringAt(revocation, 'grace')}" is longer than minValidity: a replaced credential may expire before it is revoked`,
+      ),
+    );
   }
   return out;
 }
@@ -71,7 +106,10 @@ export function rolloutTargetFindings(targets: unknown): Finding[] {
   targets.forEach((t, i) => {
     if (!isRecord(t)) return;
     const key = `${String(t.kind)}/${String(t.name)}`;
-    if (seen.has(key)) out.push(warn(`spec.rolloutRestartTargets[${i}]`, 'vaultdynamicsecret.duplicate-target', `${key} is listed twice`));
+    if (seen.has(key))
+      out.push(
+        warn(`spec.rolloutRestartTargets[${i}]`, 'vaultdynamicsecret.duplicate-target', `${key} is listed twice`),
+      );
     seen.add(key);
   });
   return out;
@@ -84,7 +122,9 @@ export function validateVaultDynamicSecret(obj: KubeObject): Finding[] {
   const policy = isRecord(spec.leasePolicy) ? spec.leasePolicy : undefined;
   const revocation = isRecord(spec.revocation) ? spec.revocation : undefined;
   const out: Finding[] = [
-    ...(typeof spec.path === 'string' ? vaultPathProblems(spec.path).map((p) => deny('spec.path', 'vaultdynamicsecret.path', p.message)) : []),
+    ...(typeof spec.path === 'string'
+      ? vaultPathProblems(spec.path).map((p) => deny('spec.path', 'vaultdynamicsecret.path', p.message))
+      : []),
     ...credentialTypeFindings(stringAt(spec, 'credentialType')),
     ...parametersFindings(stringAt(spec, 'method') ?? VDS_DEFAULTS.method, spec.parameters),
     ...timingFindings(policy, revocation),
@@ -98,7 +138,9 @@ export function mutateVaultDynamicSecret(obj: KubeObject, _ctx: AdmissionContext
 }
 
 export const vaultDynamicSecretHandler: KindHandler = {
-  group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultDynamicSecret',
+  group: VAULTGATE_GROUP,
+  version: VAULTGATE_VERSION,
+  kind: 'VaultDynamicSecret',
   validate: (obj) => validateVaultDynamicSecret(obj),
   mutate: mutateVaultDynamicSecret,
 };

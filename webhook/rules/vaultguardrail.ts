@@ -25,15 +25,34 @@ function templateFindings(spec: Record<string, unknown>): Finding[] {
       }
     });
   }
-  const allowed = Array.isArray(spec.allowedPaths) ? spec.allowedPaths.filter((p): p is string => typeof p === 'string') : [];
-  const forbidden = Array.isArray(spec.forbiddenPaths) ? spec.forbiddenPaths.filter((p): p is string => typeof p === 'string') : DEFAULT_FORBIDDEN_PATHS;
+  const allowed = Array.isArray(spec.allowedPaths)
+    ? spec.allowedPaths.filter((p): p is string => typeof p === 'string')
+    : [];
+  const forbidden = Array.isArray(spec.forbiddenPaths)
+    ? spec.forbiddenPaths.filter((p): p is string => typeof p === 'string')
+    : DEFAULT_FORBIDDEN_PATHS;
   allowed.forEach((a, i) => {
     if (pathProblems(a, { allowNamespaceTemplate: true }).length) return;
     if (!hasNamespaceTemplate(a)) {
-      out.push(warn(`spec.allowedPaths[${i}]`, 'vaultguardrail.shared-path', `"${a}" has no {{namespace}}: every selected namespace may grant access to the same paths`));
+      out.push(
+        warn(
+          `spec.allowedPaths[${i}]`,
+          'vaultguardrail.shared-path',
+          `"${a}" has no {{namespace}}: every selected namespace may grant access to the same paths`,
+        ),
+      );
     }
-    const f = forbidden.find((x) => pathProblems(x, { allowNamespaceTemplate: true }).length === 0 && pathForbiddenBy(a, x));
-    if (f !== undefined) out.push(warn(`spec.allowedPaths[${i}]`, 'vaultguardrail.allowed-but-forbidden', `"${a}" reaches the forbidden path "${f}"; rules there stay forbidden`));
+    const f = forbidden.find(
+      (x) => pathProblems(x, { allowNamespaceTemplate: true }).length === 0 && pathForbiddenBy(a, x),
+    );
+    if (f !== undefined)
+      out.push(
+        warn(
+          `spec.allowedPaths[${i}]`,
+          'vaultguardrail.allowed-but-forbidden',
+          `"${a}" reaches the forbidden path "${f}"; rules there stay forbidden`,
+        ),
+      );
   });
   return out;
 }
@@ -41,16 +60,28 @@ function templateFindings(spec: Record<string, unknown>): Finding[] {
 function modeFindings(spec: Record<string, unknown>): Finding[] {
   const mode = spec.mode;
   if (mode === undefined || (typeof mode === 'string' && MODES.includes(mode))) return [];
-  return [deny('spec.mode', 'vaultguardrail.mode', `${JSON.stringify(mode)} is not a mode: use enforce (refuse), warn (admit with warnings) or audit (admit, record only)`)];
+  return [
+    deny(
+      'spec.mode',
+      'vaultguardrail.mode',
+      `${JSON.stringify(mode)} is not a mode: use enforce (refuse), warn (admit with warnings) or audit (admit, record only)`,
+    ),
+  ];
 }
 
-export function validateVaultGuardrail(obj: KubeObject, _old: KubeObject | undefined, _ctx: AdmissionContext, _req: AdmissionRequest): Finding[] {
+export function validateVaultGuardrail(
+  obj: KubeObject,
+  _old: KubeObject | undefined,
+  _ctx: AdmissionContext,
+  _req: AdmissionRequest,
+): Finding[] {
   const schema = schemaFindings(obj);
   const spec = isRecord(obj.spec) ? obj.spec : undefined;
   if (!spec) return schema;
   const out: Finding[] = [...templateFindings(spec), ...modeFindings(spec)];
   if (isRecord(spec.namespaceSelector)) {
-    for (const p of selectorProblems(spec.namespaceSelector)) out.push(deny(`spec.namespaceSelector.${p.field}`, 'vaultguardrail.selector', p.message));
+    for (const p of selectorProblems(spec.namespaceSelector))
+      out.push(deny(`spec.namespaceSelector.${p.field}`, 'vaultguardrail.selector', p.message));
   }
   return withoutShadowedSchemaFindings(schema, out);
 }
@@ -66,7 +97,9 @@ export function mutateVaultGuardrail(obj: KubeObject, _ctx: AdmissionContext, re
 }
 
 export const vaultGuardrailHandler: KindHandler = {
-  group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultGuardrail',
+  group: VAULTGATE_GROUP,
+  version: VAULTGATE_VERSION,
+  kind: 'VaultGuardrail',
   validate: validateVaultGuardrail,
   mutate: mutateVaultGuardrail,
 };

@@ -8,7 +8,13 @@ import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
 import { DURATION_PATTERN, parseDuration } from '../../schemas/ttl.ts';
-import { capabilityProblem, DEFAULT_TARGET, normalizeCapabilities, parameterConstraintProblems, type VaultTarget } from '../../policy/capabilities.ts';
+import {
+  capabilityProblem,
+  DEFAULT_TARGET,
+  normalizeCapabilities,
+  parameterConstraintProblems,
+  type VaultTarget,
+} from '../../policy/capabilities.ts';
 import { parsePolicyText } from '../../policy/parse.ts';
 import { expandNamespace, pathProblems } from '../../policy/paths.ts';
 import { deny, isRecord, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
@@ -26,7 +32,11 @@ class RuleUnderCheck {
    * @param base `spec.rules[0]` for a structured rule, undefined for raw text (every field is `spec.policy`).
    * @param where Prefix for messages about raw text: `line 3, column 6: `.
    */
-  constructor(readonly rule: Record<string, unknown>, private readonly base: string | undefined, readonly where: string) {}
+  constructor(
+    readonly rule: Record<string, unknown>,
+    private readonly base: string | undefined,
+    readonly where: string,
+  ) {}
 
   /** Field path for a key of the rule, e.g. `spec.rules[0].path`, or `spec.policy` for raw text. */
   field(sub: string): string {
@@ -35,9 +45,15 @@ class RuleUnderCheck {
   }
 
   /** The names guardrail findings use (guardrails.ts RuleFieldNames). */
-  get path(): string { return this.field('path'); }
-  get capabilities(): string { return this.field('capabilities'); }
-  capability(i: number): string { return this.field(this.where ? '' : `capabilities[${i}]`); }
+  get path(): string {
+    return this.field('path');
+  }
+  get capabilities(): string {
+    return this.field('capabilities');
+  }
+  capability(i: number): string {
+    return this.field(this.where ? '' : `capabilities[${i}]`);
+  }
 }
 
 /** Rule "vaultpolicy.rules-xor-policy": exactly one of the two forms. */
@@ -45,8 +61,15 @@ export function rulesXorPolicy(spec: Record<string, unknown>): Finding[] {
   const hasRules = spec.rules !== undefined;
   const hasPolicy = spec.policy !== undefined;
   if (hasRules === hasPolicy) {
-    return [deny(hasRules ? 'spec.policy' : 'spec', 'vaultpolicy.rules-xor-policy',
-      hasRules ? 'set either spec.rules or spec.policy, not both' : 'set exactly one of spec.rules (structured rules) or spec.policy (raw HCL or JSON text)')];
+    return [
+      deny(
+        hasRules ? 'spec.policy' : 'spec',
+        'vaultpolicy.rules-xor-policy',
+        hasRules
+          ? 'set either spec.rules or spec.policy, not both'
+          : 'set exactly one of spec.rules (structured rules) or spec.policy (raw HCL or JSON text)',
+      ),
+    ];
   }
   return [];
 }
@@ -65,10 +88,22 @@ function rulesOf(spec: Record<string, unknown>, target: VaultTarget): { rules: R
   if (typeof spec.policy === 'string') {
     const parsed = parsePolicyText(spec.policy, target);
     if (!parsed.ok) {
-      return { rules: [], findings: parsed.errors.map((e) => deny('spec.policy', e.rule ?? 'vaultpolicy.policy-parse', `line ${e.line}, column ${e.column}: ${e.message}`)) };
+      return {
+        rules: [],
+        findings: parsed.errors.map((e) =>
+          deny('spec.policy', e.rule ?? 'vaultpolicy.policy-parse', `line ${e.line}, column ${e.column}: ${e.message}`),
+        ),
+      };
     }
     return {
-      rules: parsed.rules.map((p) => new RuleUnderCheck(p.rule as unknown as Record<string, unknown>, undefined, `line ${p.line}, column ${p.column}: path "${p.rule.path}": `)),
+      rules: parsed.rules.map(
+        (p) =>
+          new RuleUnderCheck(
+            p.rule as unknown as Record<string, unknown>,
+            undefined,
+            `line ${p.line}, column ${p.column}: path "${p.rule.path}": `,
+          ),
+      ),
       findings: [],
     };
   }
@@ -95,10 +130,21 @@ function capabilityFindings(r: RuleUnderCheck, target: VaultTarget, out: Finding
   const names = caps.filter((c): c is string => typeof c === 'string');
   const normal = normalizeCapabilities(names);
   if (normal.length < names.length && r.where) {
-    out.push(warn(r.field('capabilities'), 'vaultpolicy.capability', `${r.where}capabilities are listed more than once`));
+    out.push(
+      warn(r.field('capabilities'), 'vaultpolicy.capability', `${r.where}capabilities are listed more than once`),
+    );
   }
   if (normal.includes('deny') && normal.length > 1) {
-    out.push(warn(r.field('capabilities'), 'vaultpolicy.deny-not-alone', `${r.where}"deny" overrides every other capability, so ${normal.filter((c) => c !== 'deny').map((c) => `"${c}"`).join(', ')} ha${normal.length > 2 ? 've' : 's'} no effect`));
+    out.push(
+      warn(
+        r.field('capabilities'),
+        'vaultpolicy.deny-not-alone',
+        `${r.where}"deny" overrides every other capability, so ${normal
+          .filter((c) => c !== 'deny')
+          .map((c) => `"${c}"`)
+          .join(', ')} ha${normal.length > 2 ? 've' : 's'} no effect`,
+      ),
+    );
   }
 }
 
@@ -108,7 +154,13 @@ function wrappingTtlFindings(r: RuleUnderCheck): Finding[] {
   const minMs = min !== undefined && DURATION_PATTERN.test(min) ? parseDuration(min) : undefined;
   const maxMs = max !== undefined && DURATION_PATTERN.test(max) ? parseDuration(max) : undefined;
   if (minMs !== undefined && maxMs !== undefined && maxMs !== 0 && maxMs < minMs) {
-    return [deny(r.field('maxWrappingTTL'), 'vaultpolicy.wrapping-ttl', `${r.where}maxWrappingTTL "${max}" is less than minWrappingTTL "${min}" (Vault refuses the policy)`)];
+    return [
+      deny(
+        r.field('maxWrappingTTL'),
+        'vaultpolicy.wrapping-ttl',
+        `${r.where}maxWrappingTTL "${max}" is less than minWrappingTTL "${min}" (Vault refuses the policy)`,
+      ),
+    ];
   }
   return [];
 }
@@ -120,10 +172,17 @@ function wideningFindings(obj: KubeObject, old: KubeObject | undefined, namespac
   const after = specRules(obj.spec, namespace);
   if (before.errors || after.errors) return [];
   const summary = summariseRuleWidening(before.rules, after.rules);
-  return summary ? [{ field: 'spec', rule: 'vaultpolicy.widens-access', message: `this update ${summary}`, severity: 'warn' }] : [];
+  return summary
+    ? [{ field: 'spec', rule: 'vaultpolicy.widens-access', message: `this update ${summary}`, severity: 'warn' }]
+    : [];
 }
 
-export function validateVaultPolicy(obj: KubeObject, old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
+export function validateVaultPolicy(
+  obj: KubeObject,
+  old: KubeObject | undefined,
+  ctx: AdmissionContext,
+  req: AdmissionRequest,
+): Finding[] {
   const schema = schemaFindings(obj);
   const spec = isRecord(obj.spec) ? obj.spec : undefined;
   if (!spec) return schema;
@@ -142,15 +201,33 @@ export function validateVaultPolicy(obj: KubeObject, old: KubeObject | undefined
     const problems = pathProblems(rawPath, { allowNamespaceTemplate: true });
     for (const p of problems) out.push(deny(r.field('path'), 'vaultpolicy.path-syntax', `${r.where}${p.message}`));
     const path = expandNamespace(rawPath, namespace);
-    const caps = (Array.isArray(r.rule.capabilities) ? r.rule.capabilities : []).filter((c): c is string => typeof c === 'string');
+    const caps = (Array.isArray(r.rule.capabilities) ? r.rule.capabilities : []).filter(
+      (c): c is string => typeof c === 'string',
+    );
     // Without any of the three constraint fields parameterConstraintProblems has nothing to say: skip the copy.
-    const constrained = r.rule.allowedParameters !== undefined || r.rule.deniedParameters !== undefined || r.rule.requiredParameters !== undefined;
-    for (const p of constrained ? parameterConstraintProblems({ ...(r.rule as object), path, capabilities: caps }) : []) {
-      out.push({ field: r.where ? r.field('') : r.field(p.field), rule: p.rule, message: `${r.where}${r.where ? `${p.field}: ` : ''}${p.message}`, severity: p.severity });
+    const constrained =
+      r.rule.allowedParameters !== undefined ||
+      r.rule.deniedParameters !== undefined ||
+      r.rule.requiredParameters !== undefined;
+    for (const p of constrained
+      ? parameterConstraintProblems({ ...(r.rule as object), path, capabilities: caps })
+      : []) {
+      out.push({
+        field: r.where ? r.field('') : r.field(p.field),
+        rule: p.rule,
+        message: `${r.where}${r.where ? `${p.field}: ` : ''}${p.message}`,
+        severity: p.severity,
+      });
     }
     const earlier = firstIndexOfPath.get(path);
     if (earlier !== undefined) {
-      out.push(deny(r.field('path'), 'vaultpolicy.duplicate-path', `${r.where}"${path}" is already the path of ${earlier}; Vault would merge the two, so write one rule`));
+      out.push(
+        deny(
+          r.field('path'),
+          'vaultpolicy.duplicate-path',
+          `${r.where}"${path}" is already the path of ${earlier}; Vault would merge the two, so write one rule`,
+        ),
+      );
     } else {
       firstIndexOfPath.set(path, r.where ? `the rule at ${r.where.replace(/: path .*$/, '')}` : r.field(''));
     }
@@ -181,7 +258,9 @@ export function mutateVaultPolicy(obj: KubeObject, ctx: AdmissionContext, req: A
 }
 
 export const vaultPolicyHandler: KindHandler = {
-  group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultPolicy',
+  group: VAULTGATE_GROUP,
+  version: VAULTGATE_VERSION,
+  kind: 'VaultPolicy',
   validate: validateVaultPolicy,
   mutate: mutateVaultPolicy,
 };

@@ -7,7 +7,15 @@ import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
 import { parseDuration } from '../../schemas/ttl.ts';
-import { deny, isRecord, stringAt, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
+import {
+  deny,
+  isRecord,
+  stringAt,
+  warn,
+  withoutShadowedSchemaFindings,
+  type Finding,
+  type KubeObject,
+} from './finding.ts';
 import { defaultVaultName, mutateOwnership, namespaceOf, vaultNameFindings } from './common.ts';
 import { bindingGuardrailFindings, guardrailsFor } from './guardrails.ts';
 import { schemaFindings } from './schema.ts';
@@ -22,15 +30,32 @@ export function serviceAccountFindings(accounts: unknown[], namespace: string): 
     if (typeof sa !== 'string') return;
     const field = `spec.serviceAccounts[${i}]`;
     if (sa.includes('*')) {
-      out.push(deny(field, 'vaultrolebinding.wildcard-service-account', `"${sa}" is a wildcard; name each service account of namespace "${namespace}" explicitly`));
+      out.push(
+        deny(
+          field,
+          'vaultrolebinding.wildcard-service-account',
+          `"${sa}" is a wildcard; name each service account of namespace "${namespace}" explicitly`,
+        ),
+      );
     } else if (sa.includes(':')) {
       // `system:serviceaccount:<ns>:<sa>` (the username form) or `<ns>:<sa>` (Vault's namespace:name form).
       const parts = sa.split(':');
-      const other = parts.length >= 4 && parts[0] === 'system' && parts[1] === 'serviceaccount' ? parts[2] : parts.length === 2 ? parts[0] : undefined;
+      const other =
+        parts.length >= 4 && parts[0] === 'system' && parts[1] === 'serviceaccount'
+          ? parts[2]
+          : parts.length === 2
+            ? parts[0]
+            : undefined;
       const account = parts[parts.length - 1];
-      out.push(deny(field, 'vaultrolebinding.foreign-service-account', other !== undefined && other !== namespace
-        ? `"${sa}" names a service account of namespace "${other}"; a VaultRoleBinding may bind only service accounts of its own namespace "${namespace}"`
-        : `"${sa}" must be a plain service account name of namespace "${namespace}"${account ? ` (write "${account}")` : ''}`));
+      out.push(
+        deny(
+          field,
+          'vaultrolebinding.foreign-service-account',
+          other !== undefined && other !== namespace
+            ? `"${sa}" names a service account of namespace "${other}"; a VaultRoleBinding may bind only service accounts of its own namespace "${namespace}"`
+            : `"${sa}" must be a plain service account name of namespace "${namespace}"${account ? ` (write "${account}")` : ''}`,
+        ),
+      );
     }
     if (seen.has(sa)) out.push(warn(field, 'vaultrolebinding.duplicate', `"${sa}" is listed twice`));
     seen.add(sa);
@@ -46,13 +71,25 @@ export function policyReferenceFindings(policies: unknown[], namespace: string, 
     if (typeof p !== 'string') return;
     const field = `spec.policies[${i}]`;
     if (p.includes('/') || p.includes(':')) {
-      out.push(deny(field, 'vaultrolebinding.foreign-policy', `"${p}" must be the name of a VaultPolicy in namespace "${namespace}"`));
+      out.push(
+        deny(
+          field,
+          'vaultrolebinding.foreign-policy',
+          `"${p}" must be the name of a VaultPolicy in namespace "${namespace}"`,
+        ),
+      );
       return;
     }
     if (seen.has(p)) out.push(warn(field, 'vaultrolebinding.duplicate', `"${p}" is listed twice`));
     seen.add(p);
     if (ctx.policyExists?.(namespace, p) === false) {
-      out.push(warn(field, 'vaultrolebinding.policy-missing', `VaultPolicy "${p}" does not exist in namespace "${namespace}" yet; tokens get its Vault policy once it is created`));
+      out.push(
+        warn(
+          field,
+          'vaultrolebinding.policy-missing',
+          `VaultPolicy "${p}" does not exist in namespace "${namespace}" yet; tokens get its Vault policy once it is created`,
+        ),
+      );
     }
   });
   return out;
@@ -63,9 +100,20 @@ export function authMountFindings(mount: string | undefined): Finding[] {
   if (mount === undefined) return [];
   const field = 'spec.authMount';
   const rule = 'vaultrolebinding.auth-mount';
-  if (/^\/?auth\//.test(mount)) return [deny(field, rule, `"${mount}": write the mount path without the "auth/" prefix (e.g. "${mount.replace(/^\/?auth\//, '')}")`)];
-  if (mount.startsWith('/') || mount.endsWith('/')) return [deny(field, rule, `"${mount}" must not start or end with "/"`)];
-  if (!/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/.test(mount)) return [deny(field, rule, `"${mount}" is not a mount path (letters, digits, "_", ".", "-", segments separated by "/")`)];
+  if (/^\/?auth\//.test(mount))
+    return [
+      deny(
+        field,
+        rule,
+        `"${mount}": write the mount path without the "auth/" prefix (e.g. "${mount.replace(/^\/?auth\//, '')}")`,
+      ),
+    ];
+  if (mount.startsWith('/') || mount.endsWith('/'))
+    return [deny(field, rule, `"${mount}" must not start or end with "/"`)];
+  if (!/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/.test(mount))
+    return [
+      deny(field, rule, `"${mount}" is not a mount path (letters, digits, "_", ".", "-", segments separated by "/")`),
+    ];
   return [];
 }
 
@@ -74,7 +122,9 @@ export function ttlOrderFindings(ttl: string, maxTtl: string): Finding[] {
   const a = parseDuration(ttl);
   const b = parseDuration(maxTtl);
   if (a === undefined || b === undefined || b === 0 || a <= b) return [];
-  return [deny('spec.tokenTTL', 'vaultrolebinding.ttl-order', `tokenTTL "${ttl}" is longer than tokenMaxTTL "${maxTtl}"`)];
+  return [
+    deny('spec.tokenTTL', 'vaultrolebinding.ttl-order', `tokenTTL "${ttl}" is longer than tokenMaxTTL "${maxTtl}"`),
+  ];
 }
 
 /**
@@ -85,10 +135,21 @@ export function ttlOrderFindings(ttl: string, maxTtl: string): Finding[] {
  */
 export function audienceFindings(audience: string | undefined): Finding[] {
   if (audience) return [];
-  return [warn('spec.audience', 'vaultrolebinding.no-audience', 'no audience: Vault will accept only tokens the apiserver itself accepts, and refuse the audience "vault" tokens vaultgate\'s SecretStores send; set audience: vault (and give pods a projected token for that audience)')];
+  return [
+    warn(
+      'spec.audience',
+      'vaultrolebinding.no-audience',
+      'no audience: Vault will accept only tokens the apiserver itself accepts, and refuse the audience "vault" tokens vaultgate\'s SecretStores send; set audience: vault (and give pods a projected token for that audience)',
+    ),
+  ];
 }
 
-export function validateVaultRoleBinding(obj: KubeObject, _old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
+export function validateVaultRoleBinding(
+  obj: KubeObject,
+  _old: KubeObject | undefined,
+  ctx: AdmissionContext,
+  req: AdmissionRequest,
+): Finding[] {
   const schema = schemaFindings(obj);
   const spec = isRecord(obj.spec) ? obj.spec : undefined;
   if (!spec) return schema;
@@ -102,7 +163,10 @@ export function validateVaultRoleBinding(obj: KubeObject, _old: KubeObject | und
     ...authMountFindings(stringAt(spec, 'authMount')),
     ...ttlOrderFindings(tokenTTL, tokenMaxTTL),
     ...audienceFindings(audience),
-    ...bindingGuardrailFindings({ tokenTTL, tokenMaxTTL, ...(audience ? { audience } : {}) }, guardrailsFor(namespace, ctx)),
+    ...bindingGuardrailFindings(
+      { tokenTTL, tokenMaxTTL, ...(audience ? { audience } : {}) },
+      guardrailsFor(namespace, ctx),
+    ),
     ...vaultNameFindings(obj, req, ctx, 'vaultrolebinding.vault-name'),
   ];
   return withoutShadowedSchemaFindings(schema, out);
@@ -119,7 +183,9 @@ export function mutateVaultRoleBinding(obj: KubeObject, ctx: AdmissionContext, r
 }
 
 export const vaultRoleBindingHandler: KindHandler = {
-  group: VAULTGATE_GROUP, version: VAULTGATE_VERSION, kind: 'VaultRoleBinding',
+  group: VAULTGATE_GROUP,
+  version: VAULTGATE_VERSION,
+  kind: 'VaultRoleBinding',
   validate: validateVaultRoleBinding,
   mutate: mutateVaultRoleBinding,
 };

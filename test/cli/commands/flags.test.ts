@@ -5,7 +5,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseArgs } from 'node:util';
-import { CONTROLLER_HELP, CONTROLLER_OPTIONS, CONTROLLER_SECTIONS, controllerOptionsFrom } from '../../../cli/commands/controller.ts';
+import {
+  CONTROLLER_HELP,
+  CONTROLLER_OPTIONS,
+  CONTROLLER_SECTIONS,
+  controllerOptionsFrom,
+} from '../../../cli/commands/controller.ts';
 import { defaultText, type Flag, FlagReader, type FlagSection, flagsOf } from '../../../cli/commands/flags.ts';
 import { RUN_HELP, RUN_OPTIONS, RUN_SECTIONS } from '../../../cli/commands/run.ts';
 import { WEBHOOK_HELP, WEBHOOK_OPTIONS, WEBHOOK_SECTIONS, webhookOptionsFrom } from '../../../cli/commands/webhook.ts';
@@ -43,7 +48,8 @@ void describe('flags declared once: help and parser come from the declarations',
         const entry = entries.get(f.name);
         assert.ok(entry, `--${f.name} has an entry in the help of ${command}`);
         const dflt = defaultText(f);
-        if (dflt !== undefined) assert.ok(entry.includes(`default ${dflt}`), `--${f.name}: "default ${dflt}" in ${JSON.stringify(entry)}`);
+        if (dflt !== undefined)
+          assert.ok(entry.includes(`default ${dflt}`), `--${f.name}: "default ${dflt}" in ${JSON.stringify(entry)}`);
         if (f.env) assert.ok(entry.includes(`env ${f.env}`), `--${f.name}: "env ${f.env}" in ${JSON.stringify(entry)}`);
         if (f.negation) assert.ok(entry.includes(`--${f.negation}`), `--${f.negation} beside --${f.name}`);
       }
@@ -52,7 +58,9 @@ void describe('flags declared once: help and parser come from the declarations',
     });
 
     void test(`vaultgate ${command}: the parser takes exactly the declared flags (and their negations)`, () => {
-      const declared = flagsOf(sections).flatMap((f) => [f.name, ...(f.negation ? [f.negation] : [])]).sort();
+      const declared = flagsOf(sections)
+        .flatMap((f) => [f.name, ...(f.negation ? [f.negation] : [])])
+        .sort();
       assert.deepEqual(Object.keys(options).sort(), declared);
     });
 
@@ -63,20 +71,25 @@ void describe('flags declared once: help and parser come from the declarations',
   }
 
   void test('a flag left out reads as its environment variable, then its default; one given wins', () => {
-    const sections: FlagSection[] = [{
-      title: 't',
-      flags: [
-        { name: 'ns', type: 'string', env: 'POD_NS', default: 'fallback', help: 'h' },
-        { name: 'n', type: 'integer', default: 7, min: 1, max: 9, help: 'h' },
-        { name: 'on', type: 'boolean', default: true, negation: 'no-on', help: 'h' },
-      ] satisfies Flag[],
-    }];
+    const sections: FlagSection[] = [
+      {
+        title: 't',
+        flags: [
+          { name: 'ns', type: 'string', env: 'POD_NS', default: 'fallback', help: 'h' },
+          { name: 'n', type: 'integer', default: 7, min: 1, max: 9, help: 'h' },
+          { name: 'on', type: 'boolean', default: true, negation: 'no-on', help: 'h' },
+        ] satisfies Flag[],
+      },
+    ];
     assert.equal(new FlagReader(sections, {}, {}).string('ns'), 'fallback');
     assert.equal(new FlagReader(sections, {}, { POD_NS: 'from-env' }).string('ns'), 'from-env');
     assert.equal(new FlagReader(sections, { ns: 'given' }, { POD_NS: 'from-env' }).string('ns'), 'given');
     assert.equal(new FlagReader(sections, {}, {}).int('n'), 7);
     assert.equal(new FlagReader(sections, { n: '3' }, {}).int('n'), 3);
-    assert.throws(() => new FlagReader(sections, { n: '10' }, {}).int('n'), /--n must be a whole number between 1 and 9, got "10"/);
+    assert.throws(
+      () => new FlagReader(sections, { n: '10' }, {}).int('n'),
+      /--n must be a whole number between 1 and 9, got "10"/,
+    );
     assert.equal(new FlagReader(sections, {}, {}).bool('on'), true);
     assert.equal(new FlagReader(sections, { 'no-on': true }, {}).bool('on'), false);
     assert.equal(new FlagReader(sections, {}, {}).given('ns'), false);
@@ -85,22 +98,31 @@ void describe('flags declared once: help and parser come from the declarations',
 
 void describe('the controller app and its flags agree on defaults', () => {
   const client = new FakeKubeClient();
-  const fromFlags = controllerOptionsFrom(parseArgs({ args: ['--vault-addr=http://vault:8200'], options: CONTROLLER_OPTIONS, strict: true }).values, { client, log: silentLogger, env: { VAULT_TOKEN: 't' } });
+  const fromFlags = controllerOptionsFrom(
+    parseArgs({ args: ['--vault-addr=http://vault:8200'], options: CONTROLLER_OPTIONS, strict: true }).values,
+    { client, log: silentLogger, env: { VAULT_TOKEN: 't' } },
+  );
   const declared = (name: string): unknown => flagsOf(CONTROLLER_SECTIONS).find((f) => f.name === name)?.default;
 
-  void test('--workers: the flag\'s default, what the flags give the app, and what the app runs without the option are one number (the chart\'s 16)', async () => {
+  void test("--workers: the flag's default, what the flags give the app, and what the app runs without the option are one number (the chart's 16)", async () => {
     assert.equal(declared('workers'), 16);
     assert.equal(fromFlags.workers, 16);
-    const app = buildControllerApp({ client, vault: { address: 'http://vault:8200', auth: { method: 'token', token: 't' } }, log: silentLogger });
+    const app = buildControllerApp({
+      client,
+      vault: { address: 'http://vault:8200', auth: { method: 'token', token: 't' } },
+      log: silentLogger,
+    });
     const gauge = await app.registry.getSingleMetric('controller_runtime_max_concurrent_reconciles')!.get();
-    const perController: Record<string, number> = Object.fromEntries(gauge.values.map((v) => [String(v.labels.controller), v.value]));
+    const perController: Record<string, number> = Object.fromEntries(
+      gauge.values.map((v) => [String(v.labels.controller), v.value]),
+    );
     assert.equal(perController.vaultpolicy, declared('workers'));
     assert.equal(perController.vaultrolebinding, declared('workers'));
     assert.equal(perController.externalsecret, declared('workers'));
     await app.stop();
   });
 
-  void test('--vault-timeout, --drift-check, --metrics-port, --name-prefix: the flag\'s default is what the app gets', () => {
+  void test("--vault-timeout, --drift-check, --metrics-port, --name-prefix: the flag's default is what the app gets", () => {
     assert.equal(fromFlags.vault.timeoutMs, declared('vault-timeout'));
     assert.equal(fromFlags.driftCheckMs, declared('drift-check'));
     assert.equal(fromFlags.metricsPort, declared('metrics-port'));
@@ -109,7 +131,9 @@ void describe('the controller app and its flags agree on defaults', () => {
   });
 
   void test('the webhook: --port, --metrics-port, --drain-seconds, --host defaults are what the process gets', () => {
-    const w = webhookOptionsFrom(parseArgs({ args: ['--no-kube', '--no-audit'], options: WEBHOOK_OPTIONS, strict: true }).values);
+    const w = webhookOptionsFrom(
+      parseArgs({ args: ['--no-kube', '--no-audit'], options: WEBHOOK_OPTIONS, strict: true }).values,
+    );
     const dflt = (name: string): unknown => flagsOf(WEBHOOK_SECTIONS).find((f) => f.name === name)?.default;
     assert.equal(w.port, dflt('port'));
     assert.equal(w.metricsPort, dflt('metrics-port'));

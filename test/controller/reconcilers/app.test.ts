@@ -27,7 +27,11 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, timeo
 }
 
 const ready = (o: KubeObject | undefined): boolean =>
-  Boolean((o?.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  Boolean(
+    (o?.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions?.some(
+      (c) => c.type === 'Ready' && c.status === 'True',
+    ),
+  );
 
 void describe('controller app', () => {
   void test('VaultPolicy → VaultRoleBinding → SecretStore → ExternalSecret converge through the informers', async () => {
@@ -37,20 +41,43 @@ void describe('controller app', () => {
       verifier: (jwt, auds) => {
         const r = store.reviewToken(jwt, auds.length ? [...auds] : undefined);
         const ref = r.claims?.['kubernetes.io'];
-        return Promise.resolve(r.authenticated && ref ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid } : undefined);
+        return Promise.resolve(
+          r.authenticated && ref
+            ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid }
+            : undefined,
+        );
       },
     });
     const root = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
     const asRoot = { request: <T>(req: VaultRequest) => root.request<T>({ ...req, token: sim.rootToken }) };
-    const app = buildControllerApp({ client: kube, vault: { address: sim.addr, auth: { method: 'token', token: sim.rootToken }, timeoutMs: 2000 }, workers: 2, events: nullRecorder });
+    const app = buildControllerApp({
+      client: kube,
+      vault: { address: sim.addr, auth: { method: 'token', token: sim.rootToken }, timeoutMs: 2000 },
+      workers: 2,
+      events: nullRecorder,
+    });
     const keepAlive = setInterval(() => undefined, 1000);
     try {
       await createKvApi(asRoot, { mount: 'secret', version: 2 }).write('team-a/db', { password: 'pw-e2e' });
-      await kube.create(SERVICEACCOUNTS, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app', namespace: 'team-a' } });
+      await kube.create(SERVICEACCOUNTS, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'app', namespace: 'team-a' },
+      });
       // The binding first: it waits for its policy (PolicyNotFound) and converges when the policy is Ready.
-      await kube.create(VAULT_ROLE_BINDINGS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'app', namespace: 'team-a' }, spec: { serviceAccounts: ['app'], policies: ['reader'] } });
+      await kube.create(VAULT_ROLE_BINDINGS, {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultRoleBinding',
+        metadata: { name: 'app', namespace: 'team-a' },
+        spec: { serviceAccounts: ['app'], policies: ['reader'] },
+      });
       await app.start();
-      await kube.create(VAULT_POLICIES, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'reader', namespace: 'team-a' }, spec: { policy: 'path "secret/data/{{namespace}}/*" {\n  capabilities = ["read"]\n}\n' } });
+      await kube.create(VAULT_POLICIES, {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultPolicy',
+        metadata: { name: 'reader', namespace: 'team-a' },
+        spec: { policy: 'path "secret/data/{{namespace}}/*" {\n  capabilities = ["read"]\n}\n' },
+      });
       await until(async () => ready(await kube.get(VAULT_ROLE_BINDINGS, 'app', 'team-a')), 'VaultRoleBinding Ready');
       const sys = createSysApi(asRoot);
       // Raw policy text is written with {{namespace}} expanded, as admission checked it (Vault/OpenBao
@@ -58,14 +85,38 @@ void describe('controller app', () => {
       const written = await sys.readPolicy('vaultgate.team-a.reader');
       assert.match(written ?? '', /path "secret\/data\/team-a\/\*"/);
       assert.doesNotMatch(written ?? '', /\{\{namespace\}\}/);
-      assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.app'))?.token_policies, ['vaultgate.team-a.reader']);
+      assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.app'))?.token_policies, [
+        'vaultgate.team-a.reader',
+      ]);
       await kube.create(SECRET_STORES, {
-        apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: 'team-a' },
-        spec: { provider: { vault: { server: sim.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'vaultgate.team-a.app', serviceAccountRef: { name: 'app' } } } } } },
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'SecretStore',
+        metadata: { name: 'vault', namespace: 'team-a' },
+        spec: {
+          provider: {
+            vault: {
+              server: sim.addr,
+              path: 'secret',
+              version: 'v2',
+              auth: {
+                kubernetes: {
+                  mountPath: 'kubernetes',
+                  role: 'vaultgate.team-a.app',
+                  serviceAccountRef: { name: 'app' },
+                },
+              },
+            },
+          },
+        },
       });
       await kube.create(EXTERNAL_SECRETS, {
-        apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db', namespace: 'team-a' },
-        spec: { secretStoreRef: { name: 'vault', kind: 'SecretStore' }, data: [{ secretKey: 'password', remoteRef: { key: 'team-a/db', property: 'password' } }] },
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'ExternalSecret',
+        metadata: { name: 'db', namespace: 'team-a' },
+        spec: {
+          secretStoreRef: { name: 'vault', kind: 'SecretStore' },
+          data: [{ secretKey: 'password', remoteRef: { key: 'team-a/db', property: 'password' } }],
+        },
       });
       await until(async () => Boolean(await kube.get(SECRETS, 'db', 'team-a')), 'the Secret');
       const secret = await kube.get<KubeObject & { data?: Record<string, string> }>(SECRETS, 'db', 'team-a');
@@ -86,21 +137,52 @@ void describe('controller app', () => {
   void test('without the ClusterExternalSecret and PushSecret CRDs (an older install) the controller starts, says so, and converges the rest', async () => {
     const kube = new FakeKubeClient({ namespaces: ['default', 'team-a'] });
     // What the apiserver answers for a resource no CRD defines.
-    kube.failWith((call) => ((call.resource === 'clusterexternalsecrets' || call.resource === 'pushsecrets') && (call.verb === 'list' || call.verb === 'watch'))
-      ? new KubeApiError(404, 'NotFound', 'the server could not find the requested resource') : undefined);
+    kube.failWith((call) =>
+      (call.resource === 'clusterexternalsecrets' || call.resource === 'pushsecrets') &&
+      (call.verb === 'list' || call.verb === 'watch')
+        ? new KubeApiError(404, 'NotFound', 'the server could not find the requested resource')
+        : undefined,
+    );
     const sim = await VaultSim.start();
     const warnings: string[] = [];
-    const log = createLogger({ level: 'warn', destination: new Writable({ write: (chunk: Buffer, _enc, done) => { warnings.push(chunk.toString()); done(); } }) });
-    const app = buildControllerApp({ client: kube, vault: { address: sim.addr, auth: { method: 'token', token: sim.rootToken }, timeoutMs: 2000 }, workers: 2, events: nullRecorder, log });
+    const log = createLogger({
+      level: 'warn',
+      destination: new Writable({
+        write: (chunk: Buffer, _enc, done) => {
+          warnings.push(chunk.toString());
+          done();
+        },
+      }),
+    });
+    const app = buildControllerApp({
+      client: kube,
+      vault: { address: sim.addr, auth: { method: 'token', token: sim.rootToken }, timeoutMs: 2000 },
+      workers: 2,
+      events: nullRecorder,
+      log,
+    });
     try {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([app.start(), new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('start() never resolved: the caches never synced')), 10_000); })]);
+      await Promise.race([
+        app.start(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('start() never resolved: the caches never synced')), 10_000);
+        }),
+      ]);
       clearTimeout(timer);
       assert.equal(app.manager.status().synced, true);
       for (const plural of ['clusterexternalsecrets', 'pushsecrets']) {
-        assert.ok(warnings.some((w) => w.includes(plural) && /CRD is not installed/.test(w)), `a warning names ${plural}: ${warnings.join(' | ')}`);
+        assert.ok(
+          warnings.some((w) => w.includes(plural) && /CRD is not installed/.test(w)),
+          `a warning names ${plural}: ${warnings.join(' | ')}`,
+        );
       }
-      await kube.create(VAULT_POLICIES, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'reader', namespace: 'team-a' }, spec: { policy: 'path "secret/data/team-a/*" {\n  capabilities = ["read"]\n}\n' } });
+      await kube.create(VAULT_POLICIES, {
+        apiVersion: 'vaultgate.io/v1alpha1',
+        kind: 'VaultPolicy',
+        metadata: { name: 'reader', namespace: 'team-a' },
+        spec: { policy: 'path "secret/data/team-a/*" {\n  capabilities = ["read"]\n}\n' },
+      });
       await until(async () => ready(await kube.get(VAULT_POLICIES, 'reader', 'team-a')), 'VaultPolicy Ready');
     } finally {
       await app.stop();

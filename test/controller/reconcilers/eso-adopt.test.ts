@@ -4,7 +4,16 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readyOf } from './harness.ts';
-import { EXTERNAL_SECRETS, SECRETS, externalSecret, secretData, startVault, stopVault, world, type Vault } from './eso-world.ts';
+import {
+  EXTERNAL_SECRETS,
+  SECRETS,
+  externalSecret,
+  secretData,
+  startVault,
+  stopVault,
+  world,
+  type Vault,
+} from './eso-world.ts';
 
 let v: Vault;
 void before(async () => {
@@ -15,8 +24,11 @@ void after(() => stopVault(v));
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const argocdSecret = {
-  apiVersion: 'v1', kind: 'Secret', metadata: { name: 'argocd-secret', namespace: 'team-a', labels: { 'app.kubernetes.io/part-of': 'argocd' } },
-  type: 'Opaque', data: { 'server.secretkey': b64('signing-key-of-argocd'), 'admin.password': b64('old') },
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'argocd-secret', namespace: 'team-a', labels: { 'app.kubernetes.io/part-of': 'argocd' } },
+  type: 'Opaque',
+  data: { 'server.secretkey': b64('signing-key-of-argocd'), 'admin.password': b64('old') },
 };
 const spec = (creationPolicy: string) => ({
   data: [{ secretKey: 'admin.password', remoteRef: { key: 'team-a/argocd', property: 'admin.password' } }],
@@ -32,12 +44,19 @@ void describe('a target Secret vaultgate did not create', () => {
       w.kube.put(EXTERNAL_SECRETS, externalSecret('argocd', spec(policy)));
       v.sim.resetCounts();
       await w.kube.reconcile(w.es, 'team-a/argocd');
-      assert.deepEqual(w.kube.getObj(SECRETS, 'team-a/argocd-secret'), before, 'no key nulled, no ownerReference, no label');
+      assert.deepEqual(
+        w.kube.getObj(SECRETS, 'team-a/argocd-secret'),
+        before,
+        'no key nulled, no ownerReference, no label',
+      );
       assert.equal(v.sim.count('read'), 0, 'Vault is not even read');
       const ready = readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/argocd'));
       assert.equal(ready?.status, 'False');
       assert.equal(ready?.reason, 'SecretNotOwned');
-      assert.match(ready?.message ?? '', /Secret team-a\/argocd-secret already exists and was not created by vaultgate/);
+      assert.match(
+        ready?.message ?? '',
+        /Secret team-a\/argocd-secret already exists and was not created by vaultgate/,
+      );
       assert.match(ready?.message ?? '', /vaultgate\.io\/adopt-secret: "true"/);
       assert.ok(w.kube.events.some((e) => e.type === 'Warning' && /argocd-secret/.test(e.note ?? '')));
     });
@@ -62,9 +81,16 @@ void describe('a target Secret vaultgate did not create', () => {
     assert.deepEqual(secretData(w, 'team-a/argocd-secret'), { 'admin.password': 'n3w-admin-pw' });
     // The label is removed by hand: the owner reference still says it is ours; it is repaired.
     const s = w.kube.getObj(SECRETS, 'team-a/argocd-secret')!;
-    w.kube.put(SECRETS, { ...s, metadata: { ...s.metadata, labels: {} }, data: { ...(s as unknown as { data: Record<string, string> }).data, extra: b64('x') } });
+    w.kube.put(SECRETS, {
+      ...s,
+      metadata: { ...s.metadata, labels: {} },
+      data: { ...(s as unknown as { data: Record<string, string> }).data, extra: b64('x') },
+    });
     const es = w.kube.getObj(EXTERNAL_SECRETS, 'team-a/argocd')!;
-    w.kube.put(EXTERNAL_SECRETS, { ...es, metadata: { ...es.metadata, annotations: { 'external-secrets.io/force-sync': '1' } } });
+    w.kube.put(EXTERNAL_SECRETS, {
+      ...es,
+      metadata: { ...es.metadata, annotations: { 'external-secrets.io/force-sync': '1' } },
+    });
     await w.kube.reconcile(w.es, 'team-a/argocd');
     assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/argocd'))?.reason, 'SecretSynced');
     assert.deepEqual(secretData(w, 'team-a/argocd-secret'), { 'admin.password': 'n3w-admin-pw' });
@@ -82,26 +108,43 @@ void describe('a target Secret vaultgate did not create', () => {
       assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/merge-in'))?.reason, 'SecretSynced');
       const merged = w.kube.getObj(SECRETS, 'team-a/argocd-secret');
       assert.deepEqual(merged?.metadata.ownerReferences, undefined);
-      assert.deepEqual(Object.keys(merged?.metadata.labels ?? {}).filter((k) => /created-(by|for)/.test(k)), [], 'Merge marks no Secret as created for it');
+      assert.deepEqual(
+        Object.keys(merged?.metadata.labels ?? {}).filter((k) => /created-(by|for)/.test(k)),
+        [],
+        'Merge marks no Secret as created for it',
+      );
 
       w.kube.put(EXTERNAL_SECRETS, externalSecret('take', spec(policy)));
       await w.kube.reconcile(w.es, 'team-a/take');
       const ready = readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/take'));
       assert.equal(ready?.reason, 'SecretNotOwned', ready?.message);
-      assert.deepEqual(w.kube.getObj(SECRETS, 'team-a/argocd-secret'), merged, 'no key replaced, no ownerReference added');
+      assert.deepEqual(
+        w.kube.getObj(SECRETS, 'team-a/argocd-secret'),
+        merged,
+        'no key replaced, no ownerReference added',
+      );
     });
   }
 
   void test('the created-by label of another ExternalSecret, or a created-for label with another uid, does not make a Secret ours', async () => {
     const w = await world(v);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('first', { ...spec('Orphan'), target: { name: 'argocd-secret', creationPolicy: 'Orphan' } }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('first', { ...spec('Orphan'), target: { name: 'argocd-secret', creationPolicy: 'Orphan' } }),
+    );
     await w.kube.reconcile(w.es, 'team-a/first');
     assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/first'))?.reason, 'SecretSynced');
     const created = w.kube.getObj(SECRETS, 'team-a/argocd-secret')!;
-    assert.equal(created.metadata.labels?.['vaultgate.io/created-for'], w.kube.getObj(EXTERNAL_SECRETS, 'team-a/first')?.metadata.uid);
+    assert.equal(
+      created.metadata.labels?.['vaultgate.io/created-for'],
+      w.kube.getObj(EXTERNAL_SECRETS, 'team-a/first')?.metadata.uid,
+    );
     // The same ExternalSecret syncs it again (its own label)...
     const es = w.kube.getObj(EXTERNAL_SECRETS, 'team-a/first')!;
-    w.kube.put(EXTERNAL_SECRETS, { ...es, metadata: { ...es.metadata, annotations: { 'external-secrets.io/force-sync': '1' } } });
+    w.kube.put(EXTERNAL_SECRETS, {
+      ...es,
+      metadata: { ...es.metadata, annotations: { 'external-secrets.io/force-sync': '1' } },
+    });
     await w.kube.reconcile(w.es, 'team-a/first');
     assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/first'))?.reason, 'SecretSynced');
     // ...another one may not.
@@ -119,12 +162,16 @@ void describe('a target Secret vaultgate did not create', () => {
     const realGet = w.kube.get.bind(w.kube);
     w.kube.get = (async (res, name, ns) => {
       const found = await realGet(res, name, ns);
-      if (res === SECRETS && name === 'argocd-secret' && !w.kube.getObj(SECRETS, 'team-a/argocd-secret')) w.kube.put(SECRETS, argocdSecret);
+      if (res === SECRETS && name === 'argocd-secret' && !w.kube.getObj(SECRETS, 'team-a/argocd-secret'))
+        w.kube.put(SECRETS, argocdSecret);
       return found;
     }) as typeof w.kube.get;
     await w.kube.reconcile(w.es, 'team-a/argocd').catch(() => undefined);
     const s = w.kube.getObj(SECRETS, 'team-a/argocd-secret')!;
-    assert.deepEqual(secretData(w, 'team-a/argocd-secret'), { 'server.secretkey': 'signing-key-of-argocd', 'admin.password': 'old' });
+    assert.deepEqual(secretData(w, 'team-a/argocd-secret'), {
+      'server.secretkey': 'signing-key-of-argocd',
+      'admin.password': 'old',
+    });
     assert.equal(s.metadata.ownerReferences, undefined);
     assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/argocd'))?.reason, 'SecretNotOwned');
   });
@@ -134,7 +181,10 @@ void describe('a target Secret vaultgate did not create', () => {
     w.kube.put(SECRETS, argocdSecret);
     w.kube.put(EXTERNAL_SECRETS, externalSecret('argocd', spec('Merge')));
     await w.kube.reconcile(w.es, 'team-a/argocd');
-    assert.deepEqual(secretData(w, 'team-a/argocd-secret'), { 'server.secretkey': 'signing-key-of-argocd', 'admin.password': 'n3w-admin-pw' });
+    assert.deepEqual(secretData(w, 'team-a/argocd-secret'), {
+      'server.secretkey': 'signing-key-of-argocd',
+      'admin.password': 'n3w-admin-pw',
+    });
     assert.equal(w.kube.getObj(SECRETS, 'team-a/argocd-secret')?.metadata.ownerReferences, undefined);
   });
 });

@@ -6,7 +6,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readyOf } from './harness.ts';
-import { EXTERNAL_SECRETS, SECRETS, externalSecret, secretData, startVault, stopVault, world, type Vault } from './eso-world.ts';
+import {
+  EXTERNAL_SECRETS,
+  SECRETS,
+  externalSecret,
+  secretData,
+  startVault,
+  stopVault,
+  world,
+  type Vault,
+} from './eso-world.ts';
 import { SECRET_STORES } from '../../../schemas/resources.ts';
 
 let v: Vault;
@@ -26,7 +35,10 @@ const data = [{ secretKey: 'password', remoteRef: { key: 'team-a/db', property: 
 void describe('creationPolicy CreateOrMerge', () => {
   void test('no Secret yet: it is created without an owner (as Orphan), managed', async () => {
     const w = await world(v);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('com', { data, target: { name: 'com', creationPolicy: 'CreateOrMerge' } }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('com', { data, target: { name: 'com', creationPolicy: 'CreateOrMerge' } }),
+    );
     await w.kube.reconcile(w.es, 'team-a/com');
     assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/com'))?.reason, 'SecretSynced');
     const s = w.kube.getObj(SECRETS, 'team-a/com')!;
@@ -37,8 +49,16 @@ void describe('creationPolicy CreateOrMerge', () => {
 
   void test('a Secret someone else made: its keys are kept and ours added (as Merge), no SecretNotOwned', async () => {
     const w = await world(v);
-    w.kube.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'legacy', namespace: 'team-a' }, data: { existing: b64('keep-me') } });
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('com', { data, target: { name: 'legacy', creationPolicy: 'CreateOrMerge' } }));
+    w.kube.put(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'legacy', namespace: 'team-a' },
+      data: { existing: b64('keep-me') },
+    });
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('com', { data, target: { name: 'legacy', creationPolicy: 'CreateOrMerge' } }),
+    );
     await w.kube.reconcile(w.es, 'team-a/com');
     assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/com'))?.reason, 'SecretSynced');
     assert.deepEqual(secretData(w, 'team-a/legacy'), { existing: 'keep-me', password: 'pw-2' });
@@ -58,11 +78,19 @@ void describe('template.metadata.finalizers', () => {
     w.kube.put(SECRETS, { ...s, metadata: { ...s.metadata, finalizers: ['example.com/keep', 'other.io/theirs'] } });
     w.kube.put(EXTERNAL_SECRETS, externalSecret('fin', spec(['example.com/keep', 'example.com/second'])));
     await w.kube.reconcile(w.es, 'team-a/fin');
-    assert.deepEqual(w.kube.getObj(SECRETS, 'team-a/fin')!.metadata.finalizers, ['example.com/keep', 'other.io/theirs', 'example.com/second']);
+    assert.deepEqual(w.kube.getObj(SECRETS, 'team-a/fin')!.metadata.finalizers, [
+      'example.com/keep',
+      'other.io/theirs',
+      'example.com/second',
+    ]);
     // Dropped from the template: still there (ESO never removes one).
     w.kube.put(EXTERNAL_SECRETS, externalSecret('fin', spec([])));
     await w.kube.reconcile(w.es, 'team-a/fin');
-    assert.deepEqual(w.kube.getObj(SECRETS, 'team-a/fin')!.metadata.finalizers, ['example.com/keep', 'other.io/theirs', 'example.com/second']);
+    assert.deepEqual(w.kube.getObj(SECRETS, 'team-a/fin')!.metadata.finalizers, [
+      'example.com/keep',
+      'other.io/theirs',
+      'example.com/second',
+    ]);
     // Being deleted: nothing added.
     w.kube.remove(SECRETS, 'team-a/fin');
     w.kube.put(EXTERNAL_SECRETS, externalSecret('fin', spec(['example.com/keep', 'example.com/third'])));
@@ -77,11 +105,20 @@ void describe('syncWindows', () => {
     const d = new Date(Date.now() - 3_600_000);
     return { schedule: `${d.getUTCMinutes()} ${d.getUTCHours()} * * *`, duration: '3h' };
   };
-  const dueLater = async (kind: 'allow' | 'deny'): Promise<{ reads: number; refreshed: boolean; requeueMs: number | undefined }> => {
+  const dueLater = async (
+    kind: 'allow' | 'deny',
+  ): Promise<{ reads: number; refreshed: boolean; requeueMs: number | undefined }> => {
     const w = await world(v);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('win', { data, refreshInterval: '1h', syncWindows: { kind, windows: [openNow()] } }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('win', { data, refreshInterval: '1h', syncWindows: { kind, windows: [openNow()] } }),
+    );
     await w.kube.reconcile(w.es, 'team-a/win');
-    assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/win'))?.reason, 'SecretSynced', 'a new spec syncs whatever the windows');
+    assert.equal(
+      readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/win'))?.reason,
+      'SecretSynced',
+      'a new spec syncs whatever the windows',
+    );
     // The last refresh was two hours ago: a periodic refresh is due.
     const es = w.kube.getObj(EXTERNAL_SECRETS, 'team-a/win')!;
     const longAgo = new Date(Date.now() - 7_200_000).toISOString();
@@ -96,7 +133,10 @@ void describe('syncWindows', () => {
     const r = await dueLater('deny');
     assert.equal(r.reads, 0, 'Vault not read');
     assert.equal(r.refreshed, false, 'no refresh recorded');
-    assert.ok(r.requeueMs !== undefined && r.requeueMs > 1.9 * 3_600_000 && r.requeueMs <= 2 * 3_600_000 + 1000, `requeue in ${r.requeueMs} ms`);
+    assert.ok(
+      r.requeueMs !== undefined && r.requeueMs > 1.9 * 3_600_000 && r.requeueMs <= 2 * 3_600_000 + 1000,
+      `requeue in ${r.requeueMs} ms`,
+    );
   });
 
   void test('allow: the same due refresh runs while the window is open', async () => {
@@ -108,24 +148,46 @@ void describe('syncWindows', () => {
 
 void describe('per-entry sourceRef.storeRef', () => {
   const storeOf = (name: string, controller?: string) => ({
-    apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name, namespace: 'team-a' },
-    spec: { ...(controller ? { controller } : {}), provider: { vault: { server: v.sim.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', serviceAccountRef: { name: 'vault-reader' } } } } } },
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'SecretStore',
+    metadata: { name, namespace: 'team-a' },
+    spec: {
+      ...(controller ? { controller } : {}),
+      provider: {
+        vault: {
+          server: v.sim.addr,
+          path: 'secret',
+          version: 'v2',
+          auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', serviceAccountRef: { name: 'vault-reader' } } },
+        },
+      },
+    },
   });
 
   void test('an entry reads through its own store; no secretStoreRef needed when every entry names one', async () => {
     const w = await world(v);
     w.kube.put(SECRET_STORES, storeOf('second'));
     const own = { storeRef: { name: 'second', kind: 'SecretStore' } };
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('per-entry', { secretStoreRef: undefined, data: [{ ...data[0], sourceRef: own }], dataFrom: [{ extract: { key: 'team-a/tagged' }, sourceRef: own }] }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('per-entry', {
+        secretStoreRef: undefined,
+        data: [{ ...data[0], sourceRef: own }],
+        dataFrom: [{ extract: { key: 'team-a/tagged' }, sourceRef: own }],
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/per-entry');
     assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/per-entry'))?.reason, 'SecretSynced');
     assert.deepEqual(secretData(w, 'team-a/per-entry'), { password: 'pw-2', k: 'v' });
   });
 
-  void test('an entry whose store is another controller\'s makes the ExternalSecret not ours (ESO: any store of another class)', async () => {
+  void test("an entry whose store is another controller's makes the ExternalSecret not ours (ESO: any store of another class)", async () => {
     const w = await world(v);
     w.kube.put(SECRET_STORES, storeOf('eso-store', 'eso'));
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('theirs', { data: [{ ...data[0], sourceRef: { storeRef: { name: 'eso-store' } } }] }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('theirs', { data: [{ ...data[0], sourceRef: { storeRef: { name: 'eso-store' } } }] }),
+    );
     await w.kube.reconcile(w.es, 'team-a/theirs');
     assert.equal(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/theirs')!.status, undefined, 'no status written');
     assert.equal(w.kube.getObj(SECRETS, 'team-a/theirs'), undefined);
@@ -135,28 +197,45 @@ void describe('per-entry sourceRef.storeRef', () => {
 void describe('remoteRef.version and metadataPolicy Fetch', () => {
   void test('version reads that KV v2 version; "" or none the current one', async () => {
     const w = await world(v);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('ver', { data: [
-      { secretKey: 'first', remoteRef: { key: 'team-a/db', property: 'password', version: '1' } },
-      { secretKey: 'empty', remoteRef: { key: 'team-a/db', property: 'password', version: '' } },
-      { secretKey: 'latest', remoteRef: { key: 'team-a/db', property: 'password' } },
-    ] }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('ver', {
+        data: [
+          { secretKey: 'first', remoteRef: { key: 'team-a/db', property: 'password', version: '1' } },
+          { secretKey: 'empty', remoteRef: { key: 'team-a/db', property: 'password', version: '' } },
+          { secretKey: 'latest', remoteRef: { key: 'team-a/db', property: 'password' } },
+        ],
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/ver');
     assert.deepEqual(secretData(w, 'team-a/ver'), { first: 'pw-1', empty: 'pw-2', latest: 'pw-2' });
   });
 
   void test('Fetch reads custom_metadata only (ESO v0.16.2): a property, the whole map, an empty key when there is none', async () => {
     const w = await world(v);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('meta', {
-      data: [{ secretKey: 'tier', remoteRef: { key: 'team-a/tagged', property: 'tier', metadataPolicy: 'Fetch' } }, { secretKey: 'none', remoteRef: { key: 'team-a/untagged', metadataPolicy: 'Fetch' } }],
-      dataFrom: [{ extract: { key: 'team-a/tagged', metadataPolicy: 'Fetch' } }],
-    }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('meta', {
+        data: [
+          { secretKey: 'tier', remoteRef: { key: 'team-a/tagged', property: 'tier', metadataPolicy: 'Fetch' } },
+          { secretKey: 'none', remoteRef: { key: 'team-a/untagged', metadataPolicy: 'Fetch' } },
+        ],
+        dataFrom: [{ extract: { key: 'team-a/tagged', metadataPolicy: 'Fetch' } }],
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/meta');
     assert.deepEqual(secretData(w, 'team-a/meta'), { tier: 'gold', owner: 'team-a', none: '' });
   });
 
   void test('Fetch of a path that does not exist fails the sync even with deletionPolicy Delete (ESO: "secret not found", not a missing secret)', async () => {
     const w = await world(v);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('gone', { data: [{ secretKey: 'x', remoteRef: { key: 'team-a/nothing-here', metadataPolicy: 'Fetch' } }], target: { deletionPolicy: 'Delete' } }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('gone', {
+        data: [{ secretKey: 'x', remoteRef: { key: 'team-a/nothing-here', metadataPolicy: 'Fetch' } }],
+        target: { deletionPolicy: 'Delete' },
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/gone');
     const ready = readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/gone'));
     assert.equal(ready?.reason, 'SecretSyncedError');
@@ -165,9 +244,15 @@ void describe('remoteRef.version and metadataPolicy Fetch', () => {
 
   void test('extract with Fetch of a secret without custom metadata fails as ESO does', async () => {
     const w = await world(v);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('nometa', { dataFrom: [{ extract: { key: 'team-a/untagged', metadataPolicy: 'Fetch' } }] }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('nometa', { dataFrom: [{ extract: { key: 'team-a/untagged', metadataPolicy: 'Fetch' } }] }),
+    );
     await w.kube.reconcile(w.es, 'team-a/nometa');
-    assert.match(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/nometa'))?.message ?? '', /unexpected end of JSON input/);
+    assert.match(
+      readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/nometa'))?.message ?? '',
+      /unexpected end of JSON input/,
+    );
   });
 });
 
@@ -175,7 +260,14 @@ void describe('nullBytePolicy Fail', () => {
   void test('a decoded value with a NUL byte fails the sync naming the key, never the value; Ignore keeps it', async () => {
     await v.kv.write('team-a/binary', { blob: Buffer.from('ab\0cd-VALUE').toString('base64') });
     const w = await world(v);
-    const spec = (policy: string) => ({ data: [{ secretKey: 'blob', remoteRef: { key: 'team-a/binary', property: 'blob', decodingStrategy: 'Base64', nullBytePolicy: policy } }] });
+    const spec = (policy: string) => ({
+      data: [
+        {
+          secretKey: 'blob',
+          remoteRef: { key: 'team-a/binary', property: 'blob', decodingStrategy: 'Base64', nullBytePolicy: policy },
+        },
+      ],
+    });
     w.kube.put(EXTERNAL_SECRETS, externalSecret('nul', spec('Fail')));
     await w.kube.reconcile(w.es, 'team-a/nul');
     const ready = readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/nul'));
@@ -185,6 +277,12 @@ void describe('nullBytePolicy Fail', () => {
     assert.equal(w.kube.getObj(SECRETS, 'team-a/nul'), undefined);
     w.kube.put(EXTERNAL_SECRETS, externalSecret('nul', spec('Ignore')));
     await w.kube.reconcile(w.es, 'team-a/nul');
-    assert.equal(Buffer.from((w.kube.getObj(SECRETS, 'team-a/nul') as unknown as { data: Record<string, string> }).data.blob!, 'base64').toString('latin1'), 'ab\0cd-VALUE');
+    assert.equal(
+      Buffer.from(
+        (w.kube.getObj(SECRETS, 'team-a/nul') as unknown as { data: Record<string, string> }).data.blob!,
+        'base64',
+      ).toString('latin1'),
+      'ab\0cd-VALUE',
+    );
   });
 });

@@ -11,13 +11,21 @@ import { storeAllowsNamespace } from '../../../eso/store-conditions.ts';
 import type { ExternalSecretSpec } from '../../../schemas/types.ts';
 
 /** A KV v2 mount in memory: key → data, key → custom_metadata. */
-function memorySource(secrets: Record<string, Record<string, unknown>>, meta: Record<string, Record<string, string>> = {}): SecretSource & { reads: string[] } {
+function memorySource(
+  secrets: Record<string, Record<string, unknown>>,
+  meta: Record<string, Record<string, string>> = {},
+): SecretSource & { reads: string[] } {
   const reads: string[] = [];
   return {
     kvVersion: 2,
     reads,
-    async read(key) { reads.push(key); return secrets[key]; },
-    async readMetadata(key) { return secrets[key] ? (meta[key] ?? {}) : undefined; },
+    async read(key) {
+      reads.push(key);
+      return secrets[key];
+    },
+    async readMetadata(key) {
+      return secrets[key] ? (meta[key] ?? {}) : undefined;
+    },
     async list(path) {
       const names = new Set<string>();
       for (const k of Object.keys(secrets)) {
@@ -31,10 +39,19 @@ function memorySource(secrets: Record<string, Record<string, unknown>>, meta: Re
   };
 }
 
-const str = (m: Map<string, Buffer>): Record<string, string> => Object.fromEntries([...m].map(([k, v]) => [k, v.toString('utf8')]));
+const str = (m: Map<string, Buffer>): Record<string, string> =>
+  Object.fromEntries([...m].map(([k, v]) => [k, v.toString('utf8')]));
 
 void describe('property extraction (ESO getSecretValue)', () => {
-  const data = { user: 'u', 'a.b': 'dotted', nested: { deep: { x: 1 }, list: ['p', 'q'] }, n: 12.5, big: 1e21, flag: true, nil: null };
+  const data = {
+    user: 'u',
+    'a.b': 'dotted',
+    nested: { deep: { x: 1 }, list: ['p', 'q'] },
+    n: 12.5,
+    big: 1e21,
+    flag: true,
+    nil: null,
+  };
   void test('top-level key first, then gjson paths; values as ESO prints them', () => {
     assert.equal(secretValue(data, 'user').toString(), 'u');
     assert.equal(secretValue(data, 'a.b').toString(), 'dotted');
@@ -70,24 +87,42 @@ void describe('decoding and conversion strategies', () => {
 
 void describe('rewrite', () => {
   void test('regexp with Go expansion, transform template, in order', () => {
-    const m = new Map([['db/password', Buffer.from('p')], ['db/user', Buffer.from('u')]]);
-    const out = rewriteMap([{ regexp: { source: '^db/(.*)', target: 'DB_$1' } }, { transform: { template: '{{ .value | upper }}' } }], m);
+    const m = new Map([
+      ['db/password', Buffer.from('p')],
+      ['db/user', Buffer.from('u')],
+    ]);
+    const out = rewriteMap(
+      [{ regexp: { source: '^db/(.*)', target: 'DB_$1' } }, { transform: { template: '{{ .value | upper }}' } }],
+      m,
+    );
     assert.deepEqual(str(out), { DB_PASSWORD: 'p', DB_USER: 'u' });
   });
   void test('merge strategies and conflicts', () => {
-    const m = new Map([['a', Buffer.from('{"x":"1"}')], ['b', Buffer.from('{"x":"2","y":"3"}')]]);
+    const m = new Map([
+      ['a', Buffer.from('{"x":"1"}')],
+      ['b', Buffer.from('{"x":"2","y":"3"}')],
+    ]);
     assert.throws(() => rewriteMap([{ merge: {} }], m), /conflicts: x/);
-    assert.deepEqual(str(rewriteMap([{ merge: { conflictPolicy: 'Ignore', priority: ['a'] } }], m)), { x: '1', y: '3' });
-    assert.deepEqual(JSON.parse(str(rewriteMap([{ merge: { conflictPolicy: 'Ignore', strategy: 'JSON', into: 'all' } }], m)).all!), { x: '2', y: '3' });
+    assert.deepEqual(str(rewriteMap([{ merge: { conflictPolicy: 'Ignore', priority: ['a'] } }], m)), {
+      x: '1',
+      y: '3',
+    });
+    assert.deepEqual(
+      JSON.parse(str(rewriteMap([{ merge: { conflictPolicy: 'Ignore', strategy: 'JSON', into: 'all' } }], m)).all!),
+      { x: '2', y: '3' },
+    );
   });
 });
 
 void describe('provider data assembly', () => {
-  const src = memorySource({
-    'app/db': { user: 'admin', password: 'pw' },
-    'app/api': { token: 'dG9r' },
-    'other/x': { k: 'v' },
-  }, { 'app/db': { team: 'a' }, 'app/api': { team: 'b' } });
+  const src = memorySource(
+    {
+      'app/db': { user: 'admin', password: 'pw' },
+      'app/api': { token: 'dG9r' },
+      'other/x': { k: 'v' },
+    },
+    { 'app/db': { team: 'a' }, 'app/api': { team: 'b' } },
+  );
   const sourceFor = async () => src;
 
   void test('dataFrom in order, data[] on top', async () => {
@@ -100,9 +135,15 @@ void describe('provider data assembly', () => {
   });
 
   void test('find by name regexp (keys converted) and by tags', async () => {
-    const byName = await providerSecretData({ dataFrom: [{ find: { path: 'app', name: { regexp: 'db$' } } }] }, sourceFor);
+    const byName = await providerSecretData(
+      { dataFrom: [{ find: { path: 'app', name: { regexp: 'db$' } } }] },
+      sourceFor,
+    );
     assert.deepEqual(str(byName.data), { app_db: '{"password":"pw","user":"admin"}' });
-    const byTag = await providerSecretData({ dataFrom: [{ find: { tags: { team: 'b' } }, rewrite: [{ regexp: { source: '.*/', target: '' } }] }] }, sourceFor);
+    const byTag = await providerSecretData(
+      { dataFrom: [{ find: { tags: { team: 'b' } }, rewrite: [{ regexp: { source: '.*/', target: '' } }] }] },
+      sourceFor,
+    );
     assert.deepEqual(str(byTag.data), { api: '{"token":"dG9r"}' });
   });
 
@@ -116,12 +157,28 @@ void describe('provider data assembly', () => {
 
   void test('nullBytePolicy Fail refuses values with NUL', async () => {
     const s = memorySource({ k: { v: 'AA==' } });
-    await assert.rejects(providerSecretData({ data: [{ secretKey: 'v', remoteRef: { key: 'k', property: 'v', decodingStrategy: 'Base64', nullBytePolicy: 'Fail' } }] }, async () => s), /contains null bytes/);
+    await assert.rejects(
+      providerSecretData(
+        {
+          data: [
+            {
+              secretKey: 'v',
+              remoteRef: { key: 'k', property: 'v', decodingStrategy: 'Base64', nullBytePolicy: 'Fail' },
+            },
+          ],
+        },
+        async () => s,
+      ),
+      /contains null bytes/,
+    );
   });
 });
 
 void describe('target Secret', () => {
-  const provider = new Map([['user', Buffer.from('admin')], ['password', Buffer.from('pw')]]);
+  const provider = new Map([
+    ['user', Buffer.from('admin')],
+    ['password', Buffer.from('pw')],
+  ]);
   void test('no template: provider data, managed label and data hash', () => {
     const d = desiredSecret(undefined, provider);
     assert.deepEqual(str(d.data), { user: 'admin', password: 'pw' });
@@ -129,18 +186,52 @@ void describe('target Secret', () => {
     assert.equal(d.annotations[ANNOTATION_DATA_HASH], dataHash(provider));
   });
   void test('template Replace vs Merge, metadata, templateFrom literal', () => {
-    const replace = desiredSecret({ template: { type: 'kubernetes.io/basic-auth', data: { dsn: '{{ .user }}:{{ .password }}' }, metadata: { labels: { app: 'x' } } } }, provider);
+    const replace = desiredSecret(
+      {
+        template: {
+          type: 'kubernetes.io/basic-auth',
+          data: { dsn: '{{ .user }}:{{ .password }}' },
+          metadata: { labels: { app: 'x' } },
+        },
+      },
+      provider,
+    );
     assert.deepEqual(str(replace.data), { dsn: 'admin:pw' });
     assert.equal(replace.type, 'kubernetes.io/basic-auth');
     assert.equal(replace.labels.app, 'x');
-    const merge = desiredSecret({ template: { mergePolicy: 'Merge', data: { dsn: '{{ .user }}' }, templateFrom: [{ literal: 'extra: "{{ .password | upper }}"' }] } }, provider);
+    const merge = desiredSecret(
+      {
+        template: {
+          mergePolicy: 'Merge',
+          data: { dsn: '{{ .user }}' },
+          templateFrom: [{ literal: 'extra: "{{ .password | upper }}"' }],
+        },
+      },
+      provider,
+    );
     assert.deepEqual(str(merge.data), { user: 'admin', password: 'pw', dsn: 'admin', extra: 'PW' });
   });
   void test('template errors name the field, never the data', () => {
-    assert.throws(() => desiredSecret({ template: { data: { x: '{{ .missing }}' } } }, provider), (e: Error) => e.message.includes('spec.target.template.data["x"]') && !e.message.includes('admin'));
+    assert.throws(
+      () => desiredSecret({ template: { data: { x: '{{ .missing }}' } } }, provider),
+      (e: Error) => e.message.includes('spec.target.template.data["x"]') && !e.message.includes('admin'),
+    );
   });
   void test('hash is order independent and sees any change', () => {
-    assert.equal(dataHash(new Map([['a', Buffer.from('1')], ['b', Buffer.from('2')]])), dataHash(new Map([['b', Buffer.from('2')], ['a', Buffer.from('1')]])));
+    assert.equal(
+      dataHash(
+        new Map([
+          ['a', Buffer.from('1')],
+          ['b', Buffer.from('2')],
+        ]),
+      ),
+      dataHash(
+        new Map([
+          ['b', Buffer.from('2')],
+          ['a', Buffer.from('1')],
+        ]),
+      ),
+    );
     assert.notEqual(dataHash(new Map([['a', Buffer.from('1')]])), dataHash(new Map([['a', Buffer.from('2')]])));
     assert.equal(dataHash(new Map([['a', Buffer.from('1')]])), dataHash({ a: Buffer.from('1').toString('base64') }));
   });
@@ -162,7 +253,13 @@ void describe('refresh scheduling', () => {
     const synced = { ...base, syncedResourceVersion: rv, refreshTime: new Date(now).toISOString() };
     assert.equal(shouldRefresh({ ...synced, generation: 3 }, now), true);
     assert.equal(shouldRefresh({ ...synced, annotations: { 'external-secrets.io/force-sync': '1' } }, now), true);
-    assert.equal(shouldRefresh({ ...synced, refreshPolicy: 'OnChange', annotations: { 'external-secrets.io/force-sync': '1' } }, now), true);
+    assert.equal(
+      shouldRefresh(
+        { ...synced, refreshPolicy: 'OnChange', annotations: { 'external-secrets.io/force-sync': '1' } },
+        now,
+      ),
+      true,
+    );
     assert.equal(shouldRefresh({ ...synced, refreshPolicy: 'CreatedOnce', generation: 3 }, now), false);
     assert.equal(shouldRefresh({ ...synced, refreshPolicy: 'OnChange' }, now + 10 * 3_600_000), false);
     assert.equal(shouldRefresh({ ...synced, refreshInterval: '0s' }, now + 10 * 3_600_000), false);
@@ -175,19 +272,33 @@ void describe('refresh scheduling', () => {
       seconds.add(Math.floor(ms / 1000));
     }
     assert.ok(seconds.size > 500, `only ${seconds.size} distinct seconds`);
-    assert.equal(jitteredIntervalMs({ uid: 'same', refreshInterval: '1h' }), jitteredIntervalMs({ uid: 'same', refreshInterval: '1h' }));
+    assert.equal(
+      jitteredIntervalMs({ uid: 'same', refreshInterval: '1h' }),
+      jitteredIntervalMs({ uid: 'same', refreshInterval: '1h' }),
+    );
   });
 });
 
 void describe('ClusterSecretStore conditions', () => {
   void test('no conditions → everyone; any matching condition → allowed', () => {
     assert.equal(storeAllowsNamespace(undefined, 'x', {}), true);
-    const conds = [{ namespaces: ['team-a'] }, { namespaceRegexes: ['^prod-'] }, { namespaceSelector: { matchLabels: { tier: 'gold' } } }];
+    const conds = [
+      { namespaces: ['team-a'] },
+      { namespaceRegexes: ['^prod-'] },
+      { namespaceSelector: { matchLabels: { tier: 'gold' } } },
+    ];
     assert.equal(storeAllowsNamespace(conds, 'team-a', {}), true);
     assert.equal(storeAllowsNamespace(conds, 'prod-1', {}), true);
     assert.equal(storeAllowsNamespace(conds, 'dev', { tier: 'gold' }), true);
     assert.equal(storeAllowsNamespace(conds, 'dev', { tier: 'silver' }), false);
     assert.equal(storeAllowsNamespace(conds, 'dev', undefined), false);
-    assert.equal(storeAllowsNamespace([{ namespaceSelector: { matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['prod'] }] } }], 'x', { env: 'dev' }), true);
+    assert.equal(
+      storeAllowsNamespace(
+        [{ namespaceSelector: { matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['prod'] }] } }],
+        'x',
+        { env: 'dev' },
+      ),
+      true,
+    );
   });
 });

@@ -24,17 +24,34 @@ void after(() => stopVault(vault));
 
 const world = (): ReturnType<typeof newWorld> => newWorld(vault);
 
-function externalSecret(spec: Record<string, unknown>, meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}, name = 'app'): KubeObject {
+function externalSecret(
+  spec: Record<string, unknown>,
+  meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+  name = 'app',
+): KubeObject {
   return {
-    apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name, namespace: 'team-a', ...meta },
-    spec: { secretStoreRef: { name: 'vault', kind: 'SecretStore' }, refreshInterval: '1h', dataFrom: [{ extract: { key: 'team-a/db' } }], ...spec },
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'ExternalSecret',
+    metadata: { name, namespace: 'team-a', ...meta },
+    spec: {
+      secretStoreRef: { name: 'vault', kind: 'SecretStore' },
+      refreshInterval: '1h',
+      dataFrom: [{ extract: { key: 'team-a/db' } }],
+      ...spec,
+    },
   };
 }
 
 void describe("the Secret's metadata is ESO's", () => {
   void test("ESO's data hash and created-by label; without a template the ExternalSecret's labels and annotations are copied, force-sync aside", async () => {
     const { kube, es } = await world();
-    kube.put(EXTERNAL_SECRETS, externalSecret({}, { labels: { app: 'billing' }, annotations: { owner: 'team-a', [ANNOTATION_FORCE_SYNC]: '1' } }));
+    kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret(
+        {},
+        { labels: { app: 'billing' }, annotations: { owner: 'team-a', [ANNOTATION_FORCE_SYNC]: '1' } },
+      ),
+    );
     await kube.reconcile(es, 'team-a/app');
     const s = kube.getObj(SECRETS, 'team-a/app')!;
     assert.equal(s.metadata.annotations?.[ANNOTATION_DATA_HASH], ESO_HASH_OF_DB);
@@ -42,22 +59,46 @@ void describe("the Secret's metadata is ESO's", () => {
     assert.equal(s.metadata.labels?.[LABEL_MANAGED], 'true');
     assert.equal(s.metadata.labels?.app, 'billing');
     assert.equal(s.metadata.annotations?.owner, 'team-a');
-    assert.equal(s.metadata.annotations?.[ANNOTATION_FORCE_SYNC], undefined, 'the force-sync trigger is not copied (a forced refresh would rewrite every Secret)');
+    assert.equal(
+      s.metadata.annotations?.[ANNOTATION_FORCE_SYNC],
+      undefined,
+      'the force-sync trigger is not copied (a forced refresh would rewrite every Secret)',
+    );
   });
 
   void test("with a template, the template's metadata and not the ExternalSecret's; no created-by label unless Owner", async () => {
     const { kube, es } = await world();
-    kube.put(EXTERNAL_SECRETS, externalSecret({
-      target: { creationPolicy: 'Orphan', template: { metadata: { labels: { tier: 'db' } }, data: { dsn: '{{ .username }}@db' } } },
-    }, { labels: { app: 'billing' } }));
+    kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret(
+        {
+          target: {
+            creationPolicy: 'Orphan',
+            template: { metadata: { labels: { tier: 'db' } }, data: { dsn: '{{ .username }}@db' } },
+          },
+        },
+        { labels: { app: 'billing' } },
+      ),
+    );
     await kube.reconcile(es, 'team-a/app');
     const s = kube.getObj(SECRETS, 'team-a/app')!;
     assert.equal(s.metadata.labels?.tier, 'db');
     assert.equal(s.metadata.labels?.app, undefined);
-    assert.equal(s.metadata.labels?.[LABEL_CREATED_BY], undefined, 'Orphan Secrets carry no created-by label (ESO deletes Secrets by it)');
+    assert.equal(
+      s.metadata.labels?.[LABEL_CREATED_BY],
+      undefined,
+      'Orphan Secrets carry no created-by label (ESO deletes Secrets by it)',
+    );
     // The one label of vaultgate's own: which ExternalSecret an Orphan Secret was created for (its uid).
-    assert.deepEqual(Object.keys(s.metadata.labels ?? {}).sort(), ['reconcile.external-secrets.io/managed', 'tier', 'vaultgate.io/created-for']);
-    assert.equal(s.metadata.labels?.['vaultgate.io/created-for'], kube.getObj(EXTERNAL_SECRETS, 'team-a/app')?.metadata.uid);
+    assert.deepEqual(Object.keys(s.metadata.labels ?? {}).sort(), [
+      'reconcile.external-secrets.io/managed',
+      'tier',
+      'vaultgate.io/created-for',
+    ]);
+    assert.equal(
+      s.metadata.labels?.['vaultgate.io/created-for'],
+      kube.getObj(EXTERNAL_SECRETS, 'team-a/app')?.metadata.uid,
+    );
   });
 
   void test("status holds only the fields ESO's CRD declares (with ESO's CRDs installed the apiserver refuses others)", async () => {
@@ -69,30 +110,70 @@ void describe("the Secret's metadata is ESO's", () => {
     await kube.reconcile(es, 'team-a/app');
     kube.put(EXTERNAL_SECRETS, externalSecret({ target: { name: 'absent', creationPolicy: 'Merge' } }));
     await kube.reconcile(es, 'team-a/app');
-    const st = kube.getObj(EXTERNAL_SECRETS, 'team-a/app')!.status as Record<string, unknown> & { conditions: Array<Record<string, unknown>> };
-    assert.deepEqual(Object.keys(st).filter((k) => !statusFields.includes(k)), []);
-    assert.deepEqual(st.conditions.flatMap((c) => Object.keys(c)).filter((k) => !conditionFields.includes(k)), []);
-    assert.equal(readyOf(kube.getObj(EXTERNAL_SECRETS, 'team-a/app'))?.reason, 'SecretMissing', 'ESO\'s reason for a missing Merge target');
-    const store = kube.getObj(SECRET_STORES, 'team-a/vault')!.status as Record<string, unknown> & { conditions: Array<Record<string, unknown>> };
-    assert.deepEqual(Object.keys(store).filter((k) => !['capabilities', 'conditions'].includes(k)), []);
-    assert.deepEqual(store.conditions.flatMap((c) => Object.keys(c)).filter((k) => !conditionFields.includes(k)), []);
+    const st = kube.getObj(EXTERNAL_SECRETS, 'team-a/app')!.status as Record<string, unknown> & {
+      conditions: Array<Record<string, unknown>>;
+    };
+    assert.deepEqual(
+      Object.keys(st).filter((k) => !statusFields.includes(k)),
+      [],
+    );
+    assert.deepEqual(
+      st.conditions.flatMap((c) => Object.keys(c)).filter((k) => !conditionFields.includes(k)),
+      [],
+    );
+    assert.equal(
+      readyOf(kube.getObj(EXTERNAL_SECRETS, 'team-a/app'))?.reason,
+      'SecretMissing',
+      "ESO's reason for a missing Merge target",
+    );
+    const store = kube.getObj(SECRET_STORES, 'team-a/vault')!.status as Record<string, unknown> & {
+      conditions: Array<Record<string, unknown>>;
+    };
+    assert.deepEqual(
+      Object.keys(store).filter((k) => !['capabilities', 'conditions'].includes(k)),
+      [],
+    );
+    assert.deepEqual(
+      store.conditions.flatMap((c) => Object.keys(c)).filter((k) => !conditionFields.includes(k)),
+      [],
+    );
   });
 
   void test('a Secret exactly as ESO wrote it is taken over without a write', async () => {
     const { kube, es } = await world();
     const obj = kube.put(EXTERNAL_SECRETS, externalSecret({}));
     kube.put(SECRETS, {
-      apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
       metadata: {
-        name: 'app', namespace: 'team-a', labels: { [LABEL_MANAGED]: 'true', [LABEL_CREATED_BY]: ESO_CREATED_BY_TEAM_A_APP }, annotations: { [ANNOTATION_DATA_HASH]: ESO_HASH_OF_DB },
-        ownerReferences: [{ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name: 'app', uid: obj.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+        name: 'app',
+        namespace: 'team-a',
+        labels: { [LABEL_MANAGED]: 'true', [LABEL_CREATED_BY]: ESO_CREATED_BY_TEAM_A_APP },
+        annotations: { [ANNOTATION_DATA_HASH]: ESO_HASH_OF_DB },
+        ownerReferences: [
+          {
+            apiVersion: 'external-secrets.io/v1',
+            kind: 'ExternalSecret',
+            name: 'app',
+            uid: obj.metadata.uid!,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
-      data: { password: Buffer.from('s3cr3t-Passw0rd').toString('base64'), username: Buffer.from('admin-user-xyz').toString('base64') },
+      data: {
+        password: Buffer.from('s3cr3t-Passw0rd').toString('base64'),
+        username: Buffer.from('admin-user-xyz').toString('base64'),
+      },
     });
     kube.takeWrites();
     await kube.reconcile(es, 'team-a/app');
     assert.equal(readyOf(kube.getObj(EXTERNAL_SECRETS, 'team-a/app'))?.reason, 'SecretSynced');
-    assert.deepEqual(kube.takeWrites().filter((w) => w.includes('secrets') && !w.includes('externalsecrets')), []);
+    assert.deepEqual(
+      kube.takeWrites().filter((w) => w.includes('secrets') && !w.includes('externalsecrets')),
+      [],
+    );
   });
 });
 
@@ -105,14 +186,27 @@ void describe('Events', () => {
     await vault.kv.write('team-a/db', { username: 'admin-user-xyz', password: 'rotated' });
     kube.put(EXTERNAL_SECRETS, externalSecret({}, { annotations: { [ANNOTATION_FORCE_SYNC]: '2' } }));
     await kube.reconcile(es, 'team-a/app');
-    assert.equal(Buffer.from((kube.getObj(SECRETS, 'team-a/app') as unknown as { data: Record<string, string> }).data.password ?? '', 'base64').toString(), 'rotated');
-    assert.ok(kube.events.length === 0, `no Event for a create or an update from Vault: ${JSON.stringify(kube.events)}`);
+    assert.equal(
+      Buffer.from(
+        (kube.getObj(SECRETS, 'team-a/app') as unknown as { data: Record<string, string> }).data.password ?? '',
+        'base64',
+      ).toString(),
+      'rotated',
+    );
+    assert.ok(
+      kube.events.length === 0,
+      `no Event for a create or an update from Vault: ${JSON.stringify(kube.events)}`,
+    );
 
     const s = kube.getObj(SECRETS, 'team-a/app') as KubeObject & { data: Record<string, string> };
     kube.put(SECRETS, { ...s, data: { ...s.data, password: Buffer.from('edited').toString('base64') } });
     kube.put(EXTERNAL_SECRETS, externalSecret({}, { annotations: { [ANNOTATION_FORCE_SYNC]: '2' } }));
     await kube.reconcile(es, 'team-a/app');
-    assert.deepEqual(kube.events.map((e): string => e.reason), ['Repaired'], 'one Event');
+    assert.deepEqual(
+      kube.events.map((e): string => e.reason),
+      ['Repaired'],
+      'one Event',
+    );
     assert.ok(!JSON.stringify(kube.events).includes('rotated'), 'the Event names no value');
     await vault.kv.write('team-a/db', { username: 'admin-user-xyz', password: 's3cr3t-Passw0rd' });
   });
@@ -128,16 +222,30 @@ void describe('a force-sync request', () => {
     const reads = (): number => vault.sim.count('read', 'secret/data/team-a/db');
     const before = reads();
     // One `kubectl annotate --all`: the same value on all; reconciled one after another (no in-flight sharing).
-    for (const n of names) kube.put(EXTERNAL_SECRETS, externalSecret({}, { annotations: { [ANNOTATION_FORCE_SYNC]: 'request-1' } }, n));
+    for (const n of names)
+      kube.put(EXTERNAL_SECRETS, externalSecret({}, { annotations: { [ANNOTATION_FORCE_SYNC]: 'request-1' } }, n));
     for (const n of names) await kube.reconcile(es, `team-a/${n}`);
     assert.equal(reads() - before, 1, 'one read for the request, not one per ExternalSecret');
-    for (const n of names) assert.equal(Buffer.from((kube.getObj(SECRETS, `team-a/${n}`) as unknown as { data: Record<string, string> }).data.password ?? '', 'base64').toString(), 'rotated-by-hand');
+    for (const n of names)
+      assert.equal(
+        Buffer.from(
+          (kube.getObj(SECRETS, `team-a/${n}`) as unknown as { data: Record<string, string> }).data.password ?? '',
+          'base64',
+        ).toString(),
+        'rotated-by-hand',
+      );
     // Another request is fresh again, whatever was read for the first one.
     await vault.kv.write('team-a/db', { username: 'admin-user-xyz', password: 'rotated-again' });
     kube.put(EXTERNAL_SECRETS, externalSecret({}, { annotations: { [ANNOTATION_FORCE_SYNC]: 'request-2' } }, 'fs-0'));
     await kube.reconcile(es, 'team-a/fs-0');
     assert.equal(reads() - before, 2);
-    assert.equal(Buffer.from((kube.getObj(SECRETS, 'team-a/fs-0') as unknown as { data: Record<string, string> }).data.password ?? '', 'base64').toString(), 'rotated-again');
+    assert.equal(
+      Buffer.from(
+        (kube.getObj(SECRETS, 'team-a/fs-0') as unknown as { data: Record<string, string> }).data.password ?? '',
+        'base64',
+      ).toString(),
+      'rotated-again',
+    );
     await vault.kv.write('team-a/db', { username: 'admin-user-xyz', password: 's3cr3t-Passw0rd' });
   });
 });

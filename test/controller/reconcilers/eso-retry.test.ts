@@ -23,7 +23,12 @@ void describe('an ExternalSecret Vault refuses', () => {
     const w = await world(v);
     const sys = createSysApi(asRoot());
     await sys.writePolicy('team-a-read', 'path "secret/data/elsewhere/*" { capabilities = ["read"] }\n');
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('late', { data: [{ secretKey: 'password', remoteRef: { key: 'team-a/late', property: 'password' } }] }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('late', {
+        data: [{ secretKey: 'password', remoteRef: { key: 'team-a/late', property: 'password' } }],
+      }),
+    );
 
     // Thrown: the work queue retries it with per-key exponential backoff (returning would wait 1 h).
     await assert.rejects(w.kube.reconcile(w.es, 'team-a/late'), /permission denied/);
@@ -44,11 +49,19 @@ void describe('an ExternalSecret Vault refuses', () => {
     const sys = createSysApi(asRoot());
     await sys.writePolicy('team-a-read', 'path "secret/data/team-a/late" { capabilities = ["read"] }\n');
     // The first entry is read (its value is in hand), the second is refused.
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('mixed', { data: [
-      { secretKey: 'password', remoteRef: { key: 'team-a/late', property: 'password' } },
-      { secretKey: 'other', remoteRef: { key: 'team-a/other', property: 'x' } },
-    ] }));
-    const err = await w.kube.reconcile(w.es, 'team-a/mixed').then(() => undefined, (e: unknown) => e as Error);
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('mixed', {
+        data: [
+          { secretKey: 'password', remoteRef: { key: 'team-a/late', property: 'password' } },
+          { secretKey: 'other', remoteRef: { key: 'team-a/other', property: 'x' } },
+        ],
+      }),
+    );
+    const err = await w.kube.reconcile(w.es, 'team-a/mixed').then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     assert.ok(err, 'retried');
     assert.doesNotMatch(`${err.message} ${err.stack ?? ''}`, /granted-later/);
     assert.equal(err.message, readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/mixed'))?.message);

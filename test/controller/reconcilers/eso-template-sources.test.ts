@@ -15,18 +15,35 @@ void before(async () => {
 });
 void after(() => stopVault(v));
 
-const configMap = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'db-templates', namespace: 'team-a' }, data });
+const configMap = (data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'db-templates', namespace: 'team-a' },
+  data,
+});
 
 void describe('templateFrom ConfigMap and Secret sources', () => {
   void test('rendered from the sources, re-rendered when a source changes, waiting while one is missing', async () => {
     const w = await world(v);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('db', {
-      dataFrom: [{ extract: { key: 'team-a/db' } }],
-      target: { template: { templateFrom: [
-        { configMap: { name: 'db-templates', items: [{ key: 'dsn' }, { key: 'extra.yaml', templateAs: 'KeysAndValues' }] } },
-        { secret: { name: 'db-label', items: [{ key: 'team' }] }, target: 'Labels' },
-      ] } },
-    }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('db', {
+        dataFrom: [{ extract: { key: 'team-a/db' } }],
+        target: {
+          template: {
+            templateFrom: [
+              {
+                configMap: {
+                  name: 'db-templates',
+                  items: [{ key: 'dsn' }, { key: 'extra.yaml', templateAs: 'KeysAndValues' }],
+                },
+              },
+              { secret: { name: 'db-label', items: [{ key: 'team' }] }, target: 'Labels' },
+            ],
+          },
+        },
+      }),
+    );
     // Neither source exists yet: Ready False, no Secret.
     await w.kube.reconcile(w.es, 'team-a/db');
     let es = w.kube.getObj(EXTERNAL_SECRETS, 'team-a/db');
@@ -35,8 +52,16 @@ void describe('templateFrom ConfigMap and Secret sources', () => {
     assert.match(readyOf(es)?.message ?? '', /templateFrom\[0\]\.configMap: ConfigMap "db-templates" not found/);
     assert.equal(w.kube.getObj(SECRETS, 'team-a/db'), undefined);
 
-    w.kube.put(CONFIGMAPS, configMap({ dsn: 'postgres://{{ .user }}:{{ .password }}@db/app', 'extra.yaml': 'user: "{{ .user | upper }}"' }));
-    w.kube.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-label', namespace: 'team-a' }, data: { team: Buffer.from('{{ .user }}-team').toString('base64') } });
+    w.kube.put(
+      CONFIGMAPS,
+      configMap({ dsn: 'postgres://{{ .user }}:{{ .password }}@db/app', 'extra.yaml': 'user: "{{ .user | upper }}"' }),
+    );
+    w.kube.put(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db-label', namespace: 'team-a' },
+      data: { team: Buffer.from('{{ .user }}-team').toString('base64') },
+    });
     await w.kube.reconcile(w.es, 'team-a/db');
     es = w.kube.getObj(EXTERNAL_SECRETS, 'team-a/db');
     assert.equal(readyOf(es)?.status, 'True', readyOf(es)?.message);
@@ -61,7 +86,15 @@ void describe('templateFrom ConfigMap and Secret sources', () => {
     assert.match(readyOf(es)?.message ?? '', /items\[0\]\.key: ConfigMap "db-templates" has no key "dsn"/);
     assert.deepEqual(secretData(w, 'team-a/db'), { dsn: 'mysql://app@db', user: 'app' });
     // No status, Event or log carries a value.
-    const texts = JSON.stringify(w.kube.cacheOf(EXTERNAL_SECRETS).list().map((o) => o.status)) + JSON.stringify(w.kube.events) + w.kube.logLines.join('\n');
+    const texts =
+      JSON.stringify(
+        w.kube
+          .cacheOf(EXTERNAL_SECRETS)
+          .list()
+          .map((o) => o.status),
+      ) +
+      JSON.stringify(w.kube.events) +
+      w.kube.logLines.join('\n');
     assert.ok(!texts.includes('pw-Qm38vR'));
   });
 });

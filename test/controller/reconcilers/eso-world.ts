@@ -30,8 +30,18 @@ export async function startVault(): Promise<Vault> {
   const sim = await VaultSim.start();
   const root = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
   const sys = createSysApi(asRoot(root, sim.rootToken));
-  await sys.writePolicy('team-a-read', 'path "secret/data/team-a/*" { capabilities = ["read"] }\npath "secret/metadata/team-a/*" { capabilities = ["read", "list"] }\n');
-  await sys.writeKubernetesRole('kubernetes', 'app', { bound_service_account_names: ['vault-reader'], bound_service_account_namespaces: ['team-a'], token_policies: ['team-a-read'], audience: 'vault', token_ttl: 3600, token_max_ttl: 7200 });
+  await sys.writePolicy(
+    'team-a-read',
+    'path "secret/data/team-a/*" { capabilities = ["read"] }\npath "secret/metadata/team-a/*" { capabilities = ["read", "list"] }\n',
+  );
+  await sys.writeKubernetesRole('kubernetes', 'app', {
+    bound_service_account_names: ['vault-reader'],
+    bound_service_account_namespaces: ['team-a'],
+    token_policies: ['team-a-read'],
+    audience: 'vault',
+    token_ttl: 3600,
+    token_max_ttl: 7200,
+  });
   return { sim, root, kv: createKvApi(asRoot(root, sim.rootToken), { mount: 'secret', version: 2 }) };
 }
 
@@ -48,29 +58,56 @@ export interface World {
 export async function world(v: Vault): Promise<World> {
   const kube = new FakeKube();
   kube.tokenFor = (ns, sa, opts) => v.sim.jwtFor(ns, sa, { audiences: opts?.audiences });
-  const connector = new StoreConnector({ client: kube, tokens: new TokenCache({ revokeOnEvict: false }), timeoutMs: 2000 });
+  const connector = new StoreConnector({
+    client: kube,
+    tokens: new TokenCache({ revokeOnEvict: false }),
+    timeoutMs: 2000,
+  });
   const common = { connector, controllerClass: '', namePrefix: 'vaultgate' };
   const store = createSecretStoreReconciler({ ...common, kind: 'SecretStore' });
   const es = createExternalSecretReconciler({ ...common, reader: new CoalescingKvReader() });
-  kube.put(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } } });
+  kube.put(NAMESPACES, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } },
+  });
   kube.put(SECRET_STORES, {
-    apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: 'team-a' },
-    spec: { provider: { vault: { server: v.sim.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', serviceAccountRef: { name: 'vault-reader' } } } } } },
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'SecretStore',
+    metadata: { name: 'vault', namespace: 'team-a' },
+    spec: {
+      provider: {
+        vault: {
+          server: v.sim.addr,
+          path: 'secret',
+          version: 'v2',
+          auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', serviceAccountRef: { name: 'vault-reader' } } },
+        },
+      },
+    },
   });
   await kube.reconcile(store, 'team-a/vault');
   return { kube, es };
 }
 
-export function externalSecret(name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): KubeObject {
+export function externalSecret(
+  name: string,
+  spec: Record<string, unknown>,
+  annotations?: Record<string, string>,
+): KubeObject {
   return {
-    apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name, namespace: 'team-a', ...(annotations ? { annotations } : {}) },
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'ExternalSecret',
+    metadata: { name, namespace: 'team-a', ...(annotations ? { annotations } : {}) },
     spec: { secretStoreRef: { name: 'vault', kind: 'SecretStore' }, refreshInterval: '1h', ...spec },
   };
 }
 
 export function secretData(w: World, key: string): Record<string, string> | undefined {
   const s = w.kube.getObj(SECRETS, key) as { data?: Record<string, string> } | undefined;
-  return s?.data ? Object.fromEntries(Object.entries(s.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])) : undefined;
+  return s?.data
+    ? Object.fromEntries(Object.entries(s.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]))
+    : undefined;
 }
 
 export { EXTERNAL_SECRETS, SECRETS };

@@ -30,8 +30,18 @@ void before(async () => {
   sim = await VaultSim.start();
   root = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
   const sys = createSysApi(asRoot(root, sim.rootToken));
-  await sys.writePolicy('team-a-read', 'path "secret/data/team-a/*" { capabilities = ["read"] }\npath "secret/metadata/team-a/*" { capabilities = ["read", "list"] }\n');
-  await sys.writeKubernetesRole('kubernetes', 'app', { bound_service_account_names: ['vault-reader'], bound_service_account_namespaces: ['team-a', 'team-b'], token_policies: ['team-a-read'], audience: 'vault', token_ttl: 3600, token_max_ttl: 7200 });
+  await sys.writePolicy(
+    'team-a-read',
+    'path "secret/data/team-a/*" { capabilities = ["read"] }\npath "secret/metadata/team-a/*" { capabilities = ["read", "list"] }\n',
+  );
+  await sys.writeKubernetesRole('kubernetes', 'app', {
+    bound_service_account_names: ['vault-reader'],
+    bound_service_account_namespaces: ['team-a', 'team-b'],
+    token_policies: ['team-a-read'],
+    audience: 'vault',
+    token_ttl: 3600,
+    token_max_ttl: 7200,
+  });
   kv = createKvApi(asRoot(root, sim.rootToken), { mount: 'secret', version: 2 });
 });
 void after(async () => {
@@ -57,7 +67,10 @@ function world(): World {
   const reader = new CoalescingKvReader();
   const common = { connector, controllerClass: '', namePrefix: 'vaultgate' };
   return {
-    kube, connector, tokens, reader,
+    kube,
+    connector,
+    tokens,
+    reader,
     store: createSecretStoreReconciler({ ...common, kind: 'SecretStore' }),
     css: createSecretStoreReconciler({ ...common, kind: 'ClusterSecretStore' }),
     es: createExternalSecretReconciler({ ...common, reader }),
@@ -66,28 +79,59 @@ function world(): World {
 
 function storeSpec(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    provider: { vault: { server: sim.addr, path: 'secret', version: 'v2', auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', serviceAccountRef: { name: 'vault-reader', ...(extra.saNamespace ? { namespace: extra.saNamespace } : {}) } } } } },
+    provider: {
+      vault: {
+        server: sim.addr,
+        path: 'secret',
+        version: 'v2',
+        auth: {
+          kubernetes: {
+            mountPath: 'kubernetes',
+            role: 'app',
+            serviceAccountRef: { name: 'vault-reader', ...(extra.saNamespace ? { namespace: extra.saNamespace } : {}) },
+          },
+        },
+      },
+    },
     ...(extra.conditions ? { conditions: extra.conditions } : {}),
     ...(extra.controller ? { controller: extra.controller } : {}),
   };
 }
 
-function externalSecret(name: string, spec: Record<string, unknown>, ns = 'team-a', annotations?: Record<string, string>): KubeObject {
+function externalSecret(
+  name: string,
+  spec: Record<string, unknown>,
+  ns = 'team-a',
+  annotations?: Record<string, string>,
+): KubeObject {
   return {
-    apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'ExternalSecret',
+    metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
     spec: { secretStoreRef: { name: 'vault', kind: 'SecretStore' }, refreshInterval: '1h', ...spec },
   };
 }
 
 async function setup(w: World, ns = 'team-a'): Promise<void> {
-  w.kube.put(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } } });
-  w.kube.put(SECRET_STORES, { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: ns }, spec: storeSpec() });
+  w.kube.put(NAMESPACES, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } },
+  });
+  w.kube.put(SECRET_STORES, {
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'SecretStore',
+    metadata: { name: 'vault', namespace: ns },
+    spec: storeSpec(),
+  });
   await w.kube.reconcile(w.store, `${ns}/vault`);
 }
 
 function secretData(w: World, key: string): Record<string, string> | undefined {
   const s = w.kube.getObj(SECRETS, key) as { data?: Record<string, string> } | undefined;
-  return s?.data ? Object.fromEntries(Object.entries(s.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])) : undefined;
+  return s?.data
+    ? Object.fromEntries(Object.entries(s.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]))
+    : undefined;
 }
 
 void describe('SecretStore reconciler', () => {
@@ -105,7 +149,12 @@ void describe('SecretStore reconciler', () => {
 
   void test('a store without serviceAccountRef or secretRef is refused: never the controller identity', async () => {
     const w = world();
-    w.kube.put(SECRET_STORES, { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'bad', namespace: 'team-a' }, spec: { provider: { vault: { server: sim.addr, path: 'secret', auth: { kubernetes: { role: 'app' } } } } } });
+    w.kube.put(SECRET_STORES, {
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'SecretStore',
+      metadata: { name: 'bad', namespace: 'team-a' },
+      spec: { provider: { vault: { server: sim.addr, path: 'secret', auth: { kubernetes: { role: 'app' } } } } },
+    });
     await w.kube.reconcile(w.store, 'team-a/bad');
     const ready = readyOf(w.kube.getObj(SECRET_STORES, 'team-a/bad'));
     assert.equal(ready?.status, 'False');
@@ -117,7 +166,12 @@ void describe('SecretStore reconciler', () => {
     const w = world();
     const spec = storeSpec() as { provider: { vault: { auth: { kubernetes: { role: string } } } } };
     spec.provider.vault.auth.kubernetes.role = 'nope';
-    w.kube.put(SECRET_STORES, { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'v2', namespace: 'team-a' }, spec });
+    w.kube.put(SECRET_STORES, {
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'SecretStore',
+      metadata: { name: 'v2', namespace: 'team-a' },
+      spec,
+    });
     await w.kube.reconcile(w.store, 'team-a/v2').catch(() => undefined);
     assert.equal(readyOf(w.kube.getObj(SECRET_STORES, 'team-a/v2'))?.reason, 'ValidationFailed');
   });
@@ -133,13 +187,23 @@ void describe('ExternalSecret reconciler', () => {
   void test('syncs data and dataFrom into an owned Secret; a second reconcile writes nothing', async () => {
     const w = world();
     await setup(w);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('app', {
-      data: [{ secretKey: 'db-password', remoteRef: { key: 'team-a/db', property: 'password' } }, { secretKey: 'port', remoteRef: { key: 'team-a/db', property: 'nested.port' } }],
-      dataFrom: [{ extract: { key: 'team-a/api' } }],
-    }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('app', {
+        data: [
+          { secretKey: 'db-password', remoteRef: { key: 'team-a/db', property: 'password' } },
+          { secretKey: 'port', remoteRef: { key: 'team-a/db', property: 'nested.port' } },
+        ],
+        dataFrom: [{ extract: { key: 'team-a/api' } }],
+      }),
+    );
     const res = await w.kube.reconcile(w.es, 'team-a/app');
     assert.ok(res.requeueAfterMs && res.requeueAfterMs > 3_000_000, 'next refresh in about an hour');
-    assert.deepEqual(secretData(w, 'team-a/app'), { 'db-password': 's3cr3t-Passw0rd', port: '5432', token: 'api-t0ken-123' });
+    assert.deepEqual(secretData(w, 'team-a/app'), {
+      'db-password': 's3cr3t-Passw0rd',
+      port: '5432',
+      token: 'api-t0ken-123',
+    });
     const secret = w.kube.getObj(SECRETS, 'team-a/app')!;
     assert.equal(secret.metadata.labels?.[LABEL_MANAGED], 'true');
     assert.ok(secret.metadata.annotations?.[ANNOTATION_DATA_HASH]);
@@ -161,10 +225,18 @@ void describe('ExternalSecret reconciler', () => {
   void test('template, hand-edit repair and force-sync', async () => {
     const w = world();
     await setup(w);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('tpl', {
-      dataFrom: [{ extract: { key: 'team-a/db' } }],
-      target: { template: { type: 'kubernetes.io/basic-auth', data: { dsn: 'postgres://{{ .username }}:{{ .password }}@db:{{ (.nested | fromJson).port }}' } } },
-    }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('tpl', {
+        dataFrom: [{ extract: { key: 'team-a/db' } }],
+        target: {
+          template: {
+            type: 'kubernetes.io/basic-auth',
+            data: { dsn: 'postgres://{{ .username }}:{{ .password }}@db:{{ (.nested | fromJson).port }}' },
+          },
+        },
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/tpl');
     assert.deepEqual(secretData(w, 'team-a/tpl'), { dsn: 'postgres://admin-user-xyz:s3cr3t-Passw0rd@db:5432' });
     assert.equal((w.kube.getObj(SECRETS, 'team-a/tpl') as { type?: string }).type, 'kubernetes.io/basic-auth');
@@ -175,7 +247,12 @@ void describe('ExternalSecret reconciler', () => {
     assert.deepEqual(secretData(w, 'team-a/tpl'), { dsn: 'postgres://admin-user-xyz:s3cr3t-Passw0rd@db:5432' });
     // Vault changes; force-sync fetches fresh data at once (no cache reuse).
     await kv.write('team-a/db', { username: 'admin-user-xyz', password: 'rotated-pw', nested: { port: 5432 } });
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('tpl', (w.kube.getObj(EXTERNAL_SECRETS, 'team-a/tpl')!.spec as Record<string, unknown>), 'team-a', { 'external-secrets.io/force-sync': '1' }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('tpl', w.kube.getObj(EXTERNAL_SECRETS, 'team-a/tpl')!.spec as Record<string, unknown>, 'team-a', {
+        'external-secrets.io/force-sync': '1',
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/tpl');
     assert.match(secretData(w, 'team-a/tpl')?.dsn ?? '', /rotated-pw/);
   });
@@ -183,11 +260,22 @@ void describe('ExternalSecret reconciler', () => {
   void test('Vault failure keeps the last good data; status says what failed without values', async () => {
     const w = world();
     await setup(w);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('keep', { data: [{ secretKey: 'pw', remoteRef: { key: 'team-a/db', property: 'password' } }] }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('keep', { data: [{ secretKey: 'pw', remoteRef: { key: 'team-a/db', property: 'password' } }] }),
+    );
     await w.kube.reconcile(w.es, 'team-a/keep');
     const before = w.kube.getObj(SECRETS, 'team-a/keep');
     sim.inject({ path: 'secret/data/team-a/db', status: 503, errors: ['Vault is sealed'] });
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('keep', (w.kube.getObj(EXTERNAL_SECRETS, 'team-a/keep')!.spec as Record<string, unknown>), 'team-a', { 'external-secrets.io/force-sync': 'x' }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret(
+        'keep',
+        w.kube.getObj(EXTERNAL_SECRETS, 'team-a/keep')!.spec as Record<string, unknown>,
+        'team-a',
+        { 'external-secrets.io/force-sync': 'x' },
+      ),
+    );
     await assert.rejects(w.kube.reconcile(w.es, 'team-a/keep'));
     assert.deepEqual(w.kube.getObj(SECRETS, 'team-a/keep'), before);
     const ready = readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/keep'));
@@ -205,11 +293,19 @@ void describe('ExternalSecret reconciler', () => {
     assert.equal(w.kube.getObj(SECRETS, 'team-a/orphan')?.metadata.ownerReferences, undefined);
     assert.equal(secretData(w, 'team-a/orphan')?.pw, 's3cr3t-Passw0rd');
 
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('merge', { data, target: { creationPolicy: 'Merge', name: 'existing' } }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('merge', { data, target: { creationPolicy: 'Merge', name: 'existing' } }),
+    );
     await w.kube.reconcile(w.es, 'team-a/merge');
     assert.equal(w.kube.getObj(SECRETS, 'team-a/existing'), undefined, 'Merge never creates');
     assert.equal(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/merge'))?.status, 'False');
-    w.kube.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'existing', namespace: 'team-a' }, data: { mine: Buffer.from('keep-me').toString('base64') } });
+    w.kube.put(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'existing', namespace: 'team-a' },
+      data: { mine: Buffer.from('keep-me').toString('base64') },
+    });
     await w.kube.reconcile(w.es, 'team-a/merge');
     assert.deepEqual(secretData(w, 'team-a/existing'), { mine: 'keep-me', pw: 's3cr3t-Passw0rd' });
     assert.equal(w.kube.getObj(SECRETS, 'team-a/existing')?.metadata.ownerReferences, undefined);
@@ -224,14 +320,26 @@ void describe('ExternalSecret reconciler', () => {
     const w = world();
     await setup(w);
     await kv.write('team-a/tmp', { v: 'x' });
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('retain', { data: [{ secretKey: 'v', remoteRef: { key: 'team-a/tmp', property: 'v' } }] }));
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('delete', { data: [{ secretKey: 'v', remoteRef: { key: 'team-a/tmp', property: 'v' } }], target: { deletionPolicy: 'Delete' } }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('retain', { data: [{ secretKey: 'v', remoteRef: { key: 'team-a/tmp', property: 'v' } }] }),
+    );
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('delete', {
+        data: [{ secretKey: 'v', remoteRef: { key: 'team-a/tmp', property: 'v' } }],
+        target: { deletionPolicy: 'Delete' },
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/retain');
     await w.kube.reconcile(w.es, 'team-a/delete');
     await kv.deleteAll('team-a/tmp');
     for (const n of ['retain', 'delete']) {
       const es = w.kube.getObj(EXTERNAL_SECRETS, `team-a/${n}`)!;
-      w.kube.put(EXTERNAL_SECRETS, { ...es, metadata: { ...es.metadata, annotations: { 'external-secrets.io/force-sync': 'now' } } });
+      w.kube.put(EXTERNAL_SECRETS, {
+        ...es,
+        metadata: { ...es.metadata, annotations: { 'external-secrets.io/force-sync': 'now' } },
+      });
       await w.kube.reconcile(w.es, `team-a/${n}`).catch(() => undefined);
     }
     assert.equal(secretData(w, 'team-a/retain')?.v, 'x');
@@ -242,26 +350,50 @@ void describe('ExternalSecret reconciler', () => {
 
   void test('ClusterSecretStore conditions are enforced per namespace', async () => {
     const w = world();
-    for (const ns of ['team-a', 'team-b']) w.kube.put(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { tier: ns === 'team-b' ? 'gold' : 'bronze' } } });
-    w.kube.put(CLUSTER_SECRET_STORES, { apiVersion: 'external-secrets.io/v1', kind: 'ClusterSecretStore', metadata: { name: 'shared' }, spec: storeSpec({ conditions: [{ namespaceSelector: { matchLabels: { tier: 'gold' } } }] }) });
+    for (const ns of ['team-a', 'team-b'])
+      w.kube.put(NAMESPACES, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: ns, labels: { tier: ns === 'team-b' ? 'gold' : 'bronze' } },
+      });
+    w.kube.put(CLUSTER_SECRET_STORES, {
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'ClusterSecretStore',
+      metadata: { name: 'shared' },
+      spec: storeSpec({ conditions: [{ namespaceSelector: { matchLabels: { tier: 'gold' } } }] }),
+    });
     await w.kube.reconcile(w.css, 'shared');
     assert.equal(readyOf(w.kube.getObj(CLUSTER_SECRET_STORES, 'shared'))?.reason, 'ValidationUnknown');
-    const spec = { secretStoreRef: { name: 'shared', kind: 'ClusterSecretStore' }, data: [{ secretKey: 'pw', remoteRef: { key: 'team-a/db', property: 'password' } }] };
+    const spec = {
+      secretStoreRef: { name: 'shared', kind: 'ClusterSecretStore' },
+      data: [{ secretKey: 'pw', remoteRef: { key: 'team-a/db', property: 'password' } }],
+    };
     w.kube.put(EXTERNAL_SECRETS, externalSecret('x', spec, 'team-a'));
     w.kube.put(EXTERNAL_SECRETS, externalSecret('x', spec, 'team-b'));
     await w.kube.reconcile(w.es, 'team-a/x');
     await w.kube.reconcile(w.es, 'team-b/x');
-    assert.match(readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/x'))?.message ?? '', /does not allow namespace team-a/);
+    assert.match(
+      readyOf(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/x'))?.message ?? '',
+      /does not allow namespace team-a/,
+    );
     assert.equal(w.kube.getObj(SECRETS, 'team-a/x'), undefined);
     assert.equal(secretData(w, 'team-b/x')?.pw, 's3cr3t-Passw0rd');
-    assert.deepEqual(w.kube.tokenRequests, ['team-b/vault-reader', 'team-b/vault-reader'], 'referent auth: the service account of the ExternalSecret namespace (audience discovery, then the token)');
+    assert.deepEqual(
+      w.kube.tokenRequests,
+      ['team-b/vault-reader', 'team-b/vault-reader'],
+      'referent auth: the service account of the ExternalSecret namespace (audience discovery, then the token)',
+    );
   });
 
   void test('reads of one path by many ExternalSecrets are coalesced; one login per identity', async () => {
     const w = world();
     await setup(w);
     sim.resetCounts();
-    for (let i = 0; i < 10; i++) w.kube.put(EXTERNAL_SECRETS, externalSecret(`c${i}`, { data: [{ secretKey: 'pw', remoteRef: { key: 'team-a/db', property: 'password' } }] }));
+    for (let i = 0; i < 10; i++)
+      w.kube.put(
+        EXTERNAL_SECRETS,
+        externalSecret(`c${i}`, { data: [{ secretKey: 'pw', remoteRef: { key: 'team-a/db', property: 'password' } }] }),
+      );
     await Promise.all(Array.from({ length: 10 }, (_, i) => w.kube.reconcile(w.es, `team-a/c${i}`)));
     assert.equal(sim.count('read', 'secret/data/team-a/db'), 1);
     assert.equal(sim.loginCount(), 0, 'the store check already logged in');
@@ -269,9 +401,17 @@ void describe('ExternalSecret reconciler', () => {
 
   void test('stores of another controller class are ignored', async () => {
     const w = world();
-    w.kube.put(SECRET_STORES, { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name: 'vault', namespace: 'team-a' }, spec: storeSpec({ controller: 'other-eso' }) });
+    w.kube.put(SECRET_STORES, {
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'SecretStore',
+      metadata: { name: 'vault', namespace: 'team-a' },
+      spec: storeSpec({ controller: 'other-eso' }),
+    });
     await w.kube.reconcile(w.store, 'team-a/vault');
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('ignored', { data: [{ secretKey: 'pw', remoteRef: { key: 'team-a/db', property: 'password' } }] }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('ignored', { data: [{ secretKey: 'pw', remoteRef: { key: 'team-a/db', property: 'password' } }] }),
+    );
     await w.kube.reconcile(w.es, 'team-a/ignored');
     assert.equal(w.kube.getObj(EXTERNAL_SECRETS, 'team-a/ignored')?.status, undefined);
     assert.equal(w.kube.getObj(SECRET_STORES, 'team-a/vault')?.status, undefined);
@@ -281,11 +421,24 @@ void describe('ExternalSecret reconciler', () => {
   void test('no secret value appears in statuses, events or logs', async () => {
     const w = world();
     await setup(w);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('leak', { dataFrom: [{ extract: { key: 'team-a/db' } }, { extract: { key: 'team-a/api' } }], target: { template: { data: { x: '{{ .password }}{{ .missing }}' } } } }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('leak', {
+        dataFrom: [{ extract: { key: 'team-a/db' } }, { extract: { key: 'team-a/api' } }],
+        target: { template: { data: { x: '{{ .password }}{{ .missing }}' } } },
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/leak').catch(() => undefined);
-    w.kube.put(EXTERNAL_SECRETS, externalSecret('leak2', { data: [{ secretKey: 'a', remoteRef: { key: 'team-a/db', property: 'password', decodingStrategy: 'Base64' } }] }));
+    w.kube.put(
+      EXTERNAL_SECRETS,
+      externalSecret('leak2', {
+        data: [{ secretKey: 'a', remoteRef: { key: 'team-a/db', property: 'password', decodingStrategy: 'Base64' } }],
+      }),
+    );
     await w.kube.reconcile(w.es, 'team-a/leak2').catch(() => undefined);
-    const statuses = JSON.stringify([...w.kube.cacheOf(EXTERNAL_SECRETS).list(), ...w.kube.cacheOf(SECRET_STORES).list()].map((o) => o.status));
+    const statuses = JSON.stringify(
+      [...w.kube.cacheOf(EXTERNAL_SECRETS).list(), ...w.kube.cacheOf(SECRET_STORES).list()].map((o) => o.status),
+    );
     const events = JSON.stringify(w.kube.events);
     const logs = w.kube.logLines.join('\n');
     assert.match(statuses, /SecretSyncedError/);

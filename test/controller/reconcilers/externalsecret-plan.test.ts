@@ -3,80 +3,337 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  planExternalSecret, planStepFailure, type EsDesired, type EsObserved, type EsPlan, type EsSettings, type TargetSecret,
+  planExternalSecret,
+  planStepFailure,
+  type EsDesired,
+  type EsObserved,
+  type EsPlan,
+  type EsSettings,
+  type TargetSecret,
 } from '../../../controller/reconcilers/externalsecret-plan.ts';
 import type { ErrorOutcome } from '../../../controller/reconcilers/error-policy.ts';
 
-const S: EsSettings = { missingTargetRetryMs: 30_000, coalesceWindowMs: 30_000, refreshWindowFraction: 0.2, maxRefreshWindowMs: 900_000 };
-const D: EsDesired = { namespace: 'team-a', targetName: 'db', creationPolicy: 'Owner', deletionPolicy: 'Retain', intervalMs: 3_600_000, adopt: false };
-const OURS: TargetSecret = { createdByUs: true, controlledByUs: true, controlledByOther: false, valid: true, editedByHand: false };
-const FOREIGN: TargetSecret = { createdByUs: false, controlledByUs: false, controlledByOther: false, valid: false, editedByHand: false };
+const S: EsSettings = {
+  missingTargetRetryMs: 30_000,
+  coalesceWindowMs: 30_000,
+  refreshWindowFraction: 0.2,
+  maxRefreshWindowMs: 900_000,
+};
+const D: EsDesired = {
+  namespace: 'team-a',
+  targetName: 'db',
+  creationPolicy: 'Owner',
+  deletionPolicy: 'Retain',
+  intervalMs: 3_600_000,
+  adopt: false,
+};
+const OURS: TargetSecret = {
+  createdByUs: true,
+  controlledByUs: true,
+  controlledByOther: false,
+  valid: true,
+  editedByHand: false,
+};
+const FOREIGN: TargetSecret = {
+  createdByUs: false,
+  controlledByUs: false,
+  controlledByOther: false,
+  valid: false,
+  editedByHand: false,
+};
 const RV = '3-abc';
-const due = (over: Partial<EsObserved['refresh']> = {}): EsObserved['refresh'] => ({ due: true, readyThisGeneration: false, currentRv: RV, generation: 3, ...over });
+const due = (over: Partial<EsObserved['refresh']> = {}): EsObserved['refresh'] => ({
+  due: true,
+  readyThisGeneration: false,
+  currentRv: RV,
+  generation: 3,
+  ...over,
+});
 const O: EsObserved = { anotherControllersStore: false, refresh: due() };
-const fetched = (over: Partial<EsObserved> = {}): EsObserved => ({ ...O, target: OURS, provider: { keys: 2, missing: 0 }, rendered: { matches: false }, ...over });
-const vaultDown: ErrorOutcome = { reason: 'VaultUnavailable', message: 'kv.read: Vault unreachable (ECONNREFUSED)', retry: { kind: 'backoff' } };
-const badTemplate: ErrorOutcome = { reason: 'SecretSyncedError', message: 'template: data.x:1: function "nope" not defined', retry: { kind: 'never' } };
-const synced = (message = 'secret synced', reason = 'SecretSynced'): EsPlan['status'] => ({ ready: { status: 'True', reason, message }, refreshed: true });
+const fetched = (over: Partial<EsObserved> = {}): EsObserved => ({
+  ...O,
+  target: OURS,
+  provider: { keys: 2, missing: 0 },
+  rendered: { matches: false },
+  ...over,
+});
+const vaultDown: ErrorOutcome = {
+  reason: 'VaultUnavailable',
+  message: 'kv.read: Vault unreachable (ECONNREFUSED)',
+  retry: { kind: 'backoff' },
+};
+const badTemplate: ErrorOutcome = {
+  reason: 'SecretSyncedError',
+  message: 'template: data.x:1: function "nope" not defined',
+  retry: { kind: 'never' },
+};
+const synced = (message = 'secret synced', reason = 'SecretSynced'): EsPlan['status'] => ({
+  ready: { status: 'True', reason, message },
+  refreshed: true,
+});
 const failed = (reason: string, message: string): Pick<EsPlan, 'status' | 'events' | 'steps'> => ({
-  steps: [], status: { ready: { status: 'False', reason, message }, refreshed: false }, events: [{ type: 'Warning', reason: 'UpdateFailed', note: message }],
+  steps: [],
+  status: { ready: { status: 'False', reason, message }, refreshed: false },
+  events: [{ type: 'Warning', reason: 'UpdateFailed', note: message }],
 });
 
 const rows: Array<{ what: string; d?: Partial<EsDesired>; o: EsObserved; plan: EsPlan }> = [
-  { what: "a store of another controller class: another controller's ExternalSecret, untouched", o: { ...O, anotherControllersStore: true, target: FOREIGN },
-    plan: { decision: 'skip', steps: [], events: [], then: 'done' } },
-  { what: 'refused by admission: Ready False, not retried', d: { refused: 'refused: spec.data[0].remoteRef.key: ... (rule eso.es.key)' }, o: O,
-    plan: { decision: 'refuse', ...failed('SecretSyncedError', 'refused: spec.data[0].remoteRef.key: ... (rule eso.es.key)'), then: 'done' } },
-  { what: 'a target someone else created: left untouched (SecretNotOwned) before Vault is read', o: { ...O, target: FOREIGN },
-    plan: { decision: 'leave-foreign', ...failed('SecretNotOwned', 'Secret team-a/db already exists and was not created by vaultgate for this ExternalSecret (no owner reference to it, no reconcile.external-secrets.io/created-by or vaultgate.io/created-for label naming it); it is left untouched. To let this ExternalSecret take it over (its other keys are removed, and it is deleted with the ExternalSecret), annotate the ExternalSecret vaultgate.io/adopt-secret: "true"; to add keys to it instead, use creationPolicy Merge'), then: { kind: 'never' } } },
-  { what: 'in sync and not due: nothing until the next refresh', o: { ...O, target: OURS, refresh: due({ due: false, readyThisGeneration: true, nextMs: 1000 }) },
-    plan: { decision: 'not-due', steps: [], events: [], then: 'next' } },
-  { what: 'not due, but the target was edited (not valid): read', o: { ...O, target: { ...OURS, valid: false }, refresh: due({ due: false, readyThisGeneration: true }) },
-    plan: { decision: 'read', steps: [{ read: { maxAgeMs: 30_000 } }], events: [], then: 'done' } },
-  { what: 'a new or changed spec: read, sharing reads of the coalesce window', o: O,
-    plan: { decision: 'read', steps: [{ read: { maxAgeMs: 30_000 } }], events: [], then: 'done' } },
-  { what: 'a periodic refresh: read, sharing reads of the jitter window', o: { ...O, target: OURS, refresh: due({ syncedRv: RV }) },
-    plan: { decision: 'read', steps: [{ read: { maxAgeMs: 720_000 } }], events: [], then: 'done' } },
-  { what: 'a force-sync: a fresh read, shared only with the same request', o: { ...O, target: OURS, refresh: due({ syncedRv: '3-old', forceSyncValue: 'now' }) },
-    plan: { decision: 'read', steps: [{ read: { maxAgeMs: 0, shareTag: 'external-secrets.io/force-sync=now' } }], events: [], then: 'done' } },
-  { what: 'Vault failed: Ready False, the Secret untouched, retried with backoff', o: { ...O, target: OURS, provider: { failed: vaultDown } },
-    plan: { decision: 'failed', ...failed('SecretSyncedError', vaultDown.message), then: { kind: 'backoff' } } },
-  { what: 'a templateFrom source missing: waited for, at most a minute', o: { ...O, target: OURS, provider: { keys: 1, missing: 0 }, rendered: { failed: { ...badTemplate, message: 'templateFrom[0]: ConfigMap tpl not found' }, templateSourceMissing: true } },
-    plan: { decision: 'failed', ...failed('TemplateSourceNotFound', 'templateFrom[0]: ConfigMap tpl not found'), then: { kind: 'after', ms: 60_000 } } },
-  { what: 'a template that fails: not retried before the next refresh', o: { ...O, target: OURS, provider: { keys: 1, missing: 0 }, rendered: { failed: badTemplate } },
-    plan: { decision: 'failed', ...failed('SecretSyncedError', badTemplate.message), then: { kind: 'never' } } },
-  { what: 'no data, deletionPolicy Delete, our Owner Secret: deleted', d: { deletionPolicy: 'Delete' }, o: { ...O, target: OURS, provider: { keys: 0, missing: 1 } },
-    plan: { decision: 'delete', steps: ['delete-secret'], status: synced('secret deleted: the provider has no data (deletionPolicy Delete)', 'SecretDeleted'),
-      events: [{ type: 'Normal', reason: 'Deleted', note: 'deleted Secret db: the provider has no data any more (deletionPolicy Delete)' }], then: 'schedule' } },
-  { what: 'no data, deletionPolicy Delete, a Secret we do not control: nothing deleted', d: { deletionPolicy: 'Delete', creationPolicy: 'Orphan' }, o: { ...O, target: { ...OURS, controlledByUs: false }, provider: { keys: 0, missing: 0 } },
-    plan: { decision: 'delete', steps: [], status: synced('secret deleted: the provider has no data (deletionPolicy Delete)', 'SecretDeleted'), events: [], then: 'schedule' } },
-  { what: 'no data, deletionPolicy Retain: the Secret is kept', o: { ...O, target: OURS, provider: { keys: 0, missing: 0 } },
-    plan: { decision: 'keep', steps: [], status: synced('the provider returned no data; the existing Secret is kept (deletionPolicy Retain)'), events: [], then: 'schedule' } },
-  { what: 'data read: render it', o: { ...O, target: OURS, provider: { keys: 2, missing: 0 } },
-    plan: { decision: 'render', steps: ['render'], events: [], then: 'done' } },
-  { what: 'creationPolicy None: synced, nothing written', d: { creationPolicy: 'None' }, o: fetched({ target: undefined }),
-    plan: { decision: 'synced-none', steps: [], status: synced('secret synced (creationPolicy None: no Secret is written)'), events: [], then: 'schedule' } },
-  { what: 'Merge without a target: SecretMissing, retried after the Merge delay', d: { creationPolicy: 'Merge' }, o: fetched({ target: undefined }),
-    plan: { decision: 'target-missing', ...failed('SecretMissing', 'target Secret db does not exist; creationPolicy Merge only adds keys to an existing Secret'), then: { kind: 'after', ms: 30_000 } } },
-  { what: 'a target controlled by another owner: not taken over', o: fetched({ target: { ...OURS, controlledByUs: false, controlledByOther: true } }),
-    plan: { decision: 'controlled-by-other', ...failed('SecretSyncedError', 'Secret db is controlled by another owner; vaultgate does not take it over'), then: { kind: 'never' } } },
-  { what: 'the target already is the rendered Secret: no write (finalizers only)', o: fetched({ rendered: { matches: true } }),
-    plan: { decision: 'noop', steps: ['add-template-finalizers'], status: synced(), events: [], then: 'schedule' } },
-  { what: 'no target: created', o: fetched({ target: undefined }),
-    plan: { decision: 'create', steps: [{ write: 'Owner', create: true }, 'add-template-finalizers'], status: synced(), events: [], then: 'schedule' } },
-  { what: 'our target, out of date: updated, no Event', o: fetched(),
-    plan: { decision: 'update', steps: [{ write: 'Owner', create: false }, 'add-template-finalizers'], status: synced(), events: [], then: 'schedule' } },
-  { what: 'our target, edited by hand: repaired, with an Event', o: fetched({ target: { ...OURS, valid: false, editedByHand: true } }),
-    plan: { decision: 'update', steps: [{ write: 'Owner', create: false }, 'add-template-finalizers'], status: synced(),
-      events: [{ type: 'Normal', reason: 'Repaired', note: 'Secret db was changed outside vaultgate; its data was restored from the provider' }], then: 'schedule' } },
-  { what: "a foreign target with the adopt annotation: adopted", d: { adopt: true }, o: fetched({ target: FOREIGN }),
-    plan: { decision: 'adopt', steps: [{ write: 'Owner', create: false }, 'add-template-finalizers'], status: synced(), events: [], then: 'schedule' } },
-  { what: "Merge into someone else's Secret", d: { creationPolicy: 'Merge' }, o: fetched({ target: FOREIGN }),
-    plan: { decision: 'merge', steps: [{ write: 'Merge', create: false }, 'add-template-finalizers'], status: synced(), events: [], then: 'schedule' } },
-  { what: 'CreateOrMerge without a target: created as Orphan', d: { creationPolicy: 'CreateOrMerge' }, o: fetched({ target: undefined }),
-    plan: { decision: 'create', steps: [{ write: 'Orphan', create: true }, 'add-template-finalizers'], status: synced(), events: [], then: 'schedule' } },
-  { what: 'CreateOrMerge with a target: merged', d: { creationPolicy: 'CreateOrMerge' }, o: fetched({ target: FOREIGN }),
-    plan: { decision: 'merge', steps: [{ write: 'Merge', create: false }, 'add-template-finalizers'], status: synced(), events: [], then: 'schedule' } },
+  {
+    what: "a store of another controller class: another controller's ExternalSecret, untouched",
+    o: { ...O, anotherControllersStore: true, target: FOREIGN },
+    plan: { decision: 'skip', steps: [], events: [], then: 'done' },
+  },
+  {
+    what: 'refused by admission: Ready False, not retried',
+    d: { refused: 'refused: spec.data[0].remoteRef.key: ... (rule eso.es.key)' },
+    o: O,
+    plan: {
+      decision: 'refuse',
+      ...failed('SecretSyncedError', 'refused: spec.data[0].remoteRef.key: ... (rule eso.es.key)'),
+      then: 'done',
+    },
+  },
+  {
+    what: 'a target someone else created: left untouched (SecretNotOwned) before Vault is read',
+    o: { ...O, target: FOREIGN },
+    plan: {
+      decision: 'leave-foreign',
+      ...failed(
+        'SecretNotOwned',
+        'Secret team-a/db already exists and was not created by vaultgate for this ExternalSecret (no owner reference to it, no reconcile.external-secrets.io/created-by or vaultgate.io/created-for label naming it); it is left untouched. To let this ExternalSecret take it over (its other keys are removed, and it is deleted with the ExternalSecret), annotate the ExternalSecret vaultgate.io/adopt-secret: "true"; to add keys to it instead, use creationPolicy Merge',
+      ),
+      then: { kind: 'never' },
+    },
+  },
+  {
+    what: 'in sync and not due: nothing until the next refresh',
+    o: { ...O, target: OURS, refresh: due({ due: false, readyThisGeneration: true, nextMs: 1000 }) },
+    plan: { decision: 'not-due', steps: [], events: [], then: 'next' },
+  },
+  {
+    what: 'not due, but the target was edited (not valid): read',
+    o: { ...O, target: { ...OURS, valid: false }, refresh: due({ due: false, readyThisGeneration: true }) },
+    plan: { decision: 'read', steps: [{ read: { maxAgeMs: 30_000 } }], events: [], then: 'done' },
+  },
+  {
+    what: 'a new or changed spec: read, sharing reads of the coalesce window',
+    o: O,
+    plan: { decision: 'read', steps: [{ read: { maxAgeMs: 30_000 } }], events: [], then: 'done' },
+  },
+  {
+    what: 'a periodic refresh: read, sharing reads of the jitter window',
+    o: { ...O, target: OURS, refresh: due({ syncedRv: RV }) },
+    plan: { decision: 'read', steps: [{ read: { maxAgeMs: 720_000 } }], events: [], then: 'done' },
+  },
+  {
+    what: 'a force-sync: a fresh read, shared only with the same request',
+    o: { ...O, target: OURS, refresh: due({ syncedRv: '3-old', forceSyncValue: 'now' }) },
+    plan: {
+      decision: 'read',
+      steps: [{ read: { maxAgeMs: 0, shareTag: 'external-secrets.io/force-sync=now' } }],
+      events: [],
+      then: 'done',
+    },
+  },
+  {
+    what: 'Vault failed: Ready False, the Secret untouched, retried with backoff',
+    o: { ...O, target: OURS, provider: { failed: vaultDown } },
+    plan: { decision: 'failed', ...failed('SecretSyncedError', vaultDown.message), then: { kind: 'backoff' } },
+  },
+  {
+    what: 'a templateFrom source missing: waited for, at most a minute',
+    o: {
+      ...O,
+      target: OURS,
+      provider: { keys: 1, missing: 0 },
+      rendered: {
+        failed: { ...badTemplate, message: 'templateFrom[0]: ConfigMap tpl not found' },
+        templateSourceMissing: true,
+      },
+    },
+    plan: {
+      decision: 'failed',
+      ...failed('TemplateSourceNotFound', 'templateFrom[0]: ConfigMap tpl not found'),
+      then: { kind: 'after', ms: 60_000 },
+    },
+  },
+  {
+    what: 'a template that fails: not retried before the next refresh',
+    o: { ...O, target: OURS, provider: { keys: 1, missing: 0 }, rendered: { failed: badTemplate } },
+    plan: { decision: 'failed', ...failed('SecretSyncedError', badTemplate.message), then: { kind: 'never' } },
+  },
+  {
+    what: 'no data, deletionPolicy Delete, our Owner Secret: deleted',
+    d: { deletionPolicy: 'Delete' },
+    o: { ...O, target: OURS, provider: { keys: 0, missing: 1 } },
+    plan: {
+      decision: 'delete',
+      steps: ['delete-secret'],
+      status: synced('secret deleted: the provider has no data (deletionPolicy Delete)', 'SecretDeleted'),
+      events: [
+        {
+          type: 'Normal',
+          reason: 'Deleted',
+          note: 'deleted Secret db: the provider has no data any more (deletionPolicy Delete)',
+        },
+      ],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'no data, deletionPolicy Delete, a Secret we do not control: nothing deleted',
+    d: { deletionPolicy: 'Delete', creationPolicy: 'Orphan' },
+    o: { ...O, target: { ...OURS, controlledByUs: false }, provider: { keys: 0, missing: 0 } },
+    plan: {
+      decision: 'delete',
+      steps: [],
+      status: synced('secret deleted: the provider has no data (deletionPolicy Delete)', 'SecretDeleted'),
+      events: [],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'no data, deletionPolicy Retain: the Secret is kept',
+    o: { ...O, target: OURS, provider: { keys: 0, missing: 0 } },
+    plan: {
+      decision: 'keep',
+      steps: [],
+      status: synced('the provider returned no data; the existing Secret is kept (deletionPolicy Retain)'),
+      events: [],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'data read: render it',
+    o: { ...O, target: OURS, provider: { keys: 2, missing: 0 } },
+    plan: { decision: 'render', steps: ['render'], events: [], then: 'done' },
+  },
+  {
+    what: 'creationPolicy None: synced, nothing written',
+    d: { creationPolicy: 'None' },
+    o: fetched({ target: undefined }),
+    plan: {
+      decision: 'synced-none',
+      steps: [],
+      status: synced('secret synced (creationPolicy None: no Secret is written)'),
+      events: [],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'Merge without a target: SecretMissing, retried after the Merge delay',
+    d: { creationPolicy: 'Merge' },
+    o: fetched({ target: undefined }),
+    plan: {
+      decision: 'target-missing',
+      ...failed(
+        'SecretMissing',
+        'target Secret db does not exist; creationPolicy Merge only adds keys to an existing Secret',
+      ),
+      then: { kind: 'after', ms: 30_000 },
+    },
+  },
+  {
+    what: 'a target controlled by another owner: not taken over',
+    o: fetched({ target: { ...OURS, controlledByUs: false, controlledByOther: true } }),
+    plan: {
+      decision: 'controlled-by-other',
+      ...failed('SecretSyncedError', 'Secret db is controlled by another owner; vaultgate does not take it over'),
+      then: { kind: 'never' },
+    },
+  },
+  {
+    what: 'the target already is the rendered Secret: no write (finalizers only)',
+    o: fetched({ rendered: { matches: true } }),
+    plan: { decision: 'noop', steps: ['add-template-finalizers'], status: synced(), events: [], then: 'schedule' },
+  },
+  {
+    what: 'no target: created',
+    o: fetched({ target: undefined }),
+    plan: {
+      decision: 'create',
+      steps: [{ write: 'Owner', create: true }, 'add-template-finalizers'],
+      status: synced(),
+      events: [],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'our target, out of date: updated, no Event',
+    o: fetched(),
+    plan: {
+      decision: 'update',
+      steps: [{ write: 'Owner', create: false }, 'add-template-finalizers'],
+      status: synced(),
+      events: [],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'our target, edited by hand: repaired, with an Event',
+    o: fetched({ target: { ...OURS, valid: false, editedByHand: true } }),
+    plan: {
+      decision: 'update',
+      steps: [{ write: 'Owner', create: false }, 'add-template-finalizers'],
+      status: synced(),
+      events: [
+        {
+          type: 'Normal',
+          reason: 'Repaired',
+          note: 'Secret db was changed outside vaultgate; its data was restored from the provider',
+        },
+      ],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'a foreign target with the adopt annotation: adopted',
+    d: { adopt: true },
+    o: fetched({ target: FOREIGN }),
+    plan: {
+      decision: 'adopt',
+      steps: [{ write: 'Owner', create: false }, 'add-template-finalizers'],
+      status: synced(),
+      events: [],
+      then: 'schedule',
+    },
+  },
+  {
+    what: "Merge into someone else's Secret",
+    d: { creationPolicy: 'Merge' },
+    o: fetched({ target: FOREIGN }),
+    plan: {
+      decision: 'merge',
+      steps: [{ write: 'Merge', create: false }, 'add-template-finalizers'],
+      status: synced(),
+      events: [],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'CreateOrMerge without a target: created as Orphan',
+    d: { creationPolicy: 'CreateOrMerge' },
+    o: fetched({ target: undefined }),
+    plan: {
+      decision: 'create',
+      steps: [{ write: 'Orphan', create: true }, 'add-template-finalizers'],
+      status: synced(),
+      events: [],
+      then: 'schedule',
+    },
+  },
+  {
+    what: 'CreateOrMerge with a target: merged',
+    d: { creationPolicy: 'CreateOrMerge' },
+    o: fetched({ target: FOREIGN }),
+    plan: {
+      decision: 'merge',
+      steps: [{ write: 'Merge', create: false }, 'add-template-finalizers'],
+      status: synced(),
+      events: [],
+      then: 'schedule',
+    },
+  },
 ];
 
 for (const row of rows) {
@@ -87,19 +344,83 @@ for (const row of rows) {
   });
 }
 
-const conflict: ErrorOutcome = { reason: 'KubernetesConflict', message: 'the object has been modified', retry: { kind: 'backoff' } };
-const invalid: ErrorOutcome = { reason: 'KubernetesInvalid', message: 'Secret "db" is invalid: data[a b]: Invalid value', retry: { kind: 'backoff' } };
-const stepRows: Array<{ what: string; d?: Partial<EsDesired>; step: Parameters<typeof planStepFailure>[1]; exists: boolean; f: Parameters<typeof planStepFailure>[3]; plan: EsPlan }> = [
-  { what: 'a create answered AlreadyExists: someone else created it, left untouched', step: { write: 'Owner', create: true }, exists: false, f: { failed: conflict, notFound: false, alreadyExists: true },
-    plan: { decision: 'write-failed', ...failed('SecretNotOwned', 'Secret team-a/db was created by someone else while this ExternalSecret was creating it; it is left untouched'), then: { kind: 'after', ms: 30_000 } } },
-  { what: 'a Merge target gone while writing: SecretMissing', d: { creationPolicy: 'Merge' }, step: { write: 'Merge', create: false }, exists: true, f: { failed: conflict, notFound: true, alreadyExists: false },
-    plan: { decision: 'write-failed', ...failed('SecretMissing', 'target Secret db disappeared'), then: { kind: 'after', ms: 30_000 } } },
-  { what: "any other write failure (the apiserver's Invalid): ESO's reason SecretSyncedError, the message says what, retried after the Merge delay", step: { write: 'Owner', create: false }, exists: true, f: { failed: invalid, notFound: false, alreadyExists: false },
-    plan: { decision: 'write-failed', ...failed('SecretSyncedError', 'cannot write Secret db: Secret "db" is invalid: data[a b]: Invalid value'), then: { kind: 'after', ms: 30_000 } } },
-  { what: 'adding finalizers failed: as a write', step: 'add-template-finalizers', exists: true, f: { failed: conflict, notFound: false, alreadyExists: false },
-    plan: { decision: 'write-failed', ...failed('SecretSyncedError', 'cannot write Secret db: the object has been modified'), then: { kind: 'after', ms: 30_000 } } },
-  { what: 'deleting the target failed: as a failed read', step: 'delete-secret', exists: true, f: { failed: conflict, notFound: false, alreadyExists: false },
-    plan: { decision: 'failed', ...failed('SecretSyncedError', 'the object has been modified'), then: { kind: 'backoff' } } },
+const conflict: ErrorOutcome = {
+  reason: 'KubernetesConflict',
+  message: 'the object has been modified',
+  retry: { kind: 'backoff' },
+};
+const invalid: ErrorOutcome = {
+  reason: 'KubernetesInvalid',
+  message: 'Secret "db" is invalid: data[a b]: Invalid value',
+  retry: { kind: 'backoff' },
+};
+const stepRows: Array<{
+  what: string;
+  d?: Partial<EsDesired>;
+  step: Parameters<typeof planStepFailure>[1];
+  exists: boolean;
+  f: Parameters<typeof planStepFailure>[3];
+  plan: EsPlan;
+}> = [
+  {
+    what: 'a create answered AlreadyExists: someone else created it, left untouched',
+    step: { write: 'Owner', create: true },
+    exists: false,
+    f: { failed: conflict, notFound: false, alreadyExists: true },
+    plan: {
+      decision: 'write-failed',
+      ...failed(
+        'SecretNotOwned',
+        'Secret team-a/db was created by someone else while this ExternalSecret was creating it; it is left untouched',
+      ),
+      then: { kind: 'after', ms: 30_000 },
+    },
+  },
+  {
+    what: 'a Merge target gone while writing: SecretMissing',
+    d: { creationPolicy: 'Merge' },
+    step: { write: 'Merge', create: false },
+    exists: true,
+    f: { failed: conflict, notFound: true, alreadyExists: false },
+    plan: {
+      decision: 'write-failed',
+      ...failed('SecretMissing', 'target Secret db disappeared'),
+      then: { kind: 'after', ms: 30_000 },
+    },
+  },
+  {
+    what: "any other write failure (the apiserver's Invalid): ESO's reason SecretSyncedError, the message says what, retried after the Merge delay",
+    step: { write: 'Owner', create: false },
+    exists: true,
+    f: { failed: invalid, notFound: false, alreadyExists: false },
+    plan: {
+      decision: 'write-failed',
+      ...failed('SecretSyncedError', 'cannot write Secret db: Secret "db" is invalid: data[a b]: Invalid value'),
+      then: { kind: 'after', ms: 30_000 },
+    },
+  },
+  {
+    what: 'adding finalizers failed: as a write',
+    step: 'add-template-finalizers',
+    exists: true,
+    f: { failed: conflict, notFound: false, alreadyExists: false },
+    plan: {
+      decision: 'write-failed',
+      ...failed('SecretSyncedError', 'cannot write Secret db: the object has been modified'),
+      then: { kind: 'after', ms: 30_000 },
+    },
+  },
+  {
+    what: 'deleting the target failed: as a failed read',
+    step: 'delete-secret',
+    exists: true,
+    f: { failed: conflict, notFound: false, alreadyExists: false },
+    plan: {
+      decision: 'failed',
+      ...failed('SecretSyncedError', 'the object has been modified'),
+      then: { kind: 'backoff' },
+    },
+  },
 ];
 
 for (const row of stepRows) {

@@ -11,7 +11,14 @@ import { Writable } from 'node:stream';
 import { Cache, type Store } from '../../../kube/cache.ts';
 import { KubeApiError } from '../../../kube/errors.ts';
 import type { EventInput, EventRecorder } from '../../../kube/events.ts';
-import type { ApplyOptions, DeleteOptions, IssuedToken, PatchType, TokenRequestOptions, WriteOptions } from '../../../kube/kube-client.ts';
+import type {
+  ApplyOptions,
+  DeleteOptions,
+  IssuedToken,
+  PatchType,
+  TokenRequestOptions,
+  WriteOptions,
+} from '../../../kube/kube-client.ts';
 import { objectKey, type KubeObject } from '../../../kube/objects.ts';
 import type { ReconcileContext, Reconciler, Result } from '../../../kube/reconciler.ts';
 import { resourceId, type ResourceRef } from '../../../kube/resources.ts';
@@ -57,12 +64,16 @@ export class FakeKube extends FakeKubeClient {
     this.caches.set(id, cache);
     const reg = this.store.resource(res.group, res.version, res.plural);
     if (!reg) throw new Error(`fake: ${id} is not registered`);
-    this.store.watch(reg, {}, {
-      send: (ev) => {
-        if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.upsert(ev.object);
-        else if (ev.type === 'DELETED') cache.remove(objectKey(ev.object));
+    this.store.watch(
+      reg,
+      {},
+      {
+        send: (ev) => {
+          if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.upsert(ev.object);
+          else if (ev.type === 'DELETED') cache.remove(objectKey(ev.object));
+        },
       },
-    });
+    );
     return cache;
   }
 
@@ -77,10 +88,22 @@ export class FakeKube extends FakeKubeClient {
     delete body.metadata.uid;
     delete body.metadata.generation;
     let stored = cur
-      ? this.store.update(reg, ns, obj.metadata.name, { ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } }, { fieldManager: USER })
+      ? this.store.update(
+          reg,
+          ns,
+          obj.metadata.name,
+          { ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } },
+          { fieldManager: USER },
+        )
       : this.store.create(reg, ns, body, { fieldManager: USER });
     if (obj.status !== undefined && reg.statusSubresource) {
-      stored = this.store.update(reg, ns, obj.metadata.name, { ...stored, status: structuredClone(obj.status) }, { fieldManager: USER, subresource: 'status' });
+      stored = this.store.update(
+        reg,
+        ns,
+        obj.metadata.name,
+        { ...stored, status: structuredClone(obj.status) },
+        { fieldManager: USER, subresource: 'status' },
+      );
     }
     return structuredClone(stored) as T;
   }
@@ -103,11 +126,28 @@ export class FakeKube extends FakeKubeClient {
   }
 
   context(opts: { controller?: string } = {}): ReconcileContext {
-    const log = createLogger({ level: 'debug', destination: new Writable({ write: (chunk: Buffer, _e, cb) => { this.logLines.push(chunk.toString()); cb(); } }) });
-    const events: EventRecorder = { record: (obj, ev) => { this.events.push({ ...ev, object: objectKey(obj) }); } };
+    const log = createLogger({
+      level: 'debug',
+      destination: new Writable({
+        write: (chunk: Buffer, _e, cb) => {
+          this.logLines.push(chunk.toString());
+          cb();
+        },
+      }),
+    });
+    const events: EventRecorder = {
+      record: (obj, ev) => {
+        this.events.push({ ...ev, object: objectKey(obj) });
+      },
+    };
     return {
-      controller: opts.controller ?? 'test', client: this, cache: <T extends KubeObject>(res: ResourceRef) => this.cacheOf(res) as unknown as Store<T>,
-      events, log, signal: new AbortController().signal, retries: 0,
+      controller: opts.controller ?? 'test',
+      client: this,
+      cache: <T extends KubeObject>(res: ResourceRef) => this.cacheOf(res) as unknown as Store<T>,
+      events,
+      log,
+      signal: new AbortController().signal,
+      retries: 0,
     };
   }
 
@@ -127,25 +167,43 @@ export class FakeKube extends FakeKubeClient {
     return out;
   }
 
-  override async patch<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace: string | undefined, patch: unknown, type: PatchType, opts?: WriteOptions): Promise<T> {
+  override async patch<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: PatchType,
+    opts?: WriteOptions,
+  ): Promise<T> {
     const out = await super.patch<T>(res, name, namespace, patch, type, opts);
     this.writes.push(`patch ${res.plural} ${namespace ? `${namespace}/${name}` : name}`);
     return out;
   }
 
   /** Logged as `status` (the /status subresource), `create` (an apply that created the object) or `apply`. */
-  override async apply<T extends KubeObject = KubeObject>(res: ResourceRef, obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
+  override async apply<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    obj: KubeObject,
+    opts: ApplyOptions = {},
+  ): Promise<T> {
     if (opts.subresource === 'status' && this.statusConflicts > 0) {
       this.statusConflicts--;
       throw new KubeApiError(409, 'Conflict', 'Apply failed with 1 conflict');
     }
     const existed = opts.subresource === 'status' || this.getObj(res, objectKey(obj)) !== undefined;
     const out = await super.apply<T>(res, obj, opts);
-    this.writes.push(`${opts.subresource === 'status' ? 'status' : existed ? 'apply' : 'create'} ${res.plural} ${objectKey(out)}`);
+    this.writes.push(
+      `${opts.subresource === 'status' ? 'status' : existed ? 'apply' : 'create'} ${res.plural} ${objectKey(out)}`,
+    );
     return out;
   }
 
-  override async delete<T extends KubeObject = KubeObject>(res: ResourceRef, name: string, namespace?: string, opts?: DeleteOptions): Promise<T | undefined> {
+  override async delete<T extends KubeObject = KubeObject>(
+    res: ResourceRef,
+    name: string,
+    namespace?: string,
+    opts?: DeleteOptions,
+  ): Promise<T | undefined> {
     const key = namespace ? `${namespace}/${name}` : name;
     const existed = this.getObj(res, key) !== undefined;
     const out = await super.delete<T>(res, name, namespace, opts);
@@ -153,7 +211,11 @@ export class FakeKube extends FakeKubeClient {
     return out;
   }
 
-  override async createToken(namespace: string, serviceAccount: string, opts?: TokenRequestOptions): Promise<IssuedToken> {
+  override async createToken(
+    namespace: string,
+    serviceAccount: string,
+    opts?: TokenRequestOptions,
+  ): Promise<IssuedToken> {
     this.tokenRequests.push(`${namespace}/${serviceAccount}`);
     this.tokenAudiences.push([...(opts?.audiences ?? [])]);
     if (!this.tokenFor) return super.createToken(namespace, serviceAccount, opts);
@@ -166,6 +228,20 @@ export class FakeKube extends FakeKubeClient {
   }
 }
 
-export function readyOf(obj: KubeObject | undefined): { status?: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
-  return (obj?.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string; observedGeneration?: number }> } | undefined)?.conditions?.find((c) => c.type === 'Ready');
+export function readyOf(
+  obj: KubeObject | undefined,
+): { status?: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
+  return (
+    obj?.status as
+      | {
+          conditions?: Array<{
+            type: string;
+            status: string;
+            reason: string;
+            message: string;
+            observedGeneration?: number;
+          }>;
+        }
+      | undefined
+  )?.conditions?.find((c) => c.type === 'Ready');
 }

@@ -7,7 +7,13 @@ import { desiredRole, roleMatches, roleDifferences } from '../../../policy/role.
 const owner = { namespace: 'team-a', name: 'reader', uid: 'uid-1' };
 const rules: PolicyRule[] = [
   { path: 'secret/data/team-a/*', capabilities: ['read', 'list'] },
-  { path: 'secret/data/team-a/app', capabilities: ['create', 'update'], allowedParameters: { ttl: ['1h', 2, true], '*': [] }, requiredParameters: ['ttl'], maxWrappingTTL: '1h' },
+  {
+    path: 'secret/data/team-a/app',
+    capabilities: ['create', 'update'],
+    allowedParameters: { ttl: ['1h', 2, true], '*': [] },
+    requiredParameters: ['ttl'],
+    maxWrappingTTL: '1h',
+  },
 ];
 
 void describe('policy rendering and ownership', () => {
@@ -18,7 +24,12 @@ void describe('policy rendering and ownership', () => {
     assert.match(text, /allowed_parameters = \{\n {4}"\*" = \[\]\n {4}"ttl" = \["1h", 2, true\]\n {2}\}/);
     assert.match(text, /required_parameters = \["ttl"\]/);
     assert.match(text, /max_wrapping_ttl = "1h"/);
-    assert.deepEqual(readOwnership(text), { managedBy: 'vaultgate', namespace: 'team-a', name: 'reader', uid: 'uid-1' });
+    assert.deepEqual(readOwnership(text), {
+      managedBy: 'vaultgate',
+      namespace: 'team-a',
+      name: 'reader',
+      uid: 'uid-1',
+    });
   });
 
   void test('strings cannot break out of their quotes', () => {
@@ -32,12 +43,18 @@ void describe('policy rendering and ownership', () => {
     assert.equal(ownershipOf(text, { ...owner, uid: 'uid-2' }), 'owned-previous');
     assert.equal(ownershipOf(text, { ...owner, name: 'other' }), 'foreign');
     assert.equal(ownershipOf('path "secret/*" { capabilities = ["read"] }', owner), 'foreign');
-    assert.equal(ownershipOf('# managed-by: someone-else\n# namespace: team-a\n# name: reader\npath "x" {}', owner), 'foreign');
+    assert.equal(
+      ownershipOf('# managed-by: someone-else\n# namespace: team-a\n# name: reader\npath "x" {}', owner),
+      'foreign',
+    );
   });
 
   void test('equivalence ignores layout and comments but not meaning', () => {
     const text = renderPolicy(rules, owner);
-    const reformatted = text.replace(/\n {2}/g, '\n\t').replace(/ = /g, '=').replace(/\n\n/g, '\n# a comment\n');
+    const reformatted = text
+      .replace(/\n {2}/g, '\n\t')
+      .replace(/ = /g, '=')
+      .replace(/\n\n/g, '\n# a comment\n');
     assert.equal(policiesEquivalent(text, reformatted), true);
     assert.equal(policiesEquivalent(text, text.replace('"list"', '"delete"')), false);
     assert.equal(policiesEquivalent(text, text.replace('team-a/*', 'team-a/+')), false);
@@ -47,13 +64,22 @@ void describe('policy rendering and ownership', () => {
 });
 
 void describe('kubernetes-auth role desired state', () => {
-  const spec = { serviceAccounts: ['app', 'app', 'worker'], policies: ['reader'], tokenTTL: '1h30m', audience: 'vault' };
+  const spec = {
+    serviceAccounts: ['app', 'app', 'worker'],
+    policies: ['reader'],
+    tokenTTL: '1h30m',
+    audience: 'vault',
+  };
   void test('derives the body from the spec with TTLs in seconds', () => {
     const r = desiredRole('team-a', spec, ['vaultgate.team-a.reader']);
     assert.equal(r.mount, 'kubernetes');
     assert.deepEqual(r.body, {
-      bound_service_account_names: ['app', 'worker'], bound_service_account_namespaces: ['team-a'],
-      token_policies: ['vaultgate.team-a.reader'], token_ttl: 5400, token_max_ttl: 86400, audience: 'vault',
+      bound_service_account_names: ['app', 'worker'],
+      bound_service_account_namespaces: ['team-a'],
+      token_policies: ['vaultgate.team-a.reader'],
+      token_ttl: 5400,
+      token_max_ttl: 86400,
+      audience: 'vault',
     });
     assert.equal(desiredRole('team-a', { ...spec, authMount: '/auth/k8s-east/' }, []).mount, 'k8s-east');
   });
@@ -61,12 +87,22 @@ void describe('kubernetes-auth role desired state', () => {
   void test('compares only the fields we set, as Vault returns them', () => {
     const r = desiredRole('team-a', spec, ['vaultgate.team-a.reader']);
     const fromVault = {
-      bound_service_account_names: ['worker', 'app'], bound_service_account_namespaces: ['team-a'], token_policies: ['vaultgate.team-a.reader'],
-      policies: ['vaultgate.team-a.reader'], token_ttl: 5400, token_max_ttl: 86400, audience: 'vault', alias_name_source: 'serviceaccount_uid', token_bound_cidrs: [],
+      bound_service_account_names: ['worker', 'app'],
+      bound_service_account_namespaces: ['team-a'],
+      token_policies: ['vaultgate.team-a.reader'],
+      policies: ['vaultgate.team-a.reader'],
+      token_ttl: 5400,
+      token_max_ttl: 86400,
+      audience: 'vault',
+      alias_name_source: 'serviceaccount_uid',
+      token_bound_cidrs: [],
     };
     assert.equal(roleMatches(r.body, fromVault), true);
     assert.equal(roleMatches(r.body, { ...fromVault, token_ttl: 60 }), false);
-    assert.deepEqual(roleDifferences(r.body, { ...fromVault, token_ttl: 60, bound_service_account_namespaces: ['*'] }), ['bound_service_account_namespaces', 'token_ttl']);
+    assert.deepEqual(
+      roleDifferences(r.body, { ...fromVault, token_ttl: 60, bound_service_account_namespaces: ['*'] }),
+      ['bound_service_account_namespaces', 'token_ttl'],
+    );
     const noAudience = desiredRole('team-a', { ...spec, audience: undefined }, ['vaultgate.team-a.reader']);
     assert.equal(roleMatches(noAudience.body, { ...fromVault, audience: '' }), true);
     assert.equal(roleMatches(noAudience.body, fromVault), false);

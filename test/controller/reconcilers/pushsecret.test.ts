@@ -23,9 +23,23 @@ void before(async () => {
   v = await startVault();
   const sys = createSysApi(root());
   // Vault would let this identity write anywhere under secret/ and kv1/: what keeps it in team-a is vaultgate's guardrail check.
-  await sys.writePolicy('pusher', 'path "secret/*" { capabilities = ["create", "read", "update", "delete", "list"] }\npath "kv1/*" { capabilities = ["create", "read", "update", "delete", "list"] }\n');
-  await sys.writeKubernetesRole('kubernetes', 'pusher', { bound_service_account_names: ['pusher'], bound_service_account_namespaces: ['team-a'], token_policies: ['pusher'], audience: 'vault', token_ttl: 3600 });
-  await root().request({ operation: 't', method: 'POST', path: 'sys/mounts/kv1', body: { type: 'kv', options: { version: '1' } } });
+  await sys.writePolicy(
+    'pusher',
+    'path "secret/*" { capabilities = ["create", "read", "update", "delete", "list"] }\npath "kv1/*" { capabilities = ["create", "read", "update", "delete", "list"] }\n',
+  );
+  await sys.writeKubernetesRole('kubernetes', 'pusher', {
+    bound_service_account_names: ['pusher'],
+    bound_service_account_namespaces: ['team-a'],
+    token_policies: ['pusher'],
+    audience: 'vault',
+    token_ttl: 3600,
+  });
+  await root().request({
+    operation: 't',
+    method: 'POST',
+    path: 'sys/mounts/kv1',
+    body: { type: 'kv', options: { version: '1' } },
+  });
 });
 void after(() => stopVault(v));
 
@@ -35,40 +49,99 @@ const kv2 = () => createKvApi(root(), { mount: 'secret', version: 2 });
 function world(storeExtra: Record<string, unknown> = {}): { kube: FakeKube; run: (name: string) => Promise<unknown> } {
   const kube = new FakeKube();
   kube.tokenFor = (ns, sa, opts) => v.sim.jwtFor(ns, sa, { audiences: opts?.audiences });
-  kube.put(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } } });
-  for (const [name, path, version] of [['vault', 'secret', 'v2'], ['legacy', 'kv1', 'v1']] as const) {
+  kube.put(NAMESPACES, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } },
+  });
+  for (const [name, path, version] of [
+    ['vault', 'secret', 'v2'],
+    ['legacy', 'kv1', 'v1'],
+  ] as const) {
     kube.put(SECRET_STORES, {
-      apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', metadata: { name, namespace: 'team-a', labels: { tier: name } },
-      spec: { provider: { vault: { server: v.sim.addr, path, version, auth: { kubernetes: { mountPath: 'kubernetes', role: 'pusher', serviceAccountRef: { name: 'pusher' } } }, ...storeExtra } } },
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'SecretStore',
+      metadata: { name, namespace: 'team-a', labels: { tier: name } },
+      spec: {
+        provider: {
+          vault: {
+            server: v.sim.addr,
+            path,
+            version,
+            auth: { kubernetes: { mountPath: 'kubernetes', role: 'pusher', serviceAccountRef: { name: 'pusher' } } },
+            ...storeExtra,
+          },
+        },
+      },
     });
   }
-  kube.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'src', namespace: 'team-a' }, data: { user: b64('app'), password: b64('pw-PUSHED-1'), 'db_U002e_host': b64('db.internal') } });
-  const connector = new StoreConnector({ client: kube, tokens: new TokenCache({ revokeOnEvict: false }), timeoutMs: 2000 });
+  kube.put(SECRETS, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'src', namespace: 'team-a' },
+    data: { user: b64('app'), password: b64('pw-PUSHED-1'), db_U002e_host: b64('db.internal') },
+  });
+  const connector = new StoreConnector({
+    client: kube,
+    tokens: new TokenCache({ revokeOnEvict: false }),
+    timeoutMs: 2000,
+  });
   const r = createPushSecretReconciler({ connector, controllerClass: '', namePrefix: 'vaultgate' });
   return { kube, run: (name) => kube.reconcile(r, `team-a/${name}`) };
 }
 
 const ps = (name: string, spec: Record<string, unknown>): KubeObject => ({
-  apiVersion: 'external-secrets.io/v1alpha1', kind: 'PushSecret', metadata: { name, namespace: 'team-a' },
-  spec: { refreshInterval: '1h', secretStoreRefs: [{ name: 'vault', kind: 'SecretStore' }], selector: { secret: { name: 'src' } }, ...spec },
+  apiVersion: 'external-secrets.io/v1alpha1',
+  kind: 'PushSecret',
+  metadata: { name, namespace: 'team-a' },
+  spec: {
+    refreshInterval: '1h',
+    secretStoreRefs: [{ name: 'vault', kind: 'SecretStore' }],
+    selector: { secret: { name: 'src' } },
+    ...spec,
+  },
 });
-const ready = (kube: FakeKube, name: string) => ((kube.getObj(PUSH_SECRETS, `team-a/${name}`)?.status as { conditions?: Array<{ status: string; reason: string; message: string }> } | undefined)?.conditions ?? [])[0];
-const statusOf = (kube: FakeKube, name: string) => kube.getObj(PUSH_SECRETS, `team-a/${name}`)?.status as { syncedPushSecrets?: Record<string, Record<string, unknown>> } | undefined;
+const ready = (kube: FakeKube, name: string) =>
+  ((
+    kube.getObj(PUSH_SECRETS, `team-a/${name}`)?.status as
+      { conditions?: Array<{ status: string; reason: string; message: string }> } | undefined
+  )?.conditions ?? [])[0];
+const statusOf = (kube: FakeKube, name: string) =>
+  kube.getObj(PUSH_SECRETS, `team-a/${name}`)?.status as
+    { syncedPushSecrets?: Record<string, Record<string, unknown>> } | undefined;
 
 void describe('PushSecret → Vault', () => {
   void test('a key into a property and the whole Secret into one remote secret, marked as ESO marks them and naming this PushSecret', async () => {
     const w = world();
-    w.kube.put(PUSH_SECRETS, ps('app', { data: [
-      { match: { secretKey: 'password', remoteRef: { remoteKey: 'team-a/app/db', property: 'password' } } },
-      { match: { remoteRef: { remoteKey: 'team-a/app/all' } } },
-    ] }));
+    w.kube.put(
+      PUSH_SECRETS,
+      ps('app', {
+        data: [
+          { match: { secretKey: 'password', remoteRef: { remoteKey: 'team-a/app/db', property: 'password' } } },
+          { match: { remoteRef: { remoteKey: 'team-a/app/all' } } },
+        ],
+      }),
+    );
     await w.run('app');
     assert.equal(ready(w.kube, 'app')?.reason, 'Synced', JSON.stringify(ready(w.kube, 'app')));
     assert.deepEqual((await kv2().read('team-a/app/db'))?.data, { password: 'pw-PUSHED-1' });
-    assert.deepEqual((await kv2().read('team-a/app/all'))?.data, { 'db_U002e_host': 'db.internal', password: 'pw-PUSHED-1', user: 'app' });
-    assert.deepEqual((await kv2().readMetadata('team-a/app/db'))?.customMetadata, { 'managed-by': 'external-secrets', 'vaultgate.io/pushed-by': 'team-a/app' });
-    assert.deepEqual(Object.keys(statusOf(w.kube, 'app')?.syncedPushSecrets?.['SecretStore/vault'] ?? {}).sort(), ['team-a/app/all', 'team-a/app/db/password']);
-    assert.doesNotMatch(JSON.stringify(w.kube.getObj(PUSH_SECRETS, 'team-a/app')) + JSON.stringify(w.kube.events), /pw-PUSHED-1|db\.internal/);
+    assert.deepEqual((await kv2().read('team-a/app/all'))?.data, {
+      db_U002e_host: 'db.internal',
+      password: 'pw-PUSHED-1',
+      user: 'app',
+    });
+    assert.deepEqual((await kv2().readMetadata('team-a/app/db'))?.customMetadata, {
+      'managed-by': 'external-secrets',
+      'vaultgate.io/pushed-by': 'team-a/app',
+    });
+    assert.deepEqual(Object.keys(statusOf(w.kube, 'app')?.syncedPushSecrets?.['SecretStore/vault'] ?? {}).sort(), [
+      'team-a/app/all',
+      'team-a/app/db/password',
+    ]);
+    assert.doesNotMatch(
+      JSON.stringify(w.kube.getObj(PUSH_SECRETS, 'team-a/app')) + JSON.stringify(w.kube.events),
+      /pw-PUSHED-1|db\.internal/,
+    );
     // Not due again (refreshInterval 1h): nothing written.
     const version = (await kv2().readMetadata('team-a/app/db'))?.currentVersion;
     await w.run('app');
@@ -78,7 +151,14 @@ void describe('PushSecret → Vault', () => {
   void test('a remote secret nobody pushed is never overwritten (ESO: "secret not managed by external-secrets")', async () => {
     await kv2().write('team-a/app/theirs', { password: 'hands-off' });
     const w = world();
-    w.kube.put(PUSH_SECRETS, ps('intruder', { data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'team-a/app/theirs', property: 'password' } } }] }));
+    w.kube.put(
+      PUSH_SECRETS,
+      ps('intruder', {
+        data: [
+          { match: { secretKey: 'password', remoteRef: { remoteKey: 'team-a/app/theirs', property: 'password' } } },
+        ],
+      }),
+    );
     await w.run('intruder');
     assert.equal(ready(w.kube, 'intruder')?.reason, 'Errored');
     assert.match(ready(w.kube, 'intruder')?.message ?? '', /secret not managed by external-secrets/);
@@ -87,33 +167,71 @@ void describe('PushSecret → Vault', () => {
 
   void test('updatePolicy IfNotExists leaves an existing value; Replace overwrites one it manages', async () => {
     const w = world();
-    w.kube.put(PUSH_SECRETS, ps('once', { updatePolicy: 'IfNotExists', data: [{ match: { secretKey: 'user', remoteRef: { remoteKey: 'team-a/app/once', property: 'user' } } }] }));
+    w.kube.put(
+      PUSH_SECRETS,
+      ps('once', {
+        updatePolicy: 'IfNotExists',
+        data: [{ match: { secretKey: 'user', remoteRef: { remoteKey: 'team-a/app/once', property: 'user' } } }],
+      }),
+    );
     await w.run('once');
-    w.kube.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'src', namespace: 'team-a' }, data: { user: b64('changed'), password: b64('pw-PUSHED-1') } });
-    w.kube.put(PUSH_SECRETS, { ...ps('once', { updatePolicy: 'IfNotExists', data: [{ match: { secretKey: 'user', remoteRef: { remoteKey: 'team-a/app/once', property: 'user' } } }] }), metadata: { name: 'once', namespace: 'team-a', labels: { bump: '1' } } });
+    w.kube.put(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'src', namespace: 'team-a' },
+      data: { user: b64('changed'), password: b64('pw-PUSHED-1') },
+    });
+    w.kube.put(PUSH_SECRETS, {
+      ...ps('once', {
+        updatePolicy: 'IfNotExists',
+        data: [{ match: { secretKey: 'user', remoteRef: { remoteKey: 'team-a/app/once', property: 'user' } } }],
+      }),
+      metadata: { name: 'once', namespace: 'team-a', labels: { bump: '1' } },
+    });
     await w.run('once');
     assert.deepEqual((await kv2().read('team-a/app/once'))?.data, { user: 'app' });
     assert.match(ready(w.kube, 'once')?.message ?? '', /Existing secrets in providers unchanged/);
   });
 
-  void test('the namespace\'s guardrails decide where it may write: outside team-a\'s subtree is refused before Vault is asked', async () => {
+  void test("the namespace's guardrails decide where it may write: outside team-a's subtree is refused before Vault is asked", async () => {
     const w = world();
-    w.kube.put(PUSH_SECRETS, ps('escape', { data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'team-b/stolen', property: 'p' } } }] }));
+    w.kube.put(
+      PUSH_SECRETS,
+      ps('escape', {
+        data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'team-b/stolen', property: 'p' } } }],
+      }),
+    );
     await w.run('escape');
     assert.equal(ready(w.kube, 'escape')?.reason, 'Errored');
-    assert.match(ready(w.kube, 'escape')?.message ?? '', /pushing to secret\/data\/team-b\/stolen is not allowed in namespace team-a: .*rule guardrail\.allowed-path/);
+    assert.match(
+      ready(w.kube, 'escape')?.message ?? '',
+      /pushing to secret\/data\/team-b\/stolen is not allowed in namespace team-a: .*rule guardrail\.allowed-path/,
+    );
     assert.equal(await kv2().read('team-b/stolen'), undefined);
   });
 
   void test('KV v2 check-and-set when the store requires it: a key that demands CAS is written', async () => {
     await kv2().write('team-a/app/cas', { k: 'v' });
-    await kv2().writeMetadata('team-a/app/cas', { casRequired: true, customMetadata: { 'managed-by': 'external-secrets' } });
+    await kv2().writeMetadata('team-a/app/cas', {
+      casRequired: true,
+      customMetadata: { 'managed-by': 'external-secrets' },
+    });
     const plain = world();
-    plain.kube.put(PUSH_SECRETS, ps('cas', { data: [{ match: { secretKey: 'user', remoteRef: { remoteKey: 'team-a/app/cas', property: 'user' } } }] }));
+    plain.kube.put(
+      PUSH_SECRETS,
+      ps('cas', {
+        data: [{ match: { secretKey: 'user', remoteRef: { remoteKey: 'team-a/app/cas', property: 'user' } } }],
+      }),
+    );
     await plain.run('cas');
     assert.equal(ready(plain.kube, 'cas')?.reason, 'Errored', 'without check-and-set Vault refuses the write');
     const w = world({ checkAndSet: { required: true } });
-    w.kube.put(PUSH_SECRETS, ps('cas', { data: [{ match: { secretKey: 'user', remoteRef: { remoteKey: 'team-a/app/cas', property: 'user' } } }] }));
+    w.kube.put(
+      PUSH_SECRETS,
+      ps('cas', {
+        data: [{ match: { secretKey: 'user', remoteRef: { remoteKey: 'team-a/app/cas', property: 'user' } } }],
+      }),
+    );
     await w.run('cas');
     assert.equal(ready(w.kube, 'cas')?.reason, 'Synced', JSON.stringify(ready(w.kube, 'cas')));
     assert.deepEqual((await kv2().read('team-a/app/cas'))?.data, { k: 'v', user: 'app' });
@@ -121,16 +239,29 @@ void describe('PushSecret → Vault', () => {
 
   void test('deletionPolicy Delete: a finalizer; what it stops pushing and, when it goes, what it pushed is deleted, but never what another PushSecret pushed', async () => {
     const w = world();
-    const spec = (keys: string[]) => ({ deletionPolicy: 'Delete', data: keys.map((k) => ({ match: { secretKey: 'user', remoteRef: { remoteKey: `team-a/del/${k}` } } })) });
-    w.kube.put(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'src', namespace: 'team-a' }, data: { user: b64('{"u":"x"}') } });
+    const spec = (keys: string[]) => ({
+      deletionPolicy: 'Delete',
+      data: keys.map((k) => ({ match: { secretKey: 'user', remoteRef: { remoteKey: `team-a/del/${k}` } } })),
+    });
+    w.kube.put(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'src', namespace: 'team-a' },
+      data: { user: b64('{"u":"x"}') },
+    });
     w.kube.put(PUSH_SECRETS, ps('del', spec(['a', 'b', 'c'])));
     await w.run('del');
     await w.run('del');
     assert.ok((w.kube.getObj(PUSH_SECRETS, 'team-a/del')?.metadata.finalizers ?? []).includes(PUSH_FINALIZER));
     assert.equal(ready(w.kube, 'del')?.reason, 'Synced', JSON.stringify(ready(w.kube, 'del')));
     // c is taken over by another PushSecret (it pushed last).
-    await kv2().writeMetadata('team-a/del/c', { customMetadata: { 'managed-by': 'external-secrets', 'vaultgate.io/pushed-by': 'team-a/other' } });
-    w.kube.put(PUSH_SECRETS, { ...ps('del', spec(['a'])), metadata: { ...w.kube.getObj(PUSH_SECRETS, 'team-a/del')!.metadata } });
+    await kv2().writeMetadata('team-a/del/c', {
+      customMetadata: { 'managed-by': 'external-secrets', 'vaultgate.io/pushed-by': 'team-a/other' },
+    });
+    w.kube.put(PUSH_SECRETS, {
+      ...ps('del', spec(['a'])),
+      metadata: { ...w.kube.getObj(PUSH_SECRETS, 'team-a/del')!.metadata },
+    });
     await w.run('del');
     assert.notEqual(await kv2().read('team-a/del/a'), undefined);
     assert.equal(await kv2().readMetadata('team-a/del/b'), undefined, 'b deleted, every version');
@@ -141,27 +272,61 @@ void describe('PushSecret → Vault', () => {
     assert.equal(w.kube.getObj(PUSH_SECRETS, 'team-a/del'), undefined, 'finalizer removed, object gone');
   });
 
-  void test('KV v1 (where a guardrail allows it) keeps the markers in the data (ESO\'s layout); dataTo per key and as one bundle', async () => {
+  void test("KV v1 (where a guardrail allows it) keeps the markers in the data (ESO's layout); dataTo per key and as one bundle", async () => {
     const w = world();
     // kv1/ is outside every namespace's subtree of secret/: a cluster admin's enforce guardrail opens team-a's part of it.
     w.kube.put(VAULT_GUARDRAILS, {
-      apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name: 'legacy-kv' },
-      spec: { mode: 'enforce', relaxFloor: ['namespace-subtree'], allowedPaths: ['secret/data/{{namespace}}/*', 'secret/metadata/{{namespace}}/*', 'kv1/{{namespace}}/*'] },
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultGuardrail',
+      metadata: { name: 'legacy-kv' },
+      spec: {
+        mode: 'enforce',
+        relaxFloor: ['namespace-subtree'],
+        allowedPaths: ['secret/data/{{namespace}}/*', 'secret/metadata/{{namespace}}/*', 'kv1/{{namespace}}/*'],
+      },
     });
-    w.kube.put(PUSH_SECRETS, ps('to', {
-      secretStoreRefs: [{ name: 'vault' }, { name: 'legacy' }],
-      dataTo: [
-        { storeRef: { name: 'vault' }, match: { regexp: '^(user|db)' }, conversionStrategy: 'ReverseUnicode', rewrite: [{ regexp: { source: '^(.*)$', target: 'team-a/keys/$1' } }] },
-        { storeRef: { labelSelector: { matchLabels: { tier: 'legacy' } } }, remoteKey: 'team-a/bundle' },
-      ],
-    }));
+    w.kube.put(
+      PUSH_SECRETS,
+      ps('to', {
+        secretStoreRefs: [{ name: 'vault' }, { name: 'legacy' }],
+        dataTo: [
+          {
+            storeRef: { name: 'vault' },
+            match: { regexp: '^(user|db)' },
+            conversionStrategy: 'ReverseUnicode',
+            rewrite: [{ regexp: { source: '^(.*)$', target: 'team-a/keys/$1' } }],
+          },
+          { storeRef: { labelSelector: { matchLabels: { tier: 'legacy' } } }, remoteKey: 'team-a/bundle' },
+        ],
+      }),
+    );
     await w.run('to');
-    assert.equal(ready(w.kube, 'to')?.reason, 'Errored', 'a per-key push needs a JSON object value (the Vault provider) ');
+    assert.equal(
+      ready(w.kube, 'to')?.reason,
+      'Errored',
+      'a per-key push needs a JSON object value (the Vault provider) ',
+    );
     // With a JSON bundle only: the legacy store.
-    w.kube.put(PUSH_SECRETS, ps('to', { secretStoreRefs: [{ name: 'legacy' }], dataTo: [{ storeRef: { labelSelector: { matchLabels: { tier: 'legacy' } } }, remoteKey: 'team-a/bundle', match: { regexp: '^(user|password)$' } }] }));
+    w.kube.put(
+      PUSH_SECRETS,
+      ps('to', {
+        secretStoreRefs: [{ name: 'legacy' }],
+        dataTo: [
+          {
+            storeRef: { labelSelector: { matchLabels: { tier: 'legacy' } } },
+            remoteKey: 'team-a/bundle',
+            match: { regexp: '^(user|password)$' },
+          },
+        ],
+      }),
+    );
     await w.run('to');
     assert.equal(ready(w.kube, 'to')?.reason, 'Synced', JSON.stringify(ready(w.kube, 'to')));
     const kv1 = createKvApi(root(), { mount: 'kv1', version: 1 });
-    assert.deepEqual((await kv1.read('team-a/bundle'))?.data, { password: 'pw-PUSHED-1', user: 'app', custom_metadata: { 'managed-by': 'external-secrets', 'vaultgate.io/pushed-by': 'team-a/to' } });
+    assert.deepEqual((await kv1.read('team-a/bundle'))?.data, {
+      password: 'pw-PUSHED-1',
+      user: 'app',
+      custom_metadata: { 'managed-by': 'external-secrets', 'vaultgate.io/pushed-by': 'team-a/to' },
+    });
   });
 });

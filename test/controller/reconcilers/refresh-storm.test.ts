@@ -14,7 +14,12 @@ describe('forced refresh storm (simulators)', () => {
       const from = sim.kube.calls.length;
       sim.vault.resetCounts();
       sim.forceSyncBurst('2026-12-02T19:00:00Z', sim.keys);
-      await until(() => sim.keys.every((k) => sim.syncedVersion(k) !== before.get(k)) && sim.idle(), 'every ExternalSecret refreshed', 120_000, 50);
+      await until(
+        () => sim.keys.every((k) => sim.syncedVersion(k) !== before.get(k)) && sim.idle(),
+        'every ExternalSecret refreshed',
+        120_000,
+        50,
+      );
       assert.deepEqual(sim.writesSince(from), { 'externalsecrets/status': 1000 }, 'status writes only');
       assert.equal(sim.vault.count('read', 'secret/data/'), 100, 'the forced refresh read Vault again: once per path');
       assert.equal(sim.secretPassword(`${nsName(3)}/es-42`), passwordOf(nsName(3), 2));
@@ -29,7 +34,12 @@ describe('forced refresh storm (simulators)', () => {
       const before = new Map(sim.keys.map((k) => [k, sim.syncedVersion(k)]));
       const refreshed = (): number => sim.keys.filter((k) => sim.syncedVersion(k) !== before.get(k)).length;
       sim.forceSyncBurst('storm', sim.keys);
-      await until(() => sim.app.manager.status().controllers.some((c) => c.name === 'externalsecret' && c.queued > 1500), 'the refreshes queued', 30_000, 1);
+      await until(
+        () => sim.app.manager.status().controllers.some((c) => c.name === 'externalsecret' && c.queued > 1500),
+        'the refreshes queued',
+        30_000,
+        1,
+      );
       const newKey = `${nsName(0)}/created-during-storm`;
       await sim.createExternalSecret(nsName(0), 'created-during-storm', 7);
       const atCreate = refreshed();
@@ -38,7 +48,10 @@ describe('forced refresh storm (simulators)', () => {
       assert.equal(sim.secretPassword(newKey), passwordOf(nsName(0), 7));
       // The refreshes in flight when it was created finish, and the other 3 workers go on with the
       // refreshes while the new one reads Vault; the 1,500 and more still waiting come after it.
-      assert.ok(atSecret - atCreate < 50, `${atSecret - atCreate} refreshes ran between the new ExternalSecret's CREATE and its Secret (${atCreate} before it)`);
+      assert.ok(
+        atSecret - atCreate < 50,
+        `${atSecret - atCreate} refreshes ran between the new ExternalSecret's CREATE and its Secret (${atCreate} before it)`,
+      );
       await until(() => refreshed() === sim.keys.length && sim.idle(), 'every refresh', 300_000, 50);
     } finally {
       await sim.stop();

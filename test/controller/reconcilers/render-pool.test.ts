@@ -11,8 +11,15 @@ import { NamespaceKeyBudgets } from '../../../golang/sprig/password.ts';
 
 const SLACK_MS = 600; // the round trip and a loaded CI machine's timer slip
 const dataOf = (extra: Record<string, string | Buffer> = {}): Map<string, Buffer> =>
-  new Map(Object.entries({ password: CANARY, ...extra }).map(([k, v]) => [k, typeof v === 'string' ? Buffer.from(v, 'utf8') : v]));
-const targetOf = (tpl: string): { template: { data: Record<string, string> } } => ({ template: { data: { out: tpl } } });
+  new Map(
+    Object.entries({ password: CANARY, ...extra }).map(([k, v]) => [
+      k,
+      typeof v === 'string' ? Buffer.from(v, 'utf8') : v,
+    ]),
+  );
+const targetOf = (tpl: string): { template: { data: Record<string, string> } } => ({
+  template: { data: { out: tpl } },
+});
 
 /** One long call (see the corpus): neither the budgets nor the engine's own deadline stop it; the pool kills the worker. */
 const SLOW = HOSTILE_TEMPLATES.find((h) => h.name.startsWith('uniq of 200,000'))!.template;
@@ -68,9 +75,15 @@ void describe('render pool', () => {
       last = now;
     }, 10);
     try {
-      const hostile = pool.desiredSecret('tenant-hostile', targetOf(SLOW), slowData()).then(() => 'rendered', (e: Error) => e.message);
+      const hostile = pool.desiredSecret('tenant-hostile', targetOf(SLOW), slowData()).then(
+        () => 'rendered',
+        (e: Error) => e.message,
+      );
       // A second hostile render of the same namespace waits for the first: it cannot take the other worker.
-      const hostile2 = pool.desiredSecret('tenant-hostile', targetOf(SLOW), slowData()).then(() => 'rendered', (e: Error) => e.message);
+      const hostile2 = pool.desiredSecret('tenant-hostile', targetOf(SLOW), slowData()).then(
+        () => 'rendered',
+        (e: Error) => e.message,
+      );
       await new Promise((r) => setTimeout(r, 100));
       const times: number[] = [];
       for (let i = 0; i < 5; i++) {
@@ -79,7 +92,10 @@ void describe('render pool', () => {
         times.push(performance.now() - t0);
         assert.equal(d.data.get('out')?.toString(), Buffer.from(CANARY).toString('base64'));
       }
-      assert.ok(Math.max(...times) < 300, `the other namespace's renders took ${times.map((t) => t.toFixed(1)).join(', ')} ms`);
+      assert.ok(
+        Math.max(...times) < 300,
+        `the other namespace's renders took ${times.map((t) => t.toFixed(1)).join(', ')} ms`,
+      );
       assert.match(await hostile, /exceeded 2s/);
       assert.match(await hostile2, /exceeded 2s/);
     } finally {
@@ -105,13 +121,21 @@ void describe('render pool', () => {
     const small = new RenderPool({ size: 1, deadlineMs: 1000, budgets });
     try {
       await small.ready();
-      const many = '{{ range $i := until 100 }}{{ derivePassword 1 "long" $.password (printf "u-%d" $i) "example.com" }}{{ end }}';
-      await assert.rejects(small.desiredSecret('tenant-greedy', targetOf(many), dataOf()), /template rendering exceeded 1s/);
+      const many =
+        '{{ range $i := until 100 }}{{ derivePassword 1 "long" $.password (printf "u-%d" $i) "example.com" }}{{ end }}';
+      await assert.rejects(
+        small.desiredSecret('tenant-greedy', targetOf(many), dataOf()),
+        /template rendering exceeded 1s/,
+      );
       const left = budgets.remaining('tenant-greedy');
       assert.ok(left < 50, 'the keys derived before the deadline are charged');
       assert.equal(budgets.remaining('tenant-modest'), 50);
       await small.ready();
-      const d = await small.desiredSecret('tenant-modest', targetOf('{{ derivePassword 1 "long" .password "me" "example.com" }}'), dataOf());
+      const d = await small.desiredSecret(
+        'tenant-modest',
+        targetOf('{{ derivePassword 1 "long" .password "me" "example.com" }}'),
+        dataOf(),
+      );
       assert.equal(d.data.get('out')?.length, 14, 'another namespace derives from its own budget');
       assert.equal(budgets.remaining('tenant-greedy'), left);
     } finally {
@@ -123,10 +147,16 @@ void describe('render pool', () => {
     const broken = new RenderPool({ size: 1, heapMb: 2 }); // too small a heap to load the engine
     try {
       const t0 = performance.now();
-      await assert.rejects(broken.desiredSecret('ns', targetOf('{{ "x" }}'), dataOf()), /^.*spec\.target\.template: the template renderer could not start$/);
+      await assert.rejects(
+        broken.desiredSecret('ns', targetOf('{{ "x" }}'), dataOf()),
+        /^.*spec\.target\.template: the template renderer could not start$/,
+      );
       assert.ok(performance.now() - t0 < 5000);
       await new Promise((r) => setTimeout(r, 1500));
-      assert.ok(broken.stats.heapLimits + broken.stats.crashes <= 3, `restarted ${broken.stats.replaced} times in 1.5 s`);
+      assert.ok(
+        broken.stats.heapLimits + broken.stats.crashes <= 3,
+        `restarted ${broken.stats.replaced} times in 1.5 s`,
+      );
     } finally {
       await broken.close();
     }

@@ -16,27 +16,59 @@ function* strings(v: unknown, key?: string): Generator<{ key?: string; value?: s
   else if (v && typeof v === 'object') for (const [k, e] of Object.entries(v)) yield* strings(e, k);
 }
 
-const forms = (value: string): string[] => [value, Buffer.from(value).toString('base64'), Buffer.from(value).toString('hex')];
+const forms = (value: string): string[] => [
+  value,
+  Buffer.from(value).toString('base64'),
+  Buffer.from(value).toString('hex'),
+];
 
 describe('the controller caches no Secret value', () => {
   test('after the sync and after a hand edit is repaired: no value in any form, no managedFields, in any cache', async () => {
     const sim = await startEsoSim({ namespaces: 2, perNamespace: 3, paths: 2 });
     try {
       const values = [0, 1].flatMap((n) => [0, 1].map((p) => passwordOf(nsName(n), p)));
-      assert.equal(sim.secretPassword(`${nsName(1)}/es-1`), passwordOf(nsName(1), 1), 'the Secrets hold the values (else this test proves nothing)');
+      assert.equal(
+        sim.secretPassword(`${nsName(1)}/es-1`),
+        passwordOf(nsName(1), 1),
+        'the Secrets hold the values (else this test proves nothing)',
+      );
       // A hand edit: the controller must still see the data no longer matches its hash, and repair it.
       const key = `${nsName(0)}/es-0`;
-      await sim.admin.patch(SECRETS, 'es-0', nsName(0), { data: { password: Buffer.from('edited-by-hand').toString('base64') } }, 'merge');
-      await until(() => sim.secretPassword(key) === passwordOf(nsName(0), 0) && sim.idle(), 'the hand edit repaired', 30_000, 20);
+      await sim.admin.patch(
+        SECRETS,
+        'es-0',
+        nsName(0),
+        { data: { password: Buffer.from('edited-by-hand').toString('base64') } },
+        'merge',
+      );
+      await until(
+        () => sim.secretPassword(key) === passwordOf(nsName(0), 0) && sim.idle(),
+        'the hand edit repaired',
+        30_000,
+        20,
+      );
 
-      const refs: ResourceRef[] = [SECRETS, CONFIGMAPS, NAMESPACES, EXTERNAL_SECRETS, SECRET_STORES, CLUSTER_SECRET_STORES];
+      const refs: ResourceRef[] = [
+        SECRETS,
+        CONFIGMAPS,
+        NAMESPACES,
+        EXTERNAL_SECRETS,
+        SECRET_STORES,
+        CLUSTER_SECRET_STORES,
+      ];
       const cached: KubeObject[] = refs.flatMap((r) => sim.app.manager.cache(r).list());
       assert.ok(sim.app.manager.cache(SECRETS).size >= 6, 'the target Secrets are cached');
       for (const obj of cached) {
         const found = [...strings(obj)];
-        assert.ok(!found.some((x) => x.key === 'managedFields'), `no managedFields: ${obj.kind ?? ''} ${obj.metadata.name}`);
+        assert.ok(
+          !found.some((x) => x.key === 'managedFields'),
+          `no managedFields: ${obj.kind ?? ''} ${obj.metadata.name}`,
+        );
         for (const v of [...values, 'edited-by-hand']) {
-          assert.ok(!found.some((x) => x.value !== undefined && forms(v).some((f) => x.value!.includes(f))), `no form of a value in ${obj.kind ?? ''} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`);
+          assert.ok(
+            !found.some((x) => x.value !== undefined && forms(v).some((f) => x.value!.includes(f))),
+            `no form of a value in ${obj.kind ?? ''} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`,
+          );
         }
       }
     } finally {

@@ -11,7 +11,10 @@ const data = { user: 'admin', password: 's3cr3t', 'db-host': 'db.local', json: '
 
 void describe('ESO template v2 engine (Go text/template subset)', () => {
   void test('fields, literals and text', () => {
-    assert.equal(renderTemplate('postgres://{{ .user }}:{{ .password }}@{{ index . "db-host" }}/app', data), 'postgres://admin:s3cr3t@db.local/app');
+    assert.equal(
+      renderTemplate('postgres://{{ .user }}:{{ .password }}@{{ index . "db-host" }}/app', data),
+      'postgres://admin:s3cr3t@db.local/app',
+    );
     assert.equal(renderTemplate('{{ "a\\tb" }}|{{ `raw\\n` }}|{{ 42 }}|{{ true }}', data), 'a\tb|raw\\n|42|true');
   });
 
@@ -28,7 +31,10 @@ void describe('ESO template v2 engine (Go text/template subset)', () => {
     assert.throws(() => renderTemplate('{{ .nope }}', data), /map has no entry for key "nope"/);
     assert.equal(renderTemplate('{{ index . "nope" }}', data), ''); // map[string]string's zero value, as in ESO
     // Sprig's get takes map[string]interface{}: ESO's data (map[string]string) is refused, as in ESO.
-    assert.throws(() => renderTemplate('{{ get . "nope" }}', data), /wrong type for value; expected map\[string\]interface \{\}; got map\[string\]string/);
+    assert.throws(
+      () => renderTemplate('{{ get . "nope" }}', data),
+      /wrong type for value; expected map\[string\]interface \{\}; got map\[string\]string/,
+    );
     assert.equal(renderTemplate('{{ get (dict "a" 1) "nope" | default "fallback" }}', data), 'fallback');
   });
 
@@ -43,8 +49,17 @@ void describe('ESO template v2 engine (Go text/template subset)', () => {
     assert.equal(renderTemplate('{{ with .user }}[{{ . }}]{{ else }}none{{ end }}', data), '[admin]');
     assert.equal(renderTemplate('{{ with .empty }}x{{ else }}none{{ end }}', data), 'none');
     assert.equal(renderTemplate('{{ range $k, $v := dict "b" 2 "a" 1 }}{{ $k }}={{ $v }};{{ end }}', data), 'a=1;b=2;');
-    assert.equal(renderTemplate('{{ range $i, $e := splitList "," "x,y,z" }}{{ if eq $i 1 }}{{ continue }}{{ end }}{{ $e }}{{ end }}', data), 'xz');
-    assert.equal(renderTemplate('{{ range list 1 2 3 }}{{ if eq . 2 }}{{ break }}{{ end }}{{ . }}{{ end }}', data), '1');
+    assert.equal(
+      renderTemplate(
+        '{{ range $i, $e := splitList "," "x,y,z" }}{{ if eq $i 1 }}{{ continue }}{{ end }}{{ $e }}{{ end }}',
+        data,
+      ),
+      'xz',
+    );
+    assert.equal(
+      renderTemplate('{{ range list 1 2 3 }}{{ if eq . 2 }}{{ break }}{{ end }}{{ . }}{{ end }}', data),
+      '1',
+    );
     assert.equal(renderTemplate('{{ range list }}x{{ else }}empty{{ end }}', data), 'empty');
     assert.equal(renderTemplate('{{ $x := 1 }}{{ if true }}{{ $x = 2 }}{{ end }}{{ $x }}', data), '2');
     assert.equal(renderTemplate('{{ range . }}{{ $.user }}{{ break }}{{ end }}', data), 'admin');
@@ -65,10 +80,19 @@ void describe('ESO template v2 engine (Go text/template subset)', () => {
 
   void test('Sprig string functions', () => {
     assert.equal(renderTemplate('{{ "hello world" | title }}', data), 'Hello World');
-    assert.equal(renderTemplate('{{ trimPrefix "db." "db.local" }}|{{ replace "." "_" "a.b.c" }}|{{ "abc" | trunc 2 }}|{{ substr 1 3 "abcd" }}', data), 'local|a_b_c|ab|bc');
+    assert.equal(
+      renderTemplate(
+        '{{ trimPrefix "db." "db.local" }}|{{ replace "." "_" "a.b.c" }}|{{ "abc" | trunc 2 }}|{{ substr 1 3 "abcd" }}',
+        data,
+      ),
+      'local|a_b_c|ab|bc',
+    );
     assert.equal(renderTemplate('{{ "a\\nb" | indent 2 }}', data), '  a\n  b');
     assert.equal(renderTemplate('{{ .user | quote }}', data), '"admin"');
-    assert.equal(renderTemplate('{{ regexReplaceAll "(?P<first>[a-z])([a-z]*)" "ab cd" "${2}$first" }}', data), 'ba dc');
+    assert.equal(
+      renderTemplate('{{ regexReplaceAll "(?P<first>[a-z])([a-z]*)" "ab cd" "${2}$first" }}', data),
+      'ba dc',
+    );
     assert.equal(renderTemplate('{{ "!!!" | b64dec }}', data), 'illegal base64 data at input byte 0');
   });
 
@@ -79,13 +103,27 @@ void describe('ESO template v2 engine (Go text/template subset)', () => {
     assert.equal(renderTemplate('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" .user }}', data), '[admin]');
     assert.throws(() => renderTemplate('{{ .user "arg" }}', data), /user is not a method but has arguments/); // Go's words for a map field given arguments
     assert.deepEqual(templateProblems('{{ .x | env | upper }}'), ['line 1: function "env" not defined']);
-    assert.throws(() => renderDefault('{{ now }}', data), /function "now" is not supported by vaultgate: its output changes on every render/);
+    assert.throws(
+      () => renderDefault('{{ now }}', data),
+      /function "now" is not supported by vaultgate: its output changes on every render/,
+    );
     assert.deepEqual(templateProblems('{{ .x | upper }}'), []);
   });
 
   void test('the default function map is exactly what admission allows, and every one of them is implemented', () => {
-    for (const f of SUPPORTED_TEMPLATE_FUNCTIONS) assert.ok(TEMPLATE_FUNCTIONS.has(f) || f === 'and' || f === 'or', `admission allows ${f} but the engine lacks it`);
-    assert.deepEqual(templateProblems(SUPPORTED_TEMPLATE_FUNCTIONS.filter((f) => f !== 'and' && f !== 'or').map((f) => `{{ if false }}{{ ${f} }}{{ end }}`).join('')), []);
+    for (const f of SUPPORTED_TEMPLATE_FUNCTIONS)
+      assert.ok(
+        TEMPLATE_FUNCTIONS.has(f) || f === 'and' || f === 'or',
+        `admission allows ${f} but the engine lacks it`,
+      );
+    assert.deepEqual(
+      templateProblems(
+        SUPPORTED_TEMPLATE_FUNCTIONS.filter((f) => f !== 'and' && f !== 'or')
+          .map((f) => `{{ if false }}{{ ${f} }}{{ end }}`)
+          .join(''),
+      ),
+      [],
+    );
   });
 
   void test('runaway output is capped', () => {

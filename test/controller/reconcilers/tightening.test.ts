@@ -12,8 +12,16 @@ import { NAMESPACES } from '../../../kube/resources.ts';
 import { VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
 import type { VaultWriteInput } from '../../../trail/events.ts';
-import { createVaultPolicyReconciler, OWNED_CONDITION as POLICY_OWNED } from '../../../controller/reconcilers/vaultpolicy.ts';
-import { createVaultRoleBindingReconciler, OWNED_CONDITION as ROLE_OWNED, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';
+import {
+  createVaultPolicyReconciler,
+  OWNED_CONDITION as POLICY_OWNED,
+} from '../../../controller/reconcilers/vaultpolicy.ts';
+import {
+  createVaultRoleBindingReconciler,
+  OWNED_CONDITION as ROLE_OWNED,
+  POLICY_INDEX,
+  policyIndex,
+} from '../../../controller/reconcilers/vaultrolebinding.ts';
 import { FakeKube, readyOf } from './harness.ts';
 
 let sim: VaultSim;
@@ -35,28 +43,55 @@ void after(async () => {
 });
 
 const NS = 'team-t';
-const guardrail = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name }, spec });
-const namespace = (labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels } });
-/** The cluster admin's relaxation for namespaces labelled vaultgate.io/tier=trusted: the shared KV tree too. */
-const sharedTree = (extra: Record<string, unknown> = {}) => guardrail('trusted', {
-  namespaceSelector: { matchLabels: { 'vaultgate.io/tier': 'trusted' } }, mode: 'enforce', relaxFloor: ['namespace-subtree'],
-  allowedPaths: ['secret/data/{{namespace}}/*', 'secret/data/shared/*'], ...extra,
+const guardrail = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultGuardrail',
+  metadata: { name },
+  spec,
 });
+const namespace = (labels: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name: NS, labels },
+});
+/** The cluster admin's relaxation for namespaces labelled vaultgate.io/tier=trusted: the shared KV tree too. */
+const sharedTree = (extra: Record<string, unknown> = {}) =>
+  guardrail('trusted', {
+    namespaceSelector: { matchLabels: { 'vaultgate.io/tier': 'trusted' } },
+    mode: 'enforce',
+    relaxFloor: ['namespace-subtree'],
+    allowedPaths: ['secret/data/{{namespace}}/*', 'secret/data/shared/*'],
+    ...extra,
+  });
 const policy = (name: string, path: string, annotations?: Record<string, string>) => ({
-  apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultPolicy',
+  metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
   spec: { rules: [{ path, capabilities: ['read'] }] },
 });
 const binding = (name: string, extra: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
-  apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
-  spec: { serviceAccounts: ['app'], policies: ['absent'], audience: 'vault', tokenTTL: '1h', tokenMaxTTL: '4h', ...extra },
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultRoleBinding',
+  metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
+  spec: {
+    serviceAccounts: ['app'],
+    policies: ['absent'],
+    audience: 'vault',
+    tokenTTL: '1h',
+    tokenMaxTTL: '4h',
+    ...extra,
+  },
 });
 const conditionOf = (o: KubeObject | undefined, type: string) =>
-  (o?.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } | undefined)?.conditions?.find((c) => c.type === type);
+  (
+    o?.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } | undefined
+  )?.conditions?.find((c) => c.type === type);
 
 void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
   let kube: FakeKube;
   let writes: VaultWriteInput[];
-  const reconciler = () => createVaultPolicyReconciler({ sys, namePrefix: 'vaultgate', onVaultWrite: (w) => writes.push(w) });
+  const reconciler = () =>
+    createVaultPolicyReconciler({ sys, namePrefix: 'vaultgate', onVaultWrite: (w) => writes.push(w) });
   void beforeEach(() => {
     kube = new FakeKube();
     writes = [];
@@ -72,7 +107,7 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     assert.equal(readyOf(kube.getObj(VAULT_POLICIES, `${NS}/shared`))?.status, 'True');
     assert.ok(await sys.readPolicy(`vaultgate.${NS}.shared`));
 
-    kube.put(NAMESPACES, namespace({}));   // the label that picked the relaxing guardrail is gone
+    kube.put(NAMESPACES, namespace({})); // the label that picked the relaxing guardrail is gone
     const res = await kube.reconcile(r, `${NS}/shared`);
     assert.equal(await sys.readPolicy(`vaultgate.${NS}.shared`), undefined, 'access taken back in Vault');
     assert.ok(res.requeueAfterMs && res.requeueAfterMs > 0, 'drift re-check keeps running');
@@ -80,8 +115,14 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     const ready = readyOf(obj);
     assert.equal(ready?.status, 'False');
     assert.equal(ready?.reason, 'GuardrailViolation');
-    assert.match(ready?.message ?? '', /^the Vault policy vaultgate\.team-t\.shared was removed because the spec is refused: spec\.rules\[0\]\.path: "secret\/data\/shared\/\*" is forbidden by the built-in guardrail defaults: .* \(rule guardrail\.allowed-path\)\. Nothing from this VaultPolicy is in force in Vault/);
-    assert.deepEqual([conditionOf(obj, POLICY_OWNED)?.status, conditionOf(obj, POLICY_OWNED)?.reason], ['False', 'Revoked']);
+    assert.match(
+      ready?.message ?? '',
+      /^the Vault policy vaultgate\.team-t\.shared was removed because the spec is refused: spec\.rules\[0\]\.path: "secret\/data\/shared\/\*" is forbidden by the built-in guardrail defaults: .* \(rule guardrail\.allowed-path\)\. Nothing from this VaultPolicy is in force in Vault/,
+    );
+    assert.deepEqual(
+      [conditionOf(obj, POLICY_OWNED)?.status, conditionOf(obj, POLICY_OWNED)?.reason],
+      ['False', 'Revoked'],
+    );
     assert.ok(kube.events.some((e) => e.reason === 'AccessRevoked' && e.type === 'Warning'));
     assert.deepEqual(writes.map((w) => [w.action, w.vaultName]).slice(-1), [['delete', 'vaultgate.team-t.shared']]);
 
@@ -97,7 +138,11 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     assert.equal(readyOf(kube.getObj(VAULT_POLICIES, `${NS}/shared`))?.message, ready?.message);
 
     // Drift repair of a refused object: our policy written back out of band is removed again.
-    await sys.writePolicy(`vaultgate.${NS}.shared`, (writes.find((w) => w.action === 'create') as { content?: string } | undefined)?.content ?? '# managed-by: vaultgate\n');
+    await sys.writePolicy(
+      `vaultgate.${NS}.shared`,
+      (writes.find((w) => w.action === 'create') as { content?: string } | undefined)?.content ??
+        '# managed-by: vaultgate\n',
+    );
     assert.ok(await sys.readPolicy(`vaultgate.${NS}.shared`));
     await kube.reconcile(r, `${NS}/shared`);
     assert.equal(await sys.readPolicy(`vaultgate.${NS}.shared`), undefined, 'removed again on the re-check');
@@ -119,7 +164,10 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     kube.put(VAULT_GUARDRAILS, guardrail('no-read', { mode: 'enforce', forbiddenCapabilities: ['read'] }));
     await kube.reconcile(r, `${NS}/own`);
     assert.equal(await sys.readPolicy(`vaultgate.${NS}.own`), undefined);
-    assert.match(readyOf(kube.getObj(VAULT_POLICIES, `${NS}/own`))?.message ?? '', /was removed because the spec is refused: .*"read" is forbidden by guardrail "no-read" \(rule guardrail\.forbidden-capability\)/);
+    assert.match(
+      readyOf(kube.getObj(VAULT_POLICIES, `${NS}/own`))?.message ?? '',
+      /was removed because the spec is refused: .*"read" is forbidden by guardrail "no-read" \(rule guardrail\.forbidden-capability\)/,
+    );
   });
 
   void test('a Vault policy vaultgate did not write is never removed, even when the spec is refused', async () => {
@@ -131,7 +179,10 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     const res = await kube.reconcile(r, `${NS}/other`);
     assert.equal(await sys.readPolicy(`vaultgate.${NS}.other`), foreign);
     assert.ok(res.requeueAfterMs);
-    assert.match(readyOf(kube.getObj(VAULT_POLICIES, `${NS}/other`))?.message ?? '', /exists but was not written by vaultgate for this object; it is left untouched/);
+    assert.match(
+      readyOf(kube.getObj(VAULT_POLICIES, `${NS}/other`))?.message ?? '',
+      /exists but was not written by vaultgate for this object; it is left untouched/,
+    );
   });
 
   void test('Vault unavailable while taking back: the status says the old policy may still be in force, and it retries', async () => {
@@ -141,7 +192,10 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     kube.put(NAMESPACES, namespace({}));
     const clear = sim.inject({ path: 'sys/policies/acl/*', status: 503, errors: ['Vault is sealed'] });
     await assert.rejects(kube.reconcile(r, `${NS}/retry`));
-    assert.match(readyOf(kube.getObj(VAULT_POLICIES, `${NS}/retry`))?.message ?? '', /may still be in force: cannot remove it yet/);
+    assert.match(
+      readyOf(kube.getObj(VAULT_POLICIES, `${NS}/retry`))?.message ?? '',
+      /may still be in force: cannot remove it yet/,
+    );
     clear();
     await kube.reconcile(r, `${NS}/retry`);
     assert.equal(await sys.readPolicy(`vaultgate.${NS}.retry`), undefined);
@@ -169,8 +223,14 @@ void describe('VaultRoleBinding: a refused spec takes its Vault role back', () =
     assert.ok(res.requeueAfterMs && res.requeueAfterMs > 0);
     const obj = kube.getObj(VAULT_ROLE_BINDINGS, `${NS}/b`);
     assert.equal(readyOf(obj)?.reason, 'GuardrailViolation');
-    assert.match(readyOf(obj)?.message ?? '', /^the Vault role vaultgate\.team-t\.b was removed because the spec is refused: spec\.tokenMaxTTL: tokenMaxTTL "4h" is forbidden by guardrail "ttl": it exceeds maxTokenTTL "2h" \(rule guardrail\.max-token-ttl\)/);
-    assert.deepEqual([conditionOf(obj, ROLE_OWNED)?.status, conditionOf(obj, ROLE_OWNED)?.reason], ['False', 'Revoked']);
+    assert.match(
+      readyOf(obj)?.message ?? '',
+      /^the Vault role vaultgate\.team-t\.b was removed because the spec is refused: spec\.tokenMaxTTL: tokenMaxTTL "4h" is forbidden by guardrail "ttl": it exceeds maxTokenTTL "2h" \(rule guardrail\.max-token-ttl\)/,
+    );
+    assert.deepEqual(
+      [conditionOf(obj, ROLE_OWNED)?.status, conditionOf(obj, ROLE_OWNED)?.reason],
+      ['False', 'Revoked'],
+    );
     assert.ok(kube.events.some((e) => e.reason === 'AccessRevoked'));
 
     kube.takeWrites();
@@ -187,16 +247,22 @@ void describe('VaultRoleBinding: a refused spec takes its Vault role back', () =
 
   void test('a role vaultgate does not own is left in place when the binding is refused', async () => {
     const r = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate' });
-    await sys.writeKubernetesRole('kubernetes', `vaultgate.${NS}.theirs`, { bound_service_account_names: ['x'], bound_service_account_namespaces: ['y'], token_policies: ['theirs'] });
+    await sys.writeKubernetesRole('kubernetes', `vaultgate.${NS}.theirs`, {
+      bound_service_account_names: ['x'],
+      bound_service_account_namespaces: ['y'],
+      token_policies: ['theirs'],
+    });
     kube.put(VAULT_GUARDRAILS, guardrail('ttl', { mode: 'enforce', maxTokenTTL: '2h' }));
     kube.put(VAULT_ROLE_BINDINGS, binding('theirs'));
     await kube.reconcile(r, `${NS}/theirs`);
-    assert.deepEqual((await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.theirs`))?.token_policies, ['theirs']);
+    assert.deepEqual((await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.theirs`))?.token_policies, [
+      'theirs',
+    ]);
     assert.match(readyOf(kube.getObj(VAULT_ROLE_BINDINGS, `${NS}/theirs`))?.message ?? '', /^not written to Vault: /);
   });
 });
 
-void describe('adoption needs the cluster admin\'s consent', () => {
+void describe("adoption needs the cluster admin's consent", () => {
   void test('annotation alone, or consent from a warn guardrail: NotOwned; an enforce guardrail with allowAdoption: adopted', async () => {
     const kube = new FakeKube();
     kube.cacheOf(VAULT_ROLE_BINDINGS).addIndex(POLICY_INDEX, policyIndex);
@@ -204,7 +270,11 @@ void describe('adoption needs the cluster admin\'s consent', () => {
     const vrb = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate' });
     const foreignPolicy = `path "secret/data/${NS}/*" { capabilities = ["read", "list"] }\n`;
     await sys.writePolicy(`vaultgate.${NS}.adoptme`, foreignPolicy);
-    await sys.writeKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`, { bound_service_account_names: ['*'], bound_service_account_namespaces: ['other'], token_policies: ['root-ish'] });
+    await sys.writeKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`, {
+      bound_service_account_names: ['*'],
+      bound_service_account_namespaces: ['other'],
+      token_policies: ['root-ish'],
+    });
     const adopt = { 'vaultgate.io/adopt': 'true' };
     kube.put(VAULT_POLICIES, policy('adoptme', `secret/data/${NS}/*`, adopt));
     kube.put(VAULT_ROLE_BINDINGS, binding('adoptme', {}, adopt));
@@ -214,17 +284,28 @@ void describe('adoption needs the cluster admin\'s consent', () => {
       await kube.reconcile(vp, `${NS}/adoptme`);
       await kube.reconcile(vrb, `${NS}/adoptme`);
       assert.equal(await sys.readPolicy(`vaultgate.${NS}.adoptme`), foreignPolicy);
-      assert.deepEqual((await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`))?.token_policies, ['root-ish']);
-      for (const o of [kube.getObj(VAULT_POLICIES, `${NS}/adoptme`), kube.getObj(VAULT_ROLE_BINDINGS, `${NS}/adoptme`)]) {
+      assert.deepEqual((await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`))?.token_policies, [
+        'root-ish',
+      ]);
+      for (const o of [
+        kube.getObj(VAULT_POLICIES, `${NS}/adoptme`),
+        kube.getObj(VAULT_ROLE_BINDINGS, `${NS}/adoptme`),
+      ]) {
         assert.equal(readyOf(o)?.reason, 'NotOwned');
-        assert.match(readyOf(o)?.message ?? '', /adoption also needs the cluster admin's consent: an enforce VaultGuardrail selecting namespace "team-t" with spec\.allowAdoption: true/);
+        assert.match(
+          readyOf(o)?.message ?? '',
+          /adoption also needs the cluster admin's consent: an enforce VaultGuardrail selecting namespace "team-t" with spec\.allowAdoption: true/,
+        );
       }
     }
     kube.put(VAULT_GUARDRAILS, guardrail('soft', { mode: 'enforce', allowAdoption: true }));
     await kube.reconcile(vp, `${NS}/adoptme`);
     await kube.reconcile(vrb, `${NS}/adoptme`);
     assert.match((await sys.readPolicy(`vaultgate.${NS}.adoptme`)) ?? '', /# managed-by: vaultgate/);
-    assert.deepEqual((await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`))?.bound_service_account_namespaces, [NS]);
+    assert.deepEqual(
+      (await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`))?.bound_service_account_namespaces,
+      [NS],
+    );
     assert.ok(kube.events.some((e) => e.reason === 'Adopted'));
   });
 });

@@ -7,7 +7,12 @@ import type { VaultClient, VaultRequest, VaultRequester, SysApi } from '../../..
 import { VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import { FINALIZER } from '../../../kube/finalizer.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
-import { createVaultRoleBindingReconciler, OWNED_CONDITION, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';
+import {
+  createVaultRoleBindingReconciler,
+  OWNED_CONDITION,
+  POLICY_INDEX,
+  policyIndex,
+} from '../../../controller/reconcilers/vaultrolebinding.ts';
 import { FakeKube, readyOf } from './harness.ts';
 
 let sim: VaultSim;
@@ -28,8 +33,15 @@ void after(async () => {
   await sim.stop();
 });
 
-const policy = (name: string, spec: Record<string, unknown> = { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] }, annotations?: Record<string, string>) => ({
-  apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name, namespace: 'team-a', ...(annotations ? { annotations } : {}) }, spec,
+const policy = (
+  name: string,
+  spec: Record<string, unknown> = { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
+  annotations?: Record<string, string>,
+) => ({
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind: 'VaultPolicy',
+  metadata: { name, namespace: 'team-a', ...(annotations ? { annotations } : {}) },
+  spec,
 });
 
 void describe('VaultPolicy reconciler', () => {
@@ -67,7 +79,10 @@ void describe('VaultPolicy reconciler', () => {
     const origApply = kube.apply.bind(kube);
     let failOnce = true;
     kube.apply = async (res, obj, opts) => {
-      if (opts?.subresource === 'status' && failOnce) { failOnce = false; throw new Error('process killed'); }
+      if (opts?.subresource === 'status' && failOnce) {
+        failOnce = false;
+        throw new Error('process killed');
+      }
       return origApply(res, obj, opts);
     };
     await assert.rejects(kube.reconcile(r, 'team-a/p2'));
@@ -111,7 +126,11 @@ void describe('VaultPolicy reconciler', () => {
     const hijacked = 'path "secret/data/*" { capabilities = ["read", "list"] }\n';
     await sys.writePolicy('vaultgate.team-a.p6', hijacked);
     await kube.reconcile(r, 'team-a/p6');
-    assert.equal(await sys.readPolicy('vaultgate.team-a.p6'), original, 'restored, not left wider as "someone else\'s"');
+    assert.equal(
+      await sys.readPolicy('vaultgate.team-a.p6'),
+      original,
+      'restored, not left wider as "someone else\'s"',
+    );
     assert.ok(kube.events.some((e) => e.reason === 'DriftRepaired' && e.object === 'team-a/p6'));
     assert.equal(readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p6'))?.status, 'True');
   });
@@ -132,9 +151,17 @@ void describe('VaultPolicy reconciler', () => {
     assert.equal(kube.getObj(VAULT_POLICIES, 'team-a/p5'), undefined, 'finalizer removed');
     kube.put(VAULT_POLICIES, policy('p5', undefined, { 'vaultgate.io/adopt': 'true' }));
     await kube.reconcile(r, 'team-a/p5');
-    assert.equal(await sys.readPolicy('vaultgate.team-a.p5'), foreign, 'the tenant\'s annotation alone adopts nothing');
-    assert.match(readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p5'))?.message ?? '', /adoption also needs the cluster admin's consent: an enforce VaultGuardrail selecting namespace "team-a" with spec\.allowAdoption: true/);
-    kube.put(VAULT_GUARDRAILS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name: 'adopt-ok' }, spec: { mode: 'enforce', allowAdoption: true } });
+    assert.equal(await sys.readPolicy('vaultgate.team-a.p5'), foreign, "the tenant's annotation alone adopts nothing");
+    assert.match(
+      readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p5'))?.message ?? '',
+      /adoption also needs the cluster admin's consent: an enforce VaultGuardrail selecting namespace "team-a" with spec\.allowAdoption: true/,
+    );
+    kube.put(VAULT_GUARDRAILS, {
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultGuardrail',
+      metadata: { name: 'adopt-ok' },
+      spec: { mode: 'enforce', allowAdoption: true },
+    });
     await kube.reconcile(r, 'team-a/p5');
     assert.match((await sys.readPolicy('vaultgate.team-a.p5'))!, /# managed-by: vaultgate/);
     assert.ok(kube.events.some((e) => e.reason === 'Adopted'));
@@ -166,9 +193,15 @@ void describe('VaultPolicy reconciler', () => {
 
   void test('raw policy text is parsed and re-rendered', async () => {
     const r = reconcile();
-    kube.put(VAULT_POLICIES, policy('p8', { policy: 'path "secret/data/team-a/app" {\n  capabilities = ["read"]\n}\n' }));
+    kube.put(
+      VAULT_POLICIES,
+      policy('p8', { policy: 'path "secret/data/team-a/app" {\n  capabilities = ["read"]\n}\n' }),
+    );
     await kube.reconcile(r, 'team-a/p8');
-    assert.match((await sys.readPolicy('vaultgate.team-a.p8'))!, /# managed-by: vaultgate[\s\S]*path "secret\/data\/team-a\/app"/);
+    assert.match(
+      (await sys.readPolicy('vaultgate.team-a.p8'))!,
+      /# managed-by: vaultgate[\s\S]*path "secret\/data\/team-a\/app"/,
+    );
   });
 });
 
@@ -179,8 +212,15 @@ void describe('VaultRoleBinding reconciler', () => {
     kube.cacheOf(VAULT_ROLE_BINDINGS).addIndex(POLICY_INDEX, policyIndex);
     sim.clearFaults();
   });
-  const binding = (name: string, policies: string[], extra: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
-    apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name, namespace: 'team-a', ...(annotations ? { annotations } : {}) },
+  const binding = (
+    name: string,
+    policies: string[],
+    extra: Record<string, unknown> = {},
+    annotations?: Record<string, string>,
+  ) => ({
+    apiVersion: 'vaultgate.io/v1alpha1',
+    kind: 'VaultRoleBinding',
+    metadata: { name, namespace: 'team-a', ...(annotations ? { annotations } : {}) },
     spec: { serviceAccounts: ['app'], policies, audience: 'vault', ...extra },
   });
 
@@ -212,24 +252,52 @@ void describe('VaultRoleBinding reconciler', () => {
 
   void test('a pre-existing role is NotOwned until adopted; drift on an owned role is repaired; deletion removes only owned roles', async () => {
     const vrb = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate' });
-    await sys.writeKubernetesRole('kubernetes', 'vaultgate.team-a.b2', { bound_service_account_names: ['*'], bound_service_account_namespaces: ['other'], token_policies: ['root-ish'] });
+    await sys.writeKubernetesRole('kubernetes', 'vaultgate.team-a.b2', {
+      bound_service_account_names: ['*'],
+      bound_service_account_namespaces: ['other'],
+      token_policies: ['root-ish'],
+    });
     kube.put(VAULT_ROLE_BINDINGS, binding('b2', ['absent']));
     await kube.reconcile(vrb, 'team-a/b2');
     assert.equal(readyOf(kube.getObj(VAULT_ROLE_BINDINGS, 'team-a/b2'))?.reason, 'NotOwned');
     assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.b2'))?.token_policies, ['root-ish']);
     kube.put(VAULT_ROLE_BINDINGS, binding('b2', ['absent'], {}, { 'vaultgate.io/adopt': 'true' }));
     await kube.reconcile(vrb, 'team-a/b2');
-    assert.equal(readyOf(kube.getObj(VAULT_ROLE_BINDINGS, 'team-a/b2'))?.reason, 'NotOwned', 'the annotation alone adopts nothing');
+    assert.equal(
+      readyOf(kube.getObj(VAULT_ROLE_BINDINGS, 'team-a/b2'))?.reason,
+      'NotOwned',
+      'the annotation alone adopts nothing',
+    );
     assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.b2'))?.token_policies, ['root-ish']);
-    kube.put(VAULT_GUARDRAILS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultGuardrail', metadata: { name: 'adopt-ok' }, spec: { mode: 'enforce', allowAdoption: true } });
+    kube.put(VAULT_GUARDRAILS, {
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultGuardrail',
+      metadata: { name: 'adopt-ok' },
+      spec: { mode: 'enforce', allowAdoption: true },
+    });
     await kube.reconcile(vrb, 'team-a/b2');
     const obj = kube.getObj(VAULT_ROLE_BINDINGS, 'team-a/b2');
-    const owned = (obj?.status as { conditions: Array<{ type: string; reason: string }> }).conditions.find((c) => c.type === OWNED_CONDITION);
+    const owned = (obj?.status as { conditions: Array<{ type: string; reason: string }> }).conditions.find(
+      (c) => c.type === OWNED_CONDITION,
+    );
     assert.equal(owned?.reason, 'Adopted');
-    assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.b2'))?.bound_service_account_namespaces, ['team-a']);
-    await sys.writeKubernetesRole('kubernetes', 'vaultgate.team-a.b2', { bound_service_account_names: ['app'], bound_service_account_namespaces: ['*'], token_policies: [], audience: 'vault', token_ttl: 3600, token_max_ttl: 86400 });
+    assert.deepEqual(
+      (await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.b2'))?.bound_service_account_namespaces,
+      ['team-a'],
+    );
+    await sys.writeKubernetesRole('kubernetes', 'vaultgate.team-a.b2', {
+      bound_service_account_names: ['app'],
+      bound_service_account_namespaces: ['*'],
+      token_policies: [],
+      audience: 'vault',
+      token_ttl: 3600,
+      token_max_ttl: 86400,
+    });
     await kube.reconcile(vrb, 'team-a/b2');
-    assert.deepEqual((await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.b2'))?.bound_service_account_namespaces, ['team-a']);
+    assert.deepEqual(
+      (await sys.readKubernetesRole('kubernetes', 'vaultgate.team-a.b2'))?.bound_service_account_namespaces,
+      ['team-a'],
+    );
     assert.ok(kube.events.some((e) => e.reason === 'DriftRepaired'));
     kube.remove(VAULT_ROLE_BINDINGS, 'team-a/b2');
     await kube.reconcile(vrb, 'team-a/b2');
@@ -239,7 +307,12 @@ void describe('VaultRoleBinding reconciler', () => {
   void test('the ownership claim survives a crash between claim and role write', async () => {
     const vrb = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate' });
     kube.put(VAULT_ROLE_BINDINGS, binding('b3', ['absent']));
-    const clear = sim.inject({ path: 'auth/kubernetes/role/vaultgate.team-a.b3', method: 'POST', status: 400, errors: ['injected'] });
+    const clear = sim.inject({
+      path: 'auth/kubernetes/role/vaultgate.team-a.b3',
+      method: 'POST',
+      status: 400,
+      errors: ['injected'],
+    });
     await assert.rejects(kube.reconcile(vrb, 'team-a/b3'));
     clear();
     // A fresh reconciler (process restart) trusts the claim stored in status.

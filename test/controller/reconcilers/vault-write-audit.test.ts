@@ -8,7 +8,11 @@ import { createSysApi } from '../../../vault/sys.ts';
 import type { VaultClient, VaultRequest, SysApi } from '../../../vault/types.ts';
 import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
-import { createVaultRoleBindingReconciler, POLICY_INDEX, policyIndex } from '../../../controller/reconcilers/vaultrolebinding.ts';
+import {
+  createVaultRoleBindingReconciler,
+  POLICY_INDEX,
+  policyIndex,
+} from '../../../controller/reconcilers/vaultrolebinding.ts';
 import { auditVaultWrite, type VaultWriteInput } from '../../../trail/events.ts';
 import { FakeKube } from './harness.ts';
 
@@ -20,7 +24,10 @@ void before(async () => {
   client = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
   sys = createSysApi({ request: <T>(req: VaultRequest) => client.request<T>({ ...req, token: sim.rootToken }) });
 });
-void after(async () => { client.close(); await sim.stop(); });
+void after(async () => {
+  client.close();
+  await sim.stop();
+});
 
 test('policy create, drift repair and delete, and a role write, each produce one audit record without content', async () => {
   const writes: VaultWriteInput[] = [];
@@ -29,9 +36,17 @@ test('policy create, drift repair and delete, and a role write, each produce one
   const policies = createVaultPolicyReconciler({ sys, namePrefix: 'vaultgate', onVaultWrite: (w) => writes.push(w) });
   const roles = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate', onVaultWrite: (w) => writes.push(w) });
 
-  kube.put(VAULT_POLICIES, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'app', namespace: 'team-a' }, spec: { rules: [{ path: 'secret/data/team-a/app/*', capabilities: ['read'] }] } });
+  kube.put(VAULT_POLICIES, {
+    apiVersion: 'vaultgate.io/v1alpha1',
+    kind: 'VaultPolicy',
+    metadata: { name: 'app', namespace: 'team-a' },
+    spec: { rules: [{ path: 'secret/data/team-a/app/*', capabilities: ['read'] }] },
+  });
   await kube.reconcile(policies, 'team-a/app');
-  assert.deepEqual(writes.map((w) => [w.action, w.object, w.vaultName]), [['create', 'policy', 'vaultgate.team-a.app']]);
+  assert.deepEqual(
+    writes.map((w) => [w.action, w.object, w.vaultName]),
+    [['create', 'policy', 'vaultgate.team-a.app']],
+  );
   assert.equal(writes[0]!.owner?.kind, 'VaultPolicy');
 
   // Someone widens the policy in Vault; the repair is recorded with what it takes back.
@@ -42,9 +57,17 @@ test('policy create, drift repair and delete, and a role write, each produce one
   assert.equal(repair.action, 'repair');
   assert.match(repair.change ?? '', /takes back \+delete on secret\/data\/team-a\/app\/\*/);
 
-  kube.put(VAULT_ROLE_BINDINGS, { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultRoleBinding', metadata: { name: 'app', namespace: 'team-a' }, spec: { serviceAccounts: ['app'], policies: ['app'] } });
+  kube.put(VAULT_ROLE_BINDINGS, {
+    apiVersion: 'vaultgate.io/v1alpha1',
+    kind: 'VaultRoleBinding',
+    metadata: { name: 'app', namespace: 'team-a' },
+    spec: { serviceAccounts: ['app'], policies: ['app'] },
+  });
   await kube.reconcile(roles, 'team-a/app');
-  assert.deepEqual(writes.slice(2).map((w) => [w.action, w.object, w.mount]), [['create', 'role', 'kubernetes']]);
+  assert.deepEqual(
+    writes.slice(2).map((w) => [w.action, w.object, w.mount]),
+    [['create', 'role', 'kubernetes']],
+  );
 
   kube.remove(VAULT_POLICIES, 'team-a/app');
   await kube.reconcile(policies, 'team-a/app');

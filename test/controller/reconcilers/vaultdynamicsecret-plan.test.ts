@@ -7,21 +7,56 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  MAX_PREVIOUS, planLifecycle, renewalTime, type LeasePolicy, type LeaseState, type LifecycleObservation, type LifecyclePlan, type PreviousLease,
+  MAX_PREVIOUS,
+  planLifecycle,
+  renewalTime,
+  type LeasePolicy,
+  type LeaseState,
+  type LifecycleObservation,
+  type LifecyclePlan,
+  type PreviousLease,
 } from '../../../controller/reconcilers/vaultdynamicsecret-plan.ts';
 
 const S = 1000;
 const M = 60 * S;
 const T0 = Date.parse('2026-12-03T08:00:00Z');
-const policy: LeasePolicy = { renewAtPercent: 67, jitterPercent: 10, minValidityMs: 2 * M, onDelete: true, previous: 'AfterRollout', graceMs: 30 * S };
+const policy: LeasePolicy = {
+  renewAtPercent: 67,
+  jitterPercent: 10,
+  minValidityMs: 2 * M,
+  onDelete: true,
+  previous: 'AfterRollout',
+  graceMs: 30 * S,
+};
 /** A 60 s lease issued at T0, minted by a token that lives an hour. */
 const lease = (o: Partial<LeaseState> = {}): LeaseState => ({
-  id: 'database/creds/app/AAA', durationSeconds: 60, renewable: true, issuedAt: T0, expiresAt: T0 + 60 * S,
-  tokenAccessor: 'acc-1', tokenExpiresAt: T0 + 60 * M, source: 'src-1', ...o,
+  id: 'database/creds/app/AAA',
+  durationSeconds: 60,
+  renewable: true,
+  issuedAt: T0,
+  expiresAt: T0 + 60 * S,
+  tokenAccessor: 'acc-1',
+  tokenExpiresAt: T0 + 60 * M,
+  source: 'src-1',
+  ...o,
 });
-const prev = (o: Partial<PreviousLease> = {}): PreviousLease => ({ id: 'database/creds/app/OLD', replacedAt: T0, expiresAt: T0 + 3 * M, durationSeconds: 60, ...o });
+const prev = (o: Partial<PreviousLease> = {}): PreviousLease => ({
+  id: 'database/creds/app/OLD',
+  replacedAt: T0,
+  expiresAt: T0 + 3 * M,
+  durationSeconds: 60,
+  ...o,
+});
 const obs = (o: Partial<LifecycleObservation> = {}): LifecycleObservation => ({
-  now: T0 + 10 * S, deleting: false, policy, source: 'src-1', lease: lease(), previous: [], target: 'current', copyLeaseId: 'database/creds/app/AAA', ...o,
+  now: T0 + 10 * S,
+  deleting: false,
+  policy,
+  source: 'src-1',
+  lease: lease(),
+  previous: [],
+  target: 'current',
+  copyLeaseId: 'database/creds/app/AAA',
+  ...o,
 });
 
 interface Row {
@@ -36,33 +71,167 @@ interface Row {
 }
 
 const rows: Row[] = [
-  { name: 'no lease yet: mint the first credential', o: obs({ lease: undefined, copyLeaseId: undefined }), main: 'mint', reason: 'Initial', condition: 'Minting' },
-  { name: 'lease young (just after a controller restart): nothing, not even a lookup-driven re-mint', o: obs(), main: 'noop', condition: 'LeaseValid', noEvent: true },
-  { name: 'at 80 % of the lease: renew', o: obs({ now: T0 + 48 * S }), main: 'renew', condition: 'Renewing', noEvent: true },
-  { name: 'renewal far overdue (renewals failing): renew and warn before it expires unrenewed', o: obs({ now: T0 + 56 * S }), main: 'renew', event: /LeaseExpiringUnrenewed/ },
-  { name: 'lease expired unrenewed: replace it', o: obs({ now: T0 + 61 * S }), main: 'mint', reason: 'LeaseLost', condition: 'LeaseExpired', event: /Rotating/ },
-  { name: 'max TTL (learned from a capped renewal) closer than minValidity: rotate', o: obs({ lease: lease({ maxExpiresAt: T0 + 100 * S }) }), main: 'mint', reason: 'MaxTTL' },
-  { name: 'max TTL farther than minValidity: no rotation yet', o: obs({ lease: lease({ maxExpiresAt: T0 + 10 * M }) }), main: 'noop' },
-  { name: 'maxTTL stated in the spec: rotation planned from issue', o: obs({ policy: { ...policy, maxTTLMs: 2 * M }, now: T0 + 10 * S }), main: 'mint', reason: 'MaxTTL' },
-  { name: 'minting token ends before the lease could: rotate before Vault revokes the lease with it', o: obs({ lease: lease({ tokenExpiresAt: T0 + 90 * S }) }), main: 'mint', reason: 'TokenExpiry', event: /token that minted it ends soon/ },
-  { name: 'non-renewable lease ending within minValidity: rotate', o: obs({ lease: lease({ renewable: false }) }), main: 'mint', reason: 'NotRenewable' },
-  { name: 'spec changed (path, store, parameters): rotate', o: obs({ source: 'src-2' }), main: 'mint', reason: 'SpecChanged' },
-  { name: 'target Secret deleted, copy holds this lease: restore without minting', o: obs({ target: 'missing' }), main: 'restore', event: /SecretRestored/ },
+  {
+    name: 'no lease yet: mint the first credential',
+    o: obs({ lease: undefined, copyLeaseId: undefined }),
+    main: 'mint',
+    reason: 'Initial',
+    condition: 'Minting',
+  },
+  {
+    name: 'lease young (just after a controller restart): nothing, not even a lookup-driven re-mint',
+    o: obs(),
+    main: 'noop',
+    condition: 'LeaseValid',
+    noEvent: true,
+  },
+  {
+    name: 'at 80 % of the lease: renew',
+    o: obs({ now: T0 + 48 * S }),
+    main: 'renew',
+    condition: 'Renewing',
+    noEvent: true,
+  },
+  {
+    name: 'renewal far overdue (renewals failing): renew and warn before it expires unrenewed',
+    o: obs({ now: T0 + 56 * S }),
+    main: 'renew',
+    event: /LeaseExpiringUnrenewed/,
+  },
+  {
+    name: 'lease expired unrenewed: replace it',
+    o: obs({ now: T0 + 61 * S }),
+    main: 'mint',
+    reason: 'LeaseLost',
+    condition: 'LeaseExpired',
+    event: /Rotating/,
+  },
+  {
+    name: 'max TTL (learned from a capped renewal) closer than minValidity: rotate',
+    o: obs({ lease: lease({ maxExpiresAt: T0 + 100 * S }) }),
+    main: 'mint',
+    reason: 'MaxTTL',
+  },
+  {
+    name: 'max TTL farther than minValidity: no rotation yet',
+    o: obs({ lease: lease({ maxExpiresAt: T0 + 10 * M }) }),
+    main: 'noop',
+  },
+  {
+    name: 'maxTTL stated in the spec: rotation planned from issue',
+    o: obs({ policy: { ...policy, maxTTLMs: 2 * M }, now: T0 + 10 * S }),
+    main: 'mint',
+    reason: 'MaxTTL',
+  },
+  {
+    name: 'minting token ends before the lease could: rotate before Vault revokes the lease with it',
+    o: obs({ lease: lease({ tokenExpiresAt: T0 + 90 * S }) }),
+    main: 'mint',
+    reason: 'TokenExpiry',
+    event: /token that minted it ends soon/,
+  },
+  {
+    name: 'non-renewable lease ending within minValidity: rotate',
+    o: obs({ lease: lease({ renewable: false }) }),
+    main: 'mint',
+    reason: 'NotRenewable',
+  },
+  {
+    name: 'spec changed (path, store, parameters): rotate',
+    o: obs({ source: 'src-2' }),
+    main: 'mint',
+    reason: 'SpecChanged',
+  },
+  {
+    name: 'target Secret deleted, copy holds this lease: restore without minting',
+    o: obs({ target: 'missing' }),
+    main: 'restore',
+    event: /SecretRestored/,
+  },
   { name: 'target Secret edited: restore it', o: obs({ target: 'differs' }), main: 'restore' },
-  { name: 'target and copy both deleted: a new credential (the old one revoked after the rollout)', o: obs({ target: 'missing', copyLeaseId: undefined }), main: 'mint', reason: 'SecretLost' },
-  { name: 'a foreign Secret under the target name: refuse, mint nothing', o: obs({ lease: undefined, copyLeaseId: undefined, target: 'foreign' }), main: 'refuse', condition: 'SecretNotOwned' },
-  { name: 'copy holds a lease status does not know (crash between mint and status): adopt it', o: obs({ lease: undefined, copyLeaseId: 'database/creds/app/NEW' }), main: 'adopt' },
-  { name: 'copy newer than status during a rotation: adopt, do not mint a third', o: obs({ copyLeaseId: 'database/creds/app/NEW' }), main: 'adopt' },
+  {
+    name: 'target and copy both deleted: a new credential (the old one revoked after the rollout)',
+    o: obs({ target: 'missing', copyLeaseId: undefined }),
+    main: 'mint',
+    reason: 'SecretLost',
+  },
+  {
+    name: 'a foreign Secret under the target name: refuse, mint nothing',
+    o: obs({ lease: undefined, copyLeaseId: undefined, target: 'foreign' }),
+    main: 'refuse',
+    condition: 'SecretNotOwned',
+  },
+  {
+    name: 'copy holds a lease status does not know (crash between mint and status): adopt it',
+    o: obs({ lease: undefined, copyLeaseId: 'database/creds/app/NEW' }),
+    main: 'adopt',
+  },
+  {
+    name: 'copy newer than status during a rotation: adopt, do not mint a third',
+    o: obs({ copyLeaseId: 'database/creds/app/NEW' }),
+    main: 'adopt',
+  },
   { name: 'deleting: revoke every lease', o: obs({ deleting: true, previous: [prev()] }), main: 'revoke-all' },
-  { name: 'deleting with onDelete false: release, revoke nothing', o: obs({ deleting: true, policy: { ...policy, onDelete: false } }), main: 'release' },
-  { name: 'replaced lease, rollout still rolling: keep it (renewed when due), no revoke', o: obs({ lease: lease({ renewedAt: T0 + 40 * S, expiresAt: T0 + 100 * S }), previous: [prev({ replacedAt: T0, renewedAt: T0, expiresAt: T0 + 60 * S })], now: T0 + 50 * S, rollout: 'rolling' }), main: 'noop', previous: ['renew'], condition: 'AwaitingRollout' },
-  { name: 'replaced lease, rollout just settled: mark it, revoke after the grace', o: obs({ previous: [prev()], rollout: 'settled' }), main: 'noop', previous: ['settled'] },
-  { name: 'replaced lease, settled longer than the grace ago: revoke it', o: obs({ previous: [prev({ rolloutSettledAt: T0 - 31 * S })], rollout: 'settled' }), main: 'noop', previous: ['revoke'] },
-  { name: 'replaced lease, settled within the grace: wait', o: obs({ previous: [prev({ rolloutSettledAt: T0 })], rollout: 'settled' }), main: 'noop', previous: [] },
-  { name: 'replaced lease, a target paused: warn, keep it', o: obs({ previous: [prev()], rollout: 'paused' }), main: 'noop', previous: [], event: /RolloutPaused/ },
-  { name: 'replaced lease, policy Immediately: revoke now', o: obs({ previous: [prev()], policy: { ...policy, previous: 'Immediately' } }), main: 'noop', previous: ['revoke'] },
-  { name: 'replaced lease, policy Never: forget it (it expires on its own)', o: obs({ previous: [prev()], policy: { ...policy, previous: 'Never' } }), main: 'noop', previous: ['forget'] },
-  { name: 'replaced lease already expired: forget it', o: obs({ previous: [prev({ expiresAt: T0 })], rollout: 'rolling' }), main: 'noop', previous: ['forget'] },
+  {
+    name: 'deleting with onDelete false: release, revoke nothing',
+    o: obs({ deleting: true, policy: { ...policy, onDelete: false } }),
+    main: 'release',
+  },
+  {
+    name: 'replaced lease, rollout still rolling: keep it (renewed when due), no revoke',
+    o: obs({
+      lease: lease({ renewedAt: T0 + 40 * S, expiresAt: T0 + 100 * S }),
+      previous: [prev({ replacedAt: T0, renewedAt: T0, expiresAt: T0 + 60 * S })],
+      now: T0 + 50 * S,
+      rollout: 'rolling',
+    }),
+    main: 'noop',
+    previous: ['renew'],
+    condition: 'AwaitingRollout',
+  },
+  {
+    name: 'replaced lease, rollout just settled: mark it, revoke after the grace',
+    o: obs({ previous: [prev()], rollout: 'settled' }),
+    main: 'noop',
+    previous: ['settled'],
+  },
+  {
+    name: 'replaced lease, settled longer than the grace ago: revoke it',
+    o: obs({ previous: [prev({ rolloutSettledAt: T0 - 31 * S })], rollout: 'settled' }),
+    main: 'noop',
+    previous: ['revoke'],
+  },
+  {
+    name: 'replaced lease, settled within the grace: wait',
+    o: obs({ previous: [prev({ rolloutSettledAt: T0 })], rollout: 'settled' }),
+    main: 'noop',
+    previous: [],
+  },
+  {
+    name: 'replaced lease, a target paused: warn, keep it',
+    o: obs({ previous: [prev()], rollout: 'paused' }),
+    main: 'noop',
+    previous: [],
+    event: /RolloutPaused/,
+  },
+  {
+    name: 'replaced lease, policy Immediately: revoke now',
+    o: obs({ previous: [prev()], policy: { ...policy, previous: 'Immediately' } }),
+    main: 'noop',
+    previous: ['revoke'],
+  },
+  {
+    name: 'replaced lease, policy Never: forget it (it expires on its own)',
+    o: obs({ previous: [prev()], policy: { ...policy, previous: 'Never' } }),
+    main: 'noop',
+    previous: ['forget'],
+  },
+  {
+    name: 'replaced lease already expired: forget it',
+    o: obs({ previous: [prev({ expiresAt: T0 })], rollout: 'rolling' }),
+    main: 'noop',
+    previous: ['forget'],
+  },
 ];
 
 void describe('planLifecycle', () => {
@@ -71,9 +240,17 @@ void describe('planLifecycle', () => {
       const plan = planLifecycle(r.o);
       assert.equal(plan.main.type, r.main, JSON.stringify(plan.main));
       if (r.reason) assert.equal((plan.main as { reason?: string }).reason, r.reason);
-      if (r.previous) assert.deepEqual(plan.previous.map((p) => p.op), r.previous);
+      if (r.previous)
+        assert.deepEqual(
+          plan.previous.map((p) => p.op),
+          r.previous,
+        );
       if (r.condition) assert.equal(plan.condition.reason, r.condition);
-      if (r.event) assert.ok(plan.events.some((e) => r.event!.test(`${e.reason} ${e.message}`)), JSON.stringify(plan.events));
+      if (r.event)
+        assert.ok(
+          plan.events.some((e) => r.event!.test(`${e.reason} ${e.message}`)),
+          JSON.stringify(plan.events),
+        );
       if (r.noEvent) assert.deepEqual(plan.events, []);
       const text = JSON.stringify(plan);
       assert.ok(!/password|username/i.test(text), 'a plan never carries a credential field');
@@ -85,7 +262,10 @@ void describe('planLifecycle', () => {
       const plan = planLifecycle(r.o);
       const revoked = plan.previous.filter((p) => p.op === 'revoke').map((p) => p.id);
       assert.ok(!revoked.includes(r.o.lease?.id ?? '-'), r.name);
-      assert.ok(plan.audit.filter((a) => a.action === 'revoke').every((a) => a.leaseId !== r.o.lease?.id), r.name);
+      assert.ok(
+        plan.audit.filter((a) => a.action === 'revoke').every((a) => a.leaseId !== r.o.lease?.id),
+        r.name,
+      );
     }
   });
 
@@ -93,11 +273,13 @@ void describe('planLifecycle', () => {
     const a = renewalTime(policy, 'database/creds/app/AAA', T0, 60 * S);
     assert.equal(a, renewalTime(policy, 'database/creds/app/AAA', T0, 60 * S));
     assert.ok(a >= T0 + 0.67 * 60 * S && a <= T0 + 0.77 * 60 * S, String(a - T0));
-    const spread = new Set(Array.from({ length: 20 }, (_, i) => Math.round(renewalTime(policy, `id-${i}`, T0, 60 * S) / 100)));
+    const spread = new Set(
+      Array.from({ length: 20 }, (_, i) => Math.round(renewalTime(policy, `id-${i}`, T0, 60 * S) / 100)),
+    );
     assert.ok(spread.size > 5, 'leases do not all renew at one instant');
   });
 
-  void test('renewals ask for the lease duration plus minValidity, so Vault\'s cap shows the max TTL that early', () => {
+  void test("renewals ask for the lease duration plus minValidity, so Vault's cap shows the max TTL that early", () => {
     const plan = planLifecycle(obs({ now: T0 + 50 * S }));
     assert.deepEqual(plan.main, { type: 'renew', incrementSeconds: 60 + 120 });
   });
@@ -111,7 +293,10 @@ void describe('planLifecycle', () => {
   void test(`more than ${MAX_PREVIOUS} replaced leases waiting: the oldest is revoked with a Warning`, () => {
     const many = Array.from({ length: MAX_PREVIOUS + 1 }, (_, i) => prev({ id: `old-${i}` }));
     const plan = planLifecycle(obs({ previous: many, rollout: 'rolling' }));
-    assert.deepEqual(plan.previous.filter((p) => p.op === 'revoke').map((p) => p.id), ['old-0']);
+    assert.deepEqual(
+      plan.previous.filter((p) => p.op === 'revoke').map((p) => p.id),
+      ['old-0'],
+    );
     assert.ok(plan.events.some((e) => e.type === 'Warning' && e.reason === 'PreviousLeaseRevokedEarly'));
   });
 });

@@ -9,7 +9,11 @@ import { SECRET_STORES, VAULT_DYNAMIC_SECRETS } from '../../../schemas/resources
 import { VaultError } from '../../../vault/errors.ts';
 import type { VaultRequest, VaultRequester } from '../../../vault/types.ts';
 import {
-  copyName, createLifecycleMetrics, createVaultDynamicSecretReconciler, type RolloutGate, type VaultDynamicSecretObject,
+  copyName,
+  createLifecycleMetrics,
+  createVaultDynamicSecretReconciler,
+  type RolloutGate,
+  type VaultDynamicSecretObject,
 } from '../../../controller/reconcilers/vaultdynamicsecret.ts';
 import type { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
 import type { RolloutState } from '../../../controller/reconcilers/vaultdynamicsecret-plan.ts';
@@ -26,7 +30,9 @@ class LeaseVault {
   renewed: string[] = [];
   revoked: string[] = [];
   readonly leases = new Map<string, { issue: number; expire: number; max: number }>();
-  password(id: string): string { return `pw-${id.split('/').pop()}-canary`; }
+  password(id: string): string {
+    return `pw-${id.split('/').pop()}-canary`;
+  }
   session(accessor: string): VaultRequester {
     return { request: <T>(req: VaultRequest) => Promise.resolve(this.handle(req, accessor) as T) };
   }
@@ -36,45 +42,100 @@ class LeaseVault {
       const id = `database/creds/app/L${this.issued.length + 1}`;
       this.issued.push(id);
       this.leases.set(id, { issue: this.now, expire: this.now + LEASE_S * 1000, max: this.now + MAX_S * 1000 });
-      return { lease_id: id, lease_duration: LEASE_S, renewable: true, data: { username: `u-${this.issued.length}`, password: this.password(id) } };
+      return {
+        lease_id: id,
+        lease_duration: LEASE_S,
+        renewable: true,
+        data: { username: `u-${this.issued.length}`, password: this.password(id) },
+      };
     }
-    if (req.path === 'auth/token/lookup-self') return { data: { accessor, expire_time: new Date(this.now + 3600_000).toISOString(), renewable: true } };
+    if (req.path === 'auth/token/lookup-self')
+      return { data: { accessor, expire_time: new Date(this.now + 3600_000).toISOString(), renewable: true } };
     const lease = this.leases.get(body?.lease_id ?? '');
     if (req.path === 'sys/leases/revoke') {
       this.revoked.push(body!.lease_id!);
       this.leases.delete(body!.lease_id!);
       return undefined;
     }
-    if (!lease || lease.expire <= this.now) throw new VaultError('invalid', `${req.operation}: lease not found`, 400, req.operation);
+    if (!lease || lease.expire <= this.now)
+      throw new VaultError('invalid', `${req.operation}: lease not found`, 400, req.operation);
     if (req.path === 'sys/leases/renew') {
       this.renewed.push(body!.lease_id!);
       lease.expire = Math.min(lease.max, this.now + (body!.increment ?? LEASE_S) * 1000);
-      return { lease_id: body!.lease_id, lease_duration: Math.round((lease.expire - this.now) / 1000), renewable: true };
+      return {
+        lease_id: body!.lease_id,
+        lease_duration: Math.round((lease.expire - this.now) / 1000),
+        renewable: true,
+      };
     }
-    if (req.path === 'sys/leases/lookup') return { data: { issue_time: new Date(lease.issue).toISOString(), expire_time: new Date(lease.expire).toISOString(), renewable: true } };
+    if (req.path === 'sys/leases/lookup')
+      return {
+        data: {
+          issue_time: new Date(lease.issue).toISOString(),
+          expire_time: new Date(lease.expire).toISOString(),
+          renewable: true,
+        },
+      };
     throw new Error(`unexpected ${req.path}`);
   }
 }
 
 function world(gateState: { value: RolloutState } = { value: 'settled' }) {
   const kube = new FakeKube();
-  kube.store.register({ group: 'vaultgate.io', version: 'v1alpha1', plural: 'vaultdynamicsecrets', kind: 'VaultDynamicSecret', namespaced: true, statusSubresource: true, custom: true, singular: 'vaultdynamicsecret', shortNames: [] });
+  kube.store.register({
+    group: 'vaultgate.io',
+    version: 'v1alpha1',
+    plural: 'vaultdynamicsecrets',
+    kind: 'VaultDynamicSecret',
+    namespaced: true,
+    statusSubresource: true,
+    custom: true,
+    singular: 'vaultdynamicsecret',
+    shortNames: [],
+  });
   const vault = new LeaseVault();
   kube.put(SECRET_STORES, {
     metadata: { name: 'vault', namespace: NS },
-    spec: { provider: { vault: { server: 'https://vault.example:8200', path: 'secret', auth: { tokenSecretRef: { name: 't', key: 'token' } } } } },
+    spec: {
+      provider: {
+        vault: {
+          server: 'https://vault.example:8200',
+          path: 'secret',
+          auth: { tokenSecretRef: { name: 't', key: 'token' } },
+        },
+      },
+    },
   });
   kube.put(VAULT_DYNAMIC_SECRETS, {
     metadata: { name: 'app-db', namespace: NS },
-    spec: { storeRef: { name: 'vault' }, path: 'database/creds/app', target: { name: 'app-db' }, leasePolicy: { minValidity: '2m' }, revocation: { grace: '30s' }, rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }] },
+    spec: {
+      storeRef: { name: 'vault' },
+      path: 'database/creds/app',
+      target: { name: 'app-db' },
+      leasePolicy: { minValidity: '2m' },
+      revocation: { grace: '30s' },
+      rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }],
+    },
   });
   kube.cacheOf(SECRETS);
   const gate: RolloutGate = { settled: () => Promise.resolve(gateState.value) };
   let logins = 0;
   const reconciler = () => {
     const accessor = `acc-${++logins}`; // a restarted controller logs in afresh
-    const connector = { connect: () => Promise.resolve({ session: { ...vault.session(accessor), key: 'k', token: () => Promise.resolve('t'), policies: () => [] } }) } as unknown as StoreConnector;
-    return createVaultDynamicSecretReconciler({ connector, rollouts: gate, metrics: createLifecycleMetrics(), controllerClass: '', namePrefix: 'vaultgate', now: () => vault.now });
+    const connector = {
+      connect: () =>
+        Promise.resolve({
+          session: { ...vault.session(accessor), key: 'k', token: () => Promise.resolve('t'), policies: () => [] },
+        }),
+    } as unknown as StoreConnector;
+    return createVaultDynamicSecretReconciler({
+      connector,
+      rollouts: gate,
+      metrics: createLifecycleMetrics(),
+      controllerClass: '',
+      namePrefix: 'vaultgate',
+      now: () => vault.now,
+    });
   };
   const key = `${NS}/app-db`;
   const vds = () => kube.getObj<VaultDynamicSecretObject>(VAULT_DYNAMIC_SECRETS, key)!;
@@ -89,7 +150,8 @@ function world(gateState: { value: RolloutState } = { value: 'settled' }) {
   return { kube, vault, reconciler, vds, secret, settle, gateState, key };
 }
 
-const password = (s: { data?: Record<string, string> } | undefined): string => Buffer.from(s?.data?.password ?? '', 'base64').toString('utf8');
+const password = (s: { data?: Record<string, string> } | undefined): string =>
+  Buffer.from(s?.data?.password ?? '', 'base64').toString('utf8');
 
 void describe('VaultDynamicSecret reconciler', () => {
   void test('mints once, writes the Secret and the copy, and keeps the credential out of status', async () => {
@@ -138,9 +200,15 @@ void describe('VaultDynamicSecret reconciler', () => {
       await w.settle(r);
     }
     assert.equal(w.vault.issued.length, 2, 'one replacement');
-    assert.ok(w.vault.now < Date.parse('2026-12-03T08:00:00Z') + MAX_S * 1000 - 60_000, 'rotated with time left for the rollout');
+    assert.ok(
+      w.vault.now < Date.parse('2026-12-03T08:00:00Z') + MAX_S * 1000 - 60_000,
+      'rotated with time left for the rollout',
+    );
     assert.equal(password(w.secret()), w.vault.password('database/creds/app/L2'));
-    assert.deepEqual(w.vds().status?.previous?.map((p) => p.id), ['database/creds/app/L1']);
+    assert.deepEqual(
+      w.vds().status?.previous?.map((p) => p.id),
+      ['database/creds/app/L1'],
+    );
     // Rolling: the old credential is kept alive, never revoked.
     w.vault.now += 45_000;
     await w.settle(r);

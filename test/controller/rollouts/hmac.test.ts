@@ -18,14 +18,17 @@ const secretsHmac = (k: Buffer, secrets: { name: string; data: Record<string, st
 void describe('controller/rollouts/hmac: secretHmac, templateHmac', () => {
   void test('the same data in any order gives the same value; any change of name, key or value another', () => {
     const v = secretsHmac(key, [db, tls]);
-    assert.equal(secretsHmac(key, [tls, { name: 'db', data: { password: db.data.password, username: db.data.username } }]), v);
+    assert.equal(
+      secretsHmac(key, [tls, { name: 'db', data: { password: db.data.password, username: db.data.username } }]),
+      v,
+    );
     const others = [
       [{ ...db, data: { ...db.data, password: b64('hunter3') } }, tls],
       [{ ...db, name: 'db2' }, tls],
       [{ ...db, data: { user: db.data.username, password: db.data.password } }, tls],
       [db],
       // No encoding ambiguity between a key/value split and a Secret boundary.
-      [{ name: 'db', data: { 'username': `${db.data.username}","password` } }, tls],
+      [{ name: 'db', data: { username: `${db.data.username}","password` } }, tls],
     ];
     for (const o of others) assert.notEqual(secretsHmac(key, o), v);
     assert.notEqual(secretHmac(key, db), secretHmac(key, { ...db, data: { ...db.data, password: b64('hunter3') } }));
@@ -41,13 +44,36 @@ void describe('controller/rollouts/hmac: secretHmac, templateHmac', () => {
 /** Nothing in the value can be matched against a plain hash of guessed data, nor its size. */
 function revealsNothing(v: string): void {
   const digest = v.replace(/^v1\./, '');
-  const inputs = [JSON.stringify(['db', [['password', db.data.password], ['username', db.data.username]]]), JSON.stringify([['db', [['password', db.data.password], ['username', db.data.username]]]]), 'hunter2', 'app', b64('hunter2'),
-    'password=hunter2', `password=${b64('hunter2')}\nusername=${b64('app')}`, 'password=hunter2username=app'];
+  const inputs = [
+    JSON.stringify([
+      'db',
+      [
+        ['password', db.data.password],
+        ['username', db.data.username],
+      ],
+    ]),
+    JSON.stringify([
+      [
+        'db',
+        [
+          ['password', db.data.password],
+          ['username', db.data.username],
+        ],
+      ],
+    ]),
+    'hunter2',
+    'app',
+    b64('hunter2'),
+    'password=hunter2',
+    `password=${b64('hunter2')}\nusername=${b64('app')}`,
+    'password=hunter2username=app',
+  ];
   for (const alg of ['sha1', 'sha256', 'sha512', 'md5']) {
     for (const input of inputs) {
       const h = createHash(alg).update(input);
       const bytes = h.digest();
-      for (const enc of ['hex', 'base64', 'base64url'] as const) assert.ok(!v.includes(bytes.toString(enc)) && !bytes.toString(enc).includes(digest), `${alg}/${enc}`);
+      for (const enc of ['hex', 'base64', 'base64url'] as const)
+        assert.ok(!v.includes(bytes.toString(enc)) && !bytes.toString(enc).includes(digest), `${alg}/${enc}`);
     }
   }
   // The value is fixed-size whatever the data's size (no length oracle).
@@ -65,27 +91,54 @@ void describe('controller/rollouts/hmac: HmacKeyring', () => {
     assert.equal(kube.calls.filter((c) => c.verb === 'create').length, 1);
   });
 
-  void test('the chart\'s empty Secret is filled once (no right to create Secrets needed); racing replicas agree', async () => {
+  void test("the chart's empty Secret is filled once (no right to create Secrets needed); racing replicas agree", async () => {
     const kube = new FakeKubeClient({ namespaces: ['vaultgate-system'] });
-    await kube.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'vaultgate-rollout-key', namespace: 'vaultgate-system' }, type: 'Opaque' });
-    const [a, b] = await Promise.all([new HmacKeyring(kube, 'vaultgate-system').key(), new HmacKeyring(kube, 'vaultgate-system').key()]);
+    await kube.create(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'vaultgate-rollout-key', namespace: 'vaultgate-system' },
+      type: 'Opaque',
+    });
+    const [a, b] = await Promise.all([
+      new HmacKeyring(kube, 'vaultgate-system').key(),
+      new HmacKeyring(kube, 'vaultgate-system').key(),
+    ]);
     assert.deepEqual(a, b);
     assert.equal(a.length, 32);
-    assert.equal(kube.calls.filter((c) => c.verb === 'create' && c.resource === 'secrets').length, 1, 'only the test\'s own create');
+    assert.equal(
+      kube.calls.filter((c) => c.verb === 'create' && c.resource === 'secrets').length,
+      1,
+      "only the test's own create",
+    );
     assert.deepEqual(await new HmacKeyring(kube, 'vaultgate-system').key(), a);
   });
 
-  void test('two replicas racing: one creates, the other reads the winner\'s key', async () => {
+  void test("two replicas racing: one creates, the other reads the winner's key", async () => {
     const kube = new FakeKubeClient({ namespaces: ['vaultgate-system'] });
-    const [a, b] = await Promise.all([new HmacKeyring(kube, 'vaultgate-system').key(), new HmacKeyring(kube, 'vaultgate-system').key()]);
+    const [a, b] = await Promise.all([
+      new HmacKeyring(kube, 'vaultgate-system').key(),
+      new HmacKeyring(kube, 'vaultgate-system').key(),
+    ]);
     assert.deepEqual(a, b);
   });
 
   void test('a key edited by hand is refused with a message, never replaced', async () => {
     const kube = new FakeKubeClient({ namespaces: ['vaultgate-system'] });
-    await kube.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'vaultgate-rollout-key', namespace: 'vaultgate-system' }, data: { [KEY_FIELD]: b64('short') } });
-    await assert.rejects(new HmacKeyring(kube, 'vaultgate-system').key(), /vaultgate-system\/vaultgate-rollout-key.*32-byte "hmac-key"/);
-    const kept = await kube.get<{ data: Record<string, string> } & { metadata: { name: string } }>(SECRETS, 'vaultgate-rollout-key', 'vaultgate-system');
+    await kube.create(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'vaultgate-rollout-key', namespace: 'vaultgate-system' },
+      data: { [KEY_FIELD]: b64('short') },
+    });
+    await assert.rejects(
+      new HmacKeyring(kube, 'vaultgate-system').key(),
+      /vaultgate-system\/vaultgate-rollout-key.*32-byte "hmac-key"/,
+    );
+    const kept = await kube.get<{ data: Record<string, string> } & { metadata: { name: string } }>(
+      SECRETS,
+      'vaultgate-rollout-key',
+      'vaultgate-system',
+    );
     assert.equal(kept?.data[KEY_FIELD], b64('short'));
   });
 });

@@ -79,7 +79,11 @@ export class NodeCluster {
     for (const d of readdirSync(paths.kubelet.podLogs).filter((x) => x.startsWith(`${namespace}_${podPrefix}`))) {
       for (const c of readdirSync(join(paths.kubelet.podLogs, d))) {
         for (const f of readdirSync(join(paths.kubelet.podLogs, d, c)).sort()) {
-          const text = readFileSync(join(paths.kubelet.podLogs, d, c, f), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+          const text = readFileSync(join(paths.kubelet.podLogs, d, c, f), 'utf8')
+            .trimEnd()
+            .split('\n')
+            .slice(-lines)
+            .join('\n');
           out.push(`--- ${d}/${c}/${f}\n${text}`);
         }
       }
@@ -102,13 +106,19 @@ export class NodeCluster {
     await this.cp.stop();
     if (this.reaperPid) kill(this.reaperPid, 'SIGTERM');
     this.release();
-    this.log(`[node] cluster torn down in ${seconds(t)}s${left.length ? ` (LEFT: ${left.join(' / ')})` : ', nothing left behind'}`);
+    this.log(
+      `[node] cluster torn down in ${seconds(t)}s${left.length ? ` (LEFT: ${left.join(' / ')})` : ', nothing left behind'}`,
+    );
     return left;
   }
 }
 
 function startReaper(): number | undefined {
-  const child = spawn(process.execPath, ['--import', 'tsx', REAPER, String(process.pid)], { cwd: REPO_ROOT, detached: true, stdio: 'ignore' });
+  const child = spawn(process.execPath, ['--import', 'tsx', REAPER, String(process.pid)], {
+    cwd: REPO_ROOT,
+    detached: true,
+    stdio: 'ignore',
+  });
   child.unref();
   return child.pid;
 }
@@ -132,8 +142,16 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     }
     mkdirSync(NODE_ROOT, { recursive: true });
     const sysctls: Record<string, string> = {};
-    for (const k of HOST_SYSCTLS) { const v = readSysctl(k); if (v !== undefined) sysctls[k] = v; }
-    const state = { ownerPid: process.pid, startedAt: new Date().toISOString(), sysctls, createdRunContainerd: !existsSync('/run/containerd') };
+    for (const k of HOST_SYSCTLS) {
+      const v = readSysctl(k);
+      if (v !== undefined) sysctls[k] = v;
+    }
+    const state = {
+      ownerPid: process.pid,
+      startedAt: new Date().toISOString(),
+      sysctls,
+      createdRunContainerd: !existsSync('/run/containerd'),
+    };
     writeState(state);
     reaperPid = startReaper();
     writeState({ ...state, ...(reaperPid ? { reaperPid } : {}) });
@@ -143,7 +161,12 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     setUpHostNetwork();
     cp = await startControlPlane({
       controllerManager: { controllers: NODE_CONTROLLERS },
-      apiserver: { bindAddress: NODE_IP, serviceClusterIpRange: SERVICE_CIDR, endpointReconciler: 'lease', serviceAccountAdmission: true },
+      apiserver: {
+        bindAddress: NODE_IP,
+        serviceClusterIpRange: SERVICE_CIDR,
+        endpointReconciler: 'lease',
+        serviceAccountAdmission: true,
+      },
       log,
     });
     timings['control plane'] = seconds(t);
@@ -157,17 +180,41 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
 
     t = performance.now();
     createCgroupRoot();
-    const [kubeletPort, kubeletHealthz, proxyHealthz, proxyMetrics] = await freePorts(4) as [number, number, number, number];
-    const kubelet = startKubelet(group, { port: kubeletPort, healthzPort: kubeletHealthz, clientCaFile: join(cp.dir, 'pki', 'ca.crt'), kubeconfigPath: cp.kubeconfigPath });
+    const [kubeletPort, kubeletHealthz, proxyHealthz, proxyMetrics] = (await freePorts(4)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    const kubelet = startKubelet(group, {
+      port: kubeletPort,
+      healthzPort: kubeletHealthz,
+      clientCaFile: join(cp.dir, 'pki', 'ca.crt'),
+      kubeconfigPath: cp.kubeconfigPath,
+    });
     startScheduler(group, cp.kubeconfigPath);
-    await startKubeProxy(group, { kubeconfigPath: cp.kubeconfigPath, healthzPort: proxyHealthz, metricsPort: proxyMetrics });
+    await startKubeProxy(group, {
+      kubeconfigPath: cp.kubeconfigPath,
+      healthzPort: proxyHealthz,
+      metricsPort: proxyMetrics,
+    });
     await waitNodeReady(cp.admin, group, kubelet);
     timings['node Ready'] = seconds(t);
     timings.total = seconds(started);
-    log(`[node] one-node cluster up in ${timings.total}s (${Object.entries(timings).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${v}s`).join(', ')})`);
+    log(
+      `[node] one-node cluster up in ${timings.total}s (${Object.entries(timings)
+        .filter(([k]) => k !== 'total')
+        .map(([k, v]) => `${k} ${v}s`)
+        .join(', ')})`,
+    );
     return new NodeCluster(cp, group, timings, log, release, reaperPid);
   } catch (err) {
-    if (group) process.stderr.write(['kubelet', 'containerd', 'kube-proxy', 'kube-scheduler'].map((n) => `--- ${n}\n${group?.logTail(n, 15) ?? ''}`).join('\n') + '\n');
+    if (group)
+      process.stderr.write(
+        ['kubelet', 'containerd', 'kube-proxy', 'kube-scheduler']
+          .map((n) => `--- ${n}\n${group?.logTail(n, 15) ?? ''}`)
+          .join('\n') + '\n',
+      );
     await group?.stopAll();
     teardownNode(log);
     await cp?.stop();

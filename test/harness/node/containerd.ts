@@ -61,18 +61,34 @@ export function ctr(args: string[], timeoutMs = 120_000): string {
 }
 
 export async function startContainerd(group: ProcessGroup, sandboxImage: string): Promise<ManagedProcess> {
-  for (const d of [paths.containerd.root, paths.containerd.state, paths.containerd.runcRoot, paths.containerd.opt, paths.cni.confDir]) mkdirSync(d, { recursive: true });
+  for (const d of [
+    paths.containerd.root,
+    paths.containerd.state,
+    paths.containerd.runcRoot,
+    paths.containerd.opt,
+    paths.cni.confDir,
+  ])
+    mkdirSync(d, { recursive: true });
   writeFileSync(paths.containerd.config, containerdConfig(sandboxImage));
   const proc = group.spawn('containerd', '/usr/bin/containerd', ['--config', paths.containerd.config]);
-  await waitFor(() => Promise.resolve(sh('ctr', ['--address', paths.containerd.socket, 'version'], { timeoutMs: 5000 }).code === 0 ? true : undefined), {
-    what: 'containerd socket', timeoutMs: 30_000, intervalMs: 100,
-    abort: proc.exited.then((why) => `containerd exited (${why}):\n${group.logTail('containerd')}`),
-  });
+  await waitFor(
+    () =>
+      Promise.resolve(
+        sh('ctr', ['--address', paths.containerd.socket, 'version'], { timeoutMs: 5000 }).code === 0 ? true : undefined,
+      ),
+    {
+      what: 'containerd socket',
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      abort: proc.exited.then((why) => `containerd exited (${why}):\n${group.logTail('containerd')}`),
+    },
+  );
   return proc;
 }
 
 /** `ctr images import` of an OCI archive into the CRI namespace (unpacked for overlayfs). */
 export function importImage(archivePath: string, ref: string): void {
   ctr(['images', 'import', '--snapshotter', 'overlayfs', archivePath], 300_000);
-  if (!ctr(['images', 'ls', '-q']).split('\n').includes(ref)) throw new Error(`ctr images import ${archivePath}: ${ref} is not listed afterwards`);
+  if (!ctr(['images', 'ls', '-q']).split('\n').includes(ref))
+    throw new Error(`ctr images import ${archivePath}: ${ref} is not listed afterwards`);
 }

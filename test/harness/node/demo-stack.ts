@@ -10,7 +10,9 @@ const ref = (await pause()).ref;
 await cluster.cp.apply([
   { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo', namespace: 'default' }, stringData: { k: 'v' } },
   {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'demo', namespace: 'default' },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'demo', namespace: 'default' },
     spec: {
       containers: [{ name: 'c', image: ref, imagePullPolicy: 'Never', volumeMounts: [{ name: 's', mountPath: '/s' }] }],
       volumes: [{ name: 's', secret: { secretName: 'demo' } }],

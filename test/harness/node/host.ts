@@ -4,7 +4,11 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface ShResult { code: number; stdout: string; stderr: string }
+export interface ShResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export function sh(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number } = {}): ShResult {
   const r = spawnSync(cmd, args, { encoding: 'utf8', input: opts.input, timeout: opts.timeoutMs ?? 30_000 });
@@ -38,11 +42,16 @@ export function writeSysctl(name: string, value: string): void {
 export function mountPoints(): string[] {
   const lines = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter(Boolean);
   // Field 5 is the mount point, with spaces etc. octal-escaped.
-  const points = lines.map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))));
+  const points = lines.map((l) =>
+    (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))),
+  );
   return points.filter(Boolean).sort((a, b) => b.length - a.length);
 }
 
-export interface ProcInfo { pid: number; cmdline: string }
+export interface ProcInfo {
+  pid: number;
+  cmdline: string;
+}
 
 export function processes(): ProcInfo[] {
   const out: ProcInfo[] = [];

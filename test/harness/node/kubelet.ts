@@ -25,7 +25,8 @@ export function createCgroupRoot(): void {
       continue; // hierarchy not mounted here
     }
     if (h === 'cpuset') {
-      for (const f of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(join(dir, f), readFileSync(join(fs, h, f), 'utf8').trim());
+      for (const f of ['cpuset.cpus', 'cpuset.mems'])
+        writeFileSync(join(dir, f), readFileSync(join(fs, h, f), 'utf8').trim());
     }
   }
   if (cgroupDirs().length === 0) throw new Error(`could not create cgroup ${CGROUP_ROOT} under /sys/fs/cgroup`);
@@ -40,7 +41,11 @@ export function kubeletConfig(o: { port: number; healthzPort: number; clientCaFi
     readOnlyPort: 0,
     healthzBindAddress: '127.0.0.1',
     healthzPort: o.healthzPort,
-    authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: o.clientCaFile } },
+    authentication: {
+      anonymous: { enabled: false },
+      webhook: { enabled: false },
+      x509: { clientCAFile: o.clientCaFile },
+    },
     authorization: { mode: 'AlwaysAllow' },
     cgroupDriver: 'cgroupfs',
     cgroupRoot: `/${CGROUP_ROOT}`,
@@ -54,7 +59,12 @@ export function kubeletConfig(o: { port: number; healthzPort: number; clientCaFi
     makeIPTablesUtilChains: false,
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
-    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+    evictionHard: {
+      'memory.available': '100Mi',
+      'nodefs.available': '1%',
+      'imagefs.available': '1%',
+      'nodefs.inodesFree': '1%',
+    },
     syncFrequency: '5s',
     fileCheckFrequency: '20s',
     nodeStatusUpdateFrequency: '5s',
@@ -68,8 +78,12 @@ export function kubeletConfig(o: { port: number; healthzPort: number; clientCaFi
   };
 }
 
-export function startKubelet(group: ProcessGroup, o: { port: number; healthzPort: number; clientCaFile: string; kubeconfigPath: string }): ManagedProcess {
-  for (const d of [paths.kubelet.root, paths.kubelet.certDir, paths.kubelet.podLogs, paths.kubelet.plugins]) mkdirSync(d, { recursive: true });
+export function startKubelet(
+  group: ProcessGroup,
+  o: { port: number; healthzPort: number; clientCaFile: string; kubeconfigPath: string },
+): ManagedProcess {
+  for (const d of [paths.kubelet.root, paths.kubelet.certDir, paths.kubelet.podLogs, paths.kubelet.plugins])
+    mkdirSync(d, { recursive: true });
   writeFileSync(paths.kubelet.resolvConf, '');
   writeFileSync(paths.kubelet.config, stringify(kubeletConfig(o)));
   return group.spawn('kubelet', nodeBinaryPath('kubelet'), [
@@ -83,14 +97,29 @@ export function startKubelet(group: ProcessGroup, o: { port: number; healthzPort
   ]);
 }
 
-interface NodeObject { status?: { conditions?: Array<{ type: string; status: string; message?: string }> } }
+interface NodeObject {
+  status?: { conditions?: Array<{ type: string; status: string; message?: string }> };
+}
 
-export async function waitNodeReady(creds: KubeCredentials, group: ProcessGroup, proc: ManagedProcess, timeoutMs = 120_000): Promise<void> {
-  await waitFor(async () => {
-    const res = await kubeRequest(creds, 'GET', `/api/v1/nodes/${NODE_NAME}`);
-    if (res.status !== 200) throw new Error(`GET node: ${res.status}`);
-    const ready = (res.body as NodeObject).status?.conditions?.find((c) => c.type === 'Ready');
-    if (ready?.status === 'True') return true;
-    throw new Error(`Ready=${ready?.status ?? '?'} ${ready?.message ?? ''}`);
-  }, { what: `node ${NODE_NAME} Ready`, timeoutMs, intervalMs: 500, abort: proc.exited.then((why) => `kubelet exited (${why}):\n${group.logTail('kubelet')}`) });
+export async function waitNodeReady(
+  creds: KubeCredentials,
+  group: ProcessGroup,
+  proc: ManagedProcess,
+  timeoutMs = 120_000,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const res = await kubeRequest(creds, 'GET', `/api/v1/nodes/${NODE_NAME}`);
+      if (res.status !== 200) throw new Error(`GET node: ${res.status}`);
+      const ready = (res.body as NodeObject).status?.conditions?.find((c) => c.type === 'Ready');
+      if (ready?.status === 'True') return true;
+      throw new Error(`Ready=${ready?.status ?? '?'} ${ready?.message ?? ''}`);
+    },
+    {
+      what: `node ${NODE_NAME} Ready`,
+      timeoutMs,
+      intervalMs: 500,
+      abort: proc.exited.then((why) => `kubelet exited (${why}):\n${group.logTail('kubelet')}`),
+    },
+  );
 }

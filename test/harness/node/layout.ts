@@ -57,7 +57,16 @@ export const paths = {
  * would outlive the test for everyone on the machine).
  */
 export const HOST_SYSCTLS = [
-  'vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes',
-  'net/ipv4/ip_forward', 'net/ipv4/conf/all/route_localnet', 'net/bridge/bridge-nf-call-iptables', 'net/netfilter/nf_conntrack_max',
-  'net/netfilter/nf_conntrack_tcp_timeout_established', 'net/netfilter/nf_conntrack_tcp_timeout_close_wait',
+  'vm/overcommit_memory',
+  'vm/panic_on_oom',
+  'kernel/panic',
+  'kernel/panic_on_oops',
+  'kernel/keys/root_maxkeys',
+  'kernel/keys/root_maxbytes',
+  'net/ipv4/ip_forward',
+  'net/ipv4/conf/all/route_localnet',
+  'net/bridge/bridge-nf-call-iptables',
+  'net/netfilter/nf_conntrack_max',
+  'net/netfilter/nf_conntrack_tcp_timeout_established',
+  'net/netfilter/nf_conntrack_tcp_timeout_close_wait',
 ] as const;

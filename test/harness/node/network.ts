@@ -14,20 +14,22 @@ export function cniConflist(): Record<string, unknown> {
   return {
     cniVersion: '0.4.0',
     name: CNI_NETWORK,
-    plugins: [{
-      type: 'bridge',
-      bridge: BRIDGE,
-      // The harness gives the bridge its address (isGateway would also switch on ip_forward host-wide).
-      isGateway: false,
-      ipMasq: false,
-      hairpinMode: false,
-      ipam: {
-        type: 'host-local',
-        dataDir: paths.cni.ipamDir,
-        ranges: [[{ subnet: POD_CIDR, gateway: NODE_IP }]],
-        routes: [{ dst: SERVICE_CIDR, gw: NODE_IP }],
+    plugins: [
+      {
+        type: 'bridge',
+        bridge: BRIDGE,
+        // The harness gives the bridge its address (isGateway would also switch on ip_forward host-wide).
+        isGateway: false,
+        ipMasq: false,
+        hairpinMode: false,
+        ipam: {
+          type: 'host-local',
+          dataDir: paths.cni.ipamDir,
+          ranges: [[{ subnet: POD_CIDR, gateway: NODE_IP }]],
+          routes: [{ dst: SERVICE_CIDR, gw: NODE_IP }],
+        },
       },
-    }],
+    ],
   };
 }
 

@@ -8,7 +8,11 @@ import type { ManagedProcess, ProcessGroup } from '../processes.ts';
 import { waitFor } from '../wait.ts';
 import { NODE_IP, NODE_NAME, paths, POD_CIDR } from './layout.ts';
 
-export function kubeProxyConfig(o: { kubeconfigPath: string; healthzPort: number; metricsPort: number }): Record<string, unknown> {
+export function kubeProxyConfig(o: {
+  kubeconfigPath: string;
+  healthzPort: number;
+  metricsPort: number;
+}): Record<string, unknown> {
   return {
     apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
     kind: 'KubeProxyConfiguration',
@@ -25,13 +29,24 @@ export function kubeProxyConfig(o: { kubeconfigPath: string; healthzPort: number
   };
 }
 
-export async function startKubeProxy(group: ProcessGroup, o: { kubeconfigPath: string; healthzPort: number; metricsPort: number }): Promise<ManagedProcess> {
+export async function startKubeProxy(
+  group: ProcessGroup,
+  o: { kubeconfigPath: string; healthzPort: number; metricsPort: number },
+): Promise<ManagedProcess> {
   writeFileSync(paths.proxyConfig, stringify(kubeProxyConfig(o)));
   const proc = group.spawn('kube-proxy', nodeBinaryPath('kube-proxy'), [`--config=${paths.proxyConfig}`, '--v=1']);
   // /healthz answers 200 once the first full sync of the rules is done.
-  await waitFor(async () => ((await fetch(`http://127.0.0.1:${o.healthzPort}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200 ? true : undefined), {
-    what: 'kube-proxy /healthz', timeoutMs: 60_000, intervalMs: 250,
-    abort: proc.exited.then((why) => `kube-proxy exited (${why}):\n${group.logTail('kube-proxy')}`),
-  });
+  await waitFor(
+    async () =>
+      (await fetch(`http://127.0.0.1:${o.healthzPort}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200
+        ? true
+        : undefined,
+    {
+      what: 'kube-proxy /healthz',
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      abort: proc.exited.then((why) => `kube-proxy exited (${why}):\n${group.logTail('kube-proxy')}`),
+    },
+  );
   return proc;
 }

@@ -38,7 +38,9 @@ const CGROUP_FS = '/sys/fs/cgroup';
 /** Our parent cgroup in each hierarchy that has one. */
 export function cgroupDirs(): string[] {
   if (!existsSync(CGROUP_FS)) return [];
-  return readdirSync(CGROUP_FS).map((h) => join(CGROUP_FS, h, CGROUP_ROOT)).filter((d) => existsSync(d));
+  return readdirSync(CGROUP_FS)
+    .map((h) => join(CGROUP_FS, h, CGROUP_ROOT))
+    .filter((d) => existsSync(d));
 }
 
 /** Every cgroup below (and including) `dir`, deepest first. */
@@ -70,7 +72,8 @@ function cgroupPids(): number[] {
   for (const root of cgroupDirs()) {
     for (const cg of cgroupTree(root)) {
       try {
-        for (const l of readFileSync(join(cg, 'cgroup.procs'), 'utf8').split('\n')) if (/^\d+$/.test(l)) pids.add(Number(l));
+        for (const l of readFileSync(join(cg, 'cgroup.procs'), 'utf8').split('\n'))
+          if (/^\d+$/.test(l)) pids.add(Number(l));
       } catch {
         // gone
       }
@@ -87,7 +90,9 @@ function cgroupPids(): number[] {
 export function nodeProcesses(): number[] {
   const binaries = NODE_BINARIES.map((b) => nodeBinaryPath(b.name));
   const ours = (cmdline: string): boolean => cmdline.includes(NODE_ROOT) || binaries.some((b) => cmdline.startsWith(b));
-  const byPath = processes().filter((p) => p.pid !== process.pid && ours(p.cmdline)).map((p) => p.pid);
+  const byPath = processes()
+    .filter((p) => p.pid !== process.pid && ours(p.cmdline))
+    .map((p) => p.pid);
   return [...new Set([...byPath, ...cgroupPids()])].filter((p) => p !== process.pid);
 }
 
@@ -98,7 +103,10 @@ export function nodeMounts(): string[] {
 export function nftTables(): string[] {
   const r = sh('nft', ['list', 'tables']);
   if (r.code !== 0) return [];
-  return r.stdout.split('\n').map((l) => l.replace(/^table\s+/, '').trim()).filter((t) => (NFT_TABLES as readonly string[]).includes(t));
+  return r.stdout
+    .split('\n')
+    .map((l) => l.replace(/^table\s+/, '').trim())
+    .filter((t) => (NFT_TABLES as readonly string[]).includes(t));
 }
 
 const OURS = /^(KUBE-|CNI-)/;
@@ -113,8 +121,17 @@ export function iptablesLeftovers(): Array<{ cmd: string; table: string; chains:
     let chains: string[] = [];
     let rules: string[] = [];
     for (const line of r.stdout.split('\n')) {
-      if (line.startsWith('*')) { table = line.slice(1); chains = []; rules = []; continue; }
-      if (line.startsWith(':')) { const c = line.slice(1).split(' ')[0] ?? ''; if (OURS.test(c)) chains.push(c); continue; }
+      if (line.startsWith('*')) {
+        table = line.slice(1);
+        chains = [];
+        rules = [];
+        continue;
+      }
+      if (line.startsWith(':')) {
+        const c = line.slice(1).split(' ')[0] ?? '';
+        if (OURS.test(c)) chains.push(c);
+        continue;
+      }
       if (line.startsWith('-A ')) {
         const chain = line.split(' ')[1] ?? '';
         if (!OURS.test(chain) && /\s-[jg]\s+(KUBE-|CNI-)/.test(line)) rules.push(line);
@@ -128,7 +145,14 @@ export function iptablesLeftovers(): Array<{ cmd: string; table: string; chains:
 
 function removeIptables(): void {
   for (const t of iptablesLeftovers()) {
-    const script = [`*${t.table}`, ...t.rules.map((r) => r.replace(/^-A /, '-D ')), ...t.chains.map((c) => `-F ${c}`), ...t.chains.map((c) => `-X ${c}`), 'COMMIT', ''].join('\n');
+    const script = [
+      `*${t.table}`,
+      ...t.rules.map((r) => r.replace(/^-A /, '-D ')),
+      ...t.chains.map((c) => `-F ${c}`),
+      ...t.chains.map((c) => `-X ${c}`),
+      'COMMIT',
+      '',
+    ].join('\n');
     sh(`${t.cmd}-restore`, ['--noflush'], { input: script });
   }
 }
@@ -141,18 +165,23 @@ function serviceRoute(): boolean {
 export function leftovers(): string[] {
   const found: string[] = [];
   const procs = nodeProcesses();
-  if (procs.length > 0) found.push(`processes: ${procs.map((p) => `${p} (${(processes().find((x) => x.pid === p)?.cmdline ?? '').slice(0, 80)})`).join('; ')}`);
+  if (procs.length > 0)
+    found.push(
+      `processes: ${procs.map((p) => `${p} (${(processes().find((x) => x.pid === p)?.cmdline ?? '').slice(0, 80)})`).join('; ')}`,
+    );
   const mounts = nodeMounts();
   if (mounts.length > 0) found.push(`mounts: ${mounts.join(', ')}`);
   const cgs = cgroupDirs();
   if (cgs.length > 0) found.push(`cgroups: ${cgs.join(', ')}`);
   const tables = nftTables();
   if (tables.length > 0) found.push(`nftables tables: ${tables.join(', ')}`);
-  for (const t of iptablesLeftovers()) found.push(`${t.cmd} ${t.table}: chains ${t.chains.join(', ') || '-'}; rules ${t.rules.join(' | ') || '-'}`);
+  for (const t of iptablesLeftovers())
+    found.push(`${t.cmd} ${t.table}: chains ${t.chains.join(', ') || '-'}; rules ${t.rules.join(' | ') || '-'}`);
   if (linkExists(BRIDGE)) found.push(`bridge ${BRIDGE}`);
   if (serviceRoute()) found.push(`route ${SERVICE_CIDR}`);
   const state = readState();
-  for (const [k, v] of Object.entries(state?.sysctls ?? {})) if (readSysctl(k) !== v) found.push(`sysctl ${k}=${readSysctl(k)} (was ${v})`);
+  for (const [k, v] of Object.entries(state?.sysctls ?? {}))
+    if (readSysctl(k) !== v) found.push(`sysctl ${k}=${readSysctl(k)} (was ${v})`);
   if (existsSync(NODE_ROOT)) found.push(`directory ${NODE_ROOT}`);
   return found;
 }
@@ -174,13 +203,14 @@ export function teardownNode(log: (line: string) => void = () => {}): string[] {
     for (const m of mounts) if (sh('umount', [m]).code !== 0) sh('umount', ['-l', m]);
   }
   // 3. cgroups, deepest first (empty now that their processes are gone).
-  for (const root of cgroupDirs()) for (const cg of cgroupTree(root)) {
-    try {
-      rmdirSync(cg);
-    } catch {
-      // reported by leftovers()
+  for (const root of cgroupDirs())
+    for (const cg of cgroupTree(root)) {
+      try {
+        rmdirSync(cg);
+      } catch {
+        // reported by leftovers()
+      }
     }
-  }
   // 4. Packet filtering and the network.
   for (const t of nftTables()) sh('nft', ['delete', 'table', ...t.split(' ')]);
   removeIptables();
@@ -188,7 +218,8 @@ export function teardownNode(log: (line: string) => void = () => {}): string[] {
   if (serviceRoute()) sh('ip', ['route', 'delete', SERVICE_CIDR]);
   // 5. Kernel settings the kubelet changed.
   for (const [k, v] of Object.entries(state?.sysctls ?? {})) if (readSysctl(k) !== v) writeSysctl(k, v);
-  if (state?.createdRunContainerd && nodeProcesses().length === 0) rmSync('/run/containerd', { recursive: true, force: true });
+  if (state?.createdRunContainerd && nodeProcesses().length === 0)
+    rmSync('/run/containerd', { recursive: true, force: true });
   // 6. The directory, only once nothing is mounted below it (rm -r through a mount would delete the mounted data).
   if (nodeMounts().length === 0) rmSync(NODE_ROOT, { recursive: true, force: true });
   const left = leftovers();

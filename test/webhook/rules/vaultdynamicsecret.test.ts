@@ -12,24 +12,92 @@ function vds(given: Record<string, unknown>): AdmissionRequest {
   const full: Record<string, unknown> = { storeRef: { name: 'vault' }, path: 'database/creds/app', ...spec };
   if (typeof omit === 'string') delete full[omit];
   return {
-    uid: 'u', kind: { group: G, version: 'v1alpha1', kind: 'VaultDynamicSecret' }, resource: { group: G, version: 'v1alpha1', resource: 'vaultdynamicsecrets' },
-    name: 'db', namespace: 'team-a', operation: 'CREATE', userInfo: { username: 'alice' },
-    object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultDynamicSecret', metadata: { name: 'db', namespace: 'team-a' }, spec: full },
+    uid: 'u',
+    kind: { group: G, version: 'v1alpha1', kind: 'VaultDynamicSecret' },
+    resource: { group: G, version: 'v1alpha1', resource: 'vaultdynamicsecrets' },
+    name: 'db',
+    namespace: 'team-a',
+    operation: 'CREATE',
+    userInfo: { username: 'alice' },
+    object: {
+      apiVersion: 'vaultgate.io/v1alpha1',
+      kind: 'VaultDynamicSecret',
+      metadata: { name: 'db', namespace: 'team-a' },
+      spec: full,
+    },
   };
 }
 function run(req: AdmissionRequest) {
   const { validation } = decideSync(req, defaultContext());
-  return { allowed: validation.response.allowed, rules: validation.rules, message: validation.response.status?.message ?? '', warnings: validation.response.warnings ?? [] };
+  return {
+    allowed: validation.response.allowed,
+    rules: validation.rules,
+    message: validation.response.status?.message ?? '',
+    warnings: validation.response.warnings ?? [],
+  };
 }
 
-const cases: Array<{ rule: string; refused: Record<string, unknown>; accepted: Record<string, unknown>; message: RegExp; severity?: 'warn' }> = [
-  { rule: 'vaultdynamicsecret.credential-type', refused: { credentialType: 'Certificate' }, accepted: { credentialType: 'Lease' }, message: /spec\.credentialType: "Certificate" is not supported yet/ },
-  { rule: 'vaultdynamicsecret.parameters-with-get', refused: { parameters: { ttl: '1h' } }, accepted: { method: 'PUT', parameters: { ttl: '1h' } }, message: /spec\.parameters: parameters are sent only with method PUT or POST/ },
-  { rule: 'vaultdynamicsecret.min-validity', refused: { leasePolicy: { maxTTL: '5m', minValidity: '5m' } }, accepted: { leasePolicy: { maxTTL: '5m', minValidity: '2m' } }, message: /spec\.leasePolicy\.minValidity: minValidity "5m" must be shorter than maxTTL "5m"/ },
-  { rule: 'vaultdynamicsecret.path', refused: { path: 'database/creds/../../sys/raw' }, accepted: { path: 'database/creds/app' }, message: /spec\.path/ },
-  { rule: 'vaultdynamicsecret.grace', refused: { revocation: { grace: '10m' } }, accepted: { revocation: { grace: '1m' } }, message: /spec\.revocation\.grace: grace "10m" is longer than minValidity/, severity: 'warn' },
-  { rule: 'vaultdynamicsecret.duplicate-target', refused: { rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }, { kind: 'Deployment', name: 'api' }] }, accepted: { rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }, { kind: 'StatefulSet', name: 'api' }] }, message: /spec\.rolloutRestartTargets\[1\]: Deployment\/api is listed twice/, severity: 'warn' },
-  { rule: 'schema.enum', refused: { rolloutRestartTargets: [{ kind: 'CronJob', name: 'api' }] }, accepted: { rolloutRestartTargets: [{ kind: 'DaemonSet', name: 'api' }] }, message: /spec\.rolloutRestartTargets\[0\]\.kind/ },
+const cases: Array<{
+  rule: string;
+  refused: Record<string, unknown>;
+  accepted: Record<string, unknown>;
+  message: RegExp;
+  severity?: 'warn';
+}> = [
+  {
+    rule: 'vaultdynamicsecret.credential-type',
+    refused: { credentialType: 'Certificate' },
+    accepted: { credentialType: 'Lease' },
+    message: /spec\.credentialType: "Certificate" is not supported yet/,
+  },
+  {
+    rule: 'vaultdynamicsecret.parameters-with-get',
+    refused: { parameters: { ttl: '1h' } },
+    accepted: { method: 'PUT', parameters: { ttl: '1h' } },
+    message: /spec\.parameters: parameters are sent only with method PUT or POST/,
+  },
+  {
+    rule: 'vaultdynamicsecret.min-validity',
+    refused: { leasePolicy: { maxTTL: '5m', minValidity: '5m' } },
+    accepted: { leasePolicy: { maxTTL: '5m', minValidity: '2m' } },
+    message: /spec\.leasePolicy\.minValidity: minValidity "5m" must be shorter than maxTTL "5m"/,
+  },
+  {
+    rule: 'vaultdynamicsecret.path',
+    refused: { path: 'database/creds/../../sys/raw' },
+    accepted: { path: 'database/creds/app' },
+    message: /spec\.path/,
+  },
+  {
+    rule: 'vaultdynamicsecret.grace',
+    refused: { revocation: { grace: '10m' } },
+    accepted: { revocation: { grace: '1m' } },
+    message: /spec\.revocation\.grace: grace "10m" is longer than minValidity/,
+    severity: 'warn',
+  },
+  {
+    rule: 'vaultdynamicsecret.duplicate-target',
+    refused: {
+      rolloutRestartTargets: [
+        { kind: 'Deployment', name: 'api' },
+        { kind: 'Deployment', name: 'api' },
+      ],
+    },
+    accepted: {
+      rolloutRestartTargets: [
+        { kind: 'Deployment', name: 'api' },
+        { kind: 'StatefulSet', name: 'api' },
+      ],
+    },
+    message: /spec\.rolloutRestartTargets\[1\]: Deployment\/api is listed twice/,
+    severity: 'warn',
+  },
+  {
+    rule: 'schema.enum',
+    refused: { rolloutRestartTargets: [{ kind: 'CronJob', name: 'api' }] },
+    accepted: { rolloutRestartTargets: [{ kind: 'DaemonSet', name: 'api' }] },
+    message: /spec\.rolloutRestartTargets\[0\]\.kind/,
+  },
   { rule: 'schema.required', refused: { omit: 'path' }, accepted: {}, message: /spec\.path: is required/ },
 ];
 
@@ -40,7 +108,10 @@ void describe('VaultDynamicSecret admission', () => {
       assert.ok(refused.rules.includes(c.rule), `expected ${c.rule} in ${refused.rules.join(', ')}`);
       if (c.severity === 'warn') {
         assert.equal(refused.allowed, true);
-        assert.ok(refused.warnings.some((w) => c.message.test(w)), refused.warnings.join('\n'));
+        assert.ok(
+          refused.warnings.some((w) => c.message.test(w)),
+          refused.warnings.join('\n'),
+        );
       } else {
         assert.equal(refused.allowed, false);
         assert.match(refused.message, c.message);
@@ -52,12 +123,16 @@ void describe('VaultDynamicSecret admission', () => {
   }
 
   void test('a complete manifest is admitted without warnings', () => {
-    const r = run(vds({
-      method: 'GET', credentialType: 'Lease', target: { name: 'app-db', creationPolicy: 'Owner' },
-      leasePolicy: { renewAtPercent: 67, jitterPercent: 10, minValidity: '2m', maxTTL: '5m' },
-      revocation: { onDelete: true, previous: 'AfterRollout', grace: '30s' },
-      rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }],
-    }));
+    const r = run(
+      vds({
+        method: 'GET',
+        credentialType: 'Lease',
+        target: { name: 'app-db', creationPolicy: 'Owner' },
+        leasePolicy: { renewAtPercent: 67, jitterPercent: 10, minValidity: '2m', maxTTL: '5m' },
+        revocation: { onDelete: true, previous: 'AfterRollout', grace: '30s' },
+        rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }],
+      }),
+    );
     assert.equal(r.allowed, true, r.message);
     assert.deepEqual(r.warnings, []);
   });

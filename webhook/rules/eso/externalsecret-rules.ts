@@ -48,10 +48,22 @@ export function validateExternalSecret(es: Obj): Finding[] {
 function checkPolicies(creation: string, deletion: string): Finding[] {
   const findings: Finding[] = [];
   if (deletion === 'Delete' && ['Merge', 'None', 'CreateOrMerge'].includes(creation)) {
-    findings.push(deny('spec.target.deletionPolicy', 'eso.es.deletion-policy', "deletionPolicy=Delete must not be used when the controller doesn't own the secret. Please set creationPolicy=Owner."));
+    findings.push(
+      deny(
+        'spec.target.deletionPolicy',
+        'eso.es.deletion-policy',
+        "deletionPolicy=Delete must not be used when the controller doesn't own the secret. Please set creationPolicy=Owner.",
+      ),
+    );
   }
   if (deletion === 'Merge' && creation === 'None') {
-    findings.push(deny('spec.target.deletionPolicy', 'eso.es.deletion-policy', 'deletionPolicy=Merge must not be used with creationPolicy=None. There is no Secret to merge with.'));
+    findings.push(
+      deny(
+        'spec.target.deletionPolicy',
+        'eso.es.deletion-policy',
+        'deletionPolicy=Merge must not be used with creationPolicy=None. There is no Secret to merge with.',
+      ),
+    );
   }
   return findings;
 }
@@ -62,7 +74,13 @@ function checkStoreRef(spec: Obj): Finding[] {
   // read from a store with no name, which ESO only reports at sync.
   const entries = [...list(spec.data), ...list(spec.dataFrom)];
   if (entries.length > 0 && entries.every((e) => str(obj(obj(obj(e)?.sourceRef)?.storeRef)?.name))) return [];
-  return [deny('spec.secretStoreRef.name', 'eso.es.store-required', 'secretStoreRef.name is required unless every data and dataFrom entry names its store in sourceRef.storeRef.')];
+  return [
+    deny(
+      'spec.secretStoreRef.name',
+      'eso.es.store-required',
+      'secretStoreRef.name is required unless every data and dataFrom entry names its store in sourceRef.storeRef.',
+    ),
+  ];
 }
 
 /** spec.syncWindows: schedules and durations as ESO's controller parses them (robfig/cron, Go durations). */
@@ -70,16 +88,31 @@ function checkSyncWindows(sw: Obj | undefined): Finding[] {
   if (!sw) return [];
   return syncWindowProblems(sw).map((p) => {
     const field = `spec.syncWindows.windows[${p.index}].${p.field}`;
-    return p.warning ? warn(field, 'eso.es.sync-window', `${p.message}.`)
-      : deny(field, 'eso.es.sync-window', `${p.field === 'schedule' ? 'schedule is not a cron expression' : 'duration is not a duration'}: ${p.message}.`);
+    return p.warning
+      ? warn(field, 'eso.es.sync-window', `${p.message}.`)
+      : deny(
+          field,
+          'eso.es.sync-window',
+          `${p.field === 'schedule' ? 'schedule is not a cron expression' : 'duration is not a duration'}: ${p.message}.`,
+        );
   });
 }
 
 function checkRefreshInterval(value: unknown): Finding[] {
   if (typeof value !== 'string') return [];
   const parsed = parseGoDuration(value);
-  if (!parsed.ok) return [deny('spec.refreshInterval', 'eso.es.refresh-interval', `refreshInterval is not a duration: ${parsed.error}.`)];
-  if (parsed.ms < 0) return [deny('spec.refreshInterval', 'eso.es.refresh-interval', `refreshInterval must not be negative (got ${JSON.stringify(value)}); use "0" to fetch once.`)];
+  if (!parsed.ok)
+    return [
+      deny('spec.refreshInterval', 'eso.es.refresh-interval', `refreshInterval is not a duration: ${parsed.error}.`),
+    ];
+  if (parsed.ms < 0)
+    return [
+      deny(
+        'spec.refreshInterval',
+        'eso.es.refresh-interval',
+        `refreshInterval must not be negative (got ${JSON.stringify(value)}); use "0" to fetch once.`,
+      ),
+    ];
   return [];
 }
 
@@ -100,9 +133,15 @@ function checkData(spec: Obj, deletionPolicy: string): Finding[] {
     if (key === undefined) return;
     if (seen.has(key)) {
       // ESO refuses duplicates only with deletionPolicy=Retain; otherwise the later entry wins.
-      findings.push(deletionPolicy === 'Retain'
-        ? deny(`${field}.secretKey`, 'eso.es.duplicate-key', `duplicate secretKey found: ${key}.`)
-        : warn(`${field}.secretKey`, 'eso.es.duplicate-key', `duplicate secretKey ${key}: the later entry overwrites the earlier one.`));
+      findings.push(
+        deletionPolicy === 'Retain'
+          ? deny(`${field}.secretKey`, 'eso.es.duplicate-key', `duplicate secretKey found: ${key}.`)
+          : warn(
+              `${field}.secretKey`,
+              'eso.es.duplicate-key',
+              `duplicate secretKey ${key}: the later entry overwrites the earlier one.`,
+            ),
+      );
     }
     seen.add(key);
   });
@@ -120,12 +159,23 @@ function checkDataFrom(spec: Obj): Finding[] {
     const field = `spec.dataFrom[${i}]`;
     const sourceRef = obj(e.sourceRef);
     const sources = [has(e, 'extract'), has(e, 'find'), has(sourceRef, 'generatorRef')].filter(Boolean).length;
-    if (sources > 1) findings.push(deny(field, 'eso.es.datafrom-exclusive', 'extract, find, or generatorRef cannot be set at the same time.'));
+    if (sources > 1)
+      findings.push(
+        deny(field, 'eso.es.datafrom-exclusive', 'extract, find, or generatorRef cannot be set at the same time.'),
+      );
     if (!has(e, 'extract') && !has(e, 'find') && !sourceRef) {
-      findings.push(deny(field, 'eso.es.datafrom-empty', 'either extract, find, or sourceRef must be set to dataFrom.'));
+      findings.push(
+        deny(field, 'eso.es.datafrom-empty', 'either extract, find, or sourceRef must be set to dataFrom.'),
+      );
     }
     if (sourceRef && !has(sourceRef, 'generatorRef') && !has(sourceRef, 'storeRef')) {
-      findings.push(deny(`${field}.sourceRef`, 'eso.es.sourceref', 'generatorRef or storeRef must be set when using sourceRef in dataFrom.'));
+      findings.push(
+        deny(
+          `${field}.sourceRef`,
+          'eso.es.sourceref',
+          'generatorRef or storeRef must be set when using sourceRef in dataFrom.',
+        ),
+      );
     }
     findings.push(...checkSourceRef(sourceRef, `${field}.sourceRef`));
 
@@ -141,7 +191,13 @@ function checkDataFrom(spec: Obj): Finding[] {
       const merge = obj(r?.merge);
       if (merge?.strategy === 'JSON' && !str(merge.into)) {
         // ESO admits it and fails every sync with "merge failed with missing 'into' field".
-        findings.push(deny(`${rField}.merge.into`, 'eso.es.rewrite-merge', 'merge with strategy JSON needs into: the key that receives the merged JSON object.'));
+        findings.push(
+          deny(
+            `${rField}.merge.into`,
+            'eso.es.rewrite-merge',
+            'merge with strategy JSON needs into: the key that receives the merged JSON object.',
+          ),
+        );
       }
       const source = str(obj(r?.regexp)?.source);
       if (source !== undefined) findings.push(...checkRegexp(source, `${rField}.regexp.source`));
@@ -154,7 +210,10 @@ function checkDataFrom(spec: Obj): Finding[] {
 
 function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefined): Finding[] {
   const findings: Finding[] = [];
-  if (has(target, 'manifest')) findings.push(unsupported('spec.target.manifest', 'a generic (non-Secret) target', 'vaultgate only writes Secrets'));
+  if (has(target, 'manifest'))
+    findings.push(
+      unsupported('spec.target.manifest', 'a generic (non-Secret) target', 'vaultgate only writes Secrets'),
+    );
   if (!template) return findings;
 
   const metadata = obj(template.metadata);
@@ -164,13 +223,31 @@ function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefin
   const templateFrom = list(template.templateFrom).map((t) => obj(t) ?? {});
   if (type === SA_TOKEN_TYPE) {
     if (has(obj(metadata?.annotations), SA_NAME_ANNOTATION)) {
-      findings.push(deny('spec.target.template.type', 'eso.es.privileged-template', `template.type="${SA_TOKEN_TYPE}" with annotation "${SA_NAME_ANNOTATION}" is not allowed.`));
+      findings.push(
+        deny(
+          'spec.target.template.type',
+          'eso.es.privileged-template',
+          `template.type="${SA_TOKEN_TYPE}" with annotation "${SA_NAME_ANNOTATION}" is not allowed.`,
+        ),
+      );
     } else if (templateFrom.some((tf) => str(tf.target)?.toLowerCase() === 'annotations')) {
-      findings.push(deny('spec.target.template.type', 'eso.es.privileged-template', `template.type="${SA_TOKEN_TYPE}" with templateFrom target="Annotations" is not allowed.`));
+      findings.push(
+        deny(
+          'spec.target.template.type',
+          'eso.es.privileged-template',
+          `template.type="${SA_TOKEN_TYPE}" with templateFrom target="Annotations" is not allowed.`,
+        ),
+      );
     }
   }
   if (type === BOOTSTRAP_TOKEN_TYPE) {
-    findings.push(deny('spec.target.template.type', 'eso.es.privileged-template', `template.type="${BOOTSTRAP_TOKEN_TYPE}" is not allowed.`));
+    findings.push(
+      deny(
+        'spec.target.template.type',
+        'eso.es.privileged-template',
+        `template.type="${BOOTSTRAP_TOKEN_TYPE}" is not allowed.`,
+      ),
+    );
   }
 
   for (const [key, value] of Object.entries(obj(template.data) ?? {})) {
@@ -179,7 +256,8 @@ function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefin
   // ESO renders metadata.labels and .annotations as templates too (engine v2).
   for (const part of ['labels', 'annotations'] as const) {
     for (const [key, value] of Object.entries(obj(metadata?.[part]) ?? {})) {
-      if (typeof value === 'string') findings.push(...checkTemplateText(value, child(`spec.target.template.metadata.${part}`, key)));
+      if (typeof value === 'string')
+        findings.push(...checkTemplateText(value, child(`spec.target.template.metadata.${part}`, key)));
     }
   }
   templateFrom.forEach((tf, i) => {
@@ -188,7 +266,13 @@ function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefin
     // ESO ValidateSecretTemplateFromTargets: other targets are dotted paths into the object and could
     // write type, immutable or ownerReferences, sidestepping the privileged-type check.
     if (targetName !== '' && !TEMPLATE_TARGETS.some((t) => t.toLowerCase() === targetName.toLowerCase())) {
-      findings.push(deny(`${field}.target`, 'eso.es.template-target', `templateFrom target=${JSON.stringify(targetName)} is not allowed when targeting a Secret, must be one of "Data", "Annotations" or "Labels".`));
+      findings.push(
+        deny(
+          `${field}.target`,
+          'eso.es.template-target',
+          `templateFrom target=${JSON.stringify(targetName)} is not allowed when targeting a Secret, must be one of "Data", "Annotations" or "Labels".`,
+        ),
+      );
     }
     const literal = str(tf.literal);
     if (literal !== undefined) findings.push(...checkTemplateText(literal, `${field}.literal`));
@@ -198,7 +282,8 @@ function checkTarget(spec: Obj, target: Obj | undefined, template: Obj | undefin
 
 function checkTemplateText(text: string, field: string): Finding[] {
   return checkTemplate(text).map((issue) =>
-    deny(field, issue.kind === 'syntax' ? 'eso.es.template-syntax' : 'eso.es.template-unsupported', issue.message));
+    deny(field, issue.kind === 'syntax' ? 'eso.es.template-syntax' : 'eso.es.template-unsupported', issue.message),
+  );
 }
 
 function checkRegexp(source: string, field: string): Finding[] {

@@ -28,7 +28,13 @@ import { templateSizeFindings } from './template-size.ts';
 export { validateExternalSecret, EXTERNALSECRET_FEATURES_NOT_SUPPORTED } from './externalsecret-rules.ts';
 export { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts';
 export { validatePushSecret, PUSHSECRET_FEATURES_NOT_SUPPORTED } from './pushsecret-rules.ts';
-export { validateStore, STORE_FEATURES_NOT_SUPPORTED, SUPPORTED_AUTH_METHODS, ESO_AUTH_ORDER, type StoreKind } from './store-rules.ts';
+export {
+  validateStore,
+  STORE_FEATURES_NOT_SUPPORTED,
+  SUPPORTED_AUTH_METHODS,
+  ESO_AUTH_ORDER,
+  type StoreKind,
+} from './store-rules.ts';
 export { SUPPORTED_TEMPLATE_FUNCTIONS, SUPPORTED_TEMPLATE_KEYWORDS } from '../../../eso/function-map.ts';
 export { checkTemplate } from '../../../eso/template.ts';
 export { lexTemplate } from '../../../golang/template/index.ts';
@@ -65,9 +71,15 @@ export function ratchet(findings: Finding[], o: KubeObject, old: KubeObject | un
   if (!old) return findings;
   const deleting = Boolean(obj(o.metadata)?.deletionTimestamp);
   if (!deleting && !isDeepStrictEqual(o.spec, old.spec)) return findings;
-  return findings.map((f) => (f.severity === 'deny'
-    ? { ...f, severity: 'warn', message: `${f.message} (tolerated: ${deleting ? 'the object is being deleted' : 'this update leaves spec unchanged'})` }
-    : f));
+  return findings.map((f) =>
+    f.severity === 'deny'
+      ? {
+          ...f,
+          severity: 'warn',
+          message: `${f.message} (tolerated: ${deleting ? 'the object is being deleted' : 'this update leaves spec unchanged'})`,
+        }
+      : f,
+  );
 }
 
 function storeHandler(kind: StoreKind): KindHandler {
@@ -89,7 +101,11 @@ function storeHandler(kind: StoreKind): KindHandler {
  * then that controller's to judge. Without `namespace` (a ClusterExternalSecret) only a ClusterSecretStore
  * can tell: SecretStores are per namespace, and the controller decides there.
  */
-function storeOfAnotherClass(ref: Record<string, unknown> | undefined, ctx: EsoAdmissionContext, namespace?: string): boolean {
+function storeOfAnotherClass(
+  ref: Record<string, unknown> | undefined,
+  ctx: EsoAdmissionContext,
+  namespace?: string,
+): boolean {
   const name = str(ref?.name);
   if (!name || !ctx.storeControllerClass) return false;
   const kind: StoreKind = ref?.kind === 'ClusterSecretStore' ? 'ClusterSecretStore' : 'SecretStore';
@@ -134,10 +150,18 @@ const pushSecretHandler: KindHandler = {
   limits: (o) => templateSizeFindings('PushSecret', o),
   tolerate: ratchet,
   validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext, req: AdmissionRequest): Finding[] {
-    const refs = (Array.isArray(obj(o.spec)?.secretStoreRefs) ? obj(o.spec)?.secretStoreRefs as unknown[] : []).map((r) => obj(r));
+    const refs = (Array.isArray(obj(o.spec)?.secretStoreRefs) ? (obj(o.spec)?.secretStoreRefs as unknown[]) : []).map(
+      (r) => obj(r),
+    );
     if (refs.length > 0 && refs.every((r) => storeOfAnotherClass(r, ctx, namespaceOf(o, req)))) return [];
     return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validatePushSecret(o)), o, old);
   },
 };
 
-export const esoHandlers: KindHandler[] = [storeHandler('SecretStore'), storeHandler('ClusterSecretStore'), externalSecretHandler, clusterExternalSecretHandler, pushSecretHandler];
+export const esoHandlers: KindHandler[] = [
+  storeHandler('SecretStore'),
+  storeHandler('ClusterSecretStore'),
+  externalSecretHandler,
+  clusterExternalSecretHandler,
+  pushSecretHandler,
+];

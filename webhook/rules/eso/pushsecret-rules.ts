@@ -23,7 +23,13 @@ export function validatePushSecret(ps: Obj): Finding[] {
     ...checkSelector(obj(spec.selector)),
     ...checkStoreRefs(spec),
     ...checkDataTo(spec),
-    ...list(spec.data).flatMap((d, i) => vaultPathFindings(obj(obj(obj(d)?.match)?.remoteRef)?.remoteKey, `spec.data[${i}].match.remoteRef.remoteKey`, 'eso.ps.vault-path')),
+    ...list(spec.data).flatMap((d, i) =>
+      vaultPathFindings(
+        obj(obj(obj(d)?.match)?.remoteRef)?.remoteKey,
+        `spec.data[${i}].match.remoteRef.remoteKey`,
+        'eso.ps.vault-path',
+      ),
+    ),
     ...checkTemplate_(obj(spec.template)),
   ];
 }
@@ -31,19 +37,52 @@ export function validatePushSecret(ps: Obj): Finding[] {
 function checkRefresh(value: unknown): Finding[] {
   if (typeof value !== 'string') return [];
   const parsed = parseGoDuration(value);
-  if (!parsed.ok) return [deny('spec.refreshInterval', 'eso.ps.refresh-interval', `refreshInterval is not a duration: ${parsed.error}.`)];
-  return parsed.ms < 0 ? [deny('spec.refreshInterval', 'eso.ps.refresh-interval', `refreshInterval must not be negative (got ${JSON.stringify(value)}).`)] : [];
+  if (!parsed.ok)
+    return [
+      deny('spec.refreshInterval', 'eso.ps.refresh-interval', `refreshInterval is not a duration: ${parsed.error}.`),
+    ];
+  return parsed.ms < 0
+    ? [
+        deny(
+          'spec.refreshInterval',
+          'eso.ps.refresh-interval',
+          `refreshInterval must not be negative (got ${JSON.stringify(value)}).`,
+        ),
+      ]
+    : [];
 }
 
 function checkSelector(selector: Obj | undefined): Finding[] {
   if (!selector) return [];
   const out: Finding[] = [];
-  if (has(selector, 'generatorRef')) out.push(deny('spec.selector.generatorRef', 'eso.ps.unsupported', 'generatorRef (generators) is not supported by vaultgate; push an existing Secret (selector.secret).'));
+  if (has(selector, 'generatorRef'))
+    out.push(
+      deny(
+        'spec.selector.generatorRef',
+        'eso.ps.unsupported',
+        'generatorRef (generators) is not supported by vaultgate; push an existing Secret (selector.secret).',
+      ),
+    );
   const secret = obj(selector.secret);
   if (secret) {
-    if (!str(secret.name) && !has(secret, 'selector')) out.push(deny('spec.selector.secret', 'eso.ps.selector', 'selector.secret needs a name or a selector (ESO: "no secret selector provided").'));
-    if (str(secret.name) && has(secret, 'selector')) out.push(warn('spec.selector.secret.selector', 'eso.ps.selector', 'name and selector are both set: as ESO, only the Secret named is pushed.'));
-    for (const p of selectorProblems(obj(secret.selector))) out.push(deny(`spec.selector.secret.selector.${p.field}`, 'eso.ps.selector', p.message));
+    if (!str(secret.name) && !has(secret, 'selector'))
+      out.push(
+        deny(
+          'spec.selector.secret',
+          'eso.ps.selector',
+          'selector.secret needs a name or a selector (ESO: "no secret selector provided").',
+        ),
+      );
+    if (str(secret.name) && has(secret, 'selector'))
+      out.push(
+        warn(
+          'spec.selector.secret.selector',
+          'eso.ps.selector',
+          'name and selector are both set: as ESO, only the Secret named is pushed.',
+        ),
+      );
+    for (const p of selectorProblems(obj(secret.selector)))
+      out.push(deny(`spec.selector.secret.selector.${p.field}`, 'eso.ps.selector', p.message));
   }
   return out;
 }
@@ -55,8 +94,16 @@ function checkStoreRefs(spec: Obj): Finding[] {
   list(spec.secretStoreRefs).forEach((ref, i) => {
     const r = obj(ref);
     const field = `spec.secretStoreRefs[${i}]`;
-    if (!str(r?.name) && !has(r, 'labelSelector')) out.push(deny(field, 'eso.ps.store-ref', 'a store reference needs a name or a labelSelector (ESO: "refStore Name must be provided").'));
-    for (const p of selectorProblems(obj(r?.labelSelector))) out.push(deny(`${field}.labelSelector.${p.field}`, 'eso.ps.selector', p.message));
+    if (!str(r?.name) && !has(r, 'labelSelector'))
+      out.push(
+        deny(
+          field,
+          'eso.ps.store-ref',
+          'a store reference needs a name or a labelSelector (ESO: "refStore Name must be provided").',
+        ),
+      );
+    for (const p of selectorProblems(obj(r?.labelSelector)))
+      out.push(deny(`${field}.labelSelector.${p.field}`, 'eso.ps.selector', p.message));
   });
   if (list(spec.data).length === 0 && list(spec.dataTo).length === 0) {
     out.push(warn('spec', 'eso.ps.nothing-to-push', 'neither data nor dataTo is set: nothing is pushed.'));
@@ -66,15 +113,35 @@ function checkStoreRefs(spec: Obj): Finding[] {
 
 function checkDataTo(spec: Obj): Finding[] {
   const out: Finding[] = [];
-  const named = new Set(list(spec.secretStoreRefs).map((r) => obj(r)).filter((r) => str(r?.name)).map(storeKey));
+  const named = new Set(
+    list(spec.secretStoreRefs)
+      .map((r) => obj(r))
+      .filter((r) => str(r?.name))
+      .map(storeKey),
+  );
   list(spec.dataTo).forEach((entry, i) => {
     const d = obj(entry) ?? {};
     const field = `spec.dataTo[${i}]`;
     const ref = obj(d.storeRef);
-    if (!str(ref?.name) && !has(ref, 'labelSelector')) out.push(deny(`${field}.storeRef`, 'eso.ps.datato-store', 'storeRef must specify either name or labelSelector.'));
-    else if (str(ref?.name) && !named.has(storeKey(ref))) out.push(deny(`${field}.storeRef.name`, 'eso.ps.datato-store', `storeRef ${JSON.stringify(str(ref?.name))} not found in secretStoreRefs.`));
+    if (!str(ref?.name) && !has(ref, 'labelSelector'))
+      out.push(deny(`${field}.storeRef`, 'eso.ps.datato-store', 'storeRef must specify either name or labelSelector.'));
+    else if (str(ref?.name) && !named.has(storeKey(ref)))
+      out.push(
+        deny(
+          `${field}.storeRef.name`,
+          'eso.ps.datato-store',
+          `storeRef ${JSON.stringify(str(ref?.name))} not found in secretStoreRefs.`,
+        ),
+      );
     out.push(...vaultPathFindings(d.remoteKey, `${field}.remoteKey`, 'eso.ps.vault-path'));
-    if (str(d.remoteKey) && list(d.rewrite).length > 0) out.push(deny(`${field}.rewrite`, 'eso.ps.datato-rewrite', 'remoteKey and rewrite are mutually exclusive: rewrite is only supported in per-key mode (without remoteKey).'));
+    if (str(d.remoteKey) && list(d.rewrite).length > 0)
+      out.push(
+        deny(
+          `${field}.rewrite`,
+          'eso.ps.datato-rewrite',
+          'remoteKey and rewrite are mutually exclusive: rewrite is only supported in per-key mode (without remoteKey).',
+        ),
+      );
     const re = str(obj(d.match)?.regexp);
     if (re) out.push(...regexp(re, `${field}.match.regexp`));
     list(d.rewrite).forEach((rw, j) => {
@@ -83,7 +150,14 @@ function checkDataTo(spec: Obj): Finding[] {
       if (source !== undefined) out.push(...regexp(source, `${field}.rewrite[${j}].regexp.source`));
       const tpl = str(obj(r?.transform)?.template);
       if (tpl !== undefined) {
-        for (const issue of checkTemplate(tpl)) out.push(deny(`${field}.rewrite[${j}].transform.template`, issue.kind === 'syntax' ? 'eso.ps.template-syntax' : 'eso.ps.template-unsupported', issue.message));
+        for (const issue of checkTemplate(tpl))
+          out.push(
+            deny(
+              `${field}.rewrite[${j}].transform.template`,
+              issue.kind === 'syntax' ? 'eso.ps.template-syntax' : 'eso.ps.template-unsupported',
+              issue.message,
+            ),
+          );
       }
     });
   });
@@ -98,6 +172,11 @@ function regexp(source: string, field: string): Finding[] {
 /** spec.template is an ExternalSecret template: the same checks, reported under spec.template. */
 function checkTemplate_(template: Obj | undefined): Finding[] {
   if (!template) return [];
-  const probe = { spec: { secretStoreRef: { name: 'x' }, data: [{ secretKey: 'x', remoteRef: { key: 'x' } }], target: { template } } };
-  return validateExternalSecret(probe).map((f) => ({ ...f, field: f.field.replace(/^spec\.target\.template/, 'spec.template') }));
+  const probe = {
+    spec: { secretStoreRef: { name: 'x' }, data: [{ secretKey: 'x', remoteRef: { key: 'x' } }], target: { template } },
+  };
+  return validateExternalSecret(probe).map((f) => ({
+    ...f,
+    field: f.field.replace(/^spec\.target\.template/, 'spec.template'),
+  }));
 }

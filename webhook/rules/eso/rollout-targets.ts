@@ -12,10 +12,32 @@ export function checkRolloutTargets(es: Obj): Finding[] {
   const value = str(annotations?.[ROLLOUT_TARGETS_ANNOTATION]);
   if (value === undefined) return [];
   const field = child('metadata.annotations', ROLLOUT_TARGETS_ANNOTATION);
-  const { refs, problems } = externalSecretRolloutTargets({ metadata: { annotations: { [ROLLOUT_TARGETS_ANNOTATION]: value } } });
-  const findings = problems.map((p) => deny(field, ROLLOUT_TARGETS_RULE, `${p}; expected a comma-separated list such as "deployment/app,statefulset/db" of workloads in this namespace`));
-  if (problems.length === 0 && refs.length === 0) findings.push(deny(field, ROLLOUT_TARGETS_RULE, 'names no workload; remove the annotation or list kind/name entries such as "deployment/app"'));
+  const { refs, problems } = externalSecretRolloutTargets({
+    metadata: { annotations: { [ROLLOUT_TARGETS_ANNOTATION]: value } },
+  });
+  const findings = problems.map((p) =>
+    deny(
+      field,
+      ROLLOUT_TARGETS_RULE,
+      `${p}; expected a comma-separated list such as "deployment/app,statefulset/db" of workloads in this namespace`,
+    ),
+  );
+  if (problems.length === 0 && refs.length === 0)
+    findings.push(
+      deny(
+        field,
+        ROLLOUT_TARGETS_RULE,
+        'names no workload; remove the annotation or list kind/name entries such as "deployment/app"',
+      ),
+    );
   const creation = str(obj(obj(es.spec)?.target)?.creationPolicy);
-  if (creation === 'None' && refs.length > 0) findings.push(deny(field, ROLLOUT_TARGETS_RULE, 'creationPolicy None writes no Secret, so nothing would restart these workloads'));
+  if (creation === 'None' && refs.length > 0)
+    findings.push(
+      deny(
+        field,
+        ROLLOUT_TARGETS_RULE,
+        'creationPolicy None writes no Secret, so nothing would restart these workloads',
+      ),
+    );
   return findings;
 }

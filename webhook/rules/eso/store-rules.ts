@@ -14,8 +14,26 @@ import { storeTokenAudiences, TOKEN_AUDIENCE_RULE, tokenAsks, tokenAudienceProbl
 export type StoreKind = 'SecretStore' | 'ClusterSecretStore';
 
 /** ESO tries auth methods in this order and uses the first one set (providers/v1/vault/auth.go setAuth). */
-export const ESO_AUTH_ORDER = ['tokenSecretRef', 'appRole', 'kubernetes', 'ldap', 'userPass', 'jwt', 'cert', 'iam', 'gcp'] as const;
-export const SUPPORTED_AUTH_METHODS: readonly string[] = ['tokenSecretRef', 'appRole', 'kubernetes', 'ldap', 'userPass', 'jwt', 'cert'];
+export const ESO_AUTH_ORDER = [
+  'tokenSecretRef',
+  'appRole',
+  'kubernetes',
+  'ldap',
+  'userPass',
+  'jwt',
+  'cert',
+  'iam',
+  'gcp',
+] as const;
+export const SUPPORTED_AUTH_METHODS: readonly string[] = [
+  'tokenSecretRef',
+  'appRole',
+  'kubernetes',
+  'ldap',
+  'userPass',
+  'jwt',
+  'cert',
+];
 
 /**
  * ESO store features vaultgate refuses (deny) or ignores (warn), for documentation and the report.
@@ -23,7 +41,13 @@ export const SUPPORTED_AUTH_METHODS: readonly string[] = ['tokenSecretRef', 'app
  */
 export const STORE_FEATURES_NOT_SUPPORTED = {
   refused: ['auth.iam', 'auth.gcp', 'auth.kubernetes.secretRef', 'headers', 'providers other than vault'],
-  ignoredWithWarning: ['spec.retrySettings', 'readYourWrites', 'forwardInconsistent', 'checkAndSet (PushSecret only)', 'spec.conditions on a SecretStore'],
+  ignoredWithWarning: [
+    'spec.retrySettings',
+    'readYourWrites',
+    'forwardInconsistent',
+    'checkAndSet (PushSecret only)',
+    'spec.conditions on a SecretStore',
+  ],
 } as const;
 
 const VAULT = 'spec.provider.vault';
@@ -36,7 +60,10 @@ const REFERENCES: ReadonlyArray<{ path: string[]; esoName: string }> = [
   { path: ['auth', 'kubernetes', 'serviceAccountRef'], esoName: 'Auth.Kubernetes.ServiceAccountRef' },
   { path: ['auth', 'kubernetes', 'secretRef'], esoName: 'Auth.Kubernetes.SecretRef' },
   { path: ['auth', 'jwt', 'secretRef'], esoName: 'Auth.Jwt.SecretRef' },
-  { path: ['auth', 'jwt', 'kubernetesServiceAccountToken', 'serviceAccountRef'], esoName: 'Auth.Jwt.KubernetesServiceAccountToken.ServiceAccountRef' },
+  {
+    path: ['auth', 'jwt', 'kubernetesServiceAccountToken', 'serviceAccountRef'],
+    esoName: 'Auth.Jwt.KubernetesServiceAccountToken.ServiceAccountRef',
+  },
   { path: ['auth', 'ldap', 'secretRef'], esoName: 'Auth.Ldap.SecretRef' },
   { path: ['auth', 'userPass', 'secretRef'], esoName: 'Auth.UserPass.SecretRef' },
   { path: ['auth', 'cert', 'clientCert'], esoName: 'Auth.Cert.ClientCert' },
@@ -51,7 +78,12 @@ const REFERENCES: ReadonlyArray<{ path: string[]; esoName: string }> = [
  * (metadata.namespace, or the request's); undefined when unknown (offline validation), in which
  * case the same-namespace rule cannot be checked and is skipped.
  */
-export function validateStore(kind: StoreKind, store: Obj, namespace: string | undefined, ctx?: AdmissionContext): Finding[] {
+export function validateStore(
+  kind: StoreKind,
+  store: Obj,
+  namespace: string | undefined,
+  ctx?: AdmissionContext,
+): Finding[] {
   const spec = obj(store.spec);
   if (!spec) return [];
   const findings: Finding[] = [
@@ -60,14 +92,26 @@ export function validateStore(kind: StoreKind, store: Obj, namespace: string | u
     ...checkProviders(spec),
   ];
   if (has(spec, 'retrySettings')) {
-    findings.push(warn('spec.retrySettings', 'eso.store.ignored-field', 'retrySettings is ignored by vaultgate: its Vault client retries with its own backoff and rate limits.'));
+    findings.push(
+      warn(
+        'spec.retrySettings',
+        'eso.store.ignored-field',
+        'retrySettings is ignored by vaultgate: its Vault client retries with its own backoff and rate limits.',
+      ),
+    );
   }
   const vault = obj(obj(spec.provider)?.vault);
   if (vault) findings.push(...checkVault(kind, vault, namespace));
   const server = str(vault?.server);
   const syntax = server !== undefined ? vaultServerSyntaxProblem(server) : undefined;
-  if (syntax) findings.push(deny('spec.provider.vault.server', 'eso.store.vault-server-syntax', `spec.provider.vault.server ${syntax}`));
-  const problem = server !== undefined && !syntax && ctx ? vaultServerProblem(server, kind === 'SecretStore' ? namespace : undefined, ctx) : undefined;
+  if (syntax)
+    findings.push(
+      deny('spec.provider.vault.server', 'eso.store.vault-server-syntax', `spec.provider.vault.server ${syntax}`),
+    );
+  const problem =
+    server !== undefined && !syntax && ctx
+      ? vaultServerProblem(server, kind === 'SecretStore' ? namespace : undefined, ctx)
+      : undefined;
   if (problem) findings.push(deny('spec.provider.vault.server', 'eso.store.vault-server', problem));
   if (ctx) findings.push(...checkTokenAudiences(kind, vault, namespace, ctx));
   findings.push(...checkLdapPlugin(vault, ctx?.vaultTarget ?? DEFAULT_TARGET));
@@ -83,14 +127,28 @@ function checkLdapPlugin(vault: Obj | undefined, target: VaultTarget): Finding[]
   if (!has(obj(vault?.auth) ?? {}, 'ldap') || target.flavor !== 'openbao') return [];
   const [major = 0, minor = 0] = target.version.split('.').map(Number);
   if (major < 2 || (major === 2 && minor < 7)) return [];
-  return [warn(`${VAULT}.auth.ldap`, 'eso.store.ldap-plugin', `${targetName(target)} has no built-in ldap auth method (it moved to the external openbao-plugins): this store logs in only if the server's admin registered that plugin and enabled it at its path; HashiCorp Vault has it built in.`)];
+  return [
+    warn(
+      `${VAULT}.auth.ldap`,
+      'eso.store.ldap-plugin',
+      `${targetName(target)} has no built-in ldap auth method (it moved to the external openbao-plugins): this store logs in only if the server's admin registered that plugin and enabled it at its path; HashiCorp Vault has it built in.`,
+    ),
+  ];
 }
 
 /** Rule eso.store.token-audience, where the ServiceAccount's namespace is known (a ClusterSecretStore's referent auth: at sync). */
-function checkTokenAudiences(kind: StoreKind, vault: Obj | undefined, namespace: string | undefined, ctx: AdmissionContext): Finding[] {
+function checkTokenAudiences(
+  kind: StoreKind,
+  vault: Obj | undefined,
+  namespace: string | undefined,
+  ctx: AdmissionContext,
+): Finding[] {
   return tokenAsks(vault).flatMap((ask) => {
     const ns = kind === 'SecretStore' ? namespace : ask.namespace;
-    const problem = ns === undefined ? undefined : tokenAudienceProblem(storeTokenAudiences(ask.audiences), ns, ctx.apiServerAudiences, ctx);
+    const problem =
+      ns === undefined
+        ? undefined
+        : tokenAudienceProblem(storeTokenAudiences(ask.audiences), ns, ctx.apiServerAudiences, ctx);
     return problem ? [deny(ask.field, TOKEN_AUDIENCE_RULE, problem)] : [];
   });
 }
@@ -99,7 +157,13 @@ function checkConditions(kind: StoreKind, spec: Obj): Finding[] {
   const findings: Finding[] = [];
   const conditions = list(spec.conditions);
   if (kind === 'SecretStore' && conditions.length > 0) {
-    findings.push(warn('spec.conditions', 'eso.store.conditions-ignored', 'conditions only restrict which namespaces may use a ClusterSecretStore; a SecretStore serves its own namespace and ignores them.'));
+    findings.push(
+      warn(
+        'spec.conditions',
+        'eso.store.conditions-ignored',
+        'conditions only restrict which namespaces may use a ClusterSecretStore; a SecretStore serves its own namespace and ignores them.',
+      ),
+    );
   }
   conditions.forEach((condition, ci) => {
     list(obj(condition)?.namespaceRegexes).forEach((re, ri) => {
@@ -107,8 +171,13 @@ function checkConditions(kind: StoreKind, spec: Obj): Finding[] {
       const compiled = parseGoRegexp(re);
       if (!compiled.ok) {
         // ESO's wording (secretstore_validator.go validateConditions), indexes and all.
-        findings.push(deny(`spec.conditions[${ci}].namespaceRegexes[${ri}]`, 'eso.store.namespace-regex',
-          `failed to compile ${ri}th namespace regex in ${ci}th condition: ${compiled.error}`));
+        findings.push(
+          deny(
+            `spec.conditions[${ci}].namespaceRegexes[${ri}]`,
+            'eso.store.namespace-regex',
+            `failed to compile ${ri}th namespace regex in ${ci}th condition: ${compiled.error}`,
+          ),
+        );
       }
     });
   });
@@ -116,11 +185,23 @@ function checkConditions(kind: StoreKind, spec: Obj): Finding[] {
 }
 
 /** Store refreshInterval: whole seconds, as ESO's int field (its CRD refuses "5m"); never negative. */
-export function checkRefreshInterval(value: unknown, field = 'spec.refreshInterval', rule = 'eso.store.refresh-interval'): Finding[] {
+export function checkRefreshInterval(
+  value: unknown,
+  field = 'spec.refreshInterval',
+  rule = 'eso.store.refresh-interval',
+): Finding[] {
   if (value === undefined || value === null) return [];
-  if (typeof value === 'string') return [deny(field, rule, `refreshInterval is a whole number of seconds in a secret store (ESO's CRD refuses a string): write ${JSON.stringify(value)} as seconds, e.g. 300 for "5m".`)];
+  if (typeof value === 'string')
+    return [
+      deny(
+        field,
+        rule,
+        `refreshInterval is a whole number of seconds in a secret store (ESO's CRD refuses a string): write ${JSON.stringify(value)} as seconds, e.g. 300 for "5m".`,
+      ),
+    ];
   if (typeof value !== 'number') return [];
-  if (!Number.isInteger(value)) return [deny(field, rule, `refreshInterval ${value} must be a whole number of seconds.`)];
+  if (!Number.isInteger(value))
+    return [deny(field, rule, `refreshInterval ${value} must be a whole number of seconds.`)];
   return value < 0 ? [deny(field, rule, `refreshInterval must not be negative (got ${value}).`)] : [];
 }
 
@@ -130,50 +211,94 @@ function checkProviders(spec: Obj): Finding[] {
   const names = Object.keys(provider).filter((k) => provider[k] !== null && provider[k] !== undefined);
   const findings: Finding[] = [];
   if (names.length !== 1) {
-    findings.push(deny('spec.provider', 'eso.store.provider-count', `secret stores must only have exactly one backend specified, found ${names.length}.`));
+    findings.push(
+      deny(
+        'spec.provider',
+        'eso.store.provider-count',
+        `secret stores must only have exactly one backend specified, found ${names.length}.`,
+      ),
+    );
   }
   for (const name of names) {
     if (name !== 'vault') {
-      findings.push(deny(child('spec.provider', name), 'eso.store.provider-unsupported', `provider ${name} is not supported by vaultgate (only vault).`));
+      findings.push(
+        deny(
+          child('spec.provider', name),
+          'eso.store.provider-unsupported',
+          `provider ${name} is not supported by vaultgate (only vault).`,
+        ),
+      );
     }
   }
   return findings;
 }
 
 function checkVault(kind: StoreKind, vault: Obj, namespace: string | undefined): Finding[] {
-  const findings: Finding[] = [
-    ...checkAuth(kind, obj(vault.auth)),
-    ...checkReferences(kind, vault, namespace),
-  ];
+  const findings: Finding[] = [...checkAuth(kind, obj(vault.auth)), ...checkReferences(kind, vault, namespace)];
   findings.push(...vaultPathFindings(vault.path, `${VAULT}.path`, 'eso.store.vault-path'));
   const auth = obj(vault.auth);
   for (const method of ESO_AUTH_ORDER) {
     const m = obj(auth?.[method]);
-    for (const key of ['path', 'mountPath'] as const) findings.push(...vaultPathFindings(m?.[key], `${VAULT}.auth.${method}.${key}`, 'eso.store.vault-path'));
+    for (const key of ['path', 'mountPath'] as const)
+      findings.push(...vaultPathFindings(m?.[key], `${VAULT}.auth.${method}.${key}`, 'eso.store.vault-path'));
   }
   const tls = obj(vault.tls);
   if (has(tls, 'certSecretRef') !== has(tls, 'keySecretRef')) {
-    findings.push(deny(`${VAULT}.tls`, 'eso.store.client-tls', 'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided (set tls.certSecretRef and tls.keySecretRef together).'));
+    findings.push(
+      deny(
+        `${VAULT}.tls`,
+        'eso.store.client-tls',
+        'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided (set tls.certSecretRef and tls.keySecretRef together).',
+      ),
+    );
   }
   const cas = obj(vault.checkAndSet);
   if (cas?.required === true) {
-    findings.push(vault.version === 'v1'
-      ? deny(`${VAULT}.checkAndSet.required`, 'eso.store.cas-kv1', 'checkAndSet is not supported with Vault KV version v1.')
-      : warn(`${VAULT}.checkAndSet`, 'eso.store.ignored-field', 'checkAndSet only applies to PushSecret writes, which vaultgate does not serve; it has no effect.'));
+    findings.push(
+      vault.version === 'v1'
+        ? deny(
+            `${VAULT}.checkAndSet.required`,
+            'eso.store.cas-kv1',
+            'checkAndSet is not supported with Vault KV version v1.',
+          )
+        : warn(
+            `${VAULT}.checkAndSet`,
+            'eso.store.ignored-field',
+            'checkAndSet only applies to PushSecret writes, which vaultgate does not serve; it has no effect.',
+          ),
+    );
   }
   const headers = obj(vault.headers);
   if (headers && Object.keys(headers).length > 0) {
-    findings.push(deny(`${VAULT}.headers`, 'eso.store.unsupported-field', 'custom request headers are not supported by vaultgate; remove headers (vaultgate would otherwise send requests without them).'));
+    findings.push(
+      deny(
+        `${VAULT}.headers`,
+        'eso.store.unsupported-field',
+        'custom request headers are not supported by vaultgate; remove headers (vaultgate would otherwise send requests without them).',
+      ),
+    );
   }
   for (const flag of ['readYourWrites', 'forwardInconsistent'] as const) {
     if (vault[flag] === true) {
-      findings.push(warn(child(VAULT, flag), 'eso.store.ignored-field', `${flag} is ignored by vaultgate: it does not track Vault Enterprise replication state.`));
+      findings.push(
+        warn(
+          child(VAULT, flag),
+          'eso.store.ignored-field',
+          `${flag} is ignored by vaultgate: it does not track Vault Enterprise replication state.`,
+        ),
+      );
     }
   }
   const ca = obj(vault.caProvider);
   if (kind === 'ClusterSecretStore' && ca && !has(ca, 'namespace') && !has(vault, 'caBundle')) {
     // ESO fails the store at reconcile with this error (runtime/esutils FetchCACertFromSource); refuse it up front.
-    findings.push(deny(`${VAULT}.caProvider.namespace`, 'eso.store.ca-provider-namespace', 'missing namespace on caProvider secret: a ClusterSecretStore must say which namespace holds its CA.'));
+    findings.push(
+      deny(
+        `${VAULT}.caProvider.namespace`,
+        'eso.store.ca-provider-namespace',
+        'missing namespace on caProvider secret: a ClusterSecretStore must say which namespace holds its CA.',
+      ),
+    );
   }
   return findings;
 }
@@ -182,39 +307,85 @@ function checkAuth(kind: StoreKind, auth: Obj | undefined): Finding[] {
   const field = `${VAULT}.auth`;
   const set = ESO_AUTH_ORDER.filter((m) => has(auth, m));
   if (!auth || set.length === 0) {
-    return [deny(field, 'eso.store.auth-required', `an auth method is required by vaultgate (one of ${SUPPORTED_AUTH_METHODS.join(', ')}): it never reads Vault on a store's behalf with a token of its own.`)];
+    return [
+      deny(
+        field,
+        'eso.store.auth-required',
+        `an auth method is required by vaultgate (one of ${SUPPORTED_AUTH_METHODS.join(', ')}): it never reads Vault on a store's behalf with a token of its own.`,
+      ),
+    ];
   }
   const findings: Finding[] = [];
   for (const method of set) {
     if (!SUPPORTED_AUTH_METHODS.includes(method)) {
-      findings.push(deny(child(field, method), 'eso.store.auth-unsupported', `auth method ${method} is not supported by vaultgate (supported: ${SUPPORTED_AUTH_METHODS.join(', ')}).`));
+      findings.push(
+        deny(
+          child(field, method),
+          'eso.store.auth-unsupported',
+          `auth method ${method} is not supported by vaultgate (supported: ${SUPPORTED_AUTH_METHODS.join(', ')}).`,
+        ),
+      );
     }
   }
   if (set.length > 1) {
     // ESO's Go comment says "only one of", but neither its schema nor its webhook enforces it.
-    findings.push(warn(field, 'eso.store.multiple-auth', `several auth methods are set (${set.join(', ')}); like ESO, vaultgate logs in with the first of ${ESO_AUTH_ORDER.join(', ')} that is set, here ${set[0] ?? ''}, and ignores the rest.`));
+    findings.push(
+      warn(
+        field,
+        'eso.store.multiple-auth',
+        `several auth methods are set (${set.join(', ')}); like ESO, vaultgate logs in with the first of ${ESO_AUTH_ORDER.join(', ')} that is set, here ${set[0] ?? ''}, and ignores the rest.`,
+      ),
+    );
   }
 
   const appRole = obj(auth.appRole);
   if (appRole && !str(appRole.roleId) && !has(appRole, 'roleRef')) {
-    findings.push(deny(`${field}.appRole`, 'eso.store.approle-role-id', 'invalid Auth.AppRole: neither `roleId` nor `roleRef` was supplied.'));
+    findings.push(
+      deny(
+        `${field}.appRole`,
+        'eso.store.approle-role-id',
+        'invalid Auth.AppRole: neither `roleId` nor `roleRef` was supplied.',
+      ),
+    );
   }
   const jwt = obj(auth.jwt);
   if (jwt && !has(jwt, 'secretRef') && !has(jwt, 'kubernetesServiceAccountToken')) {
-    findings.push(deny(`${field}.jwt`, 'eso.store.jwt-token-source', 'neither `secretRef` nor `kubernetesServiceAccountToken` was supplied as token source for jwt authentication.'));
+    findings.push(
+      deny(
+        `${field}.jwt`,
+        'eso.store.jwt-token-source',
+        'neither `secretRef` nor `kubernetesServiceAccountToken` was supplied as token source for jwt authentication.',
+      ),
+    );
   }
   findings.push(...checkSecretLogins(auth, field));
   const kube = obj(auth.kubernetes);
   if (kube) {
     if (has(kube, 'secretRef')) {
-      findings.push(deny(`${field}.kubernetes.secretRef`, 'eso.store.auth-unsupported', 'a long-lived ServiceAccount token Secret is not supported by vaultgate; use serviceAccountRef, which vaultgate turns into a short-lived TokenRequest token.'));
+      findings.push(
+        deny(
+          `${field}.kubernetes.secretRef`,
+          'eso.store.auth-unsupported',
+          'a long-lived ServiceAccount token Secret is not supported by vaultgate; use serviceAccountRef, which vaultgate turns into a short-lived TokenRequest token.',
+        ),
+      );
     } else if (!has(kube, 'serviceAccountRef')) {
       // ESO would log in with its own pod's token. A tenant's store must not borrow the controller's identity.
-      findings.push(kind === 'SecretStore'
-        ? deny(`${field}.kubernetes.serviceAccountRef`, 'eso.store.kubernetes-identity', 'a SecretStore must name a ServiceAccount of its namespace in serviceAccountRef; vaultgate never logs in to Vault with its own identity on a namespace\'s behalf.')
-        // Warned, not denied, as ESO admits it; but say what the controller then does
-        // (controller/reconcilers/store-connector.ts refuses it), not what ESO would do.
-        : warn(`${field}.kubernetes.serviceAccountRef`, 'eso.store.kubernetes-identity', 'no serviceAccountRef: vaultgate never logs in to Vault with its own ServiceAccount on a store\'s behalf (ESO would use its own), so the controller refuses to connect this ClusterSecretStore (InvalidProviderConfig) and no ExternalSecret or PushSecret that uses it is synced until serviceAccountRef names a ServiceAccount.'));
+      findings.push(
+        kind === 'SecretStore'
+          ? deny(
+              `${field}.kubernetes.serviceAccountRef`,
+              'eso.store.kubernetes-identity',
+              "a SecretStore must name a ServiceAccount of its namespace in serviceAccountRef; vaultgate never logs in to Vault with its own identity on a namespace's behalf.",
+            )
+          : // Warned, not denied, as ESO admits it; but say what the controller then does
+            // (controller/reconcilers/store-connector.ts refuses it), not what ESO would do.
+            warn(
+              `${field}.kubernetes.serviceAccountRef`,
+              'eso.store.kubernetes-identity',
+              "no serviceAccountRef: vaultgate never logs in to Vault with its own ServiceAccount on a store's behalf (ESO would use its own), so the controller refuses to connect this ClusterSecretStore (InvalidProviderConfig) and no ExternalSecret or PushSecret that uses it is synced until serviceAccountRef names a ServiceAccount.",
+            ),
+      );
     }
   }
   return findings;
@@ -227,18 +398,26 @@ function checkAuth(kind: StoreKind, auth: Obj | undefined): Finding[] {
 function checkSecretLogins(auth: Obj, field: string): Finding[] {
   const out: Finding[] = [];
   const needRef = (ref: Obj | undefined, refField: string, what: string): void => {
-    if (!str(ref?.name) || !str(ref?.key)) out.push(deny(refField, 'eso.store.auth-secret', `${what}: name and key of the Secret holding it are required (ESO fails every login without them).`));
+    if (!str(ref?.name) || !str(ref?.key))
+      out.push(
+        deny(
+          refField,
+          'eso.store.auth-secret',
+          `${what}: name and key of the Secret holding it are required (ESO fails every login without them).`,
+        ),
+      );
   };
   for (const method of ['userPass', 'ldap'] as const) {
     const m = obj(auth[method]);
     if (!m) continue;
-    if (!str(m.username)?.trim()) out.push(deny(`${field}.${method}.username`, 'eso.store.auth-secret', 'username is required.'));
+    if (!str(m.username)?.trim())
+      out.push(deny(`${field}.${method}.username`, 'eso.store.auth-secret', 'username is required.'));
     needRef(obj(m.secretRef), `${field}.${method}.secretRef`, 'the password');
   }
   const cert = obj(auth.cert);
   if (cert) {
     needRef(obj(cert.clientCert), `${field}.cert.clientCert`, 'the client certificate');
-    needRef(obj(cert.secretRef), `${field}.cert.secretRef`, 'the client certificate\'s private key');
+    needRef(obj(cert.secretRef), `${field}.cert.secretRef`, "the client certificate's private key");
   }
   return out;
 }
@@ -252,8 +431,13 @@ function checkReferences(kind: StoreKind, vault: Obj, namespace: string | undefi
     for (const key of ref.path) node = isObj(node) ? node[key] : undefined;
     const target = str(obj(node)?.namespace);
     if (target !== undefined && target !== namespace) {
-      findings.push(deny(`${VAULT}.${ref.path.join('.')}.namespace`, 'eso.store.cross-namespace',
-        `invalid ${ref.esoName}: namespace should either be empty or match the namespace of the SecretStore for a namespaced SecretStore (references in a namespaced store may not leave its namespace "${namespace}").`));
+      findings.push(
+        deny(
+          `${VAULT}.${ref.path.join('.')}.namespace`,
+          'eso.store.cross-namespace',
+          `invalid ${ref.esoName}: namespace should either be empty or match the namespace of the SecretStore for a namespaced SecretStore (references in a namespaced store may not leave its namespace "${namespace}").`,
+        ),
+      );
     }
   }
   return findings;

@@ -29,7 +29,12 @@ const TEMPLATE_PATHS: Record<string, string[]> = {
 };
 
 /** Every string at a path pattern, with its kubectl-style field name. */
-function stringsAt(node: unknown, pattern: string[], field: string, out: Array<{ field: string; length: number }>): void {
+function stringsAt(
+  node: unknown,
+  pattern: string[],
+  field: string,
+  out: Array<{ field: string; length: number }>,
+): void {
   if (pattern.length === 0) {
     if (typeof node === 'string') out.push({ field, length: node.length });
     return;
@@ -40,8 +45,13 @@ function stringsAt(node: unknown, pattern: string[], field: string, out: Array<{
     if (!Array.isArray(node)) stringsAt((node as Record<string, unknown>)[head], rest, `${field}.${head}`, out);
     return;
   }
-  if (Array.isArray(node)) node.forEach((x, i) => { stringsAt(x, rest, `${field}[${i}]`, out); });
-  else for (const [k, x] of Object.entries(node)) stringsAt(x, rest, /^[A-Za-z_][A-Za-z0-9_-]*$/.test(k) ? `${field}.${k}` : `${field}[${JSON.stringify(k)}]`, out);
+  if (Array.isArray(node))
+    node.forEach((x, i) => {
+      stringsAt(x, rest, `${field}[${i}]`, out);
+    });
+  else
+    for (const [k, x] of Object.entries(node))
+      stringsAt(x, rest, /^[A-Za-z_][A-Za-z0-9_-]*$/.test(k) ? `${field}.${k}` : `${field}[${JSON.stringify(k)}]`, out);
 }
 
 /** The size gate's check for an ESO kind's templates: [] or one denial naming the field where the total passes the limit. */
@@ -55,10 +65,14 @@ export function templateSizeFindings(kind: string, o: KubeObject): Finding[] {
     total += t.length;
     if (total > MAX_TEMPLATE_TEXT) {
       const all = texts.reduce((n, x) => n + x.length, 0);
-      return [{
-        field: t.field, rule: 'eso.template.too-large', severity: 'deny',
-        message: `the object's templates hold ${all} characters together, more than vaultgate parses at admission (${MAX_TEMPLATE_TEXT}); split them over several objects`,
-      }];
+      return [
+        {
+          field: t.field,
+          rule: 'eso.template.too-large',
+          severity: 'deny',
+          message: `the object's templates hold ${all} characters together, more than vaultgate parses at admission (${MAX_TEMPLATE_TEXT}); split them over several objects`,
+        },
+      ];
     }
   }
   return [];

@@ -35,20 +35,34 @@ export interface TokenAsk {
 /** The ServiceAccount tokens a store's spec.provider.vault asks the controller to mint (0 or 1). */
 export function tokenAsks(vault: Obj | undefined): TokenAsk[] {
   const auth = obj(vault?.auth);
-  const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+  const strings = (v: unknown): string[] | undefined =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined;
   const kube = obj(obj(auth?.kubernetes)?.serviceAccountRef);
   if (kube) {
-    return [{ field: 'spec.provider.vault.auth.kubernetes.serviceAccountRef.audiences', namespace: str(kube.namespace), name: str(kube.name), audiences: strings(kube.audiences) }];
+    return [
+      {
+        field: 'spec.provider.vault.auth.kubernetes.serviceAccountRef.audiences',
+        namespace: str(kube.namespace),
+        name: str(kube.name),
+        audiences: strings(kube.audiences),
+      },
+    ];
   }
   const sat = obj(obj(auth?.jwt)?.kubernetesServiceAccountToken);
   const ref = obj(sat?.serviceAccountRef);
   if (sat && ref) {
     // ESO: the ServiceAccountRef's audiences win over the token's own list.
     const own = strings(ref.audiences);
-    return [{
-      field: own?.length ? 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.audiences' : 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.audiences',
-      namespace: str(ref.namespace), name: str(ref.name), audiences: own?.length ? own : strings(sat.audiences),
-    }];
+    return [
+      {
+        field: own?.length
+          ? 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.audiences'
+          : 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.audiences',
+        namespace: str(ref.namespace),
+        name: str(ref.name),
+        audiences: own?.length ? own : strings(sat.audiences),
+      },
+    ];
   }
   return [];
 }
@@ -62,7 +76,12 @@ export function apiServerAudiencesAllowed(namespace: string, ctx: AdmissionConte
  * Why a token for a ServiceAccount of `namespace` may not carry `audiences` (after defaulting), or
  * undefined when it may. `apiServer` are the apiserver's own audiences; undefined = unknown (unchecked).
  */
-export function tokenAudienceProblem(audiences: readonly string[], namespace: string, apiServer: readonly string[] | undefined, ctx: AdmissionContext): string | undefined {
+export function tokenAudienceProblem(
+  audiences: readonly string[],
+  namespace: string,
+  apiServer: readonly string[] | undefined,
+  ctx: AdmissionContext,
+): string | undefined {
   if (!apiServer?.length) return undefined;
   const hits = audiences.filter((a) => apiServer.includes(a));
   if (hits.length === 0 || apiServerAudiencesAllowed(namespace, ctx)) return undefined;

@@ -16,7 +16,8 @@ import { matchingGuardrails } from '../guardrails.ts';
  * chose), no user info, no query, no fragment, no backslash (a separator to URL parsers). Host: a DNS
  * name, an IPv4 address or a bracketed IPv6 address.
  */
-const SERVER_SYNTAX = /^https?:\/\/(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?\/?$/i;
+const SERVER_SYNTAX =
+  /^https?:\/\/(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?\/?$/i;
 
 /** Why `server` is not `scheme://host[:port]`, or undefined when it is. The value is not quoted: user info may hold a password. */
 export function vaultServerSyntaxProblem(server: string): string | undefined {
@@ -39,16 +40,23 @@ export function vaultOrigin(url: string): string | undefined {
 
 /** The origins a store in `namespace` (undefined: a ClusterSecretStore) may use; undefined = unrestricted. */
 export function allowedVaultServers(namespace: string | undefined, ctx: AdmissionContext): string[] | undefined {
-  const fromGuardrails = namespace === undefined ? [] : matchingGuardrails(namespace, ctx)
-    .filter((g) => g.mode === 'enforce')
-    .flatMap((g) => g.allowedVaultServers ?? []);
+  const fromGuardrails =
+    namespace === undefined
+      ? []
+      : matchingGuardrails(namespace, ctx)
+          .filter((g) => g.mode === 'enforce')
+          .flatMap((g) => g.allowedVaultServers ?? []);
   const all = [...(ctx.vaultServers ?? []), ...fromGuardrails];
   if (all.length === 0) return undefined;
   return [...new Set(all.map((s) => vaultOrigin(s) ?? s))];
 }
 
 /** Why `server` may not be used by a store in `namespace`, or undefined when it may. */
-export function vaultServerProblem(server: string, namespace: string | undefined, ctx: AdmissionContext): string | undefined {
+export function vaultServerProblem(
+  server: string,
+  namespace: string | undefined,
+  ctx: AdmissionContext,
+): string | undefined {
   const allowed = allowedVaultServers(namespace, ctx);
   if (!allowed) return undefined;
   const origin = vaultOrigin(server);

@@ -7,10 +7,16 @@ import { denials, findings } from '../../../eso/helpers.ts';
 
 const FIELD = 'metadata.annotations[vaultgate.io/rollout-restart-targets]';
 const es = (targets: string | undefined, creationPolicy?: string): KubeObject => ({
-  apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret',
-  metadata: { name: 'app', namespace: 'team-a', ...(targets !== undefined ? { annotations: { 'vaultgate.io/rollout-restart-targets': targets } } : {}) },
+  apiVersion: 'external-secrets.io/v1',
+  kind: 'ExternalSecret',
+  metadata: {
+    name: 'app',
+    namespace: 'team-a',
+    ...(targets !== undefined ? { annotations: { 'vaultgate.io/rollout-restart-targets': targets } } : {}),
+  },
   spec: {
-    secretStoreRef: { name: 'vault', kind: 'SecretStore' }, target: { name: 'app', ...(creationPolicy ? { creationPolicy } : {}) },
+    secretStoreRef: { name: 'vault', kind: 'SecretStore' },
+    target: { name: 'app', ...(creationPolicy ? { creationPolicy } : {}) },
     data: [{ secretKey: 'password', remoteRef: { key: 'team-a/db', property: 'password' } }],
   },
 });
@@ -30,12 +36,19 @@ void describe('webhook/rules/eso/rollout-targets', () => {
       [' , ', /names no workload/],
     ] as const) {
       const d = denials(findings(es(value), undefined, 'team-a'));
-      assert.deepEqual(d.map((f) => [f.field, f.rule]), [[FIELD, 'eso.es.rollout-targets']], value);
+      assert.deepEqual(
+        d.map((f) => [f.field, f.rule]),
+        [[FIELD, 'eso.es.rollout-targets']],
+        value,
+      );
       assert.match(d[0]!.message, message);
     }
   });
 
   void test('creationPolicy None writes no Secret: the opt-in is refused', () => {
-    assert.match(denials(findings(es('deployment/app', 'None'), undefined, 'team-a'))[0]!.message, /creationPolicy None/);
+    assert.match(
+      denials(findings(es('deployment/app', 'None'), undefined, 'team-a'))[0]!.message,
+      /creationPolicy None/,
+    );
   });
 });
