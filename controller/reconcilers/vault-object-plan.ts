@@ -61,6 +61,24 @@ export interface VaultFailure {
   after: string;
 }
 
+/**
+ * What Ready says when a Vault call fails, for the desired state of a Vault `object` ("policy", "role")
+ * named `name`: deleting, refused (what we wrote earlier may still be in force) or syncing.
+ */
+export function vaultFailure(object: string, desired: object | 'deleting', name: string): VaultFailure {
+  if (desired === 'deleting')
+    return { before: `deleting: cannot remove Vault ${object} ${name} yet (`, after: '); retrying' };
+  if ('refused' in desired) {
+    const r = (desired as { refused: Refusal }).refused;
+    return {
+      reason: r.reason,
+      before: `${r.message}; the Vault ${object} ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (`,
+      after: '); retrying',
+    };
+  }
+  return { before: `cannot sync Vault ${object} ${name}: `, after: '' };
+}
+
 /** A spec the controller's admission re-check (or rendering) refused: what Ready says about it. */
 export interface Refusal {
   reason: string;

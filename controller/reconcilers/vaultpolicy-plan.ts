@@ -14,6 +14,7 @@ import {
   writeStep,
   type Ready,
   type Refusal,
+  vaultFailure,
   type VaultFailure,
   type VaultObjectPlan,
   type WriteKind,
@@ -176,17 +177,7 @@ export function planVaultPolicyCleanup(
 
 /** What Ready says when a Vault call fails, for this desired state. */
 export function policyVaultFailure(desired: PolicyDesired | 'deleting', name: string): VaultFailure {
-  if (desired === 'deleting')
-    return { before: `deleting: cannot remove Vault policy ${name} yet (`, after: '); retrying' };
-  if ('refused' in desired) {
-    const r = desired.refused;
-    return {
-      reason: r.reason,
-      before: `${r.message}; the Vault policy ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (`,
-      after: '); retrying',
-    };
-  }
-  return { before: `cannot sync Vault policy ${name}: `, after: '' };
+  return vaultFailure('policy', desired, name);
 }
 
 function ownedWritten(name: string): ConditionInput {

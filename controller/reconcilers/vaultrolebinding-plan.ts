@@ -14,6 +14,7 @@ import {
   type PlannedStep,
   type Ready,
   type Refusal,
+  vaultFailure,
   type VaultFailure,
   type VaultObjectPlan,
   type WriteKind,
@@ -219,17 +220,7 @@ export function planVaultRoleBindingCleanup(
 
 /** What Ready says when a Vault call fails (the status keeps the claim as it stands then). */
 export function roleVaultFailure(desired: RoleDesired | 'deleting', name: string): VaultFailure {
-  if (desired === 'deleting')
-    return { before: `deleting: cannot remove Vault role ${name} yet (`, after: '); retrying' };
-  if ('refused' in desired) {
-    const r = desired.refused;
-    return {
-      reason: r.reason,
-      before: `${r.message}; the Vault role ${name} vaultgate wrote earlier may still be in force: cannot remove it yet (`,
-      after: '); retrying',
-    };
-  }
-  return { before: `cannot sync Vault role ${name}: `, after: '' };
+  return vaultFailure('role', desired, name);
 }
 
 /** The ownership condition to write: the claim made now, else the one standing (stored, or not yet seen). */
