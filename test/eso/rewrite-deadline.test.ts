@@ -17,7 +17,10 @@ void test('a rewrite transform looping over costly calls stops at 250 ms with a 
           ['b', Buffer.from('y')],
         ]),
       ),
-    /^Error: failed rewrite operation\[0\]: line 1: template rendering exceeded 250ms$/,
+    (err: Error) => {
+      assert.equal(err.message, 'failed rewrite operation[0]: line 1: template rendering exceeded 250ms');
+      return true;
+    },
   );
   assert.ok(performance.now() - t0 < 1000, `took ${(performance.now() - t0).toFixed(0)} ms`);
   assert.deepEqual(

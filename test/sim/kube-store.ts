@@ -201,6 +201,24 @@ const CORE: RegisteredResource[] = [
     singular: 'lease',
     shortNames: [],
   },
+  // Workloads: every apiserver serves apps/v1 (the rollout coordinator lists and patches them).
+  ...(
+    [
+      ['deployments', 'Deployment', ['deploy']],
+      ['statefulsets', 'StatefulSet', ['sts']],
+      ['daemonsets', 'DaemonSet', ['ds']],
+    ] as const
+  ).map(([plural, kind, shortNames]) => ({
+    group: 'apps',
+    version: 'v1',
+    plural,
+    kind,
+    namespaced: true,
+    statusSubresource: true,
+    custom: false,
+    singular: kind.toLowerCase(),
+    shortNames: [...shortNames],
+  })),
 ];
 
 /** vaultgate's and ESO's custom resources, registered by default. */
