@@ -73,7 +73,7 @@ import { HmacKeyring } from './rollouts/hmac.ts';
 import type { RolloutPolicy } from './rollouts/plan.ts';
 import { externalSecretSource, vaultDynamicSecretSource } from './rollouts/sources.ts';
 import { dataHash, LABEL_MANAGED } from '../eso/target.ts';
-import { secretDigests, type CacheTransform } from '../kube/cache-transform.ts';
+import { secretDigests } from '../kube/cache-transform.ts';
 import { assertValidPrefix, DEFAULT_PREFIX } from '../schemas/vault-names.ts';
 import { DEFAULT_TARGET, targetName, versionMismatch, type VaultTarget } from '../policy/capabilities.ts';
 import { CertKeeper } from '../certs/keeper.ts';
@@ -344,7 +344,7 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     // Kinds newer than the first chart's CRDs (helm upgrade adds no CRD): missing, they do not hold readiness.
     optionalResources: [CLUSTER_EXTERNAL_SECRETS, PUSH_SECRETS, VAULT_DYNAMIC_SECRETS],
     // The Secret cache keeps no values: a keyed digest per value and ESO's data-hash are all a sync compares.
-    cacheTransforms: [{ resource: SECRETS, transform: secretDigests(dataHash) as CacheTransform }],
+    cacheTransforms: [{ resource: SECRETS, transform: secretDigests(dataHash) }],
     events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
   });
   // The connector checks a store's server and token audiences with the controller's view of guardrails and
@@ -498,19 +498,17 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
         { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] },
         { predicate: storeReadiness },
       );
-    externalSecrets
-      .workers(workers)
-      .complete(
-        createExternalSecretReconciler({
-          connector,
-          reader,
-          controllerClass,
-          namePrefix: prefix,
-          ownSecretWrites,
-          renderer,
-          ...(opts.now ? { now: opts.now } : {}),
-        }),
-      );
+    externalSecrets.workers(workers).complete(
+      createExternalSecretReconciler({
+        connector,
+        reader,
+        controllerClass,
+        namePrefix: prefix,
+        ownSecretWrites,
+        renderer,
+        ...(opts.now ? { now: opts.now } : {}),
+      }),
+    );
 
     // ClusterExternalSecrets (cluster-wide installs only, as ESO's scoped mode): a namespace created,
     // deleted or relabelled, or one of its ExternalSecrets changed or deleted, re-checks it at once.

@@ -328,11 +328,9 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
       return;
     }
     if (e.type === 'entity.too.complex') {
-      res
-        .status(413)
-        .json({
-          error: `AdmissionReview with more than ${MAX_JSON_VALUES} JSON values (vaultgate's limit, checked before parsing)`,
-        });
+      res.status(413).json({
+        error: `AdmissionReview with more than ${MAX_JSON_VALUES} JSON values (vaultgate's limit, checked before parsing)`,
+      });
       return;
     }
     if (e.type === 'entity.parse.failed') {

@@ -23,9 +23,7 @@ describe('informer against the simulator', () => {
   });
 
   /** A fresh namespace per test so informers don't see each other's objects. */
-  async function setup(
-    opts: Partial<InformerOptions> = {},
-  ): Promise<{
+  async function setup(opts: Partial<InformerOptions> = {}): Promise<{
     ns: string;
     inf: Informer;
     events: ObjectEvent[];
