@@ -136,6 +136,7 @@ void describe(
         'externalsecrets.external-secrets.io',
         'pushsecrets.external-secrets.io',
         'secretstores.external-secrets.io',
+        'vaultdynamicsecrets.vaultgate.io',
         'vaultguardrails.vaultgate.io',
         'vaultpolicies.vaultgate.io',
         'vaultrolebindings.vaultgate.io',
