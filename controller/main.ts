@@ -37,7 +37,12 @@ import {
   targetIndex,
 } from './reconcilers/externalsecret.ts';
 import { createClusterExternalSecretReconciler } from './reconcilers/clusterexternalsecret.ts';
-import { createPushSecretReconciler } from './reconcilers/pushsecret.ts';
+import {
+  createPushSecretReconciler,
+  PUSH_STORE_INDEX,
+  pushStoreIndex,
+  pushStoreKeys,
+} from './reconcilers/pushsecret.ts';
 import { TEMPLATE_SOURCE_INDEX, templateSourceIndex } from './reconcilers/template-sources.ts';
 import { CoalescingKvReader } from './reconcilers/kv-reader.ts';
 import { RenderPool, type SecretRenderer } from './reconcilers/render-pool.ts';
@@ -550,21 +555,33 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
       );
 
     // PushSecrets: pushed on a spec or metadata change and every refreshInterval (source Secrets are read
-    // with a GET then, as ESO reads them; they are not cached).
-    manager
+    // with a GET then, as ESO reads them; they are not cached). A store created, made ready or relabelled
+    // wakes the PushSecrets naming or selecting it: one applied before its store syncs once the store exists.
+    const storeChanged: Predicate = (ev) =>
+      readinessChanged(ev) ||
+      (ev.type === 'update' &&
+        JSON.stringify(ev.old.metadata.labels ?? {}) !== JSON.stringify(ev.obj.metadata.labels ?? {}));
+    const pushSecrets = manager
       .controller('pushsecret')
       .for(PUSH_SECRETS, { predicate: specOrMetaChanged })
-      .workers(Math.max(1, Math.floor(workers / 2)))
-      .complete(
-        createPushSecretReconciler({
-          connector,
-          controllerClass,
-          namePrefix: prefix,
-          onVaultWrite,
-          renderer,
-          ...(opts.now ? { now: opts.now } : {}),
-        }),
+      .withIndex(PUSH_STORE_INDEX, pushStoreIndex)
+      .watches(SECRET_STORES, { index: PUSH_STORE_INDEX, values: pushStoreKeys }, { predicate: storeChanged });
+    if (!scoped)
+      pushSecrets.watches(
+        CLUSTER_SECRET_STORES,
+        { index: PUSH_STORE_INDEX, values: pushStoreKeys },
+        { predicate: storeChanged },
       );
+    pushSecrets.workers(Math.max(1, Math.floor(workers / 2))).complete(
+      createPushSecretReconciler({
+        connector,
+        controllerClass,
+        namePrefix: prefix,
+        onVaultWrite,
+        renderer,
+        ...(opts.now ? { now: opts.now } : {}),
+      }),
+    );
 
     // One controller per workload kind, after the sources' informers (controller/rollouts/coordinator.ts).
     rollouts?.register(manager, Math.max(1, Math.floor(workers / 4)));

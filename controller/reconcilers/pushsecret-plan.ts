@@ -39,10 +39,15 @@ export type PushPlan =
   | { decision: 'sync' };
 
 export function planPushSecret(o: PushObserved): PushPlan {
-  if (o.storesError) return { decision: 'fail', error: o.storesError };
+  // A spec admission refuses is refused whether or not its stores exist yet: the store's absence is
+  // transient (it may be created next), the refusal is not, and it is the message the user needs.
+  const refuse = o.denials
+    ? ({ decision: 'refuse', error: new ReconcileError('InvalidSpec', `refused: ${o.denials}`) } as const)
+    : undefined;
+  if (o.storesError) return !o.deleting && refuse ? refuse : { decision: 'fail', error: o.storesError };
   if (o.storesForeign) return { decision: 'ignore' };
   if (o.deleting) return { decision: 'cleanup' };
-  if (o.denials) return { decision: 'refuse', error: new ReconcileError('InvalidSpec', `refused: ${o.denials}`) };
+  if (refuse) return refuse;
   const last = o.status.refreshTime ? Date.parse(o.status.refreshTime) : NaN;
   // ESO's shouldRefresh: a spec or metadata change, never synced, or the interval passed ("0s": once).
   const due =

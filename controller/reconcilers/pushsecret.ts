@@ -61,6 +61,29 @@ import {
   type Synced,
 } from './pushsecret-plan.ts';
 
+/** Index on PushSecrets: each store they name, `SecretStore/<ns>/<name>` or `ClusterSecretStore/<name>`; a ref by label selector as `<kind>/<ns>/*` or `ClusterSecretStore/*`. */
+export const PUSH_STORE_INDEX = 'push-store';
+
+export function pushStoreIndex(obj: KubeObject): string[] {
+  const ns = obj.metadata.namespace ?? '';
+  const refs = (obj as PushSecretObject).spec?.secretStoreRefs ?? [];
+  return [
+    ...new Set(
+      refs.map((r) => {
+        const name = r.labelSelector ? '*' : (r.name ?? '');
+        return r.kind === 'ClusterSecretStore' ? `ClusterSecretStore/${name}` : `SecretStore/${ns}/${name}`;
+      }),
+    ),
+  ];
+}
+
+/** The index values a store event wakes: the PushSecrets naming it, and those selecting stores of its kind. */
+export function pushStoreKeys(store: KubeObject): string[] {
+  return store.metadata.namespace
+    ? [`SecretStore/${store.metadata.namespace}/${store.metadata.name}`, `SecretStore/${store.metadata.namespace}/*`]
+    : [`ClusterSecretStore/${store.metadata.name}`, 'ClusterSecretStore/*'];
+}
+
 export interface PushSecretObject extends KubeObject {
   spec: PushSecretSpec;
 }
@@ -193,7 +216,7 @@ function observe(run: PushRun): { observed: PushObserved; ours: ResolvedStore[] 
   }
   const ours = stores.filter((s) => isOurClass(s.store.spec as SecretStoreSpec | undefined, run.deps.controllerClass));
   const deleting = ps.metadata.deletionTimestamp !== undefined;
-  const denials = deleting || storesError ? [] : admissionDenials(ps, run.actx);
+  const denials = deleting ? [] : admissionDenials(ps, run.actx);
   return {
     ours,
     observed: {

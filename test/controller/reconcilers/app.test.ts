@@ -8,7 +8,13 @@ import { KubeApiError } from '../../../kube/errors.ts';
 import { createLogger } from '../../../observability/log.ts';
 import { nullRecorder } from '../../../kube/events.ts';
 import { SECRETS, SERVICEACCOUNTS } from '../../../kube/resources.ts';
-import { EXTERNAL_SECRETS, SECRET_STORES, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
+import {
+  EXTERNAL_SECRETS,
+  PUSH_SECRETS,
+  SECRET_STORES,
+  VAULT_POLICIES,
+  VAULT_ROLE_BINDINGS,
+} from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
 import { createVaultClient } from '../../../vault/client.ts';
 import { createKvApi } from '../../../vault/kv.ts';
@@ -126,6 +132,74 @@ void describe('controller app', () => {
       await kube.delete(VAULT_POLICIES, 'reader', 'team-a');
       await until(async () => (await kube.get(VAULT_POLICIES, 'reader', 'team-a')) === undefined, 'VaultPolicy gone');
       assert.equal(await sys.readPolicy('vaultgate.team-a.reader'), undefined);
+    } finally {
+      await app.stop();
+      clearInterval(keepAlive);
+      root.close();
+      await sim.stop();
+    }
+  });
+
+  void test('a PushSecret applied before its SecretStore pushes as soon as the store is created, not at the next retry', async () => {
+    const kube = new FakeKubeClient({ namespaces: ['default', 'team-a'] });
+    const sim = await VaultSim.start();
+    const root = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
+    const asRoot = { request: <T>(req: VaultRequest) => root.request<T>({ ...req, token: sim.rootToken }) };
+    const app = buildControllerApp({
+      client: kube,
+      vault: { address: sim.addr, auth: { method: 'token', token: sim.rootToken }, timeoutMs: 2000 },
+      workers: 2,
+      events: nullRecorder,
+    });
+    const keepAlive = setInterval(() => undefined, 1000);
+    try {
+      await app.start();
+      const secret = (name: string, data: Record<string, string>): KubeObject => ({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace: 'team-a' },
+        data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+      });
+      await kube.create(SECRETS, secret('vault-token', { token: sim.rootToken }));
+      await kube.create(SECRETS, secret('src', { password: 'pushed-early' }));
+      await kube.create(PUSH_SECRETS, {
+        apiVersion: 'external-secrets.io/v1alpha1',
+        kind: 'PushSecret',
+        metadata: { name: 'early', namespace: 'team-a' },
+        spec: {
+          refreshInterval: '1h',
+          secretStoreRefs: [{ name: 'later', kind: 'SecretStore' }],
+          selector: { secret: { name: 'src' } },
+          data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'team-a/early', property: 'password' } } }],
+        },
+      });
+      const message = async (): Promise<string> =>
+        (
+          (await kube.get(PUSH_SECRETS, 'early', 'team-a'))?.status as
+            { conditions?: Array<{ type: string; message?: string }> } | undefined
+        )?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+      await until(async () => /SecretStore "later": not found/.test(await message()), 'Ready=False naming the store');
+      await kube.create(SECRET_STORES, {
+        apiVersion: 'external-secrets.io/v1',
+        kind: 'SecretStore',
+        metadata: { name: 'later', namespace: 'team-a' },
+        spec: {
+          provider: {
+            vault: {
+              server: sim.addr,
+              path: 'secret',
+              version: 'v2',
+              auth: { tokenSecretRef: { name: 'vault-token', key: 'token' } },
+            },
+          },
+        },
+      });
+      // Without the store watch the failure's retry is the refresh, at most 5 minutes away.
+      await until(async () => ready(await kube.get(PUSH_SECRETS, 'early', 'team-a')), 'PushSecret Ready', 10_000);
+      assert.equal(
+        (await createKvApi(asRoot, { mount: 'secret', version: 2 }).read('team-a/early'))?.data?.password,
+        'pushed-early',
+      );
     } finally {
       await app.stop();
       clearInterval(keepAlive);

@@ -39,6 +39,11 @@ void describe('planPushSecret: one row per decision', () => {
       want: { decision: 'fail', error: storesError },
     },
     {
+      name: 'refuse: admission refuses the spec even while its store is missing (the refusal, not the absence, is the news)',
+      o: { storesError, denials: 'spec.data: refused' },
+      want: { decision: 'refuse', error: new ReconcileError('InvalidSpec', 'refused: spec.data: refused') },
+    },
+    {
       name: "ignore: every store is another controller's",
       o: { storesForeign: true, deleting: true },
       want: { decision: 'ignore' },

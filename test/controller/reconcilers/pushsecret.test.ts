@@ -14,7 +14,11 @@ import { NAMESPACES, SECRETS } from '../../../kube/resources.ts';
 import { PUSH_SECRETS, SECRET_STORES, VAULT_GUARDRAILS } from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
 import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
-import { createPushSecretReconciler } from '../../../controller/reconcilers/pushsecret.ts';
+import {
+  createPushSecretReconciler,
+  pushStoreIndex,
+  pushStoreKeys,
+} from '../../../controller/reconcilers/pushsecret.ts';
 import { PUSH_FINALIZER } from '../../../eso/push.ts';
 
 let v: Vault;
@@ -329,4 +333,32 @@ void describe('PushSecret → Vault', () => {
       custom_metadata: { 'managed-by': 'external-secrets', 'vaultgate.io/pushed-by': 'team-a/to' },
     });
   });
+});
+
+void test('a store event wakes the PushSecrets naming it or selecting its kind, in its namespace only', () => {
+  const ps = (ns: string, refs: unknown[]): KubeObject => ({
+    metadata: { name: 'p', namespace: ns },
+    spec: { secretStoreRefs: refs },
+  });
+  const store = (ns: string | undefined, name: string): KubeObject => ({
+    metadata: { name, ...(ns ? { namespace: ns } : {}) },
+  });
+  const wakes = (p: KubeObject, s: KubeObject): boolean => pushStoreIndex(p).some((k) => pushStoreKeys(s).includes(k));
+  const named = ps('team-a', [
+    { name: 'vault', kind: 'SecretStore' },
+    { name: 'shared', kind: 'ClusterSecretStore' },
+  ]);
+  const selecting = ps('team-a', [{ labelSelector: { matchLabels: { tier: 'x' } } }]);
+  assert.deepEqual(
+    [
+      wakes(named, store('team-a', 'vault')),
+      wakes(named, store(undefined, 'shared')),
+      wakes(named, store('team-a', 'other')),
+      wakes(named, store('team-b', 'vault')),
+      wakes(selecting, store('team-a', 'any')),
+      wakes(selecting, store('team-b', 'any')),
+      wakes(selecting, store(undefined, 'any')),
+    ],
+    [true, true, false, false, true, false, false],
+  );
 });
