@@ -14,7 +14,7 @@ import {
 } from '../../policy/acl.ts';
 
 // Vault's documented semantics, so HashiCorp Vault is the target (comma-separated values, `recover`);
-// what OpenBao answers differently is in test/policy/openbao-acl.test.ts.
+// what OpenBao answers differently is in test/policy/acl.openbao.test.ts.
 const VAULT: VaultTarget = { flavor: 'vault', version: '1.19' };
 const compileAcl = (pols: readonly PolicyRules[]) => acl.compileAcl(pols, VAULT);
 const evaluate = (pols: readonly PolicyRules[] | CompiledAcl, req: AclRequest) => acl.evaluate(pols, req, VAULT);

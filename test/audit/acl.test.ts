@@ -16,7 +16,7 @@ import {
 } from '../../policy/acl.ts';
 
 // Vault's semantics, so HashiCorp Vault is the target (`recover` exists there, not on OpenBao); what
-// OpenBao answers differently is in test/policy/openbao-acl.test.ts.
+// OpenBao answers differently is in test/policy/acl.openbao.test.ts.
 const VAULT: VaultTarget = { flavor: 'vault', version: '1.19' };
 const compileAcl = (pols: readonly PolicyRules[]) => acl.compileAcl(pols, VAULT);
 const evaluate = (pols: readonly PolicyRules[] | CompiledAcl, req: AclRequest) => acl.evaluate(pols, req, VAULT);
@@ -549,7 +549,7 @@ void describe('merging the same pattern (TestACL_PolicyMerge)', () => {
       p(
         'ops',
         // Vault's test uses the numbers 1-4; strings here, as a number in a policy never matches a real
-        // request's json.Number (see test/policy/openbao-acl.test.ts).
+        // request's json.Number (see test/policy/acl.openbao.test.ts).
         r('value/merge', WRITE, { allowedParameters: { test: ['1', '2'] } }),
         r('value/merge', WRITE, { allowedParameters: { test: ['3', '4'] } }),
         r('value/empty', WRITE, { allowedParameters: { empty: [] }, deniedParameters: { empty: ['1'] } }),

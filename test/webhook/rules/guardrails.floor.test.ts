@@ -4,10 +4,10 @@
 // named part of the floor (spec.relaxFloor).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideSync } from '../../webhook/review/review.ts';
-import { defaultContext, type AdmissionContext } from '../../webhook/admission/context.ts';
-import type { AdmissionRequest } from '../../webhook/admission/types.ts';
-import { adoptionConsent, guardrailsFor } from '../../webhook/rules/guardrails.ts';
+import { decideSync } from '../../../webhook/review/review.ts';
+import { defaultContext, type AdmissionContext } from '../../../webhook/admission/context.ts';
+import type { AdmissionRequest } from '../../../webhook/admission/types.ts';
+import { adoptionConsent, guardrailsFor } from '../../../webhook/rules/guardrails.ts';
 
 type Obj = Record<string, unknown>;
 const G = 'vaultgate.io';

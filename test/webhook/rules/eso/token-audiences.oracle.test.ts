@@ -4,13 +4,13 @@
 // rule eso.store.token-audience refuses the apiserver's own audiences unless a guardrail allows them.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultContext, type AdmissionContext, type GuardrailObject } from '../../webhook/admission/context.ts';
-import type { KubeObject } from '../../webhook/admission/kinds.ts';
-import { allowedVaultServers as parseAllowed } from '../../cli/commands/flags.ts';
-import { vaultOrigin } from '../../webhook/rules/eso/vault-servers.ts';
-import { storeTokenAudiences } from '../../webhook/rules/eso/token-audiences.ts';
-import { audiencesOf } from '../../kube/api-audiences.ts';
-import { denials, edit, findings, rules } from './helpers.ts';
+import { defaultContext, type AdmissionContext, type GuardrailObject } from '../../../../webhook/admission/context.ts';
+import type { KubeObject } from '../../../../webhook/admission/kinds.ts';
+import { allowedVaultServers as parseAllowed } from '../../../../cli/commands/flags.ts';
+import { vaultOrigin } from '../../../../webhook/rules/eso/vault-servers.ts';
+import { storeTokenAudiences } from '../../../../webhook/rules/eso/token-audiences.ts';
+import { audiencesOf } from '../../../../kube/api-audiences.ts';
+import { denials, edit, findings, rules } from '../../../eso/helpers.ts';
 
 const VAULT = 'spec.provider.vault';
 const CLUSTER_VAULT = 'https://vault.vault.svc:8200';

@@ -2,10 +2,10 @@
 // up front naming the field, generators refused by name, templates checked as an ExternalSecret's.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../../webhook/admission/kinds.ts';
-import { defaultContext } from '../../webhook/admission/context.ts';
-import type { EsoAdmissionContext, StoreReference } from '../../webhook/rules/eso/index.ts';
-import { denials, edit, findings, rules, warnings } from './helpers.ts';
+import type { KubeObject } from '../../../../webhook/admission/kinds.ts';
+import { defaultContext } from '../../../../webhook/admission/context.ts';
+import type { EsoAdmissionContext, StoreReference } from '../../../../webhook/rules/eso/index.ts';
+import { denials, edit, findings, rules, warnings } from '../../../eso/helpers.ts';
 
 const ps: KubeObject = {
   apiVersion: 'external-secrets.io/v1alpha1',

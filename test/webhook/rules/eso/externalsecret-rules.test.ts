@@ -2,10 +2,10 @@
 // implement. Each rule: an accepted and a refused manifest.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultContext } from '../../webhook/admission/context.ts';
-import type { KubeObject } from '../../webhook/admission/kinds.ts';
-import type { EsoAdmissionContext, StoreReference } from '../../webhook/rules/eso/index.ts';
-import { denials, edit, findings, rules, schemaErrors, warnings } from './helpers.ts';
+import { defaultContext } from '../../../../webhook/admission/context.ts';
+import type { KubeObject } from '../../../../webhook/admission/kinds.ts';
+import type { EsoAdmissionContext, StoreReference } from '../../../../webhook/rules/eso/index.ts';
+import { denials, edit, findings, rules, schemaErrors, warnings } from '../../../eso/helpers.ts';
 
 const es: KubeObject = {
   apiVersion: 'external-secrets.io/v1',

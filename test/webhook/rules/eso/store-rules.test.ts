@@ -2,9 +2,9 @@
 // Each rule: an accepted and a refused manifest.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultContext } from '../../webhook/admission/context.ts';
-import type { KubeObject } from '../../webhook/admission/kinds.ts';
-import { denials, edit, findings, rules, schemaErrors, warnings } from './helpers.ts';
+import { defaultContext } from '../../../../webhook/admission/context.ts';
+import type { KubeObject } from '../../../../webhook/admission/kinds.ts';
+import { denials, edit, findings, rules, schemaErrors, warnings } from '../../../eso/helpers.ts';
 
 const VAULT = 'spec.provider.vault';
 const store: KubeObject = {

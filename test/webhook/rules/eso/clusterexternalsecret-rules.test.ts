@@ -3,10 +3,10 @@
 // schema as ESO's CRD; warnings for what selects nothing or everything.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../../webhook/admission/kinds.ts';
-import { defaultContext } from '../../webhook/admission/context.ts';
-import type { EsoAdmissionContext, StoreReference } from '../../webhook/rules/eso/index.ts';
-import { denials, edit, findings, rules, warnings } from './helpers.ts';
+import type { KubeObject } from '../../../../webhook/admission/kinds.ts';
+import { defaultContext } from '../../../../webhook/admission/context.ts';
+import type { EsoAdmissionContext, StoreReference } from '../../../../webhook/rules/eso/index.ts';
+import { denials, edit, findings, rules, warnings } from '../../../eso/helpers.ts';
 
 const ces: KubeObject = {
   apiVersion: 'external-secrets.io/v1',

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { run } from '../../cli/commands/certs.ts';
-import { generateCA, issueServingCert } from '../../certs/generate.ts';
+import { run } from '../../../cli/commands/certs.ts';
+import { generateCA, issueServingCert } from '../../../certs/generate.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vg-certs-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
