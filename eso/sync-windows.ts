@@ -11,6 +11,7 @@
 // robfig on day-of-month/day-of-week and on steps, and the port is checked against robfig itself
 // (test/eso/sync-windows.test.ts, the Go cron oracle).
 import { parseGoDuration } from '../golang/index.ts';
+import { NEVER, ReconcileError } from '../kube/reconcile-error.ts';
 
 export interface SyncWindowEntry {
   schedule: string;
@@ -46,8 +47,23 @@ const MONTHS: Bounds = {
 };
 const DOW: Bounds = { min: 0, max: 6, names: { sun: 0, mon: 1, tue: 2, wed: 3, thu: 4, fri: 5, sat: 6 } };
 
-export class CronError extends Error {
-  override readonly name = 'CronError';
+/** The rule a schedule breaks, as admission names it (webhook/rules/eso/externalsecret-rules.ts). */
+export const SYNC_WINDOW_RULE = 'eso.es.sync-window';
+/** Where a schedule stands when its caller does not say which window it is. */
+const SCHEDULE_FIELD = 'spec.syncWindows.windows[].schedule';
+
+/**
+ * A schedule robfig/cron refuses. Caused by the user's spec, so not retried (the same text fails the same
+ * way): the message names the field and the rule; `detail` is robfig's own text, which admission shows.
+ */
+export class CronError extends ReconcileError {
+  override readonly name: string = 'CronError';
+  constructor(
+    readonly detail: string,
+    readonly field: string = SCHEDULE_FIELD,
+  ) {
+    super('InvalidSpec', `${field}: schedule is not a cron expression (rule ${SYNC_WINDOW_RULE}): ${detail}`, NEVER);
+  }
 }
 
 const range = (min: number, max: number, step = 1): Set<number> => {
@@ -134,8 +150,19 @@ const DESCRIPTORS: Record<string, () => Spec> = {
   '@hourly': () => ({ minute: one(0), hour: all(HOURS), dom: all(DOM), month: all(MONTHS), dow: all(DOW) }),
 };
 
-/** robfig/cron's standard parser (Minute | Hour | Dom | Month | Dow | Descriptor). Throws CronError with robfig's text. */
-export function parseSchedule(text: string): Schedule {
+/**
+ * robfig/cron's standard parser (Minute | Hour | Dom | Month | Dow | Descriptor). Throws CronError naming
+ * `field` (the window's schedule) with robfig's text as its detail.
+ */
+export function parseSchedule(text: string, field?: string): Schedule {
+  try {
+    return parseRobfig(text);
+  } catch (e) {
+    throw e instanceof CronError && field !== undefined ? new CronError(e.detail, field) : e;
+  }
+}
+
+function parseRobfig(text: string): Schedule {
   if (text.length === 0) throw new CronError('empty spec string');
   if (text.startsWith('TZ=') || text.startsWith('CRON_TZ=')) {
     // ESO's CRD pattern refuses a time zone prefix (six fields); windows are UTC.
@@ -247,10 +274,11 @@ interface ParsedWindow {
 
 function parsedWindows(sw: SyncWindows): ParsedWindow[] {
   const out: ParsedWindow[] = [];
-  for (const w of sw.windows) {
+  for (const [i, w] of sw.windows.entries()) {
     try {
       const d = parseGoDuration(w.duration);
-      if (d.ok) out.push({ schedule: parseSchedule(w.schedule), durationMs: d.ms });
+      if (d.ok)
+        out.push({ schedule: parseSchedule(w.schedule, `spec.syncWindows.windows[${i}].schedule`), durationMs: d.ms });
     } catch (e) {
       if (!(e instanceof CronError)) throw e; // ignored, as ESO does
     }
@@ -317,7 +345,7 @@ export function syncWindowProblems(sw: { windows?: unknown }): SyncWindowProblem
         parseSchedule(entry.schedule);
       } catch (e) {
         if (!(e instanceof CronError)) throw e;
-        out.push({ index, field: 'schedule', message: e.message });
+        out.push({ index, field: 'schedule', message: e.detail });
       }
     }
     if (typeof entry.duration === 'string') {

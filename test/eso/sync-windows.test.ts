@@ -15,6 +15,8 @@ import {
   syncWindowProblems,
 } from '../../eso/sync-windows.ts';
 import { parseGoDuration } from '../../golang/duration.ts';
+import { errorPolicy } from '../../controller/reconcilers/error-policy.ts';
+import { NEVER } from '../../kube/reconcile-error.ts';
 import { rng } from './template-corpus.ts';
 
 const HAND: string[] = [
@@ -142,7 +144,7 @@ function ours(req: CronRequest): Ours {
     return out;
   } catch (e) {
     if (!(e instanceof CronError)) throw e;
-    return { error: e.message };
+    return { error: e.detail };
   }
 }
 
@@ -266,5 +268,23 @@ void describe('syncWindows as ESO applies them to periodic refreshes', () => {
         },
       ],
     );
+  });
+
+  test('a schedule that does not parse is a user error: InvalidSpec, not retried, naming the field and the rule', () => {
+    const err = (() => {
+      try {
+        parseSchedule('0 22 * *', 'spec.syncWindows.windows[2].schedule');
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    assert.ok(err instanceof CronError);
+    assert.deepEqual(errorPolicy(err), {
+      reason: 'InvalidSpec',
+      message:
+        'spec.syncWindows.windows[2].schedule: schedule is not a cron expression (rule eso.es.sync-window): expected exactly 5 fields, found 4: [0 22 * *]',
+      retry: NEVER,
+    });
   });
 });

@@ -8,7 +8,7 @@ import { parseGoRegexp, parseGoDuration } from '../../../golang/index.ts';
 import { checkTemplate } from '../../../eso/template.ts';
 import { vaultPathFindings } from './vault-path.ts';
 import { checkRolloutTargets } from './rollout-targets.ts';
-import { syncWindowProblems } from '../../../eso/sync-windows.ts';
+import { SYNC_WINDOW_RULE, syncWindowProblems } from '../../../eso/sync-windows.ts';
 
 /** ESO ExternalSecret features vaultgate refuses at admission (each named in its finding). */
 export const EXTERNALSECRET_FEATURES_NOT_SUPPORTED: readonly string[] = [
@@ -89,10 +89,10 @@ function checkSyncWindows(sw: Obj | undefined): Finding[] {
   return syncWindowProblems(sw).map((p) => {
     const field = `spec.syncWindows.windows[${p.index}].${p.field}`;
     return p.warning
-      ? warn(field, 'eso.es.sync-window', `${p.message}.`)
+      ? warn(field, SYNC_WINDOW_RULE, `${p.message}.`)
       : deny(
           field,
-          'eso.es.sync-window',
+          SYNC_WINDOW_RULE,
           `${p.field === 'schedule' ? 'schedule is not a cron expression' : 'duration is not a duration'}: ${p.message}.`,
         );
   });
