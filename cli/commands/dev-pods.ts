@@ -4,7 +4,6 @@
 // node IP, and the examples applied. Needs root on Linux (containerd, cgroups, network namespaces);
 // the first run installs Debian's containerd/runc/CNI plugins/nftables and builds the node binaries.
 // Ctrl-C tears everything down, host network and cgroups included.
-import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import {
   applyExamples,
@@ -25,8 +24,13 @@ import { vaultRequest } from '../../test/harness/vault.ts';
 import { buildVaultgateImage } from '../../test/image/images.ts';
 import { nodeUnsupportedReason } from '../../test/upstream/node-binaries.ts';
 import { runSetup, setupSteps } from '../../test/upstream/setup.ts';
+import { commandOptions, type FlagSection, HELP_FLAG, parserOptions, sectionsHelp } from './flags.ts';
 
-const HELP = `Usage: vaultgate dev --pods [options]     (sudo npm run dev -- --pods)
+/** Every flag of `vaultgate dev --pods`: only --help. */
+export const DEV_PODS_SECTIONS: readonly FlagSection[] = [{ title: 'Options', flags: [HELP_FLAG] }];
+export const DEV_PODS_OPTIONS = parserOptions(DEV_PODS_SECTIONS);
+
+export const DEV_PODS_HELP = `Usage: vaultgate dev --pods [options]     (sudo npm run dev -- --pods)
 
 Runs vaultgate as \`helm install\` runs it, on a throwaway one-node cluster on this machine: etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and a kubelet on containerd (pods on
@@ -36,27 +40,16 @@ Needs root on Linux. The first run installs containerd, runc, the CNI plugins an
 builds the Kubernetes binaries from Go modules (10-20 minutes on 2 cores). Ctrl-C removes everything it
 created, on disk (${NODE_ROOT}) and in the host's network.
 
-Options:
-  -h, --help   this help
-`;
+${sectionsHelp(DEV_PODS_SECTIONS)}`;
 
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
 export async function run(argv: string[]): Promise<number> {
-  let help = false;
-  try {
-    help =
-      parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' } }, strict: true }).values.help === true;
-  } catch (e) {
-    process.stderr.write(`vaultgate dev --pods: ${(e as Error).message}\n(see vaultgate dev --pods --help)\n`);
-    return 2;
-  }
-  if (help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  // Only --help to read: an exit code when there is nothing to run.
+  const exit = commandOptions('dev --pods', argv, DEV_PODS_OPTIONS, DEV_PODS_HELP, () => undefined);
+  if (exit !== undefined) return exit;
   const unsupported = nodeUnsupportedReason();
   if (unsupported) {
     process.stderr.write(`vaultgate dev --pods: ${unsupported}\n`);

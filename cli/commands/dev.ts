@@ -3,7 +3,6 @@
 // vaultgate's Vault API simulator (and says so). With --kubeconfig and --vault-addr it runs the webhook
 // and the controller against your cluster and Vault instead.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import {
   type DevEnvironment,
   defaultDevKubeconfig,
@@ -16,10 +15,53 @@ import { SIMULATED_VAULT_BANNER } from '../../test/harness/e2e-vault.ts';
 import { OPENBAO } from '../../test/upstream/openbao.ts';
 import { binaryPath, goAvailable, upstreamBinDir } from '../../test/upstream/paths.ts';
 import { formatDuration, runSetup, SetupError, setupSteps } from '../../test/upstream/setup.ts';
+import { commandOptions, FlagReader, type FlagSection, HELP_FLAG, parserOptions, sectionsHelp } from './flags.ts';
 
 export const summary = 'start a local apiserver + Vault, run vaultgate against them, apply the examples';
 
-const HELP = `Usage: vaultgate dev [options]        (npm run dev)
+/** Every flag of `vaultgate dev`. */
+export const DEV_SECTIONS: readonly FlagSection[] = [
+  {
+    title: 'Options',
+    flags: [
+      {
+        name: 'vault-sim',
+        type: 'boolean',
+        help: "vaultgate's Vault API simulator instead of OpenBao (its kubernetes auth checks every login with a real TokenReview; its ACLs are vaultgate's own code)",
+      },
+      {
+        name: 'write-kubeconfig',
+        type: 'string',
+        arg: 'path',
+        defaultHelp: defaultDevKubeconfig(),
+        help: "where to write the local cluster's kubeconfig",
+      },
+      {
+        name: 'kubeconfig',
+        type: 'string',
+        arg: 'path',
+        help: 'run against YOUR cluster instead (needs --vault-addr and VAULT_TOKEN; the CRDs must be installed; nothing is applied, admission is not re-routed)',
+      },
+      { name: 'vault-addr', type: 'string', arg: 'url', help: 'your Vault, with --kubeconfig' },
+      {
+        name: 'vault-token-file',
+        type: 'string',
+        arg: 'path',
+        defaultHelp: '$VAULT_TOKEN, the token itself',
+        help: "the controller's Vault token",
+      },
+      {
+        name: 'pods',
+        type: 'boolean',
+        help: "the chart's pods instead: a one-node cluster with a kubelet, the image built here, helm install (root; see vaultgate dev --pods --help)",
+      },
+      HELP_FLAG,
+    ],
+  },
+];
+export const DEV_OPTIONS = parserOptions(DEV_SECTIONS);
+
+export const DEV_HELP = `Usage: vaultgate dev [options]        (npm run dev)
 
 Starts, on 127.0.0.1, a throwaway Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager
 built from the upstream Go modules; the FIRST run builds them, with progress: about 13 minutes on 2 cores) and
@@ -32,18 +74,7 @@ OpenBao is set up as you would set it up: kubernetes auth with a token-reviewer 
 apiserver CA, KV v2 at secret/; the controller logs in as its ServiceAccount with the chart's bootstrap
 policy (charts/vaultgate/files/bootstrap-policy.hcl), never with the root token.
 
-Options:
-  --vault-sim                 vaultgate's Vault API simulator instead of OpenBao (its kubernetes auth
-                              checks every login with a real TokenReview; its ACLs are vaultgate's own code)
-  --write-kubeconfig <path>   where to write the local cluster's kubeconfig (default ${defaultDevKubeconfig()})
-  --kubeconfig <path>         run against YOUR cluster instead (needs --vault-addr and VAULT_TOKEN; the
-                              CRDs must be installed; nothing is applied, admission is not re-routed)
-  --vault-addr <url>          your Vault, with --kubeconfig
-  --vault-token-file <path>   the controller's Vault token (default: env VAULT_TOKEN)
-  --pods                      the chart's pods instead: a one-node cluster with a kubelet, the image built
-                              here, helm install (root; see vaultgate dev --pods --help)
-  -h, --help                  this help
-`;
+${sectionsHelp(DEV_SECTIONS)}`;
 
 const out = (text: string): void => {
   process.stdout.write(text);
@@ -141,14 +172,12 @@ function untilSignal(): { signal: Promise<string>; release: () => void } {
 }
 
 /** Starts the environment the flags ask for, or returns an exit code. */
-async function start(
-  str: (k: string) => string | undefined,
-  flag: (k: string) => boolean,
-): Promise<DevEnvironment | number> {
-  const kubeconfig = str('kubeconfig');
-  const vaultAddr = str('vault-addr');
+async function start(flags: FlagReader): Promise<DevEnvironment | number> {
+  const kubeconfig = flags.string('kubeconfig');
+  const vaultAddr = flags.string('vault-addr');
+  const vaultSim = flags.bool('vault-sim');
   if (kubeconfig || vaultAddr) {
-    if (flag('vault-sim')) {
+    if (vaultSim) {
       err(
         'vaultgate dev: --vault-sim starts a local Vault simulator; it does not go with --kubeconfig/--vault-addr (your cluster and your Vault)\n',
       );
@@ -158,7 +187,7 @@ async function start(
       err('vaultgate dev: --kubeconfig and --vault-addr go together (your cluster and your Vault)\n');
       return 2;
     }
-    const tokenFile = str('vault-token-file');
+    const tokenFile = flags.string('vault-token-file');
     const vaultToken = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : process.env.VAULT_TOKEN;
     if (!vaultToken) {
       err('vaultgate dev: the controller needs a Vault token: set VAULT_TOKEN or --vault-token-file\n');
@@ -169,7 +198,7 @@ async function start(
   }
   // The control plane's binaries and OpenBao (with --vault-sim, OpenBao is not needed): built or installed
   // now when missing, with progress; a second run finds them cached and starts in seconds.
-  const steps = setupSteps(['cluster']).filter((s) => !(flag('vault-sim') && s.name === 'bao'));
+  const steps = setupSteps(['cluster']).filter((s) => !(vaultSim && s.name === 'bao'));
   const missing = steps.filter((s) => !s.present());
   if (missing.some((s) => s.needsGo) && !goAvailable()) {
     err(missingToolchainMessage(missing.filter((s) => s.needsGo).map((s) => s.name)));
@@ -191,8 +220,8 @@ async function start(
       return 1;
     }
   }
-  const kubeconfigOut = str('write-kubeconfig') ?? defaultDevKubeconfig();
-  if (flag('vault-sim')) {
+  const kubeconfigOut = flags.string('write-kubeconfig') ?? defaultDevKubeconfig();
+  if (vaultSim) {
     log(`vaultgate dev: ${SIMULATED_VAULT_BANNER}`);
     return startLocalDev({ log, kubeconfigOut, vault: 'simulator' });
   }
@@ -203,30 +232,8 @@ async function start(
 export async function run(argv: string[]): Promise<number> {
   // --pods: the chart's pods on a local one-node cluster (cli/commands/dev-pods.ts).
   if (argv.includes('--pods')) return (await import('./dev-pods.ts')).run(argv.filter((a) => a !== '--pods'));
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        'write-kubeconfig': { type: 'string' },
-        kubeconfig: { type: 'string' },
-        'vault-addr': { type: 'string' },
-        'vault-token-file': { type: 'string' },
-        'vault-sim': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    err(`vaultgate dev: ${(e as Error).message}\n(see vaultgate dev --help)\n`);
-    return 2;
-  }
-  if (values.help) {
-    out(HELP);
-    return 0;
-  }
-  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
-  const flag = (k: string): boolean => values[k] === true;
+  const flags = commandOptions('dev', argv, DEV_OPTIONS, DEV_HELP, (values) => new FlagReader(DEV_SECTIONS, values));
+  if (typeof flags === 'number') return flags;
   const started = performance.now();
 
   // A Ctrl-C during start-up exits at once; the process-group exit hooks (test/harness/processes.ts)
@@ -241,7 +248,7 @@ export async function run(argv: string[]): Promise<number> {
 
   let env: DevEnvironment;
   try {
-    const result = await start(str, flag);
+    const result = await start(flags);
     if (typeof result === 'number') {
       release();
       return result;

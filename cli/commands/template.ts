@@ -3,32 +3,57 @@
 // budget: controller/reconcilers/render-pool.ts), so a template behaves here as it will in the cluster,
 // and its errors read the same (field, rule, never a value). Exit 0 rendered, 1 a render error, 2 bad input.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { parseDocument, stringify } from 'yaml';
 import type { ExternalSecretTarget } from '../../schemas/types.ts';
 import { ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../eso/target.ts';
 import type { TemplateSourceObject, TemplateSources } from '../../eso/target-template.ts';
 import { TemplateError } from '../../golang/template/index.ts';
 import { RenderPool } from '../../controller/main.ts';
+import { commandOptions, FlagReader, type FlagSection, HELP_FLAG, parserOptions, sectionsHelp } from './flags.ts';
 
 export const summary =
   "render an ExternalSecret's or PushSecret's template locally, as the controller would (esoctl template)";
 
-const HELP = `Usage: vaultgate template --source-templated-object <file> --source-secret-data-file <file> [options]
+/** Every flag of `vaultgate template`: esoctl template's. */
+export const TEMPLATE_SECTIONS: readonly FlagSection[] = [
+  {
+    title: 'Options',
+    flags: [
+      {
+        name: 'source-templated-object',
+        type: 'string',
+        arg: 'file',
+        required: true,
+        help: 'the ExternalSecret or PushSecret (YAML or JSON)',
+      },
+      {
+        name: 'source-secret-data-file',
+        type: 'string',
+        arg: 'file',
+        required: true,
+        help: "the secret data: a YAML/JSON map of key to base64 value, as a Secret's data (a whole Secret manifest is read for its data)",
+      },
+      {
+        name: 'template-from-config-map',
+        type: 'string',
+        arg: 'file',
+        help: 'a ConfigMap that templateFrom[].configMap reads',
+      },
+      { name: 'template-from-secret', type: 'string', arg: 'file', help: 'a Secret that templateFrom[].secret reads' },
+      { name: 'output', type: 'string', arg: 'file', help: 'write the Secret there instead of standard output' },
+      HELP_FLAG,
+    ],
+  },
+];
+export const TEMPLATE_OPTIONS = parserOptions(TEMPLATE_SECTIONS);
+
+export const TEMPLATE_HELP = `Usage: vaultgate template --source-templated-object <file> --source-secret-data-file <file> [options]
 
 Renders the template of an ExternalSecret (spec.target.template) or a PushSecret (spec.template) over the
 secret data you give, with the controller's engine and limits (a 2 s deadline, a memory limit, the work
 budget), and prints the Secret it would produce. The flags are those of ESO's esoctl template.
 
-Options:
-  --source-templated-object <file>   the ExternalSecret or PushSecret (YAML or JSON)
-  --source-secret-data-file <file>   the secret data: a YAML/JSON map of key to base64 value, as a
-                                     Secret's data (a whole Secret manifest is read for its data)
-  --template-from-config-map <file>  a ConfigMap that templateFrom[].configMap reads
-  --template-from-secret <file>      a Secret that templateFrom[].secret reads
-  --output <file>                    write the Secret there instead of standard output
-  -h, --help                         show this help
-
+${sectionsHelp(TEMPLATE_SECTIONS)}
 Exit status: 0 rendered, 1 the template failed to render (the message names the field and the rule,
 never a value), 2 bad input (a missing flag or file, YAML that does not parse, an unsupported kind).
 `;
@@ -105,11 +130,11 @@ interface Input {
   output?: string;
 }
 
-function readInput(values: Record<string, string | boolean | undefined>): Input {
-  const objectFile = values['source-templated-object'];
-  const dataFile = values['source-secret-data-file'];
-  if (typeof objectFile !== 'string') throw new InputError('--source-templated-object is required');
-  if (typeof dataFile !== 'string') throw new InputError('--source-secret-data-file is required');
+function readInput(flags: FlagReader): Input {
+  const objectFile = flags.string('source-templated-object');
+  const dataFile = flags.string('source-secret-data-file');
+  if (objectFile === undefined) throw new InputError('--source-templated-object is required');
+  if (dataFile === undefined) throw new InputError('--source-secret-data-file is required');
   const obj = readYaml('--source-templated-object', objectFile);
   if (!isRecord(obj)) throw new InputError('--source-templated-object: expected an ExternalSecret or a PushSecret');
   const spec = isRecord(obj.spec) ? obj.spec : {};
@@ -131,49 +156,31 @@ function readInput(values: Record<string, string | boolean | undefined>): Input 
       `--source-templated-object: unsupported template kind ${JSON.stringify(obj.kind ?? '')} (an ExternalSecret or a PushSecret)`,
     );
   }
-  const cm = sourceFile(
-    '--template-from-config-map',
-    values['template-from-config-map'] as string | undefined,
-    'ConfigMap',
-  );
-  const secret = sourceFile('--template-from-secret', values['template-from-secret'] as string | undefined, 'Secret');
+  const cm = sourceFile('--template-from-config-map', flags.string('template-from-config-map'), 'ConfigMap');
+  const secret = sourceFile('--template-from-secret', flags.string('template-from-secret'), 'Secret');
   const metadata = isRecord(obj.metadata) ? obj.metadata : {};
+  const output = flags.string('output');
   return {
     namespace: typeof metadata.namespace === 'string' ? metadata.namespace : 'default',
     target,
     data: base64Map('--source-secret-data-file', readYaml('--source-secret-data-file', dataFile)),
     sources: { configMap: cm, secret },
-    ...(typeof values.output === 'string' ? { output: values.output } : {}),
+    ...(output !== undefined ? { output } : {}),
   };
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        'source-templated-object': { type: 'string' },
-        'source-secret-data-file': { type: 'string' },
-        'template-from-config-map': { type: 'string' },
-        'template-from-secret': { type: 'string' },
-        output: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }).values;
-  } catch (e) {
-    process.stderr.write(`vaultgate template: ${(e as Error).message}\n(see vaultgate template --help)\n`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const flags = commandOptions(
+    'template',
+    argv,
+    TEMPLATE_OPTIONS,
+    TEMPLATE_HELP,
+    (values) => new FlagReader(TEMPLATE_SECTIONS, values),
+  );
+  if (typeof flags === 'number') return flags;
   let input: Input;
   try {
-    input = readInput(values);
+    input = readInput(flags);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     process.stderr.write(`vaultgate template: ${e.message}\n(see vaultgate template --help)\n`);

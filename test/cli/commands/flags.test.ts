@@ -1,4 +1,4 @@
-// Flags declared once: the help of `vaultgate controller`, `webhook` and `run` lists every declared flag
+// Flags declared once: the help of `vaultgate controller`, `webhook`, `run`, `dev` and `template` lists every declared flag
 // with its default and environment variable, the parser takes exactly the declared flags, a flag left out
 // reads as its declared default (then its environment variable, when it has one), and the controller app
 // built without an option uses the same default as the flag.
@@ -12,7 +12,10 @@ import {
   controllerOptionsFrom,
 } from '../../../cli/commands/controller.ts';
 import { defaultText, type Flag, FlagReader, type FlagSection, flagsOf } from '../../../cli/commands/flags.ts';
+import { DEV_HELP, DEV_OPTIONS, DEV_SECTIONS } from '../../../cli/commands/dev.ts';
+import { DEV_PODS_HELP, DEV_PODS_OPTIONS, DEV_PODS_SECTIONS } from '../../../cli/commands/dev-pods.ts';
 import { RUN_HELP, RUN_OPTIONS, RUN_SECTIONS } from '../../../cli/commands/run.ts';
+import { TEMPLATE_HELP, TEMPLATE_OPTIONS, TEMPLATE_SECTIONS } from '../../../cli/commands/template.ts';
 import { WEBHOOK_HELP, WEBHOOK_OPTIONS, WEBHOOK_SECTIONS, webhookOptionsFrom } from '../../../cli/commands/webhook.ts';
 import { buildControllerApp } from '../../../controller/main.ts';
 import { silentLogger } from '../../../observability/log.ts';
@@ -38,6 +41,9 @@ const commands: Array<[string, readonly FlagSection[], string, Record<string, un
   ['controller', CONTROLLER_SECTIONS, CONTROLLER_HELP, CONTROLLER_OPTIONS],
   ['webhook', WEBHOOK_SECTIONS, WEBHOOK_HELP, WEBHOOK_OPTIONS],
   ['run', RUN_SECTIONS, RUN_HELP, RUN_OPTIONS],
+  ['dev', DEV_SECTIONS, DEV_HELP, DEV_OPTIONS],
+  ['dev --pods', DEV_PODS_SECTIONS, DEV_PODS_HELP, DEV_PODS_OPTIONS],
+  ['template', TEMPLATE_SECTIONS, TEMPLATE_HELP, TEMPLATE_OPTIONS],
 ];
 
 void describe('flags declared once: help and parser come from the declarations', () => {
