@@ -2,8 +2,8 @@
 // tenant's template looping over users cannot stall every other reconcile. Cached keys cost nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderTemplate } from '../../eso/template.ts';
-import { NEW_KEYS_PER_MINUTE } from '../../golang/sprig/password.ts';
+import { renderTemplate } from '../../../eso/template.ts';
+import { NEW_KEYS_PER_MINUTE } from '../../../golang/sprig/password.ts';
 
 void test('derivePassword: new (password, user) pairs beyond the budget fail the render, naming the function; known pairs still render', () => {
   const render = (user: string): string =>
@@ -24,7 +24,7 @@ void test('derivePassword: new (password, user) pairs beyond the budget fail the
 });
 
 void test("derivePassword: the budget is per namespace: one namespace spending all of it leaves another's whole", async () => {
-  const { NamespaceKeyBudgets, withDeriveBudget } = await import('../../golang/sprig/password.ts');
+  const { NamespaceKeyBudgets, withDeriveBudget } = await import('../../../golang/sprig/password.ts');
   const budgets = new NamespaceKeyBudgets(3);
   const render = (ns: string, user: string): string =>
     withDeriveBudget(budgets.forNamespace(ns), () =>
