@@ -352,40 +352,28 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     cacheTransforms: [{ resource: SECRETS, transform: secretDigests(dataHash) }],
     events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
   });
-  // The connector checks a store's server and token audiences with the controller's view of guardrails and
+  // A connector checks a store's server and token audiences with the controller's view of guardrails and
   // namespace labels (the informers below) before it mints a token or sends a request.
-  const connector = new StoreConnector({
-    client: opts.client,
-    tokens,
-    timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS,
-    clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
-    admission: () => ({
-      ...admissionContext({
-        guardrails: manager.cache(VAULT_GUARDRAILS),
-        namespaces: manager.cache(NAMESPACES),
-        namePrefix: prefix,
-        controllerClass,
+  const connectorWith = (tokenCache: TokenCache): StoreConnector =>
+    new StoreConnector({
+      client: opts.client,
+      tokens: tokenCache,
+      timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS,
+      clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
+      admission: () => ({
+        ...admissionContext({
+          guardrails: manager.cache(VAULT_GUARDRAILS),
+          namespaces: manager.cache(NAMESPACES),
+          namePrefix: prefix,
+          controllerClass,
+        }),
+        ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
       }),
-      ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
-    }),
-  });
+    });
+  const connector = connectorWith(tokens);
   // VaultDynamicSecrets' own connector: its TokenCache never revokes a token it replaces, as Vault revokes
   // the leases a token minted with it (the planner replaces a credential before its minting token ends).
-  const dynamicConnector = new StoreConnector({
-    client: opts.client,
-    tokens: new TokenCache({ logger: log, revokeOnEvict: false }),
-    timeoutMs: opts.vault.timeoutMs ?? DEFAULT_VAULT_TIMEOUT_MS,
-    clientDefaults: { logger: log, limiter: limits, ...opts.vault.clientDefaults },
-    admission: () => ({
-      ...admissionContext({
-        guardrails: manager.cache(VAULT_GUARDRAILS),
-        namespaces: manager.cache(NAMESPACES),
-        namePrefix: prefix,
-        controllerClass,
-      }),
-      ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
-    }),
-  });
+  const dynamicConnector = connectorWith(new TokenCache({ logger: log, revokeOnEvict: false }));
   const reader = new CoalescingKvReader(opts.now ? { now: () => opts.now!().getTime() } : {});
   const renderPool = opts.renderer ? undefined : new RenderPool();
   const renderer: SecretRenderer = opts.renderer ?? renderPool!;

@@ -99,6 +99,29 @@ const OID = {
   sha512: '2.16.840.1.101.3.4.2.3',
 };
 
+/** The algorithms go-pkcs12 supports, by OID: PBES2's HMAC PRFs, its AES key lengths, the MAC digests. */
+const PBES2_PRF = new Map([
+  [OID.hmacSha1, 'sha1'],
+  [OID.hmacSha256, 'sha256'],
+  [OID.hmacSha512, 'sha512'],
+]);
+const PBES2_AES_KEY_BYTES = new Map([
+  [OID.aes128, 16],
+  [OID.aes192, 24],
+  [OID.aes256, 32],
+]);
+const MAC_DIGEST = new Map([
+  [OID.sha1, { hash: 'sha1', bytes: 20 }],
+  [OID.sha256, { hash: 'sha256', bytes: 32 }],
+  [OID.sha512, { hash: 'sha512', bytes: 64 }],
+] as const);
+
+/** The table's entry for an algorithm, or go-pkcs12's refusal. */
+function supported<T>(table: ReadonlyMap<string, T>, algorithm: string | undefined, refusal: string): T {
+  const found = algorithm === undefined ? undefined : table.get(algorithm);
+  return found === undefined ? fail(refusal) : found;
+}
+
 /** bmpStringZeroTerminated: UTF-16BE plus two zero bytes (no characters outside the BMP). */
 function bmpPassword(password: string): Buffer {
   const cps = [...password].map((c) => c.codePointAt(0)!);
@@ -192,24 +215,9 @@ function pbDecrypt(alg: Tlv, data: Buffer, password: Buffer): Buffer {
     const iter = iterations(int(kp[1]));
     const prfTlv = kp.slice(2).find((t) => t.tag === 0x30);
     const prfOid = prfTlv ? oid(children(prfTlv)[0]) : OID.hmacSha1;
-    const prf =
-      prfOid === OID.hmacSha256
-        ? 'sha256'
-        : prfOid === OID.hmacSha512
-          ? 'sha512'
-          : prfOid === OID.hmacSha1
-            ? 'sha1'
-            : fail('pkcs12: pbes2 prf is not supported');
+    const prf = supported(PBES2_PRF, prfOid, 'pkcs12: pbes2 prf is not supported');
     const enc = children(expect(p[1], 0x30, 'expected an encryption scheme'));
-    const encOid = oid(enc[0]);
-    const keyLen =
-      encOid === OID.aes256
-        ? 32
-        : encOid === OID.aes192
-          ? 24
-          : encOid === OID.aes128
-            ? 16
-            : fail('pkcs12: pbes2 algorithm is not supported');
+    const keyLen = supported(PBES2_AES_KEY_BYTES, oid(enc[0]), 'pkcs12: pbes2 algorithm is not supported');
     const iv = expect(enc[1], 0x04, 'expected an IV').value;
     // PBES2 takes the password as UTF-8 (go-pkcs12 decodes its BMP form back).
     const utf8 = Buffer.from(decodeBmp(password), 'utf8');
@@ -263,15 +271,8 @@ function verifyMac(mac: Tlv, message: Buffer, password: Buffer): boolean {
   const digest = expect(digestInfo[1], 0x04, 'expected a digest').value;
   const salt = expect(m[1], 0x04, 'expected a MAC salt').value;
   const iter = iterations(m[2] ? int(m[2]) : 1);
-  const hash =
-    alg === OID.sha1
-      ? 'sha1'
-      : alg === OID.sha256
-        ? 'sha256'
-        : alg === OID.sha512
-          ? 'sha512'
-          : fail('pkcs12: MAC digest algorithm not supported');
-  const key = pkcs12Kdf(hash, salt, password, iter, 3, hash === 'sha1' ? 20 : hash === 'sha256' ? 32 : 64);
+  const { hash, bytes } = supported(MAC_DIGEST, alg, 'pkcs12: MAC digest algorithm not supported');
+  const key = pkcs12Kdf(hash, salt, password, iter, 3, bytes);
   const expected = createHmac(hash, key).update(message).digest();
   return expected.length === digest.length && timingSafeEqual(expected, digest);
 }

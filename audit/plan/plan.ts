@@ -142,6 +142,7 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
     const path = `sys/policies/acl/${p.vaultName}`;
     wanted.add(p.vaultName);
     const owner = `VaultPolicy ${p.namespace}/${p.name}`;
+    const item = { object: 'policy' as const, vaultName: p.vaultName, path, owner };
     const refused = refusalsOf('VaultPolicy', p.namespace, p.name);
     if (refused?.length) {
       // Tightening takes access back: the controller removes a policy it wrote for a refused spec.
@@ -149,7 +150,7 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
       const ours = before !== undefined && readOwnership(before)?.managedBy === 'vaultgate';
       items.push(
         refusedItem(
-          { object: 'policy', vaultName: p.vaultName, path, owner },
+          item,
           refused,
           ours
             ? '; the policy vaultgate wrote earlier is removed (below)'
@@ -160,11 +161,8 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
       );
       if (ours)
         items.push({
-          object: 'policy',
-          vaultName: p.vaultName,
-          path,
+          ...item,
           action: 'delete',
-          owner,
           reason: `${owner} is refused: the controller removes the policy it wrote, taking its access back`,
           diff: patch(path, before, ''),
         });
@@ -172,11 +170,8 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
     }
     if (p.parseErrors) {
       items.push({
-        object: 'policy',
-        vaultName: p.vaultName,
-        path,
+        ...item,
         action: 'skip',
-        owner,
         reason: `spec.policy cannot be parsed: ${p.parseErrors.join('; ')}`,
         diff: '',
       });
@@ -186,44 +181,27 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
     const after = renderDesiredPolicy(p, before);
     if (before === undefined) {
       items.push({
-        object: 'policy',
-        vaultName: p.vaultName,
-        path,
+        ...item,
         action: 'create',
-        owner,
         reason: current ? 'not in Vault' : 'offline: compared with nothing',
         diff: patch(path, '', after),
       });
     } else if (readOwnership(before)?.managedBy !== 'vaultgate') {
       items.push({
-        object: 'policy',
-        vaultName: p.vaultName,
-        path,
+        ...item,
         action: 'skip',
-        owner,
         reason: 'a policy with this name exists in Vault and was not written by vaultgate: it is never overwritten',
         diff: '',
       });
     } else if (policiesEquivalent(after, before)) {
-      items.push({
-        object: 'policy',
-        vaultName: p.vaultName,
-        path,
-        action: 'unchanged',
-        owner,
-        reason: 'Vault matches',
-        diff: '',
-      });
+      items.push({ ...item, action: 'unchanged', reason: 'Vault matches', diff: '' });
     } else {
       const currentRules = policyRulesOfText(before);
       const widening = summariseWidening(currentRules, p.rules);
       const extra = summariseWidening(p.rules, currentRules)?.replace(/^widens access: /, '');
       items.push({
-        object: 'policy',
-        vaultName: p.vaultName,
-        path,
+        ...item,
         action: 'update',
-        owner,
         reason: 'Vault differs from the desired state',
         diff: patch(path, before, after),
         ...(widening ? { widening } : {}),
@@ -235,24 +213,15 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
     const path = `auth/${r.mount}/role/${r.vaultName}`;
     wanted.add(`${r.mount}/${r.vaultName}`);
     const owner = `VaultRoleBinding ${r.namespace}/${r.name}`;
+    const item = { object: 'role' as const, vaultName: r.vaultName, mount: r.mount, path, owner };
     const cur = current?.roles.get(`${r.mount}/${r.vaultName}`);
     const refused = refusalsOf('VaultRoleBinding', r.namespace, r.name);
     if (refused?.length) {
-      items.push(
-        refusedItem(
-          { object: 'role', vaultName: r.vaultName, mount: r.mount, path, owner },
-          refused,
-          cur ? '; the role under this name is removed (below)' : '',
-        ),
-      );
+      items.push(refusedItem(item, refused, cur ? '; the role under this name is removed (below)' : ''));
       if (cur)
         items.push({
-          object: 'role',
-          vaultName: r.vaultName,
-          mount: r.mount,
-          path,
+          ...item,
           action: 'delete',
-          owner,
           reason: `${owner} is refused: the controller removes the role if it wrote it (VaultRoleOwned=True on the object; a role it does not own is left alone)`,
           diff: patch(path, roleText(cur.role), ''),
         });
@@ -269,36 +238,18 @@ export function computePlan(state: DesiredState, current?: VaultCurrent, opts: P
     const after = roleText(body);
     if (!cur)
       items.push({
-        object: 'role',
-        vaultName: r.vaultName,
-        mount: r.mount,
-        path,
+        ...item,
         action: 'create',
-        owner,
         reason: (current ? 'not in Vault' : 'offline: compared with nothing') + note,
         diff: patch(path, '', after),
       });
     else {
       const before = roleText(cur.role);
-      if (before === after)
-        items.push({
-          object: 'role',
-          vaultName: r.vaultName,
-          mount: r.mount,
-          path,
-          action: 'unchanged',
-          owner,
-          reason: `Vault matches${note}`,
-          diff: '',
-        });
+      if (before === after) items.push({ ...item, action: 'unchanged', reason: `Vault matches${note}`, diff: '' });
       else
         items.push({
-          object: 'role',
-          vaultName: r.vaultName,
-          mount: r.mount,
-          path,
+          ...item,
           action: 'update',
-          owner,
           reason: `Vault differs from the desired state${note}`,
           diff: patch(path, before, after),
         });

@@ -1,6 +1,6 @@
 // `vaultgate audit`: verify the signed decision trail, report effective Vault access, make a local key.
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { JSONWebKeySet } from 'jose';
 import { generateAuditKey, mergeJwks, parseJwks, privateKeyPem } from '../../trail/keys.ts';
 import { orderRotatedFiles, verifyAuditFiles, type VerifyReport } from '../../trail/verify.ts';
@@ -140,6 +140,18 @@ function guard<T>(fn: () => T): T {
 
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 
+/** A subcommand's files and flags (with --help), strictly: an unknown flag is a usage error. */
+function filesAndFlags<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
+  return guard(() =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: { ...HELP_OPTION, ...options },
+    }),
+  );
+}
+
 async function loadJwks(source: string): Promise<JSONWebKeySet> {
   if (/^https?:\/\//.test(source)) {
     const res = await fetch(source, { signal: AbortSignal.timeout(10_000) });
@@ -154,20 +166,12 @@ async function loadJwks(source: string): Promise<JSONWebKeySet> {
 }
 
 async function verify(argv: string[]): Promise<number> {
-  const { values, positionals } = guard(() =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        ...HELP_OPTION,
-        jwks: { type: 'string', multiple: true },
-        output: { type: 'string', short: 'o' },
-        'keep-order': { type: 'boolean' },
-        'require-authenticated': { type: 'boolean' },
-      },
-    }),
-  );
+  const { values, positionals } = filesAndFlags(argv, {
+    jwks: { type: 'string', multiple: true },
+    output: { type: 'string', short: 'o' },
+    'keep-order': { type: 'boolean' },
+    'require-authenticated': { type: 'boolean' },
+  });
   if (values.help) {
     process.stdout.write(VERIFY_HELP);
     return 0;
@@ -241,28 +245,20 @@ function renderVerify(r: VerifyReport, files: string[], requireAuthenticated = f
 }
 
 async function access(argv: string[]): Promise<number> {
-  const { values, positionals } = guard(() =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        ...HELP_OPTION,
-        filename: { type: 'string', short: 'f', multiple: true },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        path: { type: 'string' },
-        capability: { type: 'string' },
-        subject: { type: 'string' },
-        vault: { type: 'boolean' },
-        'vault-addr': { type: 'string' },
-        'vault-token-env': { type: 'string' },
-        output: { type: 'string', short: 'o' },
-        out: { type: 'string' },
-        prefix: { type: 'string' },
-      },
-    }),
-  );
+  const { values, positionals } = filesAndFlags(argv, {
+    filename: { type: 'string', short: 'f', multiple: true },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    path: { type: 'string' },
+    capability: { type: 'string' },
+    subject: { type: 'string' },
+    vault: { type: 'boolean' },
+    'vault-addr': { type: 'string' },
+    'vault-token-env': { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    out: { type: 'string' },
+    prefix: { type: 'string' },
+  });
   if (values.help) {
     process.stdout.write(ACCESS_HELP);
     return 0;
