@@ -5,13 +5,49 @@
 import { durationSeconds } from '../schemas/ttl.ts';
 import type { VaultRoleBindingSpec } from '../schemas/types.ts';
 import type { KubernetesAuthRole } from '../vault/types.ts';
+import type { PolicyRules } from './acl.ts';
 
 export const DEFAULT_AUTH_MOUNT = 'kubernetes';
 export const DEFAULT_TOKEN_TTL = '1h';
 export const DEFAULT_TOKEN_MAX_TTL = '24h';
 
+/**
+ * The lease rules of the `default` policy Vault and OpenBao create at initialisation (openbao/openbao
+ * vault/policy_store.go defaultPolicy, the same in hashicorp/vault; read back from OpenBao 2.7.2's
+ * sys/policy/default): renew and look up a lease by the id in the body. Every token of a role written
+ * here carries `default` (the body never sets token_no_default_policy). An administrator may edit that
+ * policy; these are its rules as shipped, so a check relying on them may miss an edited default policy
+ * but never refuses what the shipped one grants.
+ */
+export const SHIPPED_DEFAULT_LEASE_RULES: PolicyRules = Object.freeze({
+  name: 'default',
+  rules: Object.freeze([
+    Object.freeze({ path: 'sys/leases/renew', capabilities: Object.freeze(['update']) }),
+    Object.freeze({ path: 'sys/leases/lookup', capabilities: Object.freeze(['update']) }),
+  ]),
+});
+
 /** VaultRoleBinding.spec, as the CRD schema generates it. */
 export type RoleBindingSpec = VaultRoleBindingSpec;
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+const optionalString = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * A VaultRoleBinding's spec as read from an untyped object (a manifest, a cache entry, an admission
+ * request): fields of the wrong type are dropped rather than trusted. `vaultgate audit access` and
+ * admission's VaultDynamicSecret access rules read bindings through it.
+ */
+export function roleBindingSpecOf(spec: Record<string, unknown>): RoleBindingSpec {
+  return {
+    serviceAccounts: strings(spec.serviceAccounts),
+    policies: strings(spec.policies),
+    authMount: optionalString(spec.authMount),
+    tokenTTL: optionalString(spec.tokenTTL),
+    tokenMaxTTL: optionalString(spec.tokenMaxTTL),
+    audience: optionalString(spec.audience),
+  };
+}
 
 export interface DesiredRole {
   mount: string;

@@ -1,9 +1,16 @@
-// Keeps the admission context current from informer caches (guardrails, namespaces, policies, stores),
+// Keeps the admission context current from informer caches (guardrails, namespaces, policies, role
+// bindings, stores),
 // so every review is a cache read, never an API call on the admission hot path.
 import { Informer, NAMESPACES, type KubeClient, type KubeObject } from '../kube/index.ts';
-import { CLUSTER_SECRET_STORES, SECRET_STORES, VAULT_GUARDRAILS, VAULT_POLICIES } from '../schemas/resources.ts';
+import {
+  CLUSTER_SECRET_STORES,
+  SECRET_STORES,
+  VAULT_GUARDRAILS,
+  VAULT_POLICIES,
+  VAULT_ROLE_BINDINGS,
+} from '../schemas/resources.ts';
 import type { Logger } from '../observability/log.ts';
-import type { AdmissionContext, GuardrailObject } from './admission/context.ts';
+import type { AdmissionContext, CachedObject, GuardrailObject } from './admission/context.ts';
 import type { VaultTarget } from '../policy/capabilities.ts';
 import type { EsoAdmissionContext, StoreReference } from './rules/eso/index.ts';
 
@@ -13,7 +20,8 @@ export interface ContextSource {
   /**
    * True once guardrails, namespaces and policies have listed once (readiness gate: before that,
    * guardrails are unknown). The ESO store caches are advisory: with no ESO CRDs installed they never
-   * list, and the webhook must still become ready.
+   * list, and the webhook must still become ready. So is the VaultRoleBinding cache (a chart older than
+   * its RBAC rule cannot list them): until it lists, the VaultDynamicSecret access rules only warn.
    */
   synced(): boolean;
   start(): void;
@@ -50,6 +58,7 @@ class InformerContext implements AdmissionContext {
     readonly guardrails: GuardrailObject[],
     private readonly namespaces: Informer<KubeObject>,
     private readonly policies: Informer<KubeObject>,
+    private readonly bindings: Informer<KubeObject>,
     private readonly stores: Informer<KubeObject>,
     private readonly clusterStores: Informer<KubeObject> | undefined,
     readonly namePrefix: string,
@@ -57,7 +66,29 @@ class InformerContext implements AdmissionContext {
     readonly vaultTarget: VaultTarget | undefined,
     readonly vaultServers: readonly string[] | undefined,
     readonly apiServerAudiences: readonly string[] | undefined,
+    private readonly scoped: readonly string[] | undefined,
   ) {}
+
+  private cached(informer: Informer<KubeObject> | undefined, ns: string | undefined, name: string): CachedObject {
+    if (!informer?.synced || (ns !== undefined && this.scoped && !this.scoped.includes(ns))) return undefined;
+    return informer.cache.get(key(ns, name)) ?? null;
+  }
+
+  vaultPolicy(ns: string, name: string): CachedObject {
+    return this.cached(this.policies, ns, name);
+  }
+
+  vaultRoleBinding(ns: string, name: string): CachedObject {
+    return this.cached(this.bindings, ns, name);
+  }
+
+  secretStore(kind: 'SecretStore' | 'ClusterSecretStore', name: string, ns?: string): CachedObject {
+    return kind === 'ClusterSecretStore'
+      ? this.cached(this.clusterStores, undefined, name)
+      : ns === undefined
+        ? undefined
+        : this.cached(this.stores, ns, name);
+  }
 
   namespaceLabels(ns: string): Record<string, string> | undefined {
     if (!this.namespaces.synced) return undefined;
@@ -104,9 +135,10 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
   const guardrails = make(VAULT_GUARDRAILS);
   const namespaces = make(NAMESPACES);
   const policies = make(VAULT_POLICIES);
+  const bindings = make(VAULT_ROLE_BINDINGS);
   const stores = make(SECRET_STORES);
   const clusterStores = scoped ? undefined : make(CLUSTER_SECRET_STORES);
-  const all = [guardrails, namespaces, policies, stores, ...(clusterStores ? [clusterStores] : [])];
+  const all = [guardrails, namespaces, policies, bindings, stores, ...(clusterStores ? [clusterStores] : [])];
   const required = [guardrails, namespaces, policies];
 
   let current: InformerContext | undefined;
@@ -121,6 +153,7 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
         guardrails.cache.list() as GuardrailObject[],
         namespaces,
         policies,
+        bindings,
         stores,
         clusterStores,
         opts.namePrefix,
@@ -128,6 +161,7 @@ export function createContextSource(opts: ContextSourceOptions): ContextSource {
         opts.vaultTarget,
         opts.vaultServers,
         opts.apiServerAudiences,
+        scoped,
       );
       return current;
     },

@@ -9,8 +9,8 @@ import {
   DEFAULT_AUTH_MOUNT,
   desiredRole as controllerRole,
   normaliseMount,
+  roleBindingSpecOf,
   type DesiredRole as ControllerRole,
-  type RoleBindingSpec,
 } from '../../policy/role.ts';
 import { DEFAULT_PREFIX, vaultName } from '../../schemas/vault-names.ts';
 
@@ -70,8 +70,6 @@ export interface DesiredState {
   namespaceLabels: Map<string, Record<string, string>>;
 }
 
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-
 /** The rules of a VaultPolicy (rules[] or parsed `policy` text), `{{namespace}}` expanded. */
 export function policyRules(obj: KubeObj): { rules: AclRule[]; errors?: string[] } {
   return specRules(obj.spec, obj.metadata.namespace ?? 'default');
@@ -79,24 +77,13 @@ export function policyRules(obj: KubeObj): { rules: AclRule[]; errors?: string[]
 
 const optionalString = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-function roleBindingSpec(spec: Record<string, unknown>): RoleBindingSpec {
-  return {
-    serviceAccounts: strings(spec.serviceAccounts),
-    policies: strings(spec.policies),
-    authMount: optionalString(spec.authMount),
-    tokenTTL: optionalString(spec.tokenTTL),
-    tokenMaxTTL: optionalString(spec.tokenMaxTTL),
-    audience: optionalString(spec.audience),
-  };
-}
-
 /**
  * The role a VaultRoleBinding becomes, bound to every policy it names (the controller binds each once its
  * VaultPolicy is Ready). Throws, as the controller refuses, on a spec it cannot write (bad TTL).
  */
 export function desiredRole(obj: KubeObj, prefix: string): DesiredRole {
   const ns = obj.metadata.namespace ?? 'default';
-  const spec = roleBindingSpec(obj.spec ?? {});
+  const spec = roleBindingSpecOf(obj.spec ?? {});
   const role = controllerRole(
     ns,
     spec,

@@ -5,6 +5,12 @@ import { DEFAULT_TARGET, type VaultTarget } from '../../policy/capabilities.ts';
 /** A cluster-scoped VaultGuardrail as stored (see schemas/). Typed loosely here to keep this file dependency-free. */
 export type GuardrailObject = { metadata: { name: string; [k: string]: unknown }; spec?: Record<string, unknown> };
 
+/**
+ * An object from the webhook's caches, as stored: the object, null when the cache has listed and it is
+ * not there, undefined when unknown (cache not synced, or outside the namespaces read).
+ */
+export type CachedObject = Record<string, unknown> | null | undefined;
+
 export interface AdmissionContext {
   /** Every VaultGuardrail currently known. Empty → built-in safe defaults apply. */
   guardrails: GuardrailObject[];
@@ -12,6 +18,12 @@ export interface AdmissionContext {
   namespaceLabels(namespace: string): Record<string, string> | undefined;
   /** Whether a VaultPolicy exists; undefined when unknown (then no warning is given). */
   policyExists?(namespace: string, name: string): boolean | undefined;
+  /** A VaultPolicy (whole object, for its rules); see CachedObject. */
+  vaultPolicy?(namespace: string, name: string): CachedObject;
+  /** A VaultRoleBinding (whole object: its policies, token TTLs, auth mount); see CachedObject. */
+  vaultRoleBinding?(namespace: string, name: string): CachedObject;
+  /** A SecretStore (namespace given) or ClusterSecretStore (namespace undefined); see CachedObject. */
+  secretStore?(kind: 'SecretStore' | 'ClusterSecretStore', name: string, namespace?: string): CachedObject;
   /** Prefix of every Vault-side name vaultgate derives (marks them as ours). Default 'vaultgate'. */
   namePrefix: string;
   /** ESO `spec.controller` class this vaultgate owns; objects of another class are not ours. '' = the default class. */

@@ -1,4 +1,5 @@
 // Small helpers shared by the rule modules: building findings and reading loosely-typed objects.
+import { isDeepStrictEqual } from 'node:util';
 import type { Finding, KubeObject } from '../admission/kinds.ts';
 
 export type { Finding, KubeObject };
@@ -50,4 +51,20 @@ export function sentence(f: Finding): string {
 export function withoutShadowedSchemaFindings(schema: Finding[], semantic: Finding[]): Finding[] {
   const explained = new Set(semantic.map((f) => f.field));
   return [...schema.filter((f) => !explained.has(f.field)), ...semantic];
+}
+
+/** Denials become warnings when the UPDATE cannot have made the object worse. */
+export function ratchet(findings: Finding[], o: KubeObject, old: KubeObject | undefined): Finding[] {
+  if (!old) return findings;
+  const deleting = Boolean(recordAt(o, 'metadata')?.deletionTimestamp);
+  if (!deleting && !isDeepStrictEqual(o.spec, old.spec)) return findings;
+  return findings.map((f) =>
+    f.severity === 'deny'
+      ? {
+          ...f,
+          severity: 'warn',
+          message: `${f.message} (tolerated: ${deleting ? 'the object is being deleted' : 'this update leaves spec unchanged'})`,
+        }
+      : f,
+  );
 }

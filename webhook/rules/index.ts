@@ -3,11 +3,12 @@ import type { KindHandler } from '../admission/kinds.ts';
 import { vaultPolicyHandler } from './vaultpolicy.ts';
 import { vaultRoleBindingHandler } from './vaultrolebinding.ts';
 import { vaultGuardrailHandler } from './vaultguardrail.ts';
-import { vaultDynamicSecretHandler } from './vaultdynamicsecret.ts';
+import { vaultDynamicSecretAccessHandler } from './vaultdynamicsecret-access.ts';
 
 export const vaultgateHandlers: KindHandler[] = [
   vaultPolicyHandler,
   vaultRoleBindingHandler,
   vaultGuardrailHandler,
-  vaultDynamicSecretHandler,
+  // VaultDynamicSecret's own rules plus the access rules over the store's Vault identity
+  vaultDynamicSecretAccessHandler,
 ];

@@ -15,15 +15,15 @@ import type { AdmissionContext } from '../../admission/context.ts';
 import type { Finding, KindHandler, KubeObject } from '../../admission/kinds.ts';
 import type { AdmissionRequest } from '../../admission/types.ts';
 import { ESO_GROUP, ESO_PUSH_VERSION, ESO_VERSION } from '../../../schemas/eso-kinds.ts';
-import { withoutShadowedSchemaFindings } from '../finding.ts';
+import { ratchet, withoutShadowedSchemaFindings } from '../finding.ts';
 import { schemaFindings } from '../schema.ts';
-import { isDeepStrictEqual } from 'node:util';
 import { obj, str } from './access.ts';
 import { validateExternalSecret } from './externalsecret-rules.ts';
 import { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts';
 import { validatePushSecret } from './pushsecret-rules.ts';
 import { type StoreKind, validateStore } from './store-rules.ts';
 import { templateSizeFindings } from './template-size.ts';
+import { generatorHandlers } from './generator-handlers.ts';
 
 export { validateExternalSecret, EXTERNALSECRET_FEATURES_NOT_SUPPORTED } from './externalsecret-rules.ts';
 export { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts';
@@ -40,6 +40,7 @@ export { checkTemplate } from '../../../eso/template.ts';
 export { lexTemplate } from '../../../golang/template/index.ts';
 export { MAX_TEMPLATE_TEXT, templateSizeFindings } from './template-size.ts';
 export { parseGoDuration } from '../../../golang/index.ts';
+export { ratchet } from '../finding.ts';
 
 export interface StoreReference {
   kind: StoreKind;
@@ -64,22 +65,6 @@ export function isOurClass(objectClass: string | undefined, ourClass: string): b
 
 function namespaceOf(o: KubeObject, req: AdmissionRequest): string | undefined {
   return str(obj(o.metadata)?.namespace) || req.namespace || undefined;
-}
-
-/** Denials become warnings when the UPDATE cannot have made the object worse. */
-export function ratchet(findings: Finding[], o: KubeObject, old: KubeObject | undefined): Finding[] {
-  if (!old) return findings;
-  const deleting = Boolean(obj(o.metadata)?.deletionTimestamp);
-  if (!deleting && !isDeepStrictEqual(o.spec, old.spec)) return findings;
-  return findings.map((f) =>
-    f.severity === 'deny'
-      ? {
-          ...f,
-          severity: 'warn',
-          message: `${f.message} (tolerated: ${deleting ? 'the object is being deleted' : 'this update leaves spec unchanged'})`,
-        }
-      : f,
-  );
 }
 
 function storeHandler(kind: StoreKind): KindHandler {
@@ -164,4 +149,5 @@ export const esoHandlers: KindHandler[] = [
   externalSecretHandler,
   clusterExternalSecretHandler,
   pushSecretHandler,
+  ...generatorHandlers,
 ];
