@@ -18,7 +18,7 @@
 import { once } from 'node:events';
 import https from 'node:https';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { parse } from 'yaml';
@@ -36,7 +36,9 @@ import { selfSignedTls } from '../support/tls.ts';
 
 const NAMESPACES = 10;
 const PATHS = 100;
-const STEADY_SECONDS = Number(process.env.BENCH_PEER_STEADY_SECONDS ?? 120);
+// The idle window (issue #24.5): CPU time of an idle process moves in /proc's 10 ms ticks, so a window of a
+// few seconds cannot rank two systems; 10 minutes by default.
+const STEADY_SECONDS = Number(process.env.BENCH_PEER_IDLE_SECONDS ?? process.env.BENCH_PEER_STEADY_SECONDS ?? 600);
 const COUNT = Number(process.env.BENCH_PEER_COUNT ?? 1000);
 const LARGE = Number(process.env.BENCH_PEER_LARGE ?? 10_000);
 const PROFILE_DIR = process.env.BENCH_PEER_CPU_PROF;
@@ -50,7 +52,13 @@ interface SystemSpec {
   /** What runs: the flags, for the report. */
   describe: string;
   start(stack: PeerStack): Promise<{ pid: number }>;
+  /** Its admission webhook, for the idle row (both processes of each system). */
+  startWebhook(stack: PeerStack): Promise<{ pid: number }>;
 }
+
+const esoWebhook = async (s: PeerStack): Promise<{ pid: number }> => ({
+  pid: (await startEsoWebhook(s.group, s.cp)).proc.pid,
+});
 
 /** The controller's NODE_OPTIONS as the chart sets them (charts/vaultgate/values.yaml controller.nodeOptions). */
 const CHART_NODE_OPTIONS = String(
@@ -68,11 +76,13 @@ const SYSTEMS: SystemSpec[] = [
     name: 'ESO default',
     describe: 'eso v0.16.2, its defaults (--concurrent=1, --client-qps=50, no token cache)',
     start: async (s) => ({ pid: (await s.startEso({ controllerClass: 'peer' })).proc.pid }),
+    startWebhook: esoWebhook,
   },
   {
     name: 'ESO tuned',
     describe: `eso v0.16.2 --concurrent=${ESO_TUNED.concurrent} --client-qps=${ESO_TUNED.clientQps} --client-burst=${ESO_TUNED.clientBurst} --experimental-enable-vault-token-cache`,
     start: async (s) => ({ pid: (await s.startEso({ controllerClass: 'peer', ...ESO_TUNED })).proc.pid }),
+    startWebhook: esoWebhook,
   },
   {
     name: 'vaultgate',
@@ -84,6 +94,15 @@ const SYSTEMS: SystemSpec[] = [
           controllerClass: 'peer',
           bundled: true,
           env: { NODE_OPTIONS: CHART_NODE_OPTIONS },
+          nodeArgs: [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...NODE_ARGS],
+        })
+      ).proc.pid,
+    }),
+    startWebhook: async (s) => ({
+      pid: (
+        await s.startVaultgateWebhook({
+          controllerClass: 'peer',
+          bundled: true,
           nodeArgs: [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...NODE_ARGS],
         })
       ).proc.pid,
@@ -116,12 +135,22 @@ interface StormFigures {
   allSeconds: number;
 }
 
+/** CPU seconds (utime + stime from /proc) of each process over the idle window (issue #24.5). */
+interface IdleFigures {
+  controller: number;
+  webhook: number;
+  /** Both processes. */
+  total: number;
+  /** The 1-minute load average at the window's start and end (other work on the machine). */
+  load: [number, number];
+}
+
 interface SystemFigures {
   name: SystemName;
   storm?: StormFigures;
   sync: PhaseFigures;
   forced: PhaseFigures;
-  steady: PhaseFigures & { cpuPer20s: number };
+  steady: PhaseFigures & { cpuPer20s: number; idle: IdleFigures };
   rssStartMiB: number;
   rssAfterSyncMiB: number;
   cpuSync: number;
@@ -371,17 +400,22 @@ async function refreshStorm(stack: PeerStack, name: SystemName, log: (l: string)
   return { newSecretSeconds, pendingAtSecret, allSeconds };
 }
 
+/**
+ * `full`: sync, forced refresh, idle window (controller and webhook); `idle`: sync, then the idle window
+ * alone; `false`: sync only (then the storm if asked).
+ */
 async function runSystem(
   spec: SystemSpec,
   count: number,
   log: (l: string) => void,
-  full: boolean,
+  full: boolean | 'idle',
   storm = false,
 ): Promise<SystemFigures> {
   const stack = await startPeerStack({ log: () => undefined });
   try {
     await seed(stack);
     const { pid } = await spec.start(stack);
+    const webhookPid = full ? (await spec.startWebhook(stack)).pid : undefined;
     await storesReady(stack);
     const start = processStats(pid);
     const items = Array.from({ length: NAMESPACES * (count / NAMESPACES) }, (_, i) => ({
@@ -412,7 +446,7 @@ async function runSystem(
         ...(stormFigures ? { storm: stormFigures } : {}),
         sync,
         forced: sync,
-        steady: { ...sync, cpuPer20s: NaN },
+        steady: { ...sync, cpuPer20s: NaN, idle: { controller: NaN, webhook: NaN, total: NaN, load: [NaN, NaN] } },
         rssStartMiB: start.rssMb,
         rssAfterSyncMiB: afterSync.rssMb,
         cpuSync: afterSync.cpuSeconds - start.cpuSeconds,
@@ -421,40 +455,55 @@ async function runSystem(
     }
 
     const before = await syncedVersions(stack);
-    const forced = await measure(stack, async () => {
-      for (let i = 0; i < NAMESPACES; i++)
-        await stack.cp.kubectl([
-          'annotate',
-          '--overwrite',
-          '-n',
-          nsName(i),
-          'externalsecrets',
-          '--all',
-          `external-secrets.io/force-sync=${Date.now()}`,
-        ]);
-      await waitFor(
-        async () => {
-          const now = await syncedVersions(stack);
-          return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
-        },
-        {
-          what: `${spec.name}: every ExternalSecret refreshed after force-sync`,
-          timeoutMs: 3_600_000,
-          intervalMs: 500,
-        },
-      );
-    });
-    log(`[peer] ${spec.name}: forced refresh in ${forced.seconds.toFixed(1)}s`);
+    const forced =
+      full === 'idle'
+        ? sync
+        : await measure(stack, async () => {
+            for (let i = 0; i < NAMESPACES; i++)
+              await stack.cp.kubectl([
+                'annotate',
+                '--overwrite',
+                '-n',
+                nsName(i),
+                'externalsecrets',
+                '--all',
+                `external-secrets.io/force-sync=${Date.now()}`,
+              ]);
+            await waitFor(
+              async () => {
+                const now = await syncedVersions(stack);
+                return [...before].every(([k, v]) => (now.get(k) ?? v) !== v) ? true : undefined;
+              },
+              {
+                what: `${spec.name}: every ExternalSecret refreshed after force-sync`,
+                timeoutMs: 3_600_000,
+                intervalMs: 500,
+              },
+            );
+          });
+    if (full !== 'idle') log(`[peer] ${spec.name}: forced refresh in ${forced.seconds.toFixed(1)}s`);
 
+    // measure() ended on 5 s without a write: the window starts with nothing left to do.
+    const webhookFrom = processStats(webhookPid!);
     const idleFrom = processStats(pid);
+    const loadFrom = loadavg()[0]!;
     const steady = await measure(stack, () => new Promise((r) => setTimeout(r, STEADY_SECONDS * 1000)));
     const idleTo = processStats(pid);
-    log(`[peer] ${spec.name}: steady state ${STEADY_SECONDS}s done`);
+    const webhookTo = processStats(webhookPid!);
+    const idle: IdleFigures = {
+      controller: round2(idleTo.cpuSeconds - idleFrom.cpuSeconds),
+      webhook: round2(webhookTo.cpuSeconds - webhookFrom.cpuSeconds),
+      total: round2(idleTo.cpuSeconds - idleFrom.cpuSeconds + webhookTo.cpuSeconds - webhookFrom.cpuSeconds),
+      load: [loadFrom, loadavg()[0]!],
+    };
+    log(
+      `[peer] ${spec.name}: idle ${STEADY_SECONDS}s: CPU controller ${idle.controller.toFixed(2)} s, webhook ${idle.webhook.toFixed(2)} s (load ${idle.load.map((l) => l.toFixed(2)).join(' → ')})`,
+    );
     return {
       name: spec.name,
       sync,
       forced,
-      steady: { ...steady, cpuPer20s: ((idleTo.cpuSeconds - idleFrom.cpuSeconds) / steady.seconds) * 20 },
+      steady: { ...steady, cpuPer20s: ((idleTo.cpuSeconds - idleFrom.cpuSeconds) / steady.seconds) * 20, idle },
       rssStartMiB: start.rssMb,
       rssAfterSyncMiB: afterSync.rssMb,
       cpuSync: afterSync.cpuSeconds - start.cpuSeconds,
@@ -466,10 +515,12 @@ async function runSystem(
   }
 }
 
+const round2 = (v: number): number => Math.round(v * 100) / 100;
+
 // ------------------------------------------------------------------------------------------ admission
 
 /** An ExternalSecret CREATE review both webhooks admit. */
-function externalSecretReview(uid: string): unknown {
+export function externalSecretReview(uid: string): unknown {
   return {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -647,8 +698,38 @@ export async function benchPeerOne(
 ): Promise<string> {
   await setUpPeers();
   const spec = SYSTEMS.find((s) => s.name === name);
-  if (!spec) throw new Error(`BENCH_PEER_ONLY: one of ${SYSTEMS.map((s) => s.name).join(', ')}, admission, storm`);
+  if (!spec)
+    throw new Error(`BENCH_PEER_ONLY: one of ${SYSTEMS.map((s) => s.name).join(', ')}, admission, storm, memory, idle`);
   return JSON.stringify(await runSystem(spec, COUNT, log, true), null, 1);
+}
+
+/**
+ * The idle row alone (BENCH_PEER_ONLY="idle"; issue #24.5): for each of BENCH_PEER_IDLE_SYSTEMS (default ESO
+ * tuned and vaultgate), a fresh stack, its controller and webhook, BENCH_PEER_COUNT ExternalSecrets synced,
+ * then BENCH_PEER_IDLE_SECONDS (default 600) with nothing changing: CPU seconds of each process, Vault
+ * requests and Kubernetes writes in the window, the load average; vaultgate : ESO tuned. JSON.
+ */
+export async function benchPeerIdle(log: (l: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+  await setUpPeers();
+  const names = (process.env.BENCH_PEER_IDLE_SYSTEMS ?? 'ESO tuned,vaultgate').split(',').map((n) => n.trim());
+  const out: Record<string, unknown> = {};
+  const totals: Record<string, number> = {};
+  for (const name of names) {
+    const spec = SYSTEMS.find((x) => x.name === name);
+    if (!spec) throw new Error(`BENCH_PEER_IDLE_SYSTEMS: a comma list of ${SYSTEMS.map((x) => x.name).join(', ')}`);
+    const f = await runSystem(spec, COUNT, log, 'idle');
+    totals[name] = f.steady.idle.total;
+    out[name] = {
+      seconds: Number(f.steady.seconds.toFixed(1)),
+      cpuSeconds: f.steady.idle,
+      vaultRequests: f.steady.vault.total,
+      kubernetesWrites: f.steady.writes,
+    };
+    log(`[peer] idle ${name}: ${JSON.stringify(out[name])}`);
+  }
+  const [v, t] = [totals.vaultgate, totals['ESO tuned']];
+  if (v !== undefined && t !== undefined) out.vaultgateOverEsoTuned = ratio(v, t);
+  return JSON.stringify(out, null, 1);
 }
 
 /** The refresh storm alone (BENCH_PEER_ONLY="storm"): ESO tuned and vaultgate at BENCH_PEER_LARGE, JSON. */
@@ -764,7 +845,9 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
     row('controller RSS at start, before any ExternalSecret (MiB)', (f) => f.rssStartMiB),
     row('controller RSS after sync (MiB)', (f) => f.rssAfterSyncMiB),
     row('controller CPU, sync (s)', (f) => f.cpuSync, 2),
-    row('controller CPU, idle, per 20 s (s)', (f) => f.steady.cpuPer20s, 3),
+    row(`idle CPU over ${STEADY_SECONDS} s, controller + webhook (s)`, (f) => f.steady.idle.total, 2),
+    row('  controller (s)', (f) => f.steady.idle.controller, 2),
+    row('  webhook (s)', (f) => f.steady.idle.webhook, 2),
     row('controller CPU, whole run (s)', (f) => f.cpuWhole, 2),
   ];
   const a = admission;
@@ -786,6 +869,7 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
     table(rows, ['figure', 'ESO default', 'ESO tuned', 'vaultgate', 'vaultgate / ESO tuned']),
     `\n   writes by kind, sync: ${results.map((r) => `${r.name}: ${JSON.stringify(r.sync.writesByKind)}`).join('; ')}`,
     `   writes by kind, forced refresh: ${results.map((r) => `${r.name}: ${JSON.stringify(r.forced.writesByKind)}`).join('; ')}`,
+    `   load average (1 min) over the idle window, start → end: ${results.map((r) => `${r.name}: ${r.steady.idle.load.map((l) => l.toFixed(2)).join(' → ')}`).join('; ')}`,
     `\n== admission: the same ExternalSecret CREATE review, HTTPS keep-alive, ${process.env.BENCH_CONNECTIONS ?? 16} connections, medians of ${process.env.BENCH_RUNS ?? 3} alternating runs`,
     table(admRows, ['figure', 'ESO webhook', 'vaultgate (trail on)', 'bare Node HTTPS', 'vaultgate / ESO']),
   ];

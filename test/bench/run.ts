@@ -20,9 +20,11 @@ if (only === 'peer') {
         ? await peer.benchPeerStorm()
         : one === 'memory'
           ? await peer.benchPeerMemory()
-          : one
-            ? await peer.benchPeerOne(one as 'vaultgate')
-            : await peer.benchPeer(),
+          : one === 'idle'
+            ? await peer.benchPeerIdle()
+            : one
+              ? await peer.benchPeerOne(one as 'vaultgate')
+              : await peer.benchPeer(),
   );
 }
 if (!only || only === 'webhook') {

@@ -89,7 +89,7 @@ export interface ClusterTarget {
 const seconds = (t: number): string => ((performance.now() - t) / 1000).toFixed(2);
 
 /** GET over https with a CA, for the webhook's /readyz. */
-function httpsStatus(url: string, caPem: string): Promise<number> {
+export function httpsStatus(url: string, caPem: string): Promise<number> {
   return new Promise((resolveStatus, reject) => {
     const req = httpsRequest(url, { ca: caPem, agent: false, timeout: 2000 }, (res) => {
       res.resume();

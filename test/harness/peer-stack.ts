@@ -4,12 +4,12 @@
 // objects), plus vaultgate's own kinds. Each controller serves its own controller class, so neither acts
 // on the other's objects. Used by the differential suite (test/real/eso-differential.test.ts) and the
 // peer benchmark (test/bench/peer.ts).
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundle, CLI_ENTRY } from '../../cli/build.ts';
 import { type ControlPlane, startControlPlane } from './control-plane.ts';
-import { REPO_ROOT, vaultgateArgv } from './e2e-processes.ts';
+import { httpsStatus, REPO_ROOT, runVaultgate, vaultgateArgv } from './e2e-processes.ts';
 import { type EsoController, type EsoControllerOptions, installEsoCrds, startEsoController } from './eso.ts';
 import { type OpenBaoServer, startOpenBao } from './openbao.ts';
 import { freePort } from './ports.ts';
@@ -44,6 +44,14 @@ export interface VaultgateController {
   args: string[];
 }
 
+export interface VaultgateWebhookOptions {
+  controllerClass?: string;
+  /** Run the production bundle instead of the TypeScript sources under tsx. */
+  bundled?: boolean;
+  env?: NodeJS.ProcessEnv;
+  nodeArgs?: string[];
+}
+
 export interface PeerStack {
   cp: ControlPlane;
   bao: OpenBaoServer;
@@ -55,6 +63,11 @@ export interface PeerStack {
   vault(method: string, path: string, body?: unknown): Promise<VaultResponse>;
   startEso(opts?: Omit<EsoControllerOptions, 'kubeconfigPath'>): Promise<EsoController>;
   startVaultgate(opts?: VaultgateControllerOptions): Promise<VaultgateController>;
+  /**
+   * `vaultgate webhook` as the chart runs it (audit trail on, signing key from `vaultgate audit keygen`,
+   * records on stdout into its log), serving certificate from the control plane's webhook CA; waits for /readyz.
+   */
+  startVaultgateWebhook(opts?: VaultgateWebhookOptions): Promise<{ proc: ManagedProcess; url: string }>;
   /** SIGTERM one process and wait for it. */
   stopProcess(name: string): Promise<void>;
   stop(): Promise<void>;
@@ -151,6 +164,53 @@ export async function startPeerStack(opts: PeerStackOptions = {}): Promise<PeerS
           },
         );
         return { name, proc, metricsUrl, args };
+      },
+      async startVaultgateWebhook(o = {}) {
+        const name = 'vaultgate-webhook';
+        const cert = await cp.issueServingCert(['127.0.0.1', 'localhost']);
+        const dir = join(group.dir, name);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'tls.crt'), cert.certPem);
+        writeFileSync(join(dir, 'tls.key'), cert.keyPem, { mode: 0o600 });
+        await runVaultgate(['audit', 'keygen', '--out', dir]);
+        const port = await freePort();
+        const args = [
+          'webhook',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--metrics-port',
+          '0',
+          '--tls-cert-file',
+          join(dir, 'tls.crt'),
+          '--tls-key-file',
+          join(dir, 'tls.key'),
+          '--kubeconfig',
+          cp.kubeconfigPath,
+          '--audit-key-file',
+          join(dir, 'audit-signing-key.pem'),
+          '--allowed-vault-server',
+          server.addr,
+          ...(o.controllerClass ? ['--controller-class', o.controllerClass] : []),
+        ];
+        const argv = o.bundled ? [await ensureBundle(), ...args] : vaultgateArgv(args);
+        const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn', ...o.env };
+        delete env.KUBECONFIG;
+        delete env.VAULT_ADDR;
+        delete env.VAULT_TOKEN;
+        const proc = group.spawn(name, process.execPath, [...(o.nodeArgs ?? []), ...argv], env);
+        const url = `https://127.0.0.1:${port}`;
+        await waitFor(
+          async () => ((await httpsStatus(`${url}/readyz`, cert.caPem).catch(() => 0)) === 200 ? true : undefined),
+          {
+            what: 'vaultgate webhook /readyz',
+            timeoutMs: 120_000,
+            intervalMs: 150,
+            abort: proc.exited.then((why) => `vaultgate webhook exited (${why}):\n${group.logTail(name)}`),
+          },
+        );
+        return { proc, url };
       },
       stopProcess: (name) => group.stop(name, 15_000),
       async stop() {
