@@ -1,7 +1,9 @@
-// Every kind vaultgate serves: the vaultgate kinds plus the ESO-compatible ones (eso-kinds.ts).
+// Every kind vaultgate serves: the vaultgate kinds plus the ESO-compatible ones (eso-kinds.ts) and ESO's
+// generators (generator-kinds.ts).
 // The CRD generator, the schema validator and the admission registry all read this list.
 import type { KindMeta, PrinterColumn } from './kind-meta.ts';
 import { ESO_KINDS } from './eso-kinds.ts';
+import { GENERATOR_KIND_METAS } from './generator-kinds.ts';
 
 export const VAULTGATE_GROUP = 'vaultgate.io';
 export const VAULTGATE_VERSION = 'v1alpha1';
@@ -101,7 +103,7 @@ export const VAULTGATE_KINDS: KindMeta[] = [
   },
 ];
 
-export const KINDS: KindMeta[] = [...VAULTGATE_KINDS, ...ESO_KINDS];
+export const KINDS: KindMeta[] = [...VAULTGATE_KINDS, ...ESO_KINDS, ...GENERATOR_KIND_METAS];
 
 export function findKind(group: string, version: string, kind: string): KindMeta | undefined {
   return KINDS.find((k) => k.group === group && k.version === version && k.kind === kind);

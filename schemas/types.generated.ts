@@ -1375,7 +1375,7 @@ export interface ExternalSecretDataFromRemoteRef {
      */
     storeRef?: SecretStoreRef;
     /**
-     * A generator. Not supported by vaultgate.
+     * A generator {apiVersion: generators.external-secrets.io/v1alpha1, kind: Password, VaultDynamicSecret or ClusterGenerator, name}: its keys, through rewrite. A VaultDynamicSecret's lease is kept (renewed, replaced before its max TTL, the replaced one revoked).
      */
     generatorRef?: {[k: string]: unknown};
   };
@@ -2049,4 +2049,194 @@ export interface PushSecretStatusCondition {
    * When the status last changed.
    */
   lastTransitionTime?: string;
+}
+
+/**
+ * ESO's Password generator: a random password for an ExternalSecret's dataFrom[].sourceRef.generatorRef (key `password`).
+ */
+export interface Password {
+  /**
+   * APIVersion of this representation of an object: generators.external-secrets.io/v1alpha1.
+   */
+  apiVersion?: string;
+  /**
+   * Kind is the REST resource this object represents: Password.
+   */
+  kind?: string;
+  /**
+   * Standard object metadata.
+   */
+  metadata?: ObjectMeta;
+  spec: PasswordSpec;
+}
+
+/**
+ * ESO's Password generator (sethvargo/go-password's algorithm, crypto random): length characters of which digits are digits and symbols are symbols, the rest letters. A new password at every sync of the ExternalSecret, as ESO.
+ */
+export interface PasswordSpec {
+  /**
+   * Length of the password (0: 24, as ESO). At most 4096.
+   */
+  length?: number;
+  /**
+   * Number of digits; default 25% of length.
+   */
+  digits?: number;
+  /**
+   * Number of symbol characters; default 25% of length.
+   */
+  symbols?: number;
+  /**
+   * The symbol characters to choose from; default ~!@#$%^&*()_+`-={}|[]\:"<>?,./ (also when empty).
+   */
+  symbolCharacters?: string;
+  /**
+   * No upper-case letters.
+   */
+  noUpper?: boolean;
+  /**
+   * Allow a character to repeat.
+   */
+  allowRepeat?: boolean;
+}
+
+/**
+ * ESO's VaultDynamicSecret generator (generators.external-secrets.io), referenced from an ExternalSecret's dataFrom[].sourceRef.generatorRef.
+ */
+export interface VaultDynamicSecretGenerator {
+  /**
+   * APIVersion of this representation of an object: generators.external-secrets.io/v1alpha1.
+   */
+  apiVersion?: string;
+  /**
+   * Kind is the REST resource this object represents: VaultDynamicSecret.
+   */
+  kind?: string;
+  /**
+   * Standard object metadata.
+   */
+  metadata?: ObjectMeta;
+  spec: VaultDynamicSecretGeneratorSpec;
+}
+
+/**
+ * ESO's VaultDynamicSecret generator: a Vault request through its own provider block. vaultgate keeps a leased answer (a database credential, say) alive instead of asking again at every refresh: the lease is renewed, replaced before Vault's max TTL, and the replaced lease revoked.
+ */
+export interface VaultDynamicSecretGeneratorSpec {
+  /**
+   * The controller class this generator is for (empty: every controller).
+   */
+  controller?: string;
+  /**
+   * GET (default) or LIST read the path; any other method but DELETE writes parameters to it. DELETE is refused by vaultgate.
+   */
+  method?: string;
+  /**
+   * The JSON body of a write (not with GET or LIST).
+   */
+  parameters?: unknown;
+  /**
+   * Which part of Vault's answer becomes the Secret's keys: data, auth, or the whole answer.
+   */
+  resultType?: 'Data' | 'Auth' | 'Raw';
+  retrySettings?: SecretStoreRetrySettings;
+  provider: VaultProvider;
+  /**
+   * The Vault path to request, e.g. database/creds/app.
+   */
+  path: string;
+  /**
+   * An answer with no data is not an error.
+   */
+  allowEmptyResponse?: boolean;
+}
+
+/**
+ * ESO's ClusterGenerator: a generator usable from ExternalSecrets of every namespace.
+ */
+export interface ClusterGenerator {
+  /**
+   * APIVersion of this representation of an object: generators.external-secrets.io/v1alpha1.
+   */
+  apiVersion?: string;
+  /**
+   * Kind is the REST resource this object represents: ClusterGenerator.
+   */
+  kind?: string;
+  /**
+   * Standard object metadata.
+   */
+  metadata?: ObjectMeta;
+  spec: ClusterGeneratorSpec;
+}
+
+/**
+ * A cluster-wide generator: spec.kind and the one spec of that kind. vaultgate serves Password and VaultDynamicSecret; the VaultDynamicSecret's references resolve in the namespace of the ExternalSecret that uses it.
+ */
+export interface ClusterGeneratorSpec {
+  /**
+   * The kind of generator.
+   */
+  kind:
+    | 'ACRAccessToken'
+    | 'ECRAuthorizationToken'
+    | 'Fake'
+    | 'GCRAccessToken'
+    | 'GithubAccessToken'
+    | 'QuayAccessToken'
+    | 'Password'
+    | 'STSSessionToken'
+    | 'UUID'
+    | 'VaultDynamicSecret'
+    | 'Webhook'
+    | 'Grafana';
+  generator: ClusterGeneratorGenerator;
+}
+
+/**
+ * Exactly one generator spec, the one named by kind.
+ */
+export interface ClusterGeneratorGenerator {
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  aCRAccessTokenSpec?: {[k: string]: unknown};
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  eCRAuthorizationTokenSpec?: {[k: string]: unknown};
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  fakeSpec?: {[k: string]: unknown};
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  gCRAccessTokenSpec?: {[k: string]: unknown};
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  githubAccessTokenSpec?: {[k: string]: unknown};
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  quayAccessTokenSpec?: {[k: string]: unknown};
+  passwordSpec?: PasswordSpec;
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  sTSSessionTokenSpec?: {[k: string]: unknown};
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  uUIDSpec?: {[k: string]: unknown};
+  vaultDynamicSecretSpec?: VaultDynamicSecretGeneratorSpec;
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  webhookSpec?: {[k: string]: unknown};
+  /**
+   * A generator vaultgate does not serve (refused at admission).
+   */
+  grafanaSpec?: {[k: string]: unknown};
 }

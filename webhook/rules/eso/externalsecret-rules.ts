@@ -9,11 +9,12 @@ import { checkTemplate } from '../../../eso/template.ts';
 import { vaultPathFindings } from './vault-path.ts';
 import { checkRolloutTargets } from './rollout-targets.ts';
 import { SYNC_WINDOW_RULE, syncWindowProblems } from '../../../eso/sync-windows.ts';
+import { GENERATOR_API_VERSION, GENERATOR_KINDS } from '../../../schemas/generator-kinds.ts';
 
 /** ESO ExternalSecret features vaultgate refuses at admission (each named in its finding). */
 export const EXTERNALSECRET_FEATURES_NOT_SUPPORTED: readonly string[] = [
   'spec.target.manifest (generic targets)',
-  'spec.data[].sourceRef.generatorRef, spec.dataFrom[].sourceRef.generatorRef (generators)',
+  'spec.data[].sourceRef.generatorRef (ESO ignores it there), spec.dataFrom[].sourceRef.generatorRef to generators other than Password, VaultDynamicSecret and ClusterGenerator of those',
   'template functions ESO has that vaultgate does not render (eso/template-supported.ts, each with its reason)',
 ];
 
@@ -72,8 +73,11 @@ function checkStoreRef(spec: Obj): Finding[] {
   if (str(obj(spec.secretStoreRef)?.name)) return [];
   // ESO lets every entry name its own store (sourceRef.storeRef) instead; an entry without one would
   // read from a store with no name, which ESO only reports at sync.
+  // A generator needs no store (dataFrom[].sourceRef.generatorRef).
   const entries = [...list(spec.data), ...list(spec.dataFrom)];
-  if (entries.length > 0 && entries.every((e) => str(obj(obj(obj(e)?.sourceRef)?.storeRef)?.name))) return [];
+  const sourced = (e: unknown): boolean =>
+    Boolean(str(obj(obj(obj(e)?.sourceRef)?.storeRef)?.name)) || has(obj(obj(e)?.sourceRef), 'generatorRef');
+  if (entries.length > 0 && entries.every(sourced)) return [];
   return [
     deny(
       'spec.secretStoreRef.name',
@@ -119,6 +123,22 @@ function checkRefreshInterval(value: unknown): Finding[] {
 function checkSourceRef(sourceRef: Obj | undefined, field: string): Finding[] {
   if (!has(sourceRef, 'generatorRef')) return [];
   return [unsupported(`${field}.generatorRef`, 'generatorRef (generators)')];
+}
+
+/** dataFrom[].sourceRef.generatorRef: ESO's generators vaultgate serves (webhook/rules/eso/generator-rules.ts). */
+function checkGeneratorRef(sourceRef: Obj | undefined, field: string): Finding[] {
+  const ref = obj(sourceRef?.generatorRef);
+  if (!has(sourceRef, 'generatorRef')) return [];
+  const f = `${field}.generatorRef`;
+  if (str(ref?.apiVersion) !== GENERATOR_API_VERSION)
+    return [deny(`${f}.apiVersion`, 'eso.es.generator-ref', `apiVersion must be ${GENERATOR_API_VERSION}.`)];
+  const kind = str(ref?.kind) ?? '';
+  if (!(GENERATOR_KINDS as readonly string[]).includes(kind))
+    return [
+      unsupported(`${f}.kind`, `generator kind ${JSON.stringify(kind)}`, `use one of ${GENERATOR_KINDS.join(', ')}`),
+    ];
+  if (!str(ref?.name)) return [deny(`${f}.name`, 'eso.es.generator-ref', 'name of the generator is required.')];
+  return [];
 }
 
 function checkData(spec: Obj, deletionPolicy: string): Finding[] {
@@ -177,7 +197,7 @@ function checkDataFrom(spec: Obj): Finding[] {
         ),
       );
     }
-    findings.push(...checkSourceRef(sourceRef, `${field}.sourceRef`));
+    findings.push(...checkGeneratorRef(sourceRef, `${field}.sourceRef`));
 
     findings.push(...vaultPathFindings(obj(e.extract)?.key, `${field}.extract.key`, 'eso.es.vault-path'));
     const find = obj(e.find);

@@ -87,32 +87,38 @@ void describe('data and dataFrom', () => {
     assert.equal(empty[0]?.message, 'either extract, find, or sourceRef must be set to dataFrom');
   });
 
-  void test('a dataFrom sourceRef needs storeRef or generatorRef; storeRef is admitted, generators are refused as not supported by vaultgate', () => {
+  void test('a dataFrom sourceRef needs storeRef or generatorRef; Password, VaultDynamicSecret and ClusterGenerator are admitted, other generators refused', () => {
     const neither = findings(edit(es, { 'spec.dataFrom': [{ sourceRef: {} }] }));
     assert.deepEqual(rules(neither), ['eso.es.sourceref']);
     assert.equal(neither[0]?.message, 'generatorRef or storeRef must be set when using sourceRef in dataFrom');
-    const gen = findings(
-      edit(es, {
-        'spec.dataFrom': [
-          {
-            sourceRef: {
-              generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'Password', name: 'pw' },
-            },
-          },
-        ],
-      }),
-    );
+    const gen = (generatorRef: Record<string, unknown>) =>
+      findings(edit(es, { 'spec.dataFrom': [{ sourceRef: { generatorRef } }] }));
+    const api = 'generators.external-secrets.io/v1alpha1';
+    for (const kind of ['Password', 'VaultDynamicSecret', 'ClusterGenerator'])
+      assert.deepEqual(gen({ apiVersion: api, kind, name: 'g' }), [], kind);
+    const uuid = gen({ apiVersion: api, kind: 'UUID', name: 'u' });
     assert.deepEqual(
-      gen.map((f) => [f.field, f.rule]),
-      [['spec.dataFrom[0].sourceRef.generatorRef', 'eso.es.unsupported']],
+      uuid.map((f) => [f.field, f.rule]),
+      [['spec.dataFrom[0].sourceRef.generatorRef.kind', 'eso.es.unsupported']],
     );
-    assert.match(gen[0]?.message ?? '', /generatorRef \(generators\) is not supported by vaultgate/);
+    assert.match(uuid[0]?.message ?? '', /generator kind "UUID" is not supported by vaultgate/);
+    assert.deepEqual(
+      gen({ apiVersion: 'generators.external-secrets.io/v1', kind: 'Password', name: 'p' }).map((f) => f.field),
+      ['spec.dataFrom[0].sourceRef.generatorRef.apiVersion'],
+    );
+    // A generator needs no store: an ExternalSecret of generators only has no secretStoreRef.
+    const noStore = edit(es, {
+      'spec.secretStoreRef': undefined,
+      'spec.data': undefined,
+      'spec.dataFrom': [{ sourceRef: { generatorRef: { apiVersion: api, kind: 'Password', name: 'p' } } }],
+    });
+    assert.deepEqual(findings(noStore), []);
     const mixed = findings(
       edit(es, {
         'spec.dataFrom': [{ extract: { key: 'a' }, sourceRef: { generatorRef: { kind: 'UUID', name: 'u' } } }],
       }),
     );
-    assert.deepEqual(rules(mixed).sort(), ['eso.es.datafrom-exclusive', 'eso.es.unsupported']);
+    assert.deepEqual(rules(mixed).sort(), ['eso.es.datafrom-exclusive', 'eso.es.generator-ref']);
     assert.deepEqual(
       findings(edit(es, { 'spec.dataFrom': [{ extract: { key: 'a' }, sourceRef: { storeRef: { name: 'other' } } }] })),
       [],
