@@ -74,7 +74,7 @@ export interface InformerOptions extends WatchSelectors {
   names?: readonly string[];
   /** LIST page size (`limit`). Default 500, as client-go's pager. */
   pageSize?: number;
-  /** Re-deliver every key this often; 0 = never. Default 10 min. */
+  /** Re-deliver every key this often; 0 = never. Default DEFAULT_RESYNC_MS, stretched by up to 10% per informer. */
   resyncMs?: number;
   /** Server-side `timeoutSeconds` per watch. Default random in [300, 600) as client-go's reflector. */
   watchTimeoutSeconds?: number;
@@ -100,6 +100,15 @@ export interface InformerOptions extends WatchSelectors {
 }
 
 type Client = Pick<KubeClient, 'list' | 'watch'>;
+
+/**
+ * The default resync: controller-runtime's SyncPeriod (10 h, each informer's stretched by up to 10% so they
+ * do not all fire at once). A resync re-runs every reconcile of every cached object; what changes is
+ * already delivered by the watch (and a relist after a 410), and what is periodic (an ExternalSecret's
+ * refreshInterval, a store's recheck, a VaultPolicy's drift check) is the reconciler's own requeue-after.
+ * The former 10 minutes woke an idle controller to reconcile everything (issue #24.5).
+ */
+export const DEFAULT_RESYNC_MS = 10 * 3_600_000;
 
 /** One list/watch of the informer: a namespace, a name, or everything the options select. */
 interface Scope {
@@ -130,6 +139,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly stopController = new AbortController();
   private running?: Promise<void>;
   private resyncTimer?: TimerHandle;
+  private resyncEveryMs?: number;
   private syncedFlag = false;
   private readonly syncWaiters: (() => void)[] = [];
   private readonly transform: CacheTransform<T>;
@@ -386,7 +396,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private scheduleResync(): void {
-    const every = this.opts.resyncMs ?? 10 * 60_000;
+    this.resyncEveryMs ??= this.opts.resyncMs ?? DEFAULT_RESYNC_MS * (1 + this.random() / 10);
+    const every = this.resyncEveryMs;
     if (every <= 0 || this.stopController.signal.aborted) return;
     this.resyncTimer = this.clock.setTimer(() => {
       if (this.syncedFlag) {
