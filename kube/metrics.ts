@@ -12,7 +12,8 @@
 //   leader_election_master_status{name}                           (client-go's leader-election metric)
 // Informer metrics have no controller-runtime equivalent (client-go's reflector metrics were removed), so
 // they are vaultgate_-prefixed: vaultgate_informer_events_total, _restarts_total, _synced.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../observability/process-metrics.ts';
 import type { InformerLifecycleEvent } from './informer.ts';
 import type { QueueMetrics } from './workqueue.ts';
 
@@ -139,9 +140,7 @@ export class RuntimeMetrics {
 
   /** Process metrics (CPU, memory, event loop lag) into the same registry; call once per process. */
   collectProcessMetrics(): void {
-    // The event-loop lag histogram samples on a timer: prom-client's default every 10 ms was half of an
-    // idle controller's CPU (100 wake-ups a second); every 500 ms still shows a blocked loop.
-    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 500 });
+    collectProcessMetrics(this.registry);
   }
 
   queueMetrics(name: string): QueueMetrics {

@@ -1,5 +1,6 @@
 // Prometheus metrics of the webhook process (served on /metrics by the HTTPS app).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../observability/process-metrics.ts';
 
 export interface WebhookMetrics {
   registry: Registry;
@@ -67,7 +68,7 @@ export function createWebhookMetrics(
   registry = new Registry(),
   opts: { defaultMetrics?: boolean } = {},
 ): WebhookMetrics {
-  if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'vaultgate_webhook_' });
+  if (opts.defaultMetrics ?? true) collectProcessMetrics(registry, 'vaultgate_webhook_');
   return {
     registry,
     requests: new Counter({
