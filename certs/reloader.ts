@@ -30,7 +30,7 @@ export type SecureContextTarget =
 export interface CertReloaderOptions {
   certFile: string;
   keyFile: string;
-  /** Poll period (default 5 s). */
+  /** Poll period (default 10 s, as controller-runtime's certwatcher: every poll reads and hashes both files). */
   intervalMs?: number;
   /** After a new pair is in use by every started server. */
   onReload?: (pair: LoadedPair) => void;
@@ -69,7 +69,7 @@ function apply(target: SecureContextTarget, pair: LoadedPair): void {
 export function createCertReloader(opts: CertReloaderOptions): CertReloader {
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? Date.now;
-  const intervalMs = opts.intervalMs ?? 5_000;
+  const intervalMs = opts.intervalMs ?? 10_000;
   const targets = new Set<SecureContextTarget>();
   const waiters = new Set<() => void>();
   let current: LoadedPair | undefined;

@@ -178,4 +178,25 @@ void describe('certs/reloader', () => {
       reloader.stop();
     }
   });
+
+  void test('by default it polls every 10 s (controller-runtime certwatcher), not more often: an idle webhook wakes for nothing less (issue #24 item 5)', (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    writePair(pki1.leaf.cert, pki1.leaf.key);
+    const reloads: string[] = [];
+    const reloader = createCertReloader({
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      onReload: (p) => reloads.push(p.fingerprint),
+    });
+    try {
+      reloader.start();
+      writePair(pki2.leaf.cert, pki2.leaf.key);
+      t.mock.timers.tick(9_999);
+      assert.equal(reloads.length, 1, 'no poll before 10 s');
+      t.mock.timers.tick(1);
+      assert.deepEqual(reloads, [certFacts(pki1.leaf.cert).fingerprint, certFacts(pki2.leaf.cert).fingerprint]);
+    } finally {
+      reloader.stop();
+    }
+  });
 });
