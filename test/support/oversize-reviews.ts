@@ -1,7 +1,7 @@
 // Maximum-size AdmissionReviews, one per shape a hostile tenant (or a pod POSTing forged reviews) can
 // send: each fills the webhook's 7 MiB body limit with what costs the most to parse or copy, and stays
 // under the webhook's JSON-value bound (so it reaches the admission core). Shared by the size-gate tests
-// (test/webhook/size-gate.test.ts) and the webhook benchmark's max-size row (test/bench/webhook.ts).
+// (test/webhook/review/size-gate.test.ts) and the webhook benchmark's max-size row (test/bench/webhook.ts).
 import type { AdmissionRequest } from '../../webhook/admission/types.ts';
 
 /** Just under the 7 MiB body limit, leaving room for the envelope. */

@@ -9,17 +9,17 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mutate, validate } from '../../webhook/review/review.ts';
-import { defaultContext } from '../../webhook/admission/context.ts';
-import type { AdmissionRequest } from '../../webhook/admission/types.ts';
-import { createWebhookApp } from '../../webhook/http-app.ts';
-import { createWebhookMetrics } from '../../webhook/metrics.ts';
-import { startWebhookServer, type WebhookServer } from '../../webhook/server.ts';
-import { MAX_JSON_VALUES, jsonValuesAtLeast } from '../../webhook/json-body.ts';
-import { warmUp } from '../../schemas/validator.ts';
-import { silentLogger } from '../../observability/log.ts';
-import { selfSignedTls, type TestTls } from '../support/tls.ts';
-import { NEAR_BODY_LIMIT, oversizeRequests, reviewBody } from '../support/oversize-reviews.ts';
+import { mutate, validate } from '../../../webhook/review/review.ts';
+import { defaultContext } from '../../../webhook/admission/context.ts';
+import type { AdmissionRequest } from '../../../webhook/admission/types.ts';
+import { createWebhookApp } from '../../../webhook/http-app.ts';
+import { createWebhookMetrics } from '../../../webhook/metrics.ts';
+import { startWebhookServer, type WebhookServer } from '../../../webhook/server.ts';
+import { MAX_JSON_VALUES, jsonValuesAtLeast } from '../../../webhook/json-body.ts';
+import { warmUp } from '../../../schemas/validator.ts';
+import { silentLogger } from '../../../observability/log.ts';
+import { selfSignedTls, type TestTls } from '../../support/tls.ts';
+import { NEAR_BODY_LIMIT, oversizeRequests, reviewBody } from '../../support/oversize-reviews.ts';
 
 /** The apiserver's default (and maximum useful) webhook timeout. */
 const WEBHOOK_TIMEOUT_MS = 5000;
@@ -190,7 +190,7 @@ interface Answer {
   body: string;
 }
 
-const CONCURRENT_POST = new URL('../support/concurrent-post.ts', import.meta.url).pathname;
+const CONCURRENT_POST = new URL('../../support/concurrent-post.ts', import.meta.url).pathname;
 
 /** `bodies` posted at once from a child process (as the apiserver is one): the answers in order. */
 async function postAtOnce(url: string, ca: string, bodies: { path: string; body: string }[]): Promise<Answer[]> {
