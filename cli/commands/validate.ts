@@ -211,6 +211,9 @@ export function contextFromManifests(
   const guardrails: GuardrailObject[] = [];
   const namespaceLabels = new Map<string, Record<string, string>>();
   const policies = new Set<string>();
+  // Whole objects for the VaultDynamicSecret access rules, keyed `Kind/namespace/name` (no namespace for a
+  // ClusterSecretStore). Absent from the manifests reads as absent: those rules then only warn.
+  const objects = new Map<string, Record<string, unknown>>();
   for (const { object } of manifests) {
     const meta = (object.metadata ?? {}) as { name?: string; namespace?: string; labels?: Record<string, string> };
     if (object.apiVersion === 'v1' && object.kind === 'Namespace' && meta.name)
@@ -220,7 +223,17 @@ export function contextFromManifests(
     }
     if (object.apiVersion === 'vaultgate.io/v1alpha1' && object.kind === 'VaultPolicy' && meta.name)
       policies.add(`${meta.namespace ?? opts.namespace}/${meta.name}`);
+    const kind = String(object.kind);
+    const cluster = kind === 'ClusterSecretStore';
+    const group = kind.startsWith('Vault') ? 'vaultgate.io/' : 'external-secrets.io/';
+    if (
+      meta.name &&
+      String(object.apiVersion).startsWith(group) &&
+      (cluster || ['VaultPolicy', 'VaultRoleBinding', 'SecretStore'].includes(kind))
+    )
+      objects.set(`${kind}/${cluster ? '' : (meta.namespace ?? opts.namespace)}/${meta.name}`, object);
   }
+  const cached = (kind: string, ns: string, name: string) => objects.get(`${kind}/${ns}/${name}`) ?? null;
   return defaultContext({
     guardrails,
     namePrefix: opts.prefix,
@@ -228,6 +241,9 @@ export function contextFromManifests(
     namespaceLabels: (ns) => namespaceLabels.get(ns),
     // The set is the desired state: a policy missing from it is missing (a warning, never a denial).
     policyExists: (ns, name) => policies.has(`${ns}/${name}`),
+    vaultPolicy: (ns, name) => cached('VaultPolicy', ns, name),
+    vaultRoleBinding: (ns, name) => cached('VaultRoleBinding', ns, name),
+    secretStore: (kind, name, ns) => (kind === 'ClusterSecretStore' || ns ? cached(kind, ns ?? '', name) : undefined),
   });
 }
 

@@ -119,6 +119,44 @@ spec: { serviceAccounts: [app], policies: [missing], tokenTTL: 1h, tokenMaxTTL: 
     assert.ok(vrb?.patch.some((op) => op.path === '/spec/vaultName' && op.value === 'vg.prod-a.app'));
   });
 
+  void test("a VaultDynamicSecret is checked against its store's VaultRoleBinding given alongside (issue #23 item 5)", async () => {
+    const manifests = (grants: string) => `
+apiVersion: vaultgate.io/v1alpha1
+kind: VaultPolicy
+metadata: { name: creds, namespace: team-a }
+spec: { rules: [${grants}] }
+---
+apiVersion: vaultgate.io/v1alpha1
+kind: VaultRoleBinding
+metadata: { name: app, namespace: team-a }
+spec: { serviceAccounts: [app], policies: [creds], audience: vault }
+---
+apiVersion: external-secrets.io/v1
+kind: SecretStore
+metadata: { name: vault, namespace: team-a }
+spec:
+  provider:
+    vault:
+      server: https://vault.example:8200
+      auth: { kubernetes: { mountPath: kubernetes, role: vg.team-a.app, serviceAccountRef: { name: app, audiences: [vault] } } }
+---
+apiVersion: vaultgate.io/v1alpha1
+kind: VaultDynamicSecret
+metadata: { name: db, namespace: team-a }
+spec: { storeRef: { name: vault }, path: database/creds/app }
+`;
+    const read = '{ path: database/creds/app, capabilities: [read] }';
+    const refused = await cli(['-f', '-', '--prefix', 'vg'], manifests(read));
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.match(
+      refused.stdout,
+      /spec\.revocation: .*lacks update on sys\/leases\/revoke.*\(rule vaultdynamicsecret\.access-revoke\)/,
+    );
+    const granted = `${read}, { path: sys/leases/revoke, capabilities: [update] }`;
+    const admitted = await cli(['-f', '-', '--prefix', 'vg'], manifests(granted));
+    assert.doesNotMatch(admitted.stdout, /vaultdynamicsecret\.access-/, admitted.stdout);
+  });
+
   void test('parse errors exit 2 with file:line; usage errors exit 2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vaultgate-validate-'));
     try {

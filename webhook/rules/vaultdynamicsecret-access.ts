@@ -177,7 +177,7 @@ export function accessFindings(
     const d = evaluate(policies, { path: n.path, capability: n.capability, parameters: n.parameters ?? {} });
     if (d.allowed) continue;
     const fix = n.path.startsWith('sys/')
-      ? `grant it in a VaultPolicy the binding names (a path under sys/ needs a VaultGuardrail allowing sys-paths)${n.instead ? `, ${n.instead}` : ''}`
+      ? `grant it in a VaultPolicy the binding names (a path under sys/ needs an enforce VaultGuardrail relaxing sys-paths)${n.instead ? `, ${n.instead}` : ''}`
       : `grant it in a VaultPolicy the binding names${n.instead ? `, ${n.instead}` : ''}`;
     const text = `${who} lacks ${needText(n)}, needed ${n.why}: ${d.reason}; ${fix}`;
     out.push(

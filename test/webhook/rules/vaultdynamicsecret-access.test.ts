@@ -154,7 +154,7 @@ void describe('accessFindings: deny when the known policies certainly lack it, w
       identity: binding([rule('database/creds/app', 'read')]),
       findings: [`deny ${R.revoke} spec.revocation`],
       message:
-        /lacks update on sys\/leases\/revoke, needed to revoke leases on delete and of replaced credentials: .*VaultGuardrail allowing sys-paths.*or set revocation\.onDelete: false and revocation\.previous: Never/,
+        /lacks update on sys\/leases\/revoke, needed to revoke leases on delete and of replaced credentials: .*VaultGuardrail relaxing sys-paths.*or set revocation\.onDelete: false and revocation\.previous: Never/,
     },
     {
       name: 'no sys/leases/revoke and no revocation asked: nothing',
