@@ -1,6 +1,7 @@
 // The webhook process's defaults, one constant each: `vaultgate webhook`'s flag declarations
 // (cli/commands/webhook.ts) show and apply them, and whoever builds a WebhookProcess without the CLI
 // (tests, `vaultgate dev`) can start from the same values.
+import { availableParallelism } from 'node:os';
 
 export const DEFAULT_WEBHOOK_HOST = '0.0.0.0';
 /** The admission port (HTTPS); the chart's webhook.port. */
@@ -11,3 +12,10 @@ export const DEFAULT_TLS_CERT_FILE = '/etc/vaultgate/tls/tls.crt';
 export const DEFAULT_TLS_KEY_FILE = '/etc/vaultgate/tls/tls.key';
 /** How long the webhook keeps serving after SIGTERM, while the endpoints drop it. */
 export const DEFAULT_DRAIN_SECONDS = 5;
+/**
+ * Processes answering admission reviews: one per core the process may use (node:cluster workers, one
+ * audit trail writer in the primary; docs/decisions/admission-workers.md). 1 = one process, no workers.
+ */
+export const DEFAULT_ADMISSION_WORKERS = availableParallelism();
+/** More workers than this buys nothing on a webhook's node and costs a whole process each. */
+export const MAX_ADMISSION_WORKERS = 64;

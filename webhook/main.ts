@@ -1,8 +1,14 @@
 // Composition of the webhook process: admission cache (informers), certificate reloader, signed audit
 // trail and the HTTPS server. The CLI (`vaultgate webhook`, `vaultgate run`) only parses flags into this.
+// With admissionWorkers > 1 the same call builds, in a node:cluster primary, the primary that forks the
+// workers and holds the trail (admission-primary.ts), and in each worker this whole webhook with its
+// records sent to the primary's trail (trail/ipc.ts).
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
+import { AggregatorRegistry } from 'prom-client';
 import { createCertReloader, type CertReloader } from '../certs/reloader.ts';
 import { auditAdmission } from '../trail/events.ts';
+import { remoteTrail, type TrailAppender, type TrailChannel } from '../trail/ipc.ts';
 import { openAuditTrail, type AuditTrailConfig } from '../trail/open.ts';
 import type { AuditTrail } from '../trail/trail.ts';
 import type { KubeClient } from '../kube/index.ts';
@@ -13,6 +19,7 @@ import { createWebhookApp } from './http-app.ts';
 import { createWebhookMetrics, registerAuditMetrics } from './metrics.ts';
 import { startWebhookServer, type WebhookServer } from './server.ts';
 import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
+import { buildAdmissionPrimary, WORKER_STOP_MESSAGE } from './admission-primary.ts';
 
 /** The cluster-knowledge options are the admission cache's (context-source.ts), documented there. */
 export interface WebhookProcessOptions extends Omit<ContextSourceOptions, 'client'> {
@@ -34,6 +41,11 @@ export interface WebhookProcessOptions extends Omit<ContextSourceOptions, 'clien
   clientSubjects?: string[];
   /** Plain-HTTP port of /metrics, apart from the admission port (0: any free port; undefined: not served). */
   metricsPort?: number;
+  /**
+   * Processes answering admission reviews (node:cluster workers sharing the port, one audit trail writer
+   * in the primary). 1 or undefined: this process alone, as before. See docs/decisions/admission-workers.md.
+   */
+  admissionWorkers?: number;
 }
 
 export interface WebhookProcess {
@@ -45,9 +57,30 @@ export interface WebhookProcess {
   auditTrail(): AuditTrail | undefined;
   /** The port /metrics listens on once started (undefined: not served). */
   metricsPort(): number | undefined;
+  /** The admission workers' process ids (empty: this process answers itself). */
+  workerPids(): number[];
 }
 
 export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess {
+  const workers = opts.admissionWorkers ?? 1;
+  if (workers <= 1) return buildServingProcess(opts);
+  if (cluster.isPrimary)
+    return buildAdmissionPrimary({
+      workers,
+      host: opts.host,
+      logger: opts.logger,
+      ...(opts.audit ? { audit: opts.audit } : {}),
+      ...(opts.client ? { client: opts.client } : {}),
+      ...(opts.metricsPort !== undefined ? { metricsPort: opts.metricsPort } : {}),
+    });
+  return buildServingProcess(opts, process as unknown as TrailChannel);
+}
+
+/**
+ * The webhook that answers reviews: the whole process, or (with `primary`, the channel to a node:cluster
+ * primary) one admission worker whose records the primary writes and whose metrics it serves.
+ */
+function buildServingProcess(opts: WebhookProcessOptions, primary?: TrailChannel): WebhookProcess {
   const log = opts.logger;
   const metrics = createWebhookMetrics();
   const reloader: CertReloader = createCertReloader({
@@ -80,7 +113,13 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
   let metricsServer: MetricsServer | undefined;
   let draining = false;
   const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile) : undefined;
-  registerAuditMetrics(metrics.registry, () => trail);
+  const remote: TrailAppender | undefined = primary && opts.audit ? remoteTrail(primary) : undefined;
+  if (primary) {
+    // The primary sums the workers' figures: constructing an AggregatorRegistry is what makes a worker
+    // answer its requests (prom-client lib/cluster.js addListeners), setRegistries what it answers with.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([metrics.registry]);
+  } else registerAuditMetrics(metrics.registry, () => trail);
 
   const ready = (): boolean => !draining && reloader.ready() && (source?.synced() ?? true);
   const app = createWebhookApp({
@@ -97,20 +136,30 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
     onDecision: !opts.audit
       ? undefined
       : (webhook, request, decision, caller) =>
-          trail?.append(
+          (remote ?? trail)?.append(
             auditAdmission(decision, request, { webhook: webhook === 'mutate' ? 'mutating' : 'validating', caller }),
           ),
   });
 
-  return {
+  const proc: WebhookProcess = {
     url: () => server?.url ?? '',
     ready,
     auditTrail: () => trail,
     metricsPort: () => metricsServer?.port,
+    workerPids: () => [],
     async start() {
       warmUp(); // compile every schema now: the first review must not pay ~1 s of ajv compilation
       source?.start();
-      trail = opts.audit ? await openAuditTrail(opts.audit, opts.client) : undefined;
+      if (primary) {
+        // The primary tells its workers when to stop (it got SIGTERM): drain as one process would.
+        primary.on('message', (m) => {
+          if (m === WORKER_STOP_MESSAGE)
+            void proc.stop().finally(() => {
+              process.exit(0);
+            });
+        });
+      }
+      trail = opts.audit && !primary ? await openAuditTrail(opts.audit, opts.client) : undefined;
       const abort = AbortSignal.timeout(120_000);
       const pair = await reloader.waitUntilReady(abort).catch(() => {
         throw new Error(
@@ -124,14 +173,15 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
         ...(clientCa ? { clientCa } : {}),
       });
       reloader.start(server);
-      if (opts.metricsPort !== undefined)
+      if (opts.metricsPort !== undefined && !primary)
         metricsServer = await startMetricsServer(metrics.registry, { host: opts.host, port: opts.metricsPort });
       log.info(
         {
           url: server.url,
           subject: pair.subject,
           notAfter: new Date(pair.notAfter).toISOString(),
-          audit: Boolean(trail),
+          audit: Boolean(trail ?? remote),
+          ...(primary ? { worker: process.pid } : {}),
           clientAuth: Boolean(clientCa),
           ...(clientCa ? { clientSubjects: opts.clientSubjects ?? 'default' } : {}),
           metricsPort: metricsServer?.port,
@@ -149,4 +199,5 @@ export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess
       await trail?.close();
     },
   };
+  return proc;
 }

@@ -12,7 +12,7 @@ export interface MetricsServer {
 }
 
 export async function startMetricsServer(
-  registry: Registry,
+  registry: Pick<Registry, 'metrics' | 'contentType'>,
   opts: { host?: string; port: number },
 ): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {

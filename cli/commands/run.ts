@@ -15,7 +15,13 @@ import {
 } from './flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import { CONTROLLER_AUDIT_SECTION, CONTROLLER_SECTIONS, controllerOptionsFrom } from './controller.ts';
-import { untilSignal, WEBHOOK_METRICS_PORT_FLAG, WEBHOOK_SECTIONS, webhookOptionsFrom } from './webhook.ts';
+import {
+  ADMISSION_WORKERS_FLAG,
+  untilSignal,
+  WEBHOOK_METRICS_PORT_FLAG,
+  WEBHOOK_SECTIONS,
+  webhookOptionsFrom,
+} from './webhook.ts';
 
 export const summary = 'run the webhook and the controller in one process';
 
@@ -39,7 +45,7 @@ function webhookSectionsInRun(): FlagSection[] {
   return WEBHOOK_SECTIONS.map((s) => ({
     title: s.title,
     flags: s.flags
-      .filter((f) => !controllerFlags.has(f) && f.name !== 'no-kube')
+      .filter((f) => !controllerFlags.has(f) && f.name !== 'no-kube' && f !== ADMISSION_WORKERS_FLAG)
       .map((f) => (f === WEBHOOK_METRICS_PORT_FLAG ? WEBHOOK_METRICS_PORT_IN_RUN : f)),
   })).filter((s) => s.flags.length > 0);
 }
@@ -77,8 +83,14 @@ export interface RunOptions {
 export function runOptionsFrom(values: FlagValues, deps: { client?: HttpKubeClient } = {}): RunOptions {
   const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
   // Webhook flags first: a bad one is reported before any kubeconfig is read. webhookOptionsFrom builds
-  // its own client unless told there is none, so it is told so and handed the shared one.
-  const webhook = webhookOptionsFrom({ ...values, 'no-kube': true, 'metrics-port': values['webhook-metrics-port'] });
+  // its own client unless told there is none, so it is told so and handed the shared one. One admission
+  // process: workers would each run the controller too.
+  const webhook = webhookOptionsFrom({
+    ...values,
+    'no-kube': true,
+    'metrics-port': values['webhook-metrics-port'],
+    'admission-workers': '1',
+  });
   const {
     audit: _a,
     'audit-namespace': _n,

@@ -6,12 +6,14 @@ import { createLogger } from '../../observability/log.ts';
 import { prefixProblem } from '../../schemas/vault-names.ts';
 import { parseVaultTarget } from '../../policy/capabilities.ts';
 import {
+  DEFAULT_ADMISSION_WORKERS,
   DEFAULT_DRAIN_SECONDS,
   DEFAULT_TLS_CERT_FILE,
   DEFAULT_TLS_KEY_FILE,
   DEFAULT_WEBHOOK_HOST,
   DEFAULT_WEBHOOK_METRICS_PORT,
   DEFAULT_WEBHOOK_PORT,
+  MAX_ADMISSION_WORKERS,
 } from '../../webhook/defaults.ts';
 import { DEFAULT_CLIENT_SUBJECTS } from '../../webhook/http-app.ts';
 import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
@@ -56,6 +58,17 @@ export const WEBHOOK_METRICS_PORT_FLAG: Flag = {
   max: 65535,
   default: DEFAULT_WEBHOOK_METRICS_PORT,
   help: 'plain-HTTP GET /metrics, apart from the admission port; 0 = any free port',
+};
+
+/** --admission-workers: `vaultgate run` leaves it out (one process with the controller: 1). */
+export const ADMISSION_WORKERS_FLAG: Flag = {
+  name: 'admission-workers',
+  type: 'integer',
+  arg: 'n',
+  min: 1,
+  max: MAX_ADMISSION_WORKERS,
+  default: DEFAULT_ADMISSION_WORKERS,
+  help: 'processes answering reviews (one audit trail writer for all); 1 = this process alone; default: cores',
 };
 
 /** Every flag of `vaultgate webhook`, by help section. */
@@ -142,6 +155,7 @@ export const WEBHOOK_SECTIONS: readonly FlagSection[] = [
         default: DEFAULT_DRAIN_SECONDS,
         help: 'keep serving this long after SIGTERM',
       },
+      ADMISSION_WORKERS_FLAG,
       LOG_LEVEL_FLAG,
       HELP_FLAG,
     ],
@@ -234,6 +248,7 @@ export function webhookOptionsFrom(values: FlagValues): WebhookProcessOptions {
     ...(str('client-ca-file') ? { clientCaFile: str('client-ca-file') } : {}),
     ...clientSubjectsFrom(flags.list('client-subject'), str('client-ca-file') !== undefined),
     metricsPort: flags.int('metrics-port'),
+    admissionWorkers: flags.int('admission-workers'),
   };
 }
 

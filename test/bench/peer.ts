@@ -30,7 +30,8 @@ import { installEsoCrds, startEsoWebhook } from '../harness/eso.ts';
 import { startPeerStack, type PeerStack } from '../harness/peer-stack.ts';
 import { waitFor } from '../harness/wait.ts';
 import { apiserverWrites, delta } from './apiserver-writes.ts';
-import { processStats } from './process-stats.ts';
+import { processStats, treeCpuSeconds } from './process-stats.ts';
+import { DEFAULT_ADMISSION_WORKERS } from '../../webhook/defaults.ts';
 import { startTarget, targetCommand } from './webhook.ts';
 import { selfSignedTls } from '../support/tls.ts';
 
@@ -555,8 +556,13 @@ interface LoadFigures {
   errors: number;
 }
 
+  /** CPU time (user + system, the process and its children: a node:cluster primary and its workers) per review, µs. */
+  cpuUsPerReview: number;
 async function checkAllowed(url: string, body: string, ca: string): Promise<void> {
   const text = await new Promise<string>((resolve, reject) => {
+/** The admission targets: ESO's webhook, vaultgate as the chart runs it (its default workers), in one process, bare Node. */
+type AdmissionTarget = 'eso' | 'trail' | 'trail1' | 'bare';
+
     const req = https.request(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
       let data = '';
       res.setEncoding('utf8');
@@ -573,7 +579,15 @@ async function checkAllowed(url: string, body: string, ca: string): Promise<void
     throw new Error(`benchmark: ${url} does not admit the ExternalSecret: ${text.slice(0, 300)}`);
 }
 
-async function load(url: string, body: string, seconds: number, connections: number): Promise<LoadFigures> {
+/** One load run; with `pid`, also the CPU time of that process and its descendants per review answered. */
+async function load(
+  url: string,
+  body: string,
+  seconds: number,
+  connections: number,
+  pid?: number,
+): Promise<LoadFigures> {
+  const cpu0 = pid === undefined ? 0 : treeCpuSeconds(pid);
   const r = await autocannon({
     url,
     method: 'POST',
@@ -582,7 +596,14 @@ async function load(url: string, body: string, seconds: number, connections: num
     connections,
     duration: seconds,
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+  const cpu = pid === undefined ? NaN : treeCpuSeconds(pid) - cpu0;
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+    cpuUsPerReview: r.requests.total > 0 ? (cpu * 1e6) / r.requests.total : NaN,
+  };
 }
 
 const median = (v: number[]): number => {
@@ -591,7 +612,7 @@ const median = (v: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-async function benchAdmission(log: (l: string) => void): Promise<Record<'eso' | 'trail' | 'bare', LoadFigures>> {
+async function benchAdmission(log: (l: string) => void): Promise<Record<AdmissionTarget, LoadFigures>> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);
   const runs = Number(process.env.BENCH_RUNS ?? 3);
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -608,25 +629,38 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<'eso' | 
     const command = await targetCommand(group.dir, false);
     const trail = await startTarget(
       command,
-      'trail',
+    // trail: as the chart runs it (--admission-workers at its default, one per core); trail1: one process.
+      'trail-workers',
       join(group.dir, 'tls.crt'),
       join(group.dir, 'tls.key'),
       join(group.dir, 'trail.stdout'),
     );
     const bare = await startTarget(
       command,
+    const trail1 = await startTarget(
+      command,
+      'trail',
+      join(group.dir, 'tls.crt'),
+      join(group.dir, 'tls.key'),
+      join(group.dir, 'trail1.stdout'),
+    );
       'bare',
       join(group.dir, 'tls.crt'),
       join(group.dir, 'tls.key'),
       join(group.dir, 'bare.stdout'),
     );
-    children.push(trail, bare);
+    children.push(trail, trail1, bare);
 
     const body = JSON.stringify(externalSecretReview('peer-0000'));
     const targets = {
-      eso: { url: `${esoWebhook.url}/validate-external-secrets-io-v1-externalsecret`, ca: esoWebhook.caPem },
-      trail: { url: `https://127.0.0.1:${trail.port}/validate`, ca: tls.ca },
-      bare: { url: `https://127.0.0.1:${bare.port}/validate`, ca: tls.ca },
+      eso: {
+        url: `${esoWebhook.url}/validate-external-secrets-io-v1-externalsecret`,
+        ca: esoWebhook.caPem,
+        pid: esoWebhook.proc.pid,
+      },
+      trail: { url: `https://127.0.0.1:${trail.port}/validate`, ca: tls.ca, pid: trail.child.pid },
+      trail1: { url: `https://127.0.0.1:${trail1.port}/validate`, ca: tls.ca, pid: trail1.child.pid },
+      bare: { url: `https://127.0.0.1:${bare.port}/validate`, ca: tls.ca, pid: bare.child.pid },
     } as const;
     const names = Object.keys(targets) as Array<keyof typeof targets>;
     // autocannon does not verify certificates; the check above each one does.
@@ -634,15 +668,17 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<'eso' | 
       await checkAllowed(targets[n].url, body, targets[n].ca);
       await load(targets[n].url, body, 2, connections); // warm-up
     }
-    const figures: Record<string, LoadFigures[]> = { eso: [], trail: [], bare: [] };
+    const figures: Record<string, LoadFigures[]> = { eso: [], trail: [], trail1: [], bare: [] };
     for (let run = 0; run < runs; run++) {
       for (let i = 0; i < names.length; i++) {
         const n = names[(i + run) % names.length]!;
-        figures[n]!.push(await load(targets[n].url, body, seconds, connections));
+        figures[n]!.push(await load(targets[n].url, body, seconds, connections, targets[n].pid));
       }
     }
-    log(`[peer] admission: ${runs} runs of ${seconds}s at ${connections} connections`);
-    const out = {} as Record<'eso' | 'trail' | 'bare', LoadFigures>;
+    log(
+      `[peer] admission: ${runs} runs of ${seconds}s at ${connections} connections, load ${loadavg()[0]!.toFixed(2)}`,
+    );
+    const out = {} as Record<AdmissionTarget, LoadFigures>;
     for (const n of names) {
       const f = figures[n]!;
       out[n] = {
@@ -652,6 +688,7 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<'eso' | 
         errors: f.reduce((s, x) => s + x.errors, 0),
       };
     }
+        cpuUsPerReview: median(f.map((x) => x.cpuUsPerReview)),
     return out;
   } finally {
     for (const c of children) {
@@ -688,7 +725,18 @@ export async function benchPeerAdmission(
 ): Promise<string> {
   await setUpPeers();
   const a = await benchAdmission(log);
-  return JSON.stringify({ ...a, vaultgateOverEso: Number((a.trail.rps / a.eso.rps).toFixed(3)) }, null, 1);
+  return JSON.stringify(
+    {
+      ...a,
+      workers: DEFAULT_ADMISSION_WORKERS,
+      load: loadavg().map((l) => Number(l.toFixed(2))),
+      vaultgateOverEso: Number((a.trail.rps / a.eso.rps).toFixed(3)),
+      oneProcessOverEso: Number((a.trail1.rps / a.eso.rps).toFixed(3)),
+      cpuPerReviewOverEso: Number((a.trail.cpuUsPerReview / a.eso.cpuUsPerReview).toFixed(3)),
+    },
+    null,
+    1,
+  );
 }
 
 /** The figures of one system alone (BENCH_PEER_ONLY="vaultgate", for working on one side): JSON. */
@@ -797,8 +845,8 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
   // The admission part must not lose the figures above when it fails.
   const admission = await benchAdmission(log).catch((err: unknown) => {
     log(`[peer] admission benchmark failed: ${err instanceof Error ? err.message : String(err)}`);
-    const none = { rps: NaN, p50: NaN, p99: NaN, errors: NaN };
-    return { eso: none, trail: none, bare: none };
+    const none = { rps: NaN, p50: NaN, p99: NaN, errors: NaN, cpuUsPerReview: NaN };
+    return { eso: none, trail: none, trail1: none, bare: none };
   });
   const large: SystemFigures[] = [];
   if (LARGE > 0) {
@@ -858,10 +906,33 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
       fmt(a.trail.rps),
       fmt(a.bare.rps),
       ratio(a.trail.rps, a.eso.rps),
+      fmt(a.trail1.rps),
     ],
-    ['p50 latency (ms)', fmt(a.eso.p50, 1), fmt(a.trail.p50, 1), fmt(a.bare.p50, 1), ratio(a.trail.p50, a.eso.p50)],
-    ['p99 latency (ms)', fmt(a.eso.p99, 1), fmt(a.trail.p99, 1), fmt(a.bare.p99, 1), ratio(a.trail.p99, a.eso.p99)],
-    ['errors', String(a.eso.errors), String(a.trail.errors), String(a.bare.errors), ''],
+    [
+      'p50 latency (ms)',
+      fmt(a.eso.p50, 1),
+      fmt(a.trail.p50, 1),
+      fmt(a.trail1.p50, 1),
+      fmt(a.bare.p50, 1),
+      ratio(a.trail.p50, a.eso.p50),
+    ],
+    [
+      'p99 latency (ms)',
+      fmt(a.eso.p99, 1),
+      fmt(a.trail.p99, 1),
+      fmt(a.trail1.p99, 1),
+      fmt(a.bare.p99, 1),
+      ratio(a.trail.p99, a.eso.p99),
+    ],
+    [
+      'CPU per review (µs, all its processes)',
+      fmt(a.eso.cpuUsPerReview),
+      fmt(a.trail.cpuUsPerReview),
+      fmt(a.trail1.cpuUsPerReview),
+      fmt(a.bare.cpuUsPerReview),
+      ratio(a.trail.cpuUsPerReview, a.eso.cpuUsPerReview),
+    ],
+    ['errors', String(a.eso.errors), String(a.trail.errors), String(a.trail1.errors), String(a.bare.errors), ''],
   ];
   const out = [
     `\n== peer: ${COUNT} ExternalSecrets, ${NAMESPACES} namespaces × ${PATHS} KV v2 paths, kubernetes auth, real kube-apiserver v1.34.4 + OpenBao 2.7.2 (audit device)`,
@@ -871,7 +942,14 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
     `   writes by kind, forced refresh: ${results.map((r) => `${r.name}: ${JSON.stringify(r.forced.writesByKind)}`).join('; ')}`,
     `   load average (1 min) over the idle window, start → end: ${results.map((r) => `${r.name}: ${r.steady.idle.load.map((l) => l.toFixed(2)).join(' → ')}`).join('; ')}`,
     `\n== admission: the same ExternalSecret CREATE review, HTTPS keep-alive, ${process.env.BENCH_CONNECTIONS ?? 16} connections, medians of ${process.env.BENCH_RUNS ?? 3} alternating runs`,
-    table(admRows, ['figure', 'ESO webhook', 'vaultgate (trail on)', 'bare Node HTTPS', 'vaultgate / ESO']),
+    table(admRows, [
+      'figure',
+      'ESO webhook',
+      `vaultgate (trail on, ${DEFAULT_ADMISSION_WORKERS} workers)`,
+      'vaultgate (trail on, 1 process)',
+      'bare Node HTTPS',
+      'vaultgate / ESO',
+    ]),
   ];
   if (large.length > 0) {
     const g = (n: SystemName, set: SystemFigures[]): SystemFigures => set.find((r) => r.name === n)!;

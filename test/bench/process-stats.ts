@@ -1,5 +1,5 @@
 // Resident memory and CPU time of a process from /proc (Linux), for benchmarks of child processes.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcessStats {
   rssMb: number;
@@ -24,4 +24,39 @@ export function processStats(pid: number): ProcessStats {
     peakRssMb: Math.round(kb('VmHWM') / 1024),
     cpuSeconds: Math.round((ticks / CLOCK_TICKS) * 100) / 100,
   };
+}
+
+/** The process and every descendant of it (a node:cluster primary and its workers), from /proc. */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${out[i]!}/task`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    for (const t of tasks) {
+      try {
+        const kids = readFileSync(`/proc/${out[i]!}/task/${t}/children`, 'utf8').trim();
+        if (kids) out.push(...kids.split(' ').map(Number));
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  }
+  return out;
+}
+
+/** User + system CPU seconds of a process and its descendants (those alive now). */
+export function treeCpuSeconds(pid: number): number {
+  let total = 0;
+  for (const p of processTree(pid)) {
+    try {
+      total += processStats(p).cpuSeconds;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
 }

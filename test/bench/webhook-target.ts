@@ -1,16 +1,20 @@
 // Child process for the admission benchmark: serves the real webhook app (trail off), the webhook
-// process as the chart runs it (webhook/main.ts with the audit trail on, records on stdout), or a bare
+// process as the chart runs it (webhook/main.ts with the audit trail on, records on stdout; `trail`: one
+// process, `trail-workers`: the default --admission-workers, node:cluster workers forked from this
+// same file, which re-run it with the same arguments and only serve), or a bare
 // Node HTTPS server that parses the same JSON and answers a fixed allow. Sends its port on the IPC
 // channel (stdout carries the audit records: the benchmark points it at a file, as a container runtime
 // does). On IPC it answers `cpu` with its own CPU time (so the benchmark can report CPU per request),
 // `stats` with the RSS high-water mark since the last `stats` (sampled every 20 ms) and the audit
 // trail's figures, and `decision` with the in-process cost of one review. webhook.ts bundles this file
 // with the production build options (cli/build.ts) so that what is measured is what the image runs.
+import cluster from 'node:cluster';
 import https from 'node:https';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWebhookProcess } from '../../webhook/main.ts';
+import { DEFAULT_ADMISSION_WORKERS } from '../../webhook/defaults.ts';
 import { generateAuditKey, privateKeyPem } from '../../trail/keys.ts';
 import { createWebhookApp } from '../../webhook/http-app.ts';
 import { createWebhookMetrics } from '../../webhook/metrics.ts';
@@ -75,6 +79,7 @@ setInterval(() => {
 let trailStats: () => Record<string, number> | undefined = () => undefined;
 
 process.on('message', (m: unknown) => {
+  if (cluster.isWorker) return; // an admission worker's channel goes to the primary, not the benchmark
   if (m === 'cpu') process.send?.({ cpuMicros: cpuNow() });
   else if (m === 'stats') {
     const rss = Math.max(rssPeak, process.memoryUsage.rss());
@@ -84,7 +89,7 @@ process.on('message', (m: unknown) => {
 });
 process.on('disconnect', () => process.exit(0));
 const announce = (port: number): void => {
-  process.send?.({ port });
+  if (!cluster.isWorker) process.send?.({ port });
 };
 
 if (mode === 'bare') {
@@ -107,11 +112,13 @@ if (mode === 'bare') {
   server.listen(0, '127.0.0.1', () => {
     announce((server.address() as { port: number }).port);
   });
-} else if (mode === 'trail') {
+} else if (mode === 'trail' || mode === 'trail-workers') {
   // As the chart runs it: `vaultgate webhook --audit` (records to stdout), here without a cluster, so
   // with a local key instead of the Secret (the signing is the same).
-  const dir = mkdtempSync(join(tmpdir(), 'vaultgate-bench-key-'));
-  writeFileSync(join(dir, 'audit.pem'), privateKeyPem(await generateAuditKey()), { mode: 0o600 });
+  // The primary makes the key; its workers never read it (they send their records to the primary).
+  const dir = cluster.isWorker ? tmpdir() : mkdtempSync(join(tmpdir(), 'vaultgate-bench-key-'));
+  if (!cluster.isWorker)
+    writeFileSync(join(dir, 'audit.pem'), privateKeyPem(await generateAuditKey()), { mode: 0o600 });
   const proc = buildWebhookProcess({
     host: '127.0.0.1',
     port: 0,
@@ -122,6 +129,7 @@ if (mode === 'bare') {
     logger: silentLogger,
     drainSeconds: 0,
     audit: { replica: 'bench-0', keyFile: join(dir, 'audit.pem') },
+    admissionWorkers: mode === 'trail-workers' ? DEFAULT_ADMISSION_WORKERS : 1,
   });
   await proc.start();
   trailStats = () => {

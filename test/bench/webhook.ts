@@ -30,7 +30,8 @@ import { twentyRulePolicyReview } from './fixtures.ts';
 import { bundle } from '../../cli/build.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
-type Mode = 'bare' | 'vaultgate' | 'trail';
+/** trail-workers: the peer bench's admission row only (webhook-target.ts). */
+type Mode = 'bare' | 'vaultgate' | 'trail' | 'trail-workers';
 const MODES: readonly Mode[] = ['bare', 'vaultgate', 'trail'];
 
 interface Target {
@@ -221,7 +222,7 @@ export async function benchWebhook(
       await checkAnswer(t, body, tls.ca);
       await load(t.port, body, 2, connections); // warm-up: JIT, TLS sessions, connection pools
     }
-    const figures: Record<Mode, RunFigures[]> = { bare: [], vaultgate: [], trail: [] };
+    const figures: Record<Mode, RunFigures[]> = { bare: [], vaultgate: [], trail: [], 'trail-workers': [] };
     for (let run = 0; run < runs; run++) {
       // Rotate which target goes first so a slow spell of the machine does not always hit the same one.
       const order = targets.map((_, i) => targets[(i + run) % targets.length]!);
