@@ -244,24 +244,22 @@ export class RolloutCoordinator {
   ): Promise<Result> {
     const res = WORKLOAD_RESOURCES[kind];
     const { name, namespace = '' } = workload.metadata;
+    // At the workload's resourceVersion: a stale cache gets 409 and a fresh look, never a second restart.
+    const patchWorkload = (annotations: Record<string, string>, spec?: object): Promise<unknown> =>
+      ctx.client.patch(
+        res,
+        name,
+        namespace,
+        { metadata: { resourceVersion: workload.metadata.resourceVersion, annotations }, ...(spec ? { spec } : {}) },
+        'merge',
+      );
     switch (plan.action) {
       case 'none':
         this.pending.delete(wkey);
         return DONE;
       case 'record':
         this.pending.delete(wkey);
-        await ctx.client.patch(
-          res,
-          name,
-          namespace,
-          {
-            metadata: {
-              resourceVersion: workload.metadata.resourceVersion,
-              annotations: { [RECORD_ANNOTATION]: formatRecord(plan.record) },
-            },
-          },
-          'merge',
-        );
+        await patchWorkload({ [RECORD_ANNOTATION]: formatRecord(plan.record) });
         return DONE;
       case 'paused': {
         const note = `${kind} is paused: the restart for changed Secret(s) ${plan.changed.join(', ')} waits until it is resumed`;
@@ -282,22 +280,12 @@ export class RolloutCoordinator {
       case 'restart': {
         this.inFlight.set(wkey, { namespace, generation: workload.metadata.generation ?? 0 });
         try {
-          // resourceVersion: a stale cache gets 409 and a fresh look, never a second restart.
-          await ctx.client.patch(
-            res,
-            name,
-            namespace,
+          await patchWorkload(
             {
-              metadata: {
-                resourceVersion: workload.metadata.resourceVersion,
-                annotations: {
-                  [RECORD_ANNOTATION]: formatRecord(plan.record),
-                  [RESTARTED_AT_ANNOTATION]: new Date(this.now()).toISOString(),
-                },
-              },
-              spec: { template: { metadata: { annotations: { [TEMPLATE_ANNOTATION]: combined } } } },
+              [RECORD_ANNOTATION]: formatRecord(plan.record),
+              [RESTARTED_AT_ANNOTATION]: new Date(this.now()).toISOString(),
             },
-            'merge',
+            { template: { metadata: { annotations: { [TEMPLATE_ANNOTATION]: combined } } } },
           );
         } catch (err) {
           this.inFlight.delete(wkey);

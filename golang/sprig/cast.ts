@@ -1,5 +1,6 @@
 // Sprig's conversions (strval, strslice; spf13/cast 1.7.1 as ESO v0.16.2 builds it).
 import { formatV } from '../fmt.ts';
+import { fitsInt64, parseGoInt } from '../strconv.ts';
 import { stringSlice, sliceElem, numberValue } from '../values.ts';
 
 /** Sprig's strval: strings as-is, bytes as a string, Stringers by String(), anything else as %v. */
@@ -35,22 +36,8 @@ function trimZeroDecimal(s: string): string {
 
 /** strconv.ParseInt(s, 0, 64) or undefined. */
 function parseIntBase0(s: string): number | undefined {
-  const m =
-    /^([+-]?)(0[xX][0-9a-fA-F](?:_?[0-9a-fA-F])*|0[oO][0-7](?:_?[0-7])*|0[bB][01](?:_?[01])*|0_?[0-7](?:_?[0-7])*|[1-9](?:_?[0-9])*|0)$/.exec(
-      s,
-    );
-  if (!m) return undefined;
-  let body = m[2]!.replace(/_/g, '');
-  if (/^0[0-7]/.test(body)) body = `0o${body.slice(1)}`;
-  const v = BigInt(
-    body
-      .replace(/^0[xX]/, '0x')
-      .replace(/^0[oO]/, '0o')
-      .replace(/^0[bB]/, '0b'),
-  );
-  const signed = m[1] === '-' ? -v : v;
-  if (signed < -(2n ** 63n) || signed >= 2n ** 63n) return undefined;
-  return Number(signed);
+  const v = parseGoInt(s);
+  return v !== undefined && fitsInt64(v) ? Number(v) : undefined;
 }
 
 /** cast.ToInt64: numbers truncated, strings parsed (0x…, "1.0"), bools 1/0, anything else 0. */

@@ -60,7 +60,7 @@ import { urlParse, urlJoin } from './urls.ts';
 
 const must = <T>(name: string, fn: T): T => fn;
 
-export const SPRIG_FUNCS: FuncTable = {
+const FUNCTIONS: FuncTable = {
   hello: fixed([], () => 'Hello!'),
   // strings
   abbrev: fixed(['int', 'string'], (w, s) => (w < 4 ? s : abbreviateFull(s, 0, w))),
@@ -74,7 +74,6 @@ export const SPRIG_FUNCS: FuncTable = {
   substr: fixed(['int', 'int', 'string'], substring),
   repeat: fixed(['int', 'string'], repeat),
   trimall: fixed(['string', 'string'], (a, b) => trimCutset(b, a)),
-  trimAll: fixed(['string', 'string'], (a, b) => trimCutset(b, a)),
   trimSuffix: fixed(['string', 'string'], (a, b) => (a !== '' && b.endsWith(a) ? b.slice(0, -a.length) : b)),
   trimPrefix: fixed(['string', 'string'], (a, b) => (b.startsWith(a) ? b.slice(a.length) : b)),
   nospace: fixed(['string'], deleteWhiteSpace),
@@ -190,10 +189,6 @@ export const SPRIG_FUNCS: FuncTable = {
     ['any'],
     mustList('compact on type', (l) => l.filter((x) => !isEmpty(x))),
   ),
-  mustCompact: fixed(
-    ['any'],
-    mustList('compact on type', (l) => l.filter((x) => !isEmpty(x))),
-  ),
   fromJson: fixed(['string'], (s) => parseGoJson(s) ?? null),
   mustFromJson: fixed(['string'], (s) => {
     const v = parseGoJson(s);
@@ -217,12 +212,8 @@ export const SPRIG_FUNCS: FuncTable = {
   }),
   mustToPrettyJson: fixed(['any'], (v) => toGoJson(v, { indent: '  ' })),
   toRawJson: fixed(['any'], (v) => toGoJson(v, { escapeHTML: false })),
-  mustToRawJson: fixed(['any'], (v) => toGoJson(v, { escapeHTML: false })),
   ternary: fixed(['any', 'any', 'bool'], (t, f, c) => (c ? t : f)),
   deepCopy: fixed(['any'], (v) =>
-    v === null ? fail('reflect: call of reflect.Value.Type on zero Value') : deepCopy(v),
-  ),
-  mustDeepCopy: fixed(['any'], (v) =>
     v === null ? fail('reflect: call of reflect.Value.Type on zero Value') : deepCopy(v),
   ),
   // reflection
@@ -241,11 +232,6 @@ export const SPRIG_FUNCS: FuncTable = {
   clean: fixed(['string'], cleanPath),
   ext: fixed(['string'], extPath),
   isAbs: fixed(['string'], (p) => p.startsWith('/')),
-  osBase: fixed(['string'], basePath),
-  osClean: fixed(['string'], cleanPath),
-  osDir: fixed(['string'], dirPath),
-  osExt: fixed(['string'], extPath),
-  osIsAbs: fixed(['string'], (p) => p.startsWith('/')),
   // encodings
   b64enc: fixed(['string'], (s) => Buffer.from(s, 'latin1').toString('base64')),
   b64dec: fixed(['string'], base64Decode),
@@ -256,20 +242,7 @@ export const SPRIG_FUNCS: FuncTable = {
   buildCustomCert: fixed(['string', 'string'], (c, k) => buildCustomCert(c, k)),
   // lists
   tuple: variadic([], 'any', (...v) => v),
-  list: variadic([], 'any', (...v) => v),
   append: fixed(
-    ['any', 'any'],
-    mustList('push on type', (l, v) => [...l, v]),
-  ),
-  push: fixed(
-    ['any', 'any'],
-    mustList('push on type', (l, v) => [...l, v]),
-  ),
-  mustAppend: fixed(
-    ['any', 'any'],
-    mustList('push on type', (l, v) => [...l, v]),
-  ),
-  mustPush: fixed(
     ['any', 'any'],
     mustList('push on type', (l, v) => [...l, v]),
   ),
@@ -277,15 +250,7 @@ export const SPRIG_FUNCS: FuncTable = {
     ['any', 'any'],
     mustList('prepend on type', (l, v) => [v, ...l]),
   ),
-  mustPrepend: fixed(
-    ['any', 'any'],
-    mustList('prepend on type', (l, v) => [v, ...l]),
-  ),
   first: fixed(
-    ['any'],
-    mustList('find first on type', (l) => (l.length === 0 ? null : l[0])),
-  ),
-  mustFirst: fixed(
     ['any'],
     mustList('find first on type', (l) => (l.length === 0 ? null : l[0])),
   ),
@@ -293,15 +258,7 @@ export const SPRIG_FUNCS: FuncTable = {
     ['any'],
     mustList('find rest on type', (l) => (l.length === 0 ? nilSlice() : l.slice(1))),
   ),
-  mustRest: fixed(
-    ['any'],
-    mustList('find rest on type', (l) => (l.length === 0 ? nilSlice() : l.slice(1))),
-  ),
   last: fixed(
-    ['any'],
-    mustList('find last on type', (l) => (l.length === 0 ? null : l[l.length - 1])),
-  ),
-  mustLast: fixed(
     ['any'],
     mustList('find last on type', (l) => (l.length === 0 ? null : l[l.length - 1])),
   ),
@@ -309,24 +266,12 @@ export const SPRIG_FUNCS: FuncTable = {
     ['any'],
     mustList('find initial on type', (l) => (l.length === 0 ? nilSlice() : l.slice(0, -1))),
   ),
-  mustInitial: fixed(
-    ['any'],
-    mustList('find initial on type', (l) => (l.length === 0 ? nilSlice() : l.slice(0, -1))),
-  ),
   reverse: fixed(
     ['any'],
     mustList('find reverse on type', (l) => [...l].reverse()),
   ),
-  mustReverse: fixed(
-    ['any'],
-    mustList('find reverse on type', (l) => [...l].reverse()),
-  ),
   uniq: fixed(['any'], mustList('find uniq on type', uniq)),
-  mustUniq: fixed(['any'], mustList('find uniq on type', uniq)),
   without: variadic(['any'], 'any', (l, ...omit) =>
-    asList(l, 'Cannot find without on type').filter((x) => !omit.some((o) => deepEqual(x, o))),
-  ),
-  mustWithout: variadic(['any'], 'any', (l, ...omit) =>
     asList(l, 'Cannot find without on type').filter((x) => !omit.some((o) => deepEqual(x, o))),
   ),
   has: fixed(['any', 'any'], (needle, hay) =>
@@ -334,13 +279,7 @@ export const SPRIG_FUNCS: FuncTable = {
       ? false
       : asList(hay, 'Cannot find has on type').some((x) => deepEqual(needle, x)),
   ),
-  mustHas: fixed(['any', 'any'], (needle, hay) =>
-    hay === null || hay === undefined
-      ? false
-      : asList(hay, 'Cannot find has on type').some((x) => deepEqual(needle, x)),
-  ),
   slice: variadic(['any'], 'any', sliceList),
-  mustSlice: variadic(['any'], 'any', sliceList),
   concat: variadic([], 'any', (...lists) => {
     const out = lists.flatMap((l) =>
       Array.isArray(l) || l instanceof Uint8Array ? asList(l, '') : fail(`Cannot concat type ${kindOf(l)} as list`),
@@ -348,7 +287,6 @@ export const SPRIG_FUNCS: FuncTable = {
     return out.length === 0 ? nilSlice() : out;
   }),
   chunk: fixed(['int', 'any'], (size, l) => chunk(size, asList(l, 'Cannot chunk type'))),
-  mustChunk: fixed(['int', 'any'], (size, l) => chunk(size, asList(l, 'Cannot chunk type'))),
   // dicts
   dict: variadic([], 'any', (...v) => {
     const d = new GoMap();
@@ -387,17 +325,7 @@ export const SPRIG_FUNCS: FuncTable = {
     for (const src of srcs) mergeInto(d, toMap(src), false);
     return d;
   }),
-  mustMerge: variadic(['map'], 'map', (dst, ...srcs) => {
-    const d = dst instanceof GoMap ? dst : new GoMap();
-    for (const src of srcs) mergeInto(d, toMap(src), false);
-    return d;
-  }),
   mergeOverwrite: variadic(['map'], 'map', (dst, ...srcs) => {
-    const d = dst instanceof GoMap ? dst : new GoMap();
-    for (const src of srcs) mergeInto(d, toMap(src), true);
-    return d;
-  }),
-  mustMergeOverwrite: variadic(['map'], 'map', (dst, ...srcs) => {
     const d = dst instanceof GoMap ? dst : new GoMap();
     for (const src of srcs) mergeInto(d, toMap(src), true);
     return d;
@@ -420,23 +348,14 @@ export const SPRIG_FUNCS: FuncTable = {
   }),
   mustRegexMatch: fixed(['string', 'string'], (re, s) => guarded(() => compile(re).matchGo(s))),
   regexFindAll: fixed(['string', 'string', 'int'], findAllStrings),
-  mustRegexFindAll: fixed(['string', 'string', 'int'], findAllStrings),
   regexFind: fixed(['string', 'string'], findString),
-  mustRegexFind: fixed(['string', 'string'], findString),
   regexReplaceAll: fixed(['string', 'string', 'string'], (re, s, r) =>
-    guarded(() => replaceAllStringGo(compile(re), s, r)),
-  ),
-  mustRegexReplaceAll: fixed(['string', 'string', 'string'], (re, s, r) =>
     guarded(() => replaceAllStringGo(compile(re), s, r)),
   ),
   regexReplaceAllLiteral: fixed(['string', 'string', 'string'], (re, s, r) =>
     guarded(() => replaceAllLiteralStringGo(compile(re), s, r)),
   ),
-  mustRegexReplaceAllLiteral: fixed(['string', 'string', 'string'], (re, s, r) =>
-    guarded(() => replaceAllLiteralStringGo(compile(re), s, r)),
-  ),
   regexSplit: fixed(['string', 'string', 'int'], split),
-  mustRegexSplit: fixed(['string', 'string', 'int'], split),
   regexQuoteMeta: fixed(['string'], quoteMeta),
   // semantic versions (Masterminds/semver v3.3.1)
   semver: fixed(['string'], semverFunc),
@@ -447,7 +366,6 @@ export const SPRIG_FUNCS: FuncTable = {
   // dates without the clock
   date: fixed(['string', 'any'], (layout, d) => dateInZone(layout, d, 'Local')),
   dateInZone: fixed(['string', 'any', 'string'], dateInZone),
-  date_in_zone: fixed(['string', 'any', 'string'], dateInZone),
   htmlDate: fixed(['any'], (d) => dateInZone('2006-01-02', d, 'Local')),
   htmlDateInZone: fixed(['any', 'string'], (d, z) => dateInZone('2006-01-02', d, z)),
   duration: fixed(['any'], durationOf),
@@ -466,23 +384,59 @@ export const SPRIG_FUNCS: FuncTable = {
     const tt = t as GoTime;
     return d === undefined ? tt : new GoTime(tt.ms + Math.trunc(d / 1e6), tt.zone, tt.nanos);
   }),
-  date_modify: fixed(['string', 'time'], (f, t) => {
-    const d = durationNs(f);
-    const tt = t as GoTime;
-    return d === undefined ? tt : new GoTime(tt.ms + Math.trunc(d / 1e6), tt.zone, tt.nanos);
-  }),
   mustDateModify: fixed(['string', 'time'], (f, t) => {
     const d = durationNs(f);
     if (d === undefined) fail('time: invalid duration');
     const tt = t as GoTime;
     return new GoTime(tt.ms + Math.trunc(d! / 1e6), tt.zone, tt.nanos);
   }),
-  must_date_modify: fixed(['string', 'time'], (f, t) => {
-    const d = durationNs(f);
-    if (d === undefined) fail('time: invalid duration');
-    const tt = t as GoTime;
-    return new GoTime(tt.ms + Math.trunc(d! / 1e6), tt.zone, tt.nanos);
-  }),
+};
+
+/**
+ * Names that are the same function as another: Sprig's own second names (push for append, list for
+ * tuple, date_in_zone, trimAll, the os* path functions, which are the path ones on Linux) and the must-
+ * functions whose twin already fails the render with the same message (an error and a panic end it alike).
+ */
+const SAME_AS: Record<string, string> = {
+  trimAll: 'trimall',
+  mustCompact: 'compact',
+  mustToRawJson: 'toRawJson',
+  mustDeepCopy: 'deepCopy',
+  osBase: 'base',
+  osClean: 'clean',
+  osDir: 'dir',
+  osExt: 'ext',
+  osIsAbs: 'isAbs',
+  list: 'tuple',
+  push: 'append',
+  mustAppend: 'append',
+  mustPush: 'append',
+  mustPrepend: 'prepend',
+  mustFirst: 'first',
+  mustRest: 'rest',
+  mustLast: 'last',
+  mustInitial: 'initial',
+  mustReverse: 'reverse',
+  mustUniq: 'uniq',
+  mustWithout: 'without',
+  mustHas: 'has',
+  mustSlice: 'slice',
+  mustChunk: 'chunk',
+  mustMerge: 'merge',
+  mustMergeOverwrite: 'mergeOverwrite',
+  mustRegexFindAll: 'regexFindAll',
+  mustRegexFind: 'regexFind',
+  mustRegexReplaceAll: 'regexReplaceAll',
+  mustRegexReplaceAllLiteral: 'regexReplaceAllLiteral',
+  mustRegexSplit: 'regexSplit',
+  date_in_zone: 'dateInZone',
+  date_modify: 'dateModify',
+  must_date_modify: 'mustDateModify',
+};
+
+export const SPRIG_FUNCS: FuncTable = {
+  ...FUNCTIONS,
+  ...Object.fromEntries(Object.entries(SAME_AS).map(([name, same]) => [name, FUNCTIONS[same]!])),
 };
 void must;
 

@@ -6,6 +6,7 @@
 // constants (`1+2i`): ESO templates have no use for them. Errors are Go's texts, except that a quoted
 // token is named by its kind, not quoted: a template may carry literal secret material.
 import { TemplateError } from '../errors.ts';
+import { fitsInt64, parseGoInt } from '../strconv.ts';
 import { isKeywordItem, lexTemplate, type Item, type ItemType } from './lex.ts';
 
 export interface NumberLit {
@@ -539,9 +540,9 @@ function parseNumber(t: Item, fail: (m: string) => never): NumberLit {
   }
   if (text.endsWith('i')) fail('complex number constants are not supported by vaultgate');
   const n: NumberLit = { isInt: false, isUint: false, isFloat: false, int: 0, float: 0, text };
-  const asInt = goParseInt(text);
+  const asInt = parseGoInt(text);
   if (asInt !== undefined) {
-    if (asInt >= -(2n ** 63n) && asInt < 2n ** 63n) {
+    if (fitsInt64(asInt)) {
       n.isInt = true;
       n.int = Number(asInt);
     }
@@ -566,24 +567,6 @@ function parseNumber(t: Item, fail: (m: string) => never): NumberLit {
   }
   if (!n.isInt && !n.isUint && !n.isFloat) fail(`illegal number syntax: "${text}"`);
   return n;
-}
-
-/** strconv.ParseInt(text, 0, 64)'s syntax (sign, 0x/0o/0b/0 prefixes, underscores between digits). */
-function goParseInt(text: string): bigint | undefined {
-  const m =
-    /^([+-]?)(0[xX]_?[0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO]_?[0-7]+(?:_[0-7]+)*|0[bB]_?[01]+(?:_[01]+)*|0_?[0-7]+(?:_[0-7]+)*|[1-9](?:_?[0-9])*|0)$/.exec(
-      text,
-    );
-  if (!m) return undefined;
-  let body = m[2]!.replace(/_/g, '');
-  if (/^0[0-7]/.test(body)) body = `0o${body.slice(1)}`;
-  const v = BigInt(
-    body
-      .replace(/^0[oO]/, '0o')
-      .replace(/^0[bB]/, '0b')
-      .replace(/^0[xX]/, '0x'),
-  );
-  return m[1] === '-' ? -v : v;
 }
 
 /** strconv.ParseFloat(text, 64)'s syntax: decimal and hex floats, underscores in Go syntax. */
