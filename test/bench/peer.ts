@@ -57,8 +57,10 @@ interface SystemSpec {
   startWebhook(stack: PeerStack): Promise<{ pid: number }>;
 }
 
+// ESO's webhook exits when its certificate expires within --lookahead-interval (default 90 days; the
+// harness CA issues 7-day certificates): 24 h keeps it serving, its check still runs every 5 min as shipped.
 const esoWebhook = async (s: PeerStack): Promise<{ pid: number }> => ({
-  pid: (await startEsoWebhook(s.group, s.cp)).proc.pid,
+  pid: (await startEsoWebhook(s.group, s.cp, ['--lookahead-interval=24h'])).proc.pid,
 });
 
 /** The controller's NODE_OPTIONS as the chart sets them (charts/vaultgate/values.yaml controller.nodeOptions). */

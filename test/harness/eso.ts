@@ -89,9 +89,13 @@ export interface EsoWebhook {
 /**
  * Starts `eso webhook` against `cp` with a serving certificate from the control plane's webhook CA (ESO
  * checks its own certificate files: tls.crt, tls.key, ca.crt, valid for --dns-name) and waits for /readyz.
- * ESO's CRDs must be installed. Its paths are /validate-external-secrets-io-v1-<kind>.
+ * ESO's CRDs must be installed. Its paths are /validate-external-secrets-io-v1-<kind>. `extraArgs` go last.
  */
-export async function startEsoWebhook(group: ProcessGroup, cp: ControlPlane): Promise<EsoWebhook> {
+export async function startEsoWebhook(
+  group: ProcessGroup,
+  cp: ControlPlane,
+  extraArgs: string[] = [],
+): Promise<EsoWebhook> {
   const bin = requireEso();
   const cert = await cp.issueServingCert(['localhost', '127.0.0.1']);
   const certDir = join(group.dir, 'eso-webhook-certs');
@@ -111,6 +115,7 @@ export async function startEsoWebhook(group: ProcessGroup, cp: ControlPlane): Pr
       `--metrics-addr=127.0.0.1:${metrics}`,
       `--healthz-addr=127.0.0.1:${health}`,
       '--loglevel=error',
+      ...extraArgs,
     ],
     { ...process.env, KUBECONFIG: cp.kubeconfigPath },
   );
