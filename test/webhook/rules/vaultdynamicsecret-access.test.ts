@@ -157,6 +157,11 @@ void describe('accessFindings: deny when the known policies certainly lack it, w
         /lacks update on sys\/leases\/revoke, needed to revoke leases on delete and of replaced credentials: .*VaultGuardrail relaxing sys-paths.*or set revocation\.onDelete: false and revocation\.previous: Never/,
     },
     {
+      name: 'sys/leases/revoke granted through a segment wildcard (+/leases/revoke): nothing',
+      identity: binding([rule('database/creds/app', 'read'), rule('+/leases/revoke', 'update')]),
+      findings: [],
+    },
+    {
       name: 'no sys/leases/revoke and no revocation asked: nothing',
       spec: spec({ revocation: { onDelete: false, previous: 'Never' } }),
       identity: binding([rule('database/creds/app', 'read')]),
@@ -166,7 +171,7 @@ void describe('accessFindings: deny when the known policies certainly lack it, w
       name: 'a VaultPolicy the binding names is not known: the same gap only warns',
       identity: binding([rule('database/creds/app', 'read')], { unknownPolicies: ['later'] }),
       findings: [`warn ${R.revoke} spec.revocation`],
-      message: /VaultPolicy "later" not known yet/,
+      message: /VaultPolicy "later" not known here/,
     },
     {
       name: 'an identity-templated rule path: only warns',
@@ -344,6 +349,27 @@ void describe('storeIdentity: the store, its role, the binding and its policies 
       assert.equal(id?.kind, 'unmanaged');
       assert.match(id?.kind === 'unmanaged' ? id.why : '', c.why);
     });
+  void test('raw policy text is parsed within a budget per review, then remembered: hostile sizes stay bounded', () => {
+    // Three VaultPolicies of ~60 KiB raw HCL each; the budget (128 KiB) parses two per review.
+    const hcl = (k: number) => {
+      let text = `path "database/creds/app" { capabilities = ["read"] }\npath "sys/leases/revoke" { capabilities = ["update"] }\n`;
+      for (let i = 0; text.length < 60_000; i++)
+        text += `path "secret/data/${NS}/p${k}-${i}/*" { capabilities = ["read"] }\n`;
+      return text;
+    };
+    const w = world([], { policies: ['a', 'b', 'c'] });
+    for (const k of ['a', 'b', 'c']) w[`VaultPolicy/${NS}/${k}`] = { spec: { policy: hcl(k.charCodeAt(0)) } };
+    const ctx = cacheContext(w);
+    const first = storeIdentity(object(), ctx);
+    assert.deepEqual(first?.kind === 'binding' ? first.unknownPolicies : undefined, ['c']);
+    const second = storeIdentity(object(), ctx);
+    assert.deepEqual(
+      second?.kind === 'binding' ? second.unknownPolicies : undefined,
+      [],
+      'a and b remembered, c read now',
+    );
+    assert.equal(second?.kind === 'binding' ? second.policies.length : 0, 3);
+  });
   void test('a ClusterSecretStore is looked up without a namespace', () => {
     const w = world(GRANTS_ALL);
     w['ClusterSecretStore//shared'] = w[`SecretStore/${NS}/vault`]!;
