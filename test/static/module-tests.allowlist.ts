@@ -2,78 +2,111 @@
 // "tested by <file>" is checked: that test imports the module. Remove an entry when the module gets a test
 // named for it (the static test fails until it is removed).
 export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
-  'audit/access/model.ts': 'tested by test/audit/access.test.ts (not yet named for it)',
-  'audit/access/render.ts': 'tested by test/audit/access.test.ts (not yet named for it)',
-  'audit/access/report.ts': 'tested by test/audit/access.test.ts (not yet named for it)',
-  'audit/access/sources.ts': 'tested by test/audit/access.test.ts (not yet named for it)',
-  'certs/ca-injector.ts': 'tested by test/certs/rotation.test.ts (not yet named for it)',
-  'certs/kube-adapter.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'certs/pem.ts': 'tested by test/certs/generate.test.ts (not yet named for it)',
-  'certs/secret-store.ts': 'tested by test/certs/keeper.test.ts (not yet named for it)',
+  'audit/access/model.ts': 'tested by test/audit/access.test.ts (the access report over manifest fixtures)',
+  'audit/access/render.ts': 'tested by test/audit/access.test.ts (text and self-contained HTML)',
+  'audit/access/report.ts': 'tested by test/audit/access.test.ts (who-can, grants, matrix, findings)',
+  'audit/access/sources.ts': 'tested by test/audit/access.test.ts (manifests read from files)',
+  'certs/ca-injector.ts': 'tested by test/certs/rotation.test.ts (caBundle written into the webhook configurations)',
+  'certs/kube-adapter.ts':
+    "wiring: the certificate keeper's Kubernetes calls, run against the simulator by test/controller/cert-keeper.test.ts",
+  'certs/pem.ts': 'tested by test/certs/generate.test.ts (PEM parsing of generated pairs)',
+  'certs/secret-store.ts': 'tested by test/certs/keeper.test.ts (the keeper stores its CA in a Secret)',
+  'cli/build.ts': 'tested by test/build/bundle.test.ts (builds the bundle and runs it on plain node)',
+  'cli/commands/audit.ts': '`vaultgate audit` run end to end as a user runs it by test/audit/cli.test.ts',
+  'cli/commands/dev-pods.ts':
+    'tested by test/cli/commands/flags.test.ts (its flags); the rest needs root, containerd and a kubelet, the harness test/harness/node/ that test/real/pods.test.ts runs',
+  'cli/commands/dev.ts': '`vaultgate dev`: run by test/real/dev.test.ts (real tier)',
+  'cli/commands/plan.ts': 'tested by test/audit/plan/plan.refused.test.ts (and end to end by test/audit/cli.test.ts)',
+  'cli/commands/shared-flags.ts':
+    'flag declarations only (data); parsed and checked by test/cli/commands/flags.test.ts through the commands',
+  'cli/commands/template.ts':
+    '`vaultgate template` run end to end on the production bundle by test/cli/template.test.ts',
+  'cli/commands/validate.ts': 'tested by test/audit/access.test.ts (and end to end by test/cli/validate.test.ts)',
+  'cli/commands/webhook.ts': 'tested by test/cli/commands/flags.test.ts (flags, help, options)',
+  'cli/main.ts': 'the command dispatcher: every end-to-end CLI test (test/cli/validate.test.ts …) runs it',
+  'controller/defaults.ts': "constants only: the controller's flag defaults (cli/commands/controller.ts declares them)",
+  'controller/main.ts': "tested by test/controller/reconcilers/app.test.ts (the controller's wiring)",
+  'controller/reconcilers/common.ts': 'tested by test/controller/reconcilers/error-policy.test.ts',
+  'controller/reconcilers/externalsecret.ts':
+    'tested by test/controller/reconcilers/eso.test.ts (the reconciler against the simulators; its planner has externalsecret-plan.test.ts)',
+  'controller/reconcilers/kv-reader.ts': 'tested by test/controller/reconcilers/eso.test.ts',
+  'controller/reconcilers/secretstore.ts':
+    'tested by test/controller/reconcilers/store-guard.test.ts (its planner has secretstore-plan.test.ts)',
+  'controller/reconcilers/store-connector.ts': 'tested by test/controller/reconcilers/store-auth-methods.test.ts',
+  'controller/reconcilers/template-sources.ts':
+    'run through the ExternalSecret reconciler by test/controller/reconcilers/eso-template-sources.test.ts',
+  'controller/reconcilers/vault-object-plan.ts':
+    "tested by test/controller/reconcilers/vaultpolicy-plan.test.ts (the twin planners' shared part)",
+  'controller/reconcilers/vault-object.ts':
+    'the VaultPolicy/VaultRoleBinding plan executor, run through both reconcilers by test/controller/reconcilers/vault-config.test.ts',
+  'controller/reconcilers/vaultpolicy.ts':
+    'tested by test/controller/reconcilers/vault-config.test.ts (its planner has vaultpolicy-plan.test.ts)',
+  'controller/reconcilers/vaultrolebinding.ts':
+    'tested by test/controller/reconcilers/vault-config.test.ts (its planner has vaultrolebinding-plan.test.ts)',
+  'controller/rollouts/sources.ts': 'tested by test/controller/rollouts/coordinator.test.ts',
   'eso/errors.ts': 'tested by test/controller/reconcilers/error-policy.test.ts (one error class: its retry rule)',
   'eso/render-worker.ts':
     "a worker thread's entry point, started by controller/reconcilers/render-pool.ts; test/controller/reconcilers/render-pool.test.ts runs it",
   'golang/errors.ts': 'tested by test/golang/template/exec.test.ts (two error classes: parse and exec)',
   'golang/func.ts':
     'tested by test/golang/template/exec.test.ts (how a Go function is declared; exec checks the calls)',
-  'kube/api-audiences.ts': 'tested by test/controller/reconcilers/store-guard.test.ts (not yet named for it)',
-  'kube/builder.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'kube/clock.ts': 'tested by test/kube/controller.priority.test.ts (not yet named for it)',
-  'kube/health.ts': 'tested by test/kube/manager.test.ts (not yet named for it)',
-  'kube/http-kube-client.ts': 'tested by test/kube/informer.scopes.test.ts (not yet named for it)',
-  'kube/kube-transport.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'kube/metrics.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'kube/objects.ts': 'tested by test/kube/cache-transform.test.ts (not yet named for it)',
-  'kube/rate-limiter.ts': 'tested by test/kube/manager.test.ts (not yet named for it)',
-  'kube/reconciler.ts': 'tested by test/kube/controller.priority.test.ts (not yet named for it)',
-  'kube/resources.ts': 'tested by test/schemas/resources.test.ts (not yet named for it)',
-  'observability/log.ts': 'tested by test/certs/keeper.test.ts (not yet named for it)',
-  'policy/capabilities.ts': 'tested by test/controller/vault-flavor.test.ts (not yet named for it)',
-  'policy/ownership.ts': 'tested by test/controller/reconcilers/policy-logic.test.ts (not yet named for it)',
-  'policy/parse.ts': 'tested by test/policy/acl.openbao.test.ts (not yet named for it)',
-  'policy/role.ts': 'tested by test/audit/plan/plan.role.test.ts (not yet named for it)',
-  'schemas/eso-kinds.ts': 'tested by test/eso/manifests.test.ts (not yet named for it)',
-  'schemas/schema-refs.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'trail/events.ts': 'tested by test/trail/events-keys.test.ts (not yet named for it)',
-  'trail/keys.ts': 'tested by test/trail/events-keys.test.ts (not yet named for it)',
-  'trail/open.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'trail/verify.ts': 'tested by test/trail/sinks.test.ts (not yet named for it)',
-  'vault/auth.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'vault/limiter.ts': 'tested by test/vault/rate-limits.test.ts (not yet named for it)',
-  'vault/metrics.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'vault/pool.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'vault/sys.ts': 'tested by test/controller/reconcilers/app.test.ts (not yet named for it)',
-  'webhook/admission/context.ts': 'tested by test/audit/plan/plan.refused.test.ts (not yet named for it)',
-  'webhook/admission/kinds.ts': 'tested by test/eso/admission.test.ts (not yet named for it)',
-  'webhook/defaults.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/http-app.ts': 'tested by test/webhook/fuzz.test.ts (not yet named for it)',
-  'webhook/json-body.ts': 'tested by test/webhook/http-fast-path.test.ts (not yet named for it)',
+  'kube/api-audiences.ts': 'tested by test/controller/reconcilers/store-guard.test.ts',
+  'kube/builder.ts':
+    'the controller builder (for/owns/watches) kube/manager.ts hands out; test/kube/manager.test.ts builds controllers with it',
+  'kube/clock.ts': 'tested by test/kube/controller.priority.test.ts (FakeClock drives the queue tests)',
+  'kube/health.ts': 'tested by test/kube/manager.test.ts (/healthz and /readyz)',
+  'kube/http-kube-client.ts': 'tested by test/kube/kube-client.test.ts (against the Kubernetes simulator)',
+  'kube/kube-transport.ts':
+    'the HTTP layer of http-kube-client.ts, run by test/kube/kube-client.test.ts and the contract suite (test/contract)',
+  'kube/metrics.ts': 'metric declarations; their values are asserted through test/kube/manager.test.ts',
+  'kube/objects.ts': 'tested by test/kube/cache-transform.test.ts',
+  'kube/rate-limiter.ts': 'tested by test/kube/workqueue.test.ts',
+  'kube/reconciler.ts': 'tested by test/kube/controller.priority.test.ts',
+  'kube/resources.ts': 'tested by test/schemas/resources.test.ts',
+  'observability/log.ts': 'tested by test/vault/no-secrets.test.ts (what reaches a log line)',
+  'policy/capabilities.ts': 'tested by test/webhook/rules-policy.test.ts (capabilities per Vault flavour)',
+  'policy/ownership.ts': 'tested by test/controller/reconcilers/policy-logic.test.ts',
+  'policy/parse.ts': 'tested by test/policy/acl.openbao.test.ts (HCL parsed as OpenBao parses it)',
+  'policy/role.ts': 'tested by test/audit/plan/plan.role.test.ts',
+  'schemas/eso-kinds.ts': 'tested by test/eso/manifests.test.ts (ESO kinds served as ESO serves them)',
+  'schemas/schema-refs.ts':
+    '$ref resolution under generate.ts and validator.ts; test/schemas/generate.test.ts checks its output (the CRDs) is current',
+  'trail/events.ts': 'tested by test/trail/events-keys.test.ts',
+  'trail/keys.ts': 'tested by test/trail/events-keys.test.ts',
+  'trail/open.ts':
+    "wiring: opens the trail the webhook's options name (webhook/main.ts, admission-primary.ts); the trail itself is tested in test/trail/",
+  'trail/verify.ts': 'tested by test/trail/sinks.test.ts',
+  'vault/auth.ts':
+    'login, lookup, renew and revoke calls; run against the Vault simulator through vault/token-cache.ts by test/vault/token-cache.test.ts',
+  'vault/limiter.ts': 'tested by test/vault/rate-limits.test.ts',
+  'vault/metrics.ts': 'metric declarations; their values are asserted through test/vault/client.test.ts',
+  'vault/pool.ts': 'one client per Vault server; test/vault/client.test.ts uses it (through vault/index.ts)',
+  'vault/sys.ts': 'tested by test/controller/reconcilers/app.test.ts',
+  'webhook/admission/context.ts': 'tested by test/webhook/rules.test.ts',
+  'webhook/admission/kinds.ts': 'tested by test/webhook/admission.test.ts (the handler registry)',
+  'webhook/defaults.ts': "constants only: the webhook's flag defaults (cli/commands/webhook.ts declares them)",
+  'webhook/http-app.ts': 'tested by test/webhook/server.test.ts',
+  'webhook/json-body.ts': 'tested by test/webhook/http-fast-path.test.ts',
   'webhook/main.ts': 'pure wiring: starts the process from its options',
-  'webhook/metrics-server.ts': 'tested by test/webhook/server.audit.test.ts (not yet named for it)',
-  'webhook/metrics.ts': 'tested by test/webhook/fuzz.test.ts (not yet named for it)',
-  'webhook/review/review.ts': 'tested by test/eso/admission.test.ts (not yet named for it)',
-  'webhook/rules/common.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/eso/access.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/eso/index.ts':
-    'tested by test/webhook/rules/eso/clusterexternalsecret-rules.test.ts (not yet named for it)',
-  'webhook/rules/eso/template-size.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/eso/vault-servers.ts':
-    'tested by test/webhook/rules/eso/token-audiences.oracle.test.ts (not yet named for it)',
-  'webhook/rules/finding.ts': 'tested by test/controller/reconcilers/vaultguardrail.test.ts (not yet named for it)',
-  'webhook/rules/index.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/schema.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/vaultguardrail.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/vaultpolicy.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/rules/vaultrolebinding.ts': 'no unit test of its own: exercised only through the modules that import it',
-  'webhook/security-headers.ts': 'tested by test/webhook/http-fast-path.test.ts (not yet named for it)',
-};
-
-/**
- * Folders whose modules and tests are being reorganised now (reconcilers as observe → plan → act, Go's
- * semantics in golang/, flags declared once): their modules are allowlisted as a whole until that work
- * names their tests, then the folder leaves this list and its modules follow the rule above.
- */
-export const MODULE_TEST_ALLOWLISTED_FOLDERS: Record<string, string> = {
-  'controller/': 'renamed with the reconciler/Go package work',
-  'cli/': 'renamed with the reconciler/Go package work',
+  'webhook/metrics-server.ts': 'tested by test/webhook/server.audit.test.ts',
+  'webhook/metrics.ts': 'tested by test/webhook/fuzz.test.ts',
+  'webhook/review/review.ts': 'tested by test/webhook/admission.test.ts',
+  'webhook/rules/common.ts':
+    'ownership labels and vaultName defaulting, asserted for every kind by test/webhook/rules.test.ts through review.ts',
+  'webhook/rules/eso/access.ts': 'finding constructors for the ESO rules, tested with them in test/webhook/rules/eso/',
+  'webhook/rules/eso/index.ts': 'tested by test/webhook/rules/eso/clusterexternalsecret-rules.test.ts',
+  'webhook/rules/eso/template-size.ts':
+    'rule eso.template.too-large, asserted by test/webhook/review/size-gate.test.ts',
+  'webhook/rules/eso/vault-servers.ts': 'tested by test/webhook/rules/eso/token-audiences.oracle.test.ts',
+  'webhook/rules/finding.ts': 'tested by test/controller/reconcilers/vaultguardrail.test.ts',
+  'webhook/rules/index.ts':
+    "the list of vaultgate kinds' handlers (data); test/webhook/rules.test.ts goes through each",
+  'webhook/rules/schema.ts': 'one line over schemas/validator.ts (tested by test/schemas/validator.test.ts)',
+  'webhook/rules/vaultguardrail.ts':
+    "VaultGuardrail's rules: one refused and one accepted manifest each in test/webhook/rules.test.ts",
+  'webhook/rules/vaultpolicy.ts':
+    "VaultPolicy's rules: one refused and one accepted manifest each in test/webhook/rules.test.ts",
+  'webhook/rules/vaultrolebinding.ts':
+    "VaultRoleBinding's rules: one refused and one accepted manifest each in test/webhook/rules.test.ts",
+  'webhook/security-headers.ts': 'tested by test/webhook/http-fast-path.test.ts',
 };

@@ -3,15 +3,14 @@
 // generated files, type-only modules (nothing runs) and re-export-only modules (pure wiring: an index).
 // Every other module without a test of its name is in MODULE_TEST_ALLOWLIST with its reason; an entry
 // "tested by <file>" must name a test that imports the module, and an entry whose module gained a test of
-// its name (or is gone) fails until removed, so the list only shrinks. Folders being reorganised now are
-// allowlisted whole (MODULE_TEST_ALLOWLISTED_FOLDERS) until that work names their tests.
+// its name (or is gone) fails until removed, so the list only shrinks. No folder is allowlisted whole.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import ts from 'typescript';
 import { PRODUCT_ROOTS } from './import-graph.ts';
-import { MODULE_TEST_ALLOWLIST, MODULE_TEST_ALLOWLISTED_FOLDERS } from './module-tests.allowlist.ts';
+import { MODULE_TEST_ALLOWLIST } from './module-tests.allowlist.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -56,8 +55,6 @@ function exemptByRule(module: string): boolean {
 }
 
 const missing = modules.filter((m) => !hasNamedTest(m, testFiles) && !exemptByRule(m));
-const inAllowlistedFolder = (m: string): boolean =>
-  Object.keys(MODULE_TEST_ALLOWLISTED_FOLDERS).some((f) => m.startsWith(f));
 
 test('the module list is read, and the name rule finds a known pair (so the checks below can fail)', () => {
   assert.ok(modules.length > 150, `only ${modules.length} modules found`);
@@ -75,18 +72,14 @@ test('the module list is read, and the name rule finds a known pair (so the chec
 
 test('every product module has a unit test of its name, or an allowlisted reason', () => {
   assert.deepEqual(
-    missing.filter((m) => !(m in MODULE_TEST_ALLOWLIST) && !inAllowlistedFolder(m)),
+    missing.filter((m) => !(m in MODULE_TEST_ALLOWLIST)),
     [],
   );
 });
 
 test('the allowlist names only modules that exist and still lack a test of their name', () => {
   assert.deepEqual(
-    Object.keys(MODULE_TEST_ALLOWLIST).filter((m) => !missing.includes(m) || inAllowlistedFolder(m)),
-    [],
-  );
-  assert.deepEqual(
-    Object.keys(MODULE_TEST_ALLOWLISTED_FOLDERS).filter((f) => !missing.some((m) => m.startsWith(f))),
+    Object.keys(MODULE_TEST_ALLOWLIST).filter((m) => !missing.includes(m)),
     [],
   );
 });

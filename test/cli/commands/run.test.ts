@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RUN_OPTIONS } from '../../cli/commands/run.ts';
-import { generateCA, issueServingCert } from '../../certs/generate.ts';
-import { LEASES } from '../../kube/resources.ts';
-import { KubeSim } from '../sim/kube.ts';
-import { VaultSim } from '../sim/vault.ts';
+import { RUN_OPTIONS } from '../../../cli/commands/run.ts';
+import { generateCA, issueServingCert } from '../../../certs/generate.ts';
+import { LEASES } from '../../../kube/resources.ts';
+import { KubeSim } from '../../sim/kube.ts';
+import { VaultSim } from '../../sim/vault.ts';
 
-const root = new URL('../../', import.meta.url).pathname;
+const root = new URL('../../../', import.meta.url).pathname;
 
 function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
   return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
