@@ -4,11 +4,11 @@ import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
 import { hasNamespaceTemplate, pathForbiddenBy, pathProblems } from '../../policy/paths.ts';
-import { deny, isRecord, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
+import { deny, isRecord, warn, type Finding, type KubeObject } from './finding.ts';
 import { mutateOwnership } from './common.ts';
 import { DEFAULT_FORBIDDEN_CAPABILITIES, DEFAULT_FORBIDDEN_PATHS } from './guardrails.ts';
 import { selectorProblems } from '../../kube/label-selector.ts';
-import { schemaFindings } from './schema.ts';
+import { schemaThenSpecFindings } from './schema.ts';
 
 const MODES = ['enforce', 'warn', 'audit'];
 
@@ -75,15 +75,13 @@ export function validateVaultGuardrail(
   _ctx: AdmissionContext,
   _req: AdmissionRequest,
 ): Finding[] {
-  const schema = schemaFindings(obj);
-  const spec = isRecord(obj.spec) ? obj.spec : undefined;
-  if (!spec) return schema;
-  const out: Finding[] = [...templateFindings(spec), ...modeFindings(spec)];
-  if (isRecord(spec.namespaceSelector)) {
-    for (const p of selectorProblems(spec.namespaceSelector))
-      out.push(deny(`spec.namespaceSelector.${p.field}`, 'vaultguardrail.selector', p.message));
-  }
-  return withoutShadowedSchemaFindings(schema, out);
+  return schemaThenSpecFindings(obj, (spec) => [
+    ...templateFindings(spec),
+    ...modeFindings(spec),
+    ...(isRecord(spec.namespaceSelector) ? selectorProblems(spec.namespaceSelector) : []).map((p) =>
+      deny(`spec.namespaceSelector.${p.field}`, 'vaultguardrail.selector', p.message),
+    ),
+  ]);
 }
 
 /** The CRD defaults, applied here too so `vaultgate validate` shows what the cluster will store. */

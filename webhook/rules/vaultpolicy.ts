@@ -17,10 +17,10 @@ import {
 } from '../../policy/capabilities.ts';
 import { parsePolicyText } from '../../policy/parse.ts';
 import { expandNamespace, pathProblems } from '../../policy/paths.ts';
-import { deny, isRecord, warn, withoutShadowedSchemaFindings, type Finding, type KubeObject } from './finding.ts';
+import { deny, isRecord, warn, type Finding, type KubeObject } from './finding.ts';
 import { defaultVaultName, mutateOwnership, namespaceOf, vaultNameFindings } from './common.ts';
 import { guardrailsFor, prepareGuardrails, preparedRuleGuardrailFindings } from './guardrails.ts';
-import { schemaFindings } from './schema.ts';
+import { schemaThenSpecFindings } from './schema.ts';
 
 /**
  * One rule to check, wherever it came from, and how to name its fields in messages. A class rather
@@ -183,9 +183,16 @@ export function validateVaultPolicy(
   ctx: AdmissionContext,
   req: AdmissionRequest,
 ): Finding[] {
-  const schema = schemaFindings(obj);
-  const spec = isRecord(obj.spec) ? obj.spec : undefined;
-  if (!spec) return schema;
+  return schemaThenSpecFindings(obj, (spec) => specFindings(spec, obj, old, ctx, req));
+}
+
+function specFindings(
+  spec: Record<string, unknown>,
+  obj: KubeObject,
+  old: KubeObject | undefined,
+  ctx: AdmissionContext,
+  req: AdmissionRequest,
+): Finding[] {
   const namespace = namespaceOf(obj, req);
   const out: Finding[] = [...rulesXorPolicy(spec), ...vaultNameFindings(obj, req, ctx, 'vaultpolicy.vault-name')];
   const target = ctx.vaultTarget ?? DEFAULT_TARGET;
@@ -238,7 +245,7 @@ export function validateVaultPolicy(
     }
   }
   out.push(...wideningFindings(obj, old, namespace));
-  return withoutShadowedSchemaFindings(schema, out);
+  return out;
 }
 
 /** Defaults and normalisation: vaultName, capabilities in Vault's order, `{{namespace}}` expanded in structured rules. */

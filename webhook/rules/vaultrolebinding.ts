@@ -7,18 +7,10 @@ import type { KindHandler } from '../admission/kinds.ts';
 import type { AdmissionRequest } from '../admission/types.ts';
 import { VAULTGATE_GROUP, VAULTGATE_VERSION } from '../../schemas/kinds.ts';
 import { parseDuration } from '../../schemas/ttl.ts';
-import {
-  deny,
-  isRecord,
-  stringAt,
-  warn,
-  withoutShadowedSchemaFindings,
-  type Finding,
-  type KubeObject,
-} from './finding.ts';
+import { deny, isRecord, stringAt, warn, type Finding, type KubeObject } from './finding.ts';
 import { defaultVaultName, mutateOwnership, namespaceOf, vaultNameFindings } from './common.ts';
 import { bindingGuardrailFindings, guardrailsFor } from './guardrails.ts';
-import { schemaFindings } from './schema.ts';
+import { schemaThenSpecFindings } from './schema.ts';
 
 import { DEFAULT_AUTH_MOUNT, DEFAULT_TOKEN_MAX_TTL, DEFAULT_TOKEN_TTL } from '../../policy/role.ts';
 
@@ -150,26 +142,24 @@ export function validateVaultRoleBinding(
   ctx: AdmissionContext,
   req: AdmissionRequest,
 ): Finding[] {
-  const schema = schemaFindings(obj);
-  const spec = isRecord(obj.spec) ? obj.spec : undefined;
-  if (!spec) return schema;
-  const namespace = namespaceOf(obj, req);
-  const tokenTTL = stringAt(spec, 'tokenTTL') ?? DEFAULT_TOKEN_TTL;
-  const tokenMaxTTL = stringAt(spec, 'tokenMaxTTL') ?? DEFAULT_TOKEN_MAX_TTL;
-  const audience = stringAt(spec, 'audience');
-  const out: Finding[] = [
-    ...serviceAccountFindings(Array.isArray(spec.serviceAccounts) ? spec.serviceAccounts : [], namespace),
-    ...policyReferenceFindings(Array.isArray(spec.policies) ? spec.policies : [], namespace, ctx),
-    ...authMountFindings(stringAt(spec, 'authMount')),
-    ...ttlOrderFindings(tokenTTL, tokenMaxTTL),
-    ...audienceFindings(audience),
-    ...bindingGuardrailFindings(
-      { tokenTTL, tokenMaxTTL, ...(audience ? { audience } : {}) },
-      guardrailsFor(namespace, ctx),
-    ),
-    ...vaultNameFindings(obj, req, ctx, 'vaultrolebinding.vault-name'),
-  ];
-  return withoutShadowedSchemaFindings(schema, out);
+  return schemaThenSpecFindings(obj, (spec) => {
+    const namespace = namespaceOf(obj, req);
+    const tokenTTL = stringAt(spec, 'tokenTTL') ?? DEFAULT_TOKEN_TTL;
+    const tokenMaxTTL = stringAt(spec, 'tokenMaxTTL') ?? DEFAULT_TOKEN_MAX_TTL;
+    const audience = stringAt(spec, 'audience');
+    return [
+      ...serviceAccountFindings(Array.isArray(spec.serviceAccounts) ? spec.serviceAccounts : [], namespace),
+      ...policyReferenceFindings(Array.isArray(spec.policies) ? spec.policies : [], namespace, ctx),
+      ...authMountFindings(stringAt(spec, 'authMount')),
+      ...ttlOrderFindings(tokenTTL, tokenMaxTTL),
+      ...audienceFindings(audience),
+      ...bindingGuardrailFindings(
+        { tokenTTL, tokenMaxTTL, ...(audience ? { audience } : {}) },
+        guardrailsFor(namespace, ctx),
+      ),
+      ...vaultNameFindings(obj, req, ctx, 'vaultrolebinding.vault-name'),
+    ];
+  });
 }
 
 export function mutateVaultRoleBinding(obj: KubeObject, ctx: AdmissionContext, req: AdmissionRequest): void {
