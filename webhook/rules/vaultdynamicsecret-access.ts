@@ -50,10 +50,9 @@ export interface LifecycleNeed {
   instead?: string;
 }
 
-/** The mount of a PKI issuing path (`pki/issue/<role>`, `pki/sign/<role>`), or undefined. */
+/** The mount of a PKI issue path (`pki/issue/<role>`, `pki/issuer/<ref>/issue/<role>`), or undefined. */
 export function pkiMount(path: string): string | undefined {
-  const m = /^(.+?)\/(issue|sign)\/[^/]+$/.exec(path);
-  return m?.[1];
+  return /^(.+?)\/(?:issuer\/[^/]+\/)?issue\/[^/]+$/.exec(path)?.[1];
 }
 
 /** What the lifecycle of this spec asks of Vault (controller/reconcilers/vaultdynamicsecret.ts, vault/leases.ts). */

@@ -84,6 +84,11 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
       needs: ['update pki/int/issue/web spec.path', 'update pki/int/revoke spec.revocation'],
     },
     {
+      name: "a certificate from a named issuer: the mount's revoke, not the issuer's",
+      spec: spec({ path: 'pki/issuer/default/issue/web', method: 'PUT', credentialType: 'Certificate' }),
+      needs: ['update pki/issuer/default/issue/web spec.path', 'update pki/revoke spec.revocation'],
+    },
+    {
       name: 'a certificate without revocation: no revoke',
       spec: spec({
         path: 'pki/issue/web',
