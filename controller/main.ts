@@ -494,6 +494,8 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     externalSecrets.workers(workers).complete(
       createExternalSecretReconciler({
         connector,
+        // Generators' leases are children of the token that minted them: a connector that never revokes one.
+        generatorConnector: dynamicConnector,
         reader,
         controllerClass,
         namePrefix: prefix,

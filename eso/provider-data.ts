@@ -40,8 +40,14 @@ export interface ProviderData {
 }
 
 export type SourceFor = (ref: SecretStoreRef | undefined) => Promise<SecretSource>;
+/** The keys of dataFrom[index]'s generatorRef (controller/reconcilers/externalsecret-generators.ts). */
+export type GenerateFor = (index: number) => Promise<Map<string, Buffer>>;
 
-export async function providerSecretData(spec: ExternalSecretSpec, sourceFor: SourceFor): Promise<ProviderData> {
+export async function providerSecretData(
+  spec: ExternalSecretSpec,
+  sourceFor: SourceFor,
+  generate?: GenerateFor,
+): Promise<ProviderData> {
   const deletionPolicy = spec.target?.deletionPolicy ?? 'Retain';
   const data = new Map<string, Buffer>();
   const missing: string[] = [];
@@ -55,6 +61,12 @@ export async function providerSecretData(spec: ExternalSecretSpec, sourceFor: So
 
   for (const [i, ref] of (spec.dataFrom ?? []).entries()) {
     const where = `spec.dataFrom[${i}]`;
+    if (ref.sourceRef?.generatorRef) {
+      // ESO's handleGenerateSecrets: the generator's keys through rewrite, no conversion or decoding.
+      if (!generate) throw new EsoDataError(`${where}.sourceRef.generatorRef: generators are not served here`);
+      for (const [k, v] of rewriteMap(ref.rewrite ?? [], await generate(i))) data.set(k, v);
+      continue;
+    }
     const source = await sourceFor(ref.sourceRef?.storeRef ?? spec.secretStoreRef);
     let m: Map<string, Buffer>;
     try {

@@ -63,6 +63,7 @@ import type { StoreConnector, StoreKind, StoreObject } from './store-connector.t
 import { readTemplateSources, RenderedSourceVersions, type ReadTemplateSources } from './template-sources.ts';
 import { TemplateSourceMissingError } from '../../eso/target-template.ts';
 import { withoutSecrets } from './secret-forms.ts';
+import { createGenerators, generatorRefOf, type ExternalSecretGenerators } from './externalsecret-generators.ts';
 
 export { ADOPT_SECRET_ANNOTATION, LABEL_CREATED_FOR };
 
@@ -120,6 +121,11 @@ export interface ExternalSecretDeps {
   missingTargetRetryMs?: number;
   /** Each target Secret write, so the Secret watch drops its own event (kube/own-writes.ts). */
   ownSecretWrites?: OwnWrites;
+  /**
+   * The connector for dataFrom[].sourceRef.generatorRef's VaultDynamicSecret generators: its TokenCache must
+   * not revoke a token it replaces (Vault revokes the token's leases with it). Default: `connector`.
+   */
+  generatorConnector?: StoreConnector;
   /** Renders target.template (the controller's render pool: worker threads, a deadline). Default: in process. */
   renderer?: SecretRenderer;
   now?: () => Date;
@@ -157,24 +163,41 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     refreshWindowFraction: deps.refreshWindowFraction ?? 0.2,
     maxRefreshWindowMs: deps.maxRefreshWindowMs ?? 900_000,
   };
+  const generators = createGenerators({
+    connector: deps.generatorConnector ?? deps.connector,
+    controllerClass: deps.controllerClass,
+    now: () => now().getTime(),
+  });
 
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const es = ctx.cache<ExternalSecretObject>(EXTERNAL_SECRETS).get(key);
     if (!es || es.metadata.deletionTimestamp) return DONE; // Owner Secrets go with it by garbage collection
     const d = desiredOf(es, ctx, deps);
     const seen = await observe(ctx, deps, es, d, key, now(), sourceVersions);
+    // Generators' leases are kept between syncs, at their own pace; a replacement makes the sync due.
+    const kept =
+      d.refused === undefined && !seen.observed.anotherControllersStore && usesGenerators(es)
+        ? await generators.maintain(ctx, es)
+        : undefined;
+    if (kept?.syncNeeded) seen.observed.refresh.due = true;
     let plan = planExternalSecret(d, seen.observed, settings);
     const read = plan.steps.find((s): s is Extract<EsStep, { read: unknown }> => typeof s === 'object' && 'read' in s);
     if (read) {
-      await readProvider(ctx, deps, seen, read.read);
+      await readProvider(ctx, deps, seen, read.read, generators);
       plan = planExternalSecret(d, seen.observed, settings);
     }
     if (plan.steps.includes('render')) {
       await render(ctx, renderer, seen, d);
       plan = planExternalSecret(d, seen.observed, settings);
     }
-    return act(ctx, deps, seen, d, plan, settings, sourceVersions);
+    const result = await act(ctx, deps, seen, d, plan, settings, sourceVersions);
+    if (kept?.requeueAfterMs === undefined) return result;
+    return requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, kept.requeueAfterMs));
   };
+}
+
+function usesGenerators(es: ExternalSecretObject): boolean {
+  return (es.spec.dataFrom ?? []).some((e) => generatorRefOf(e) !== undefined);
 }
 
 /** What the spec asks for, or why it is refused (admission's re-check; an unreadable refreshInterval). */
@@ -307,6 +330,7 @@ async function readProvider(
   deps: ExternalSecretDeps,
   seen: Seen,
   age: { maxAgeMs: number; shareTag?: string },
+  generators: ExternalSecretGenerators,
 ): Promise<void> {
   const ns = seen.es.metadata.namespace ?? '';
   const sources = new Map<string, Promise<SecretSource>>();
@@ -317,7 +341,7 @@ async function readProvider(
     return s;
   };
   try {
-    const provider = await providerSecretData(seen.es.spec, sourceFor);
+    const provider = await providerSecretData(seen.es.spec, sourceFor, (i) => generators.generate(ctx, seen.es, i));
     seen.data = provider.data;
     for (const v of provider.data.values()) seen.secretTexts.push(v.toString('utf8'));
     seen.observed.provider = { keys: provider.data.size, missing: provider.missing.length };

@@ -19,6 +19,11 @@ export const VAULTGATE_RESOURCES: ReadonlyArray<{ group: string; version: string
     resources: ['secretstores', 'clustersecretstores', 'externalsecrets', 'clusterexternalsecrets'],
   },
   { group: 'external-secrets.io', version: 'v1alpha1', resources: ['pushsecrets'] },
+  {
+    group: 'generators.external-secrets.io',
+    version: 'v1alpha1',
+    resources: ['passwords', 'vaultdynamicsecrets', 'clustergenerators'],
+  },
 ];
 
 export function defaultWebhookConfig(kind: WebhookConfigKind, name: string, url: string, caBundlePem: string): Obj {

@@ -28,13 +28,13 @@ const refs = Object.values(product).filter(
 );
 
 test('every installed CRD has one product resource ref, and each ref has its CRD', () => {
-  assert.equal(crds.length, 9);
+  assert.equal(crds.length, 12);
   assert.deepEqual(refs.map((r) => r.kind).sort(), crds.map((c) => c.spec.names.kind).sort());
 });
 
 for (const crd of crds) {
-  test(`${crd.spec.names.kind}: the ref's group, served version, plural and scope are the CRD's`, () => {
-    const ref = refs.find((r) => r.kind === crd.spec.names.kind)!;
+  test(`${crd.spec.names.kind} (${crd.spec.group}): the ref's group, served version, plural and scope are the CRD's`, () => {
+    const ref = refs.find((r) => r.kind === crd.spec.names.kind && r.group === crd.spec.group)!;
     assert.equal(ref.group, crd.spec.group);
     assert.equal(ref.plural, crd.spec.names.plural);
     assert.ok(

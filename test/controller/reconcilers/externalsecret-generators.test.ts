@@ -1,0 +1,245 @@
+// ExternalSecrets reading ESO's generators, against the in-memory Kubernetes and a Vault that keeps
+// leases (issue; renew capped at the max TTL; revoke; a token's end revokes its leases). What a user
+// notices: a Password is new at every sync and only then (ESO's behaviour); an unchanged ESO
+// VaultDynamicSecret generator's credential is renewed, not minted at every refresh as ESO does, replaced
+// before its max TTL with the replaced lease revoked, never dead in the Secret; a restarted controller
+// re-mints nothing; no value in status, Events or logs.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SECRETS } from '../../../kube/resources.ts';
+import type { KubeObject } from '../../../kube/objects.ts';
+import { EXTERNAL_SECRETS } from '../../../schemas/resources.ts';
+import { GENERATOR_KIND_METAS } from '../../../schemas/generator-kinds.ts';
+import {
+  CLUSTER_GENERATORS,
+  PASSWORD_GENERATORS,
+  VAULT_DYNAMIC_SECRET_GENERATORS,
+} from '../../../schemas/resources.ts';
+import { VaultError } from '../../../vault/errors.ts';
+import type { VaultRequest, VaultRequester } from '../../../vault/types.ts';
+import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
+import { stateSecretName } from '../../../controller/reconcilers/externalsecret-generators.ts';
+import type { CoalescingKvReader } from '../../../controller/reconcilers/kv-reader.ts';
+import type { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
+import { FakeKube } from './harness.ts';
+
+const NS = 'team-a';
+const LEASE_S = 60;
+const MAX_S = 300;
+const API = 'generators.external-secrets.io/v1alpha1';
+
+/** The database engine as the generator sees it: leases with a max TTL, dying with the token that minted them. */
+class LeaseVault {
+  now = Date.parse('2026-12-03T08:00:00Z');
+  issued: string[] = [];
+  renewed: string[] = [];
+  revoked: string[] = [];
+  connects = 0;
+  readonly tokens = new Map<string, number>();
+  readonly leases = new Map<string, { expire: number; max: number; token: string }>();
+  password(id: string): string {
+    return `pw-${id.split('/').pop()}-canary`;
+  }
+  /** Whether the credential with this password is alive in Vault now. */
+  alive(password: string): boolean {
+    return [...this.leases].some(([id, l]) => this.password(id) === password && l.expire > this.now);
+  }
+  session(accessor: string): VaultRequester {
+    return { request: <T>(req: VaultRequest) => Promise.resolve(this.handle(req, accessor) as T) };
+  }
+  private handle(req: VaultRequest, accessor: string): unknown {
+    const body = req.body as { lease_id?: string; increment?: number } | undefined;
+    this.tokens.set(accessor, Math.max(this.tokens.get(accessor) ?? 0, this.now + 3600_000));
+    for (const [id, l] of this.leases) if (l.expire <= this.now) this.leases.delete(id);
+    if (req.path === 'database/creds/app') {
+      assert.equal(req.method, 'GET');
+      const id = `database/creds/app/L${this.issued.length + 1}`;
+      this.issued.push(id);
+      this.leases.set(id, { expire: this.now + LEASE_S * 1000, max: this.now + MAX_S * 1000, token: accessor });
+      return {
+        lease_id: id,
+        lease_duration: LEASE_S,
+        renewable: true,
+        data: { username: `u-${this.issued.length}`, password: this.password(id) },
+      };
+    }
+    if (req.path === 'auth/token/lookup-self')
+      return { data: { accessor, expire_time: new Date(this.tokens.get(accessor)!).toISOString(), renewable: true } };
+    const lease = this.leases.get(body?.lease_id ?? '');
+    if (req.path === 'sys/leases/revoke') {
+      this.revoked.push(body!.lease_id!);
+      this.leases.delete(body!.lease_id!);
+      return undefined;
+    }
+    if (!lease) throw new VaultError('invalid', `${req.operation}: lease not found`, 400, req.operation);
+    if (req.path === 'sys/leases/renew') {
+      this.renewed.push(body!.lease_id!);
+      lease.expire = Math.min(lease.max, this.now + (body!.increment ?? LEASE_S) * 1000);
+      return {
+        lease_id: body!.lease_id,
+        lease_duration: Math.round((lease.expire - this.now) / 1000),
+        renewable: true,
+      };
+    }
+    throw new Error(`unexpected ${req.path}`);
+  }
+}
+
+/** ESO's generator manifest as its docs write it (docs/api/generator/vault.md), server and role ours. */
+const ESO_VDS = {
+  apiVersion: API,
+  kind: 'VaultDynamicSecret',
+  metadata: { name: 'pg', namespace: NS },
+  spec: {
+    path: '/database/creds/app',
+    method: 'GET',
+    provider: {
+      server: 'https://vault.example:8200',
+      auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', serviceAccountRef: { name: 'app' } } },
+    },
+  },
+};
+
+function world(generatorRef: { kind: string; name: string }, refreshInterval = '1m') {
+  const kube = new FakeKube();
+  for (const m of GENERATOR_KIND_METAS)
+    kube.store.register({ ...m, namespaced: m.scope === 'Namespaced', custom: true, shortNames: [] });
+  const vault = new LeaseVault();
+  kube.put(VAULT_DYNAMIC_SECRET_GENERATORS, ESO_VDS);
+  kube.put(PASSWORD_GENERATORS, { metadata: { name: 'pw', namespace: NS }, spec: { length: 24 } });
+  kube.put(CLUSTER_GENERATORS, {
+    metadata: { name: 'pg-cluster' },
+    spec: { kind: 'VaultDynamicSecret', generator: { vaultDynamicSecretSpec: ESO_VDS.spec } },
+  });
+  kube.put(EXTERNAL_SECRETS, {
+    metadata: { name: 'app', namespace: NS, generation: 1 },
+    spec: {
+      refreshInterval,
+      target: { name: 'app' },
+      dataFrom: [{ sourceRef: { generatorRef: { apiVersion: API, ...generatorRef } } }],
+    },
+  });
+  kube.cacheOf(EXTERNAL_SECRETS);
+  kube.cacheOf(SECRETS);
+  let logins = 0;
+  const reconciler = () => {
+    const accessor = `acc-${++logins}`; // a restarted controller logs in afresh
+    const connector = {
+      connect: () => {
+        vault.connects++;
+        return Promise.resolve({ session: vault.session(accessor) });
+      },
+    } as unknown as StoreConnector;
+    return createExternalSecretReconciler({
+      connector,
+      generatorConnector: connector,
+      reader: {} as CoalescingKvReader,
+      controllerClass: '',
+      namePrefix: 'vaultgate',
+      now: () => new Date(vault.now),
+    });
+  };
+  const key = `${NS}/app`;
+  const es = () => kube.getObj<KubeObject & { metadata: { uid?: string }; status?: unknown }>(EXTERNAL_SECRETS, key)!;
+  const secret = (k: string) =>
+    Buffer.from(
+      kube.getObj<KubeObject & { data?: Record<string, string> }>(SECRETS, `${NS}/app`)?.data?.[k] ?? '',
+      'base64',
+    ).toString('utf8');
+  /** Reconcile until nothing is left to do now (a requeue of more than 1 s ends it). */
+  const settle = async (r: ReturnType<typeof reconciler>): Promise<void> => {
+    for (let i = 0; i < 6; i++) {
+      const res = await kube.reconcile(r, key);
+      if (!res.requeueAfterMs || res.requeueAfterMs > 1_000) return;
+    }
+  };
+  return { kube, vault, reconciler, es, secret, settle };
+}
+
+void describe('ExternalSecret with a Password generator', () => {
+  void test("generates ESO's password (24: 6 digits, 6 symbols) at a sync, and a new one only at the next refresh", async () => {
+    const w = world({ kind: 'Password', name: 'pw' });
+    const r = w.reconciler();
+    await w.settle(r);
+    const first = w.secret('password');
+    assert.equal(first.length, 24);
+    assert.equal([...first].filter((c) => /[0-9]/.test(c)).length, 6);
+    assert.equal([...first].filter((c) => !/[A-Za-z0-9]/.test(c)).length, 6);
+    assert.equal(new Set(first).size, 24, 'no repeats (allowRepeat false)');
+    w.vault.now += 30_000;
+    await w.settle(r);
+    assert.equal(w.secret('password'), first, 'not regenerated before the refresh is due');
+    w.vault.now += 31_000;
+    await w.settle(r);
+    assert.notEqual(w.secret('password'), first, 'regenerated at the refresh, as ESO');
+  });
+
+  void test('refreshInterval 0: generated once, as ESO', async () => {
+    const w = world({ kind: 'Password', name: 'pw' }, '0');
+    const r = w.reconciler();
+    await w.settle(r);
+    const first = w.secret('password');
+    w.vault.now += 3600_000;
+    await w.settle(r);
+    assert.equal(w.secret('password'), first);
+  });
+});
+
+for (const ref of [
+  { kind: 'VaultDynamicSecret', name: 'pg' },
+  { kind: 'ClusterGenerator', name: 'pg-cluster' },
+]) {
+  void describe(`ExternalSecret with an unchanged ESO VaultDynamicSecret generator (${ref.kind})`, () => {
+    void test('over several max TTLs: renewed not re-minted at each refresh, replaced before the max TTL, the replaced lease revoked, never a dead credential', async () => {
+      const w = world(ref);
+      const r = w.reconciler();
+      await w.settle(r);
+      assert.equal(w.vault.issued.length, 1);
+      const end = w.vault.now + 3 * MAX_S * 1000;
+      let dead = 0;
+      while (w.vault.now < end) {
+        w.vault.now += 5_000;
+        await w.settle(r);
+        if (!w.vault.alive(w.secret('password'))) dead++;
+      }
+      // ESO mints at every refresh: 15 credentials over 15 min with refreshInterval 1m. Here: one per
+      // (max TTL - 2 min minimum validity) = 3 min, plus the first.
+      assert.ok(w.vault.issued.length <= 6, `minted ${w.vault.issued.length}`);
+      assert.ok(w.vault.issued.length >= 5, `replaced before each max TTL: minted ${w.vault.issued.length}`);
+      assert.ok(w.vault.renewed.length >= 6, `renewed ${w.vault.renewed.length}`);
+      assert.equal(dead, 0, 'the Secret never held a dead credential');
+      // Replaced leases are revoked (the last one may still be in its grace), the current one is not.
+      const replaced = w.vault.issued.slice(0, -1);
+      assert.ok(
+        w.vault.revoked.every((id) => replaced.includes(id)),
+        `revoked ${w.vault.revoked.join(',')}`,
+      );
+      assert.ok(
+        replaced.slice(0, -1).every((id) => w.vault.revoked.includes(id)),
+        `revoked ${w.vault.revoked.join(',')}`,
+      );
+      const current = w.vault.issued.at(-1)!;
+      // Nothing of a credential in status, Events or logs; the lease state is in the state Secret's annotation.
+      assert.ok(!JSON.stringify(w.es().status).includes('canary'));
+      assert.ok(!JSON.stringify(w.kube.events).includes('canary'));
+      assert.ok(!w.kube.logLines.join('\n').includes('canary'));
+      const state = w.kube.getObj<KubeObject>(SECRETS, `${NS}/${stateSecretName(w.es(), 0)}`)!;
+      assert.ok(state.metadata.annotations?.['vaultgate.io/generator-lease']?.includes(current));
+      assert.equal(state.metadata.ownerReferences?.[0]?.uid, w.es().metadata.uid);
+    });
+
+    void test('a restarted controller (new login) re-mints nothing; a forced sync returns the kept credential', async () => {
+      const w = world(ref);
+      await w.settle(w.reconciler());
+      const pw = w.secret('password');
+      const restarted = w.reconciler();
+      w.vault.now += 47_000; // past 77 % of the lease: renewal due, whatever the jitter
+      await w.settle(restarted);
+      w.vault.now += 14_000; // the refresh is due: ESO would mint again
+      await w.settle(restarted);
+      assert.equal(w.vault.issued.length, 1);
+      assert.equal(w.secret('password'), pw);
+      assert.ok(w.vault.renewed.length >= 1, 'the lease was renewed when due');
+    });
+  });
+}
