@@ -64,10 +64,6 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'kube/reconciler.ts': 'tested by test/kube/controller.priority.test.ts',
   'kube/resources.ts': 'tested by test/schemas/resources.test.ts',
   'observability/log.ts': 'tested by test/vault/no-secrets.test.ts (what reaches a log line)',
-  'policy/capabilities.ts': 'tested by test/webhook/rules-policy.test.ts (capabilities per Vault flavour)',
-  'policy/ownership.ts': 'tested by test/controller/reconcilers/policy-logic.test.ts',
-  'policy/parse.ts': 'tested by test/policy/acl.openbao.test.ts (HCL parsed as OpenBao parses it)',
-  'policy/role.ts': 'tested by test/audit/plan/plan.role.test.ts',
   'schemas/eso-kinds.ts': 'tested by test/eso/manifests.test.ts (ESO kinds served as ESO serves them)',
   'schemas/schema-refs.ts':
     '$ref resolution under generate.ts and validator.ts; test/schemas/generate.test.ts checks its output (the CRDs) is current',
