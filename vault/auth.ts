@@ -17,41 +17,26 @@ export async function login(client: VaultRequester, creds: VaultCredentials): Pr
   switch (creds.method) {
     case 'kubernetes': {
       const jwt = await creds.jwt();
-      return authResponse(
-        await client.request<{ auth?: AuthBlock }>({
-          operation: 'auth.login.kubernetes',
-          method: 'POST',
-          path: `auth/${trimMount(creds.mount)}/login`,
-          body: { role: creds.role, jwt },
-          sensitive: [jwt],
-        }),
-        'auth.login.kubernetes',
-      );
+      return postLogin(client, 'auth.login.kubernetes', loginPath(creds.mount), { role: creds.role, jwt }, jwt);
     }
     case 'jwt': {
       const jwt = await creds.jwt();
-      return authResponse(
-        await client.request<{ auth?: AuthBlock }>({
-          operation: 'auth.login.jwt',
-          method: 'POST',
-          path: `auth/${trimMount(creds.mount)}/login`,
-          body: { ...(creds.role ? { role: creds.role } : {}), jwt },
-          sensitive: [jwt],
-        }),
+      return postLogin(
+        client,
         'auth.login.jwt',
+        loginPath(creds.mount),
+        { ...(creds.role ? { role: creds.role } : {}), jwt },
+        jwt,
       );
     }
     case 'appRole': {
       const secretId = await creds.secretId();
-      return authResponse(
-        await client.request<{ auth?: AuthBlock }>({
-          operation: 'auth.login.approle',
-          method: 'POST',
-          path: `auth/${trimMount(creds.mount)}/login`,
-          body: { role_id: creds.roleId, secret_id: secretId },
-          sensitive: [secretId],
-        }),
+      return postLogin(
+        client,
         'auth.login.approle',
+        loginPath(creds.mount),
+        { role_id: creds.roleId, secret_id: secretId },
+        secretId,
       );
     }
     case 'token': {
@@ -63,30 +48,36 @@ export async function login(client: VaultRequester, creds: VaultCredentials): Pr
       // Both as hashicorp/vault/api/auth/{userpass,ldap}: the username is a path segment.
       const password = await creds.password();
       const operation = creds.method === 'ldap' ? 'auth.login.ldap' : 'auth.login.userpass';
-      return authResponse(
-        await client.request<{ auth?: AuthBlock }>({
-          operation,
-          method: 'POST',
-          path: `auth/${trimMount(creds.mount)}/login/${creds.username}`,
-          body: { password },
-          sensitive: [password],
-        }),
-        operation,
-      );
+      return postLogin(client, operation, `${loginPath(creds.mount)}/${creds.username}`, { password }, password);
     }
     case 'cert': {
       // The certificate is the connection's (TLS client auth); the body only names the role.
-      return authResponse(
-        await client.request<{ auth?: AuthBlock }>({
-          operation: 'auth.login.cert',
-          method: 'POST',
-          path: `auth/${trimMount(creds.mount)}/login`,
-          body: creds.role ? { name: creds.role } : {},
-        }),
-        'auth.login.cert',
-      );
+      return postLogin(client, 'auth.login.cert', loginPath(creds.mount), creds.role ? { name: creds.role } : {});
     }
   }
+}
+
+/** Where a method mounted at `mount` logs in. */
+const loginPath = (mount: string): string => `auth/${trimMount(mount)}/login`;
+
+/** One login: POST `body` to the method's login path; `secret` (JWT, secret id, password) is never shown in an error. */
+async function postLogin(
+  client: VaultRequester,
+  operation: string,
+  path: string,
+  body: Record<string, unknown>,
+  secret?: string,
+): Promise<VaultTokenInfo> {
+  return authResponse(
+    await client.request<{ auth?: AuthBlock }>({
+      operation,
+      method: 'POST',
+      path,
+      body,
+      ...(secret !== undefined ? { sensitive: [secret] } : {}),
+    }),
+    operation,
+  );
 }
 
 /** `auth/token/lookup-self`: the token's remaining TTL, policies, renewability. */
