@@ -83,7 +83,10 @@ void describe('chart rendered by helm', { skip }, () => {
           for (const rule of hook.rules as Obj[]) {
             assert.deepEqual(rule.operations, ['CREATE', 'UPDATE']);
             for (const g of rule.apiGroups as string[])
-              assert.ok(['vaultgate.io', 'external-secrets.io'].includes(g), `apiGroup ${g}`);
+              assert.ok(
+                ['vaultgate.io', 'external-secrets.io', 'generators.external-secrets.io'].includes(g),
+                `apiGroup ${g}`,
+              );
             for (const r of rule.resources as string[])
               assert.ok(!r.includes('*') && !r.includes('/') && r !== 'pods', `resource ${r}`);
             if ((rule.apiGroups as string[]).includes('vaultgate.io'))
@@ -224,10 +227,13 @@ void describe('ESO CRDs as guarded templates', { skip }, () => {
     const crds = ofKind(render({ chartDir: join(dir, 'vaultgate') }), 'CustomResourceDefinition');
     assert.deepEqual(crds.map((c) => c.metadata.name).sort(), [
       'clusterexternalsecrets.external-secrets.io',
+      'clustergenerators.generators.external-secrets.io',
       'clustersecretstores.external-secrets.io',
       'externalsecrets.external-secrets.io',
+      'passwords.generators.external-secrets.io',
       'pushsecrets.external-secrets.io',
       'secretstores.external-secrets.io',
+      'vaultdynamicsecrets.generators.external-secrets.io',
     ]);
     assert.ok(crds.every((c) => c.metadata.annotations['helm.sh/resource-policy'] === 'keep'));
   });
