@@ -168,6 +168,17 @@ export function canonicalJson(v: unknown): string {
 
 type PayloadFields = Pick<AuditRecord, 'replica' | 'chain' | 'seq' | 'ts' | 'prev' | 'event'>;
 
+/** Whether a record read back from a line has its payload's scalar fields, each of its type. */
+export function hasPayloadScalars(r: PayloadFields): boolean {
+  return (
+    typeof r.chain === 'string' &&
+    typeof r.prev === 'string' &&
+    typeof r.replica === 'string' &&
+    typeof r.seq === 'number' &&
+    typeof r.ts === 'string'
+  );
+}
+
 /**
  * The canonical payload text of a record (what its hash covers and a checkpoint's JWS signs):
  * canonicalJson({ v, replica, chain, seq, ts, prev, event }), written out in its sorted key order
@@ -177,14 +188,7 @@ type PayloadFields = Pick<AuditRecord, 'replica' | 'chain' | 'seq' | 'ts' | 'pre
 export function payloadText(r: PayloadFields, eventJson?: string): string {
   // A record read back from a line may lack a field or carry the wrong type: the generic form omits or
   // quotes it exactly as before, and the hash simply does not match.
-  if (
-    typeof r.chain !== 'string' ||
-    typeof r.prev !== 'string' ||
-    typeof r.replica !== 'string' ||
-    typeof r.seq !== 'number' ||
-    typeof r.ts !== 'string' ||
-    r.event === undefined
-  ) {
+  if (!hasPayloadScalars(r) || r.event === undefined) {
     return canonicalJson({
       v: PAYLOAD_VERSION,
       replica: r.replica,

@@ -12,6 +12,7 @@ import { compactVerify, createLocalJWKSet, errors as joseErrors, type JSONWebKey
 import {
   AUDIT_FORMAT,
   GENESIS_PREV,
+  hasPayloadScalars,
   JWS_TYPE,
   PAYLOAD_VERSION,
   recordHash,
@@ -493,16 +494,7 @@ function checkRestartLink(
 
 /** SHA-256 of a line's canonical payload, or undefined when the line lacks the payload fields. */
 function contentHash(plain: AuditRecord): string | undefined {
-  if (
-    typeof plain.replica !== 'string' ||
-    typeof plain.chain !== 'string' ||
-    typeof plain.seq !== 'number' ||
-    typeof plain.ts !== 'string' ||
-    typeof plain.prev !== 'string' ||
-    typeof plain.event !== 'object' ||
-    plain.event === null
-  )
-    return undefined;
+  if (!hasPayloadScalars(plain) || typeof plain.event !== 'object' || plain.event === null) return undefined;
   return recordHash(plain);
 }
 

@@ -141,6 +141,20 @@ export function lexTemplate(input: string): Item[] {
     if ('.,|:)('.includes(c)) return true;
     return input.startsWith(RIGHT, pos);
   };
+  /**
+   * Go's lexFieldOrVariable, after the `$` or `.`: alone, it is `alone`; else an alphanumeric name up to
+   * a terminator, `named`. The problem, when the name runs into another character.
+   */
+  const fieldOrVariable = (alone: ItemType, named: ItemType): string | undefined => {
+    if (atTerminator()) {
+      emit(alone);
+      return undefined;
+    }
+    while (isAlphaNumeric(input[pos])) pos++;
+    if (!atTerminator()) return `bad character ${goRuneName(input, pos)}`;
+    emit(named);
+    return undefined;
+  };
   const leftTrimLength = (from: number): number => {
     let i = from;
     while (isSpace(input[i])) i++;
@@ -290,13 +304,8 @@ export function lexTemplate(input: string): Item[] {
         continue;
       }
       case '$': {
-        if (atTerminator()) {
-          emit('variable');
-          continue;
-        }
-        while (isAlphaNumeric(input[pos])) pos++;
-        if (!atTerminator()) return fail(`bad character ${goRuneName(input, pos)}`);
-        emit('variable');
+        const bad = fieldOrVariable('variable', 'variable');
+        if (bad) return fail(bad);
         continue;
       }
       case "'":
@@ -314,14 +323,8 @@ export function lexTemplate(input: string): Item[] {
         continue;
     }
     if (c === '.' && !(pos < input.length && input[pos]! >= '0' && input[pos]! <= '9')) {
-      // lexField
-      if (atTerminator()) {
-        emit('dot');
-        continue;
-      }
-      while (isAlphaNumeric(input[pos])) pos++;
-      if (!atTerminator()) return fail(`bad character ${goRuneName(input, pos)}`);
-      emit('field');
+      const bad = fieldOrVariable('dot', 'field');
+      if (bad) return fail(bad);
       continue;
     }
     if (c === '.' || c === '+' || c === '-' || (c >= '0' && c <= '9')) {
