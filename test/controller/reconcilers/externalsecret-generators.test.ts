@@ -18,7 +18,12 @@ import {
 import { VaultError } from '../../../vault/errors.ts';
 import type { VaultRequest, VaultRequester } from '../../../vault/types.ts';
 import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
-import { stateSecretName } from '../../../controller/reconcilers/externalsecret-generators.ts';
+import { GENERATOR_LEASE_POLICY, stateSecretName } from '../../../controller/reconcilers/externalsecret-generators.ts';
+import {
+  planLifecycle,
+  type LifecycleObservation,
+  type LifecyclePlan,
+} from '../../../controller/reconcilers/vaultdynamicsecret-plan.ts';
 import type { CoalescingKvReader } from '../../../controller/reconcilers/kv-reader.ts';
 import type { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
 import { FakeKube } from './harness.ts';
@@ -243,3 +248,55 @@ for (const ref of [
     });
   });
 }
+
+// The lease policy an ESO manifest gets (it states none), through the VaultDynamicSecret kind's planner.
+void describe('planner rows: GENERATOR_LEASE_POLICY through planLifecycle', () => {
+  const T0 = Date.parse('2026-12-03T08:00:00Z');
+  const lease = { id: 'L1', durationSeconds: 60, renewable: true, issuedAt: T0, expiresAt: T0 + 60_000, source: 's' };
+  const at = (s: number, extra: Partial<LifecycleObservation> = {}): LifecyclePlan =>
+    planLifecycle({
+      now: T0 + s * 1000,
+      deleting: false,
+      policy: GENERATOR_LEASE_POLICY,
+      source: 's',
+      lease,
+      previous: [],
+      target: 'current',
+      copyLeaseId: 'L1',
+      rollout: 'settled',
+      ...extra,
+    });
+  const rows: Array<[string, LifecyclePlan, string]> = [
+    ['before 67 % of the lease: nothing', at(30), 'noop'],
+    ['past 77 %: renew (the refresh does not matter)', at(47), 'renew'],
+    [
+      'a capped renewal showed the max TTL, 2 min left: replace',
+      at(121, { lease: { ...lease, renewedAt: T0 + 100_000, expiresAt: T0 + 240_000, maxExpiresAt: T0 + 240_000 } }),
+      'mint',
+    ],
+    ['the spec changed (path, provider, parameters): replace', at(10, { source: 'other' }), 'mint'],
+    [
+      'no state Secret (first sync, or it was deleted): mint',
+      at(0, { lease: undefined, copyLeaseId: undefined, target: 'missing' }),
+      'mint',
+    ],
+    ['the lease expired unrenewed: replace (LeaseLost)', at(61), 'mint'],
+  ];
+  for (const [name, plan, main] of rows) void test(name, () => assert.equal(plan.main.type, main));
+
+  void test('renewal asks the lease plus the 2 min minimum validity; the next look is within the renewal window', () => {
+    const renew = at(47).main as { incrementSeconds: number };
+    assert.equal(renew.incrementSeconds, 180);
+    const wait = at(30).requeueAfterMs!;
+    assert.ok(wait >= 10_000 && wait <= 16_300, `${wait}`);
+  });
+
+  void test('a replaced lease is revoked 1 min after its replacement, not before', () => {
+    const prev = { id: 'L0', replacedAt: T0, expiresAt: T0 + 100_000, durationSeconds: 60, rolloutSettledAt: T0 };
+    assert.deepEqual(at(59, { previous: [prev] }).previous, []);
+    assert.deepEqual(
+      at(61, { previous: [prev] }).previous.map((p) => [p.id, p.op]),
+      [['L0', 'revoke']],
+    );
+  });
+});
