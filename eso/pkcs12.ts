@@ -283,6 +283,11 @@ interface Chain {
   caCerts: Buffer[];
 }
 
+/** The OCTET STRING inside an [0] EXPLICIT tag (a content info's content, a cert bag's certificate). */
+function explicitOctetString(t: Tlv | undefined, what: string): Buffer {
+  return expect(children(expect(t, 0xa0, what))[0], 0x04, 'expected an octet string').value;
+}
+
 /** go-pkcs12 DecodeChain. */
 export function decodeChain(pfxData: Buffer, passwordText: string): Chain {
   let password = bmpPassword(passwordText);
@@ -290,11 +295,7 @@ export function decodeChain(pfxData: Buffer, passwordText: string): Chain {
   if (int(pfx[0]) !== 3) fail("pkcs12: can only decode v3 PFX PDU's");
   const authSafe = children(expect(pfx[1], 0x30, 'expected a content info'));
   if (oid(authSafe[0]) !== OID.data) fail('pkcs12: only password-protected PFX is implemented');
-  const content = expect(
-    children(expect(authSafe[1], 0xa0, 'expected content'))[0],
-    0x04,
-    'expected an octet string',
-  ).value;
+  const content = explicitOctetString(authSafe[1], 'expected content');
   const mac = pfx[2];
   const emptyPassword = password.length === 2;
   if (!mac) {
@@ -332,11 +333,7 @@ export function decodeChain(pfxData: Buffer, passwordText: string): Chain {
       if (id === OID.certBag) {
         const cb = children(expect(value, 0x30, 'expected a cert bag'));
         if (oid(cb[0]) !== OID.x509Cert) fail('pkcs12: only X509 certificates are supported in cert bags');
-        const der = expect(
-          children(expect(cb[1], 0xa0, 'expected a certificate'))[0],
-          0x04,
-          'expected an octet string',
-        ).value;
+        const der = explicitOctetString(cb[1], 'expected a certificate');
         if (tlv(der).end !== der.length) fail('pkcs12: expected exactly one certificate in the certBag');
         if (!cert) cert = der;
         else caCerts.push(der);
