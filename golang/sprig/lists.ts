@@ -3,12 +3,16 @@ import { fail } from '../func.ts';
 import { GoNum, kindOf, typedSlice, GoMap, GoTime, GoStruct, numberValue, sliceElem } from '../values.ts';
 import { castInt } from './cast.ts';
 
+/**
+ * A list argument, or Sprig's refusal: `what` is its message up to the type ("Cannot find first on type",
+ * "Cannot chunk type"). Nil: Sprig's reflect.TypeOf(nil).Kind() panics, and text/template's safeCall
+ * reports the panic as the error, with no message of Sprig's before it.
+ */
 export function asList(v: unknown, what: string): unknown[] {
-  if (v === null || v === undefined)
-    return fail(`${what}: runtime error: invalid memory address or nil pointer dereference`);
+  if (v === null || v === undefined) return fail('runtime error: invalid memory address or nil pointer dereference');
   if (Array.isArray(v)) return v;
   if (v instanceof Uint8Array) return [...v].map((b) => new GoNum('uint8', b));
-  return fail(`${what} on type ${kindOf(v)}`);
+  return fail(`${what} ${kindOf(v)}`);
 }
 
 export const mustList =

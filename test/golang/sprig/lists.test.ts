@@ -18,17 +18,17 @@ test('an index past the end is an error naming the function', () => {
   assert.throws(() => sprig('{{ slice (list 1 2) 3 }}'), /error calling slice/);
 });
 
-// Sprig says "Cannot find first on type string"; golang/sprig/functions.ts passes names that already end
-// in "on type" to mustList, which adds it again ("… on type on type string"), for every must* list function.
-test(
-  'a list function given a non-list names the type once, as Sprig does',
-  { todo: 'functions.ts doubles "on type"' },
-  () => {
+// Sprig's list.go: "Cannot find first on type string", "Cannot chunk type string" (the type named once).
+test('a list function given a non-list names the type once, as Sprig does', () => {
+  {
     assert.throws(() => sprig('{{ mustFirst "abc" }}'), {
       message: 'line 1: error calling mustFirst: Cannot find first on type string',
     });
     assert.throws(() => sprig('{{ mustPush "abc" 1 }}'), {
       message: 'line 1: error calling mustPush: Cannot push on type string',
     });
-  },
-);
+    assert.throws(() => sprig('{{ chunk 2 "abc" }}'), {
+      message: 'line 1: error calling chunk: Cannot chunk type string',
+    });
+  }
+});
