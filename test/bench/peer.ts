@@ -30,7 +30,7 @@ import { installEsoCrds, startEsoWebhook } from '../harness/eso.ts';
 import { startPeerStack, type PeerStack } from '../harness/peer-stack.ts';
 import { waitFor } from '../harness/wait.ts';
 import { apiserverWrites, delta } from './apiserver-writes.ts';
-import { processStats, treeCpuSeconds } from './process-stats.ts';
+import { processStats, processTree, treeCpuSeconds } from './process-stats.ts';
 import { DEFAULT_ADMISSION_WORKERS } from '../../webhook/defaults.ts';
 import { startTarget, targetCommand } from './webhook.ts';
 import { selfSignedTls } from '../support/tls.ts';
@@ -141,8 +141,10 @@ interface StormFigures {
 /** CPU seconds (utime + stime from /proc) of each process over the idle window (issue #24.5). */
 interface IdleFigures {
   controller: number;
+  /** The webhook and its workers, if any. */
   webhook: number;
-  /** Both processes. */
+  webhookProcesses: number;
+  /** Both systems' processes. */
   total: number;
   /** The 1-minute load average at the window's start and end (other work on the machine). */
   load: [number, number];
@@ -449,7 +451,11 @@ async function runSystem(
         ...(stormFigures ? { storm: stormFigures } : {}),
         sync,
         forced: sync,
-        steady: { ...sync, cpuPer20s: NaN, idle: { controller: NaN, webhook: NaN, total: NaN, load: [NaN, NaN] } },
+        steady: {
+          ...sync,
+          cpuPer20s: NaN,
+          idle: { controller: NaN, webhook: NaN, webhookProcesses: 0, total: NaN, load: [NaN, NaN] },
+        },
         rssStartMiB: start.rssMb,
         rssAfterSyncMiB: afterSync.rssMb,
         cpuSync: afterSync.cpuSeconds - start.cpuSeconds,
@@ -487,16 +493,18 @@ async function runSystem(
     if (full !== 'idle') log(`[peer] ${spec.name}: forced refresh in ${forced.seconds.toFixed(1)}s`);
 
     // measure() ended on 5 s without a write: the window starts with nothing left to do.
-    const webhookFrom = processStats(webhookPid!);
+    // The webhook's whole tree: vaultgate's is a node:cluster primary and its admission workers.
+    const webhookFrom = treeCpuSeconds(webhookPid!);
     const idleFrom = processStats(pid);
     const loadFrom = loadavg()[0]!;
     const steady = await measure(stack, () => new Promise((r) => setTimeout(r, STEADY_SECONDS * 1000)));
     const idleTo = processStats(pid);
-    const webhookTo = processStats(webhookPid!);
+    const webhookTo = treeCpuSeconds(webhookPid!);
     const idle: IdleFigures = {
       controller: round2(idleTo.cpuSeconds - idleFrom.cpuSeconds),
-      webhook: round2(webhookTo.cpuSeconds - webhookFrom.cpuSeconds),
-      total: round2(idleTo.cpuSeconds - idleFrom.cpuSeconds + webhookTo.cpuSeconds - webhookFrom.cpuSeconds),
+      webhook: round2(webhookTo - webhookFrom),
+      webhookProcesses: processTree(webhookPid!).length,
+      total: round2(idleTo.cpuSeconds - idleFrom.cpuSeconds + webhookTo - webhookFrom),
       load: [loadFrom, loadavg()[0]!],
     };
     log(
@@ -897,7 +905,7 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
     row('controller CPU, sync (s)', (f) => f.cpuSync, 2),
     row(`idle CPU over ${STEADY_SECONDS} s, controller + webhook (s)`, (f) => f.steady.idle.total, 2),
     row('  controller (s)', (f) => f.steady.idle.controller, 2),
-    row('  webhook (s)', (f) => f.steady.idle.webhook, 2),
+    row(`  webhook (s; vaultgate: its primary and admission workers)`, (f) => f.steady.idle.webhook, 2),
     row('controller CPU, whole run (s)', (f) => f.cpuWhole, 2),
   ];
   const a = admission;
