@@ -412,7 +412,7 @@ export interface VaultGuardrailFloor {
 }
 
 /**
- * A dynamic credential from Vault (a database user from the database engine, ...) kept alive in a Secret: its lease renewed at a fraction of its duration, replaced before Vault's max TTL or the minting token ends it, the replaced one revoked only after the workloads that use it have rolled, and its lease revoked when this object is deleted.
+ * A dynamic credential from Vault (a database user from the database engine, a PKI certificate, ...) kept alive in a Secret: its lease renewed at a fraction of its duration (a certificate re-issued at a fraction of its lifetime), replaced before Vault's max TTL or the minting token ends it, the replaced one revoked only after the workloads that use it have rolled, and the current one revoked when this object is deleted.
  */
 export interface VaultDynamicSecret {
   /**
@@ -451,7 +451,7 @@ export interface VaultDynamicSecretSpec {
     [k: string]: string | undefined;
   };
   /**
-   * Lease: a credential with a renewable Vault lease (database engine, kubernetes secrets engine). StaticRole (database static roles) and Certificate (PKI) are reserved for later releases and refused at admission.
+   * Lease: a credential with a renewable Vault lease (database engine, kubernetes secrets engine). Certificate: a certificate from a PKI mount's issue path (`<mount>/issue/<role>` or `<mount>/issuer/<ref>/issue/<role>`, method PUT or POST, parameters such as common_name and ttl), written as tls.crt, tls.key and ca.crt to a kubernetes.io/tls Secret, re-issued at renewAtPercent of its lifetime (plus jitter) and at the latest minValidity before notAfter, the replaced one revoked by serial per `revocation`. StaticRole (database static roles) is reserved for a later release and refused at admission.
    */
   credentialType?: 'Lease' | 'StaticRole' | 'Certificate';
   target?: VaultDynamicSecretTarget;
@@ -520,11 +520,11 @@ export interface VaultDynamicSecretLeasePolicy {
  */
 export interface VaultDynamicSecretRevocation {
   /**
-   * Revoke the current lease (and any replaced one not yet revoked) when this object is deleted (finalizer).
+   * Revoke the current lease or certificate (and any replaced one not yet revoked) when this object is deleted (finalizer).
    */
   onDelete?: boolean;
   /**
-   * A replaced credential: revoked once every rollout target runs with the new one (plus grace), at once, or left to expire.
+   * A replaced credential: revoked once every rollout target runs with the new one (plus grace), at once, or left to expire. For a certificate, revocation is by serial at the PKI mount's revoke path (it then appears in the CRL).
    */
   previous?: 'AfterRollout' | 'Immediately' | 'Never';
   /**
@@ -553,8 +553,9 @@ export interface VaultDynamicSecretStatus {
    */
   observedGeneration?: number;
   lease?: VaultDynamicSecretLease;
+  certificate?: VaultDynamicSecretCertificate;
   /**
-   * Replaced leases not yet revoked.
+   * Replaced leases and certificates not yet revoked.
    *
    * @maxItems 16
    */
@@ -602,18 +603,52 @@ export interface VaultDynamicSecretLease {
    */
   tokenAccessor?: string;
   /**
-   * When the minting token ends, as last seen; absent for a token without expiry.
+   * When the minting token ends, as last seen (looked up again after a controller restart and before acting on it); absent for a token without expiry.
    */
   tokenExpiresAt?: string;
+  /**
+   * Whether the minting token is periodic (renewable without end while someone renews it); a non-periodic token ending before the max TTL makes the credential be replaced before it.
+   */
+  tokenPeriodic?: boolean;
+  /**
+   * When the minting token was last looked up.
+   */
+  tokenCheckedAt?: string;
   /**
    * Hash of the store, path, method and parameters that minted it: a change of those means a new credential.
    */
   source?: string;
 }
 
+/**
+ * The certificate in the Secret now (credentialType Certificate): identifiers and dates only, never the key.
+ */
+export interface VaultDynamicSecretCertificate {
+  /**
+   * Serial number as Vault writes it (colon-separated hex).
+   */
+  serial: string;
+  /**
+   * Start of validity.
+   */
+  notBefore: string;
+  /**
+   * End of validity.
+   */
+  notAfter: string;
+  /**
+   * When it is re-issued: renewAtPercent of its lifetime plus jitter, at the latest minValidity before notAfter.
+   */
+  renewAt?: string;
+  /**
+   * Hash of the store, path, method and parameters that issued it.
+   */
+  source?: string;
+}
+
 export interface VaultDynamicSecretPreviousLease {
   /**
-   * Vault lease id.
+   * Vault lease id, or a certificate's serial.
    */
   id: string;
   /**
@@ -640,6 +675,14 @@ export interface VaultDynamicSecretPreviousLease {
    * Last renewal while it waited.
    */
   renewedAt?: string;
+  /**
+   * A certificate (revoked by serial at the PKI mount), not a lease.
+   */
+  certificate?: boolean;
+  /**
+   * The PKI mount that issued the certificate (where it is revoked).
+   */
+  mount?: string;
 }
 
 /**

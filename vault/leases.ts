@@ -36,6 +36,8 @@ export interface TokenLease {
   /** ms since the epoch; undefined for a token without expiry (root, or no TTL). */
   expireTime: number | undefined;
   renewable: boolean;
+  /** A periodic token: renewable without end, each renewal granting its period. */
+  periodic: boolean;
 }
 
 interface LeaseAnswer {
@@ -139,15 +141,46 @@ export function isLeaseGone(err: unknown): boolean {
 
 /** The requester's own token (`auth/token/lookup-self`; a session puts in its current token): accessor and end. */
 export async function currentTokenLease(vault: VaultRequester): Promise<TokenLease> {
-  const res = await vault.request<{ data?: { accessor?: unknown; expire_time?: unknown; renewable?: unknown } }>({
+  const res = await vault.request<{ data?: TokenData }>({
     operation: 'auth.token.lookup_self',
     method: 'GET',
     path: 'auth/token/lookup-self',
   });
-  const d = res?.data ?? {};
+  return tokenLease(res?.data ?? {});
+}
+
+interface TokenData {
+  accessor?: unknown;
+  expire_time?: unknown;
+  renewable?: unknown;
+  period?: unknown;
+}
+
+function tokenLease(d: TokenData): TokenLease {
   return {
     accessor: typeof d.accessor === 'string' ? d.accessor : undefined,
     expireTime: time(d.expire_time),
     renewable: d.renewable === true,
+    periodic: typeof d.period === 'number' && d.period > 0,
   };
+}
+
+/**
+ * Another token by its accessor (`auth/token/lookup-accessor`, a grant the identity needs): the token that
+ * minted a lease, after this process logged in anew. Undefined when Vault no longer knows it (revoked or
+ * expired: its leases went with it; OpenBao answers 400 "invalid accessor").
+ */
+export async function lookupTokenByAccessor(vault: VaultRequester, accessor: string): Promise<TokenLease | undefined> {
+  try {
+    const res = await vault.request<{ data?: TokenData }>({
+      operation: 'auth.token.lookup_accessor',
+      method: 'PUT',
+      path: 'auth/token/lookup-accessor',
+      body: { accessor },
+    });
+    return tokenLease(res?.data ?? {});
+  } catch (err) {
+    if (isKind(err, 'invalid') && /invalid accessor/i.test((err as Error).message)) return undefined;
+    throw err;
+  }
 }

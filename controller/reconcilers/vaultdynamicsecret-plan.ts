@@ -10,11 +10,30 @@
 // the garbage collector removes it with the object): a restore mints nothing and restarts nothing, as the
 // bytes the pods hold are the same. Without the copy (deleted too), the credential cannot be had again: a
 // new one is minted, the targets roll, and the old lease is revoked after them, as for any rotation.
+//
+// A certificate (credentialType Certificate) goes through the same plan as a lease that cannot be renewed:
+// its id is its serial, its issue and expiry are notBefore and notAfter (from status, or parsed from the
+// stored certificate after a crash), and it is re-issued at renewAtPercent of its lifetime plus jitter, at
+// the latest minValidity before notAfter (VSO re-issues at expiry by default: its expiryOffset is 0).
+// It has no lease, so the minting token's end does not bound it.
+//
+// The minting token: Vault revokes a lease with the token that minted it. Its end as last seen is in
+// status; before acting on it (and once after a controller start, when no one renews that token any more)
+// the reconciler looks it up again (`mintingToken`), so a token the cache renewed causes no rotation and
+// one that ends (non-periodic, or no longer renewed) causes one in time, said in the TokenBound condition.
 
 /** What a rollout target's coordinator answers (controller/rollouts/coordinator.ts settled()). */
 export type RolloutState = 'settled' | 'rolling' | 'paused' | 'missing';
 
-export type ReplaceReason = 'MaxTTL' | 'TokenExpiry' | 'SpecChanged' | 'SecretLost' | 'NotRenewable' | 'LeaseLost';
+export type ReplaceReason =
+  | 'MaxTTL'
+  | 'TokenExpiry'
+  | 'SpecChanged'
+  | 'SecretLost'
+  | 'NotRenewable'
+  | 'LeaseLost'
+  | 'Renewal'
+  | 'CertificateExpired';
 
 export interface LeaseState {
   id: string;
@@ -27,8 +46,22 @@ export interface LeaseState {
   maxExpiresAt?: number;
   tokenAccessor?: string;
   tokenExpiresAt?: number;
+  /** The minting token is periodic (lives while renewed). */
+  tokenPeriodic?: boolean;
+  tokenCheckedAt?: number;
   /** Hash of what minted it (store, path, method, parameters): a change means a new credential. */
   source?: string;
+  /** A certificate: id is its serial, issuedAt/expiresAt its notBefore/notAfter; no lease, no token bound. */
+  certificate?: boolean;
+}
+
+/** The minting token as looked up now: the session's own token, another live one, or gone (revoked, expired). */
+export interface MintingTokenLook {
+  accessor: string;
+  state: 'current' | 'other' | 'gone';
+  /** ms; undefined when the token does not expire. */
+  expiresAt?: number;
+  periodic?: boolean;
 }
 
 export interface PreviousLease {
@@ -40,6 +73,9 @@ export interface PreviousLease {
   renewedAt?: number;
   rolloutSettledAt?: number;
   reason?: string;
+  /** A certificate, revoked by serial at this PKI mount. */
+  certificate?: boolean;
+  mount?: string;
 }
 
 export interface LeasePolicy {
@@ -67,6 +103,8 @@ export interface LifecycleObservation {
   copyLeaseId?: string;
   /** The rollout of the targets onto the Secret's current data; only asked while a replaced lease waits. */
   rollout?: RolloutState;
+  /** The minting token looked up in this pass (see mintingTokenLookDue); absent when not looked up. */
+  mintingToken?: MintingTokenLook;
 }
 
 export type MainAction =
@@ -93,6 +131,10 @@ export interface PlannedEvent {
 
 export interface LifecyclePlan {
   main: MainAction;
+  /** The current lease's token fields as now known (from a fresh look-up), to persist. */
+  token?: Pick<LeaseState, 'tokenExpiresAt' | 'tokenPeriodic' | 'tokenCheckedAt'>;
+  /** TokenBound: whether the minting token ends before the credential would (a rotation it forces). */
+  tokenCondition?: { status: 'True' | 'False'; reason: string; message: string };
   previous: PreviousAction[];
   condition: { status: 'True' | 'False' | 'Unknown'; reason: string; message: string };
   events: PlannedEvent[];
@@ -123,11 +165,35 @@ export function renewalTime(p: LeasePolicy, leaseId: string, from: number, grant
 /** The end the credential cannot outlive: Vault's max TTL (known or stated) or the minting token's end. */
 function hardEnd(lease: LeaseState, p: LeasePolicy): { at: number; reason: ReplaceReason } | undefined {
   const ends: Array<{ at: number; reason: ReplaceReason }> = [];
+  if (lease.certificate) {
+    const at = Math.min(certificateRenewAt(p, lease), lease.expiresAt - p.minValidityMs) + p.minValidityMs;
+    return { at, reason: 'Renewal' };
+  }
   if (lease.maxExpiresAt !== undefined) ends.push({ at: lease.maxExpiresAt, reason: 'MaxTTL' });
   if (p.maxTTLMs !== undefined) ends.push({ at: lease.issuedAt + p.maxTTLMs, reason: 'MaxTTL' });
   if (!lease.renewable) ends.push({ at: lease.expiresAt, reason: 'NotRenewable' });
   if (lease.tokenExpiresAt !== undefined) ends.push({ at: lease.tokenExpiresAt, reason: 'TokenExpiry' });
   return ends.sort((a, b) => a.at - b.at)[0];
+}
+
+/** When a certificate is re-issued: renewAtPercent of its lifetime plus jitter (stable per serial). */
+export function certificateRenewAt(p: LeasePolicy, cert: Pick<LeaseState, 'id' | 'issuedAt' | 'expiresAt'>): number {
+  return Math.min(
+    renewalTime(p, cert.id, cert.issuedAt, cert.expiresAt - cert.issuedAt),
+    cert.expiresAt - p.minValidityMs,
+  );
+}
+
+/** Looking the minting token up again is due: once per controller start, and when its end comes near. */
+export function mintingTokenLookDue(
+  lease: LeaseState | undefined,
+  p: LeasePolicy,
+  now: number,
+  checkedThisRun: boolean,
+): boolean {
+  if (!lease?.tokenAccessor || lease.certificate) return false;
+  if (!checkedThisRun) return true;
+  return lease.tokenExpiresAt !== undefined && lease.tokenExpiresAt - now < p.minValidityMs + 60_000;
 }
 
 /** Increment asked at each renewal: the lease's own duration plus minValidity, so a capped answer shows the max TTL minValidity early. */
@@ -218,9 +284,11 @@ function replace(reason: ReplaceReason, events: PlannedEvent[], audit: Lifecycle
     SecretLost: "the Secret and the controller's copy of the credential were deleted",
     NotRenewable: 'the lease is not renewable and ends soon',
     LeaseLost: 'Vault no longer knows the lease (revoked, or expired unrenewed)',
+    Renewal: 'the certificate reached its renewal point (a fraction of its lifetime)',
+    CertificateExpired: 'the certificate expired before it was re-issued',
   };
   events.push({
-    type: reason === 'LeaseLost' || reason === 'SecretLost' ? 'Warning' : 'Normal',
+    type: reason === 'LeaseLost' || reason === 'SecretLost' || reason === 'CertificateExpired' ? 'Warning' : 'Normal',
     reason: 'Rotating',
     message: `minting a replacement credential: ${why[reason]}`,
   });
@@ -233,7 +301,8 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
   const audit: LifecyclePlan['audit'] = [];
   const wakeAt: number[] = [];
   const p = o.policy;
-  const lease = o.lease;
+  const looked = lookedToken(o);
+  const lease = looked?.lease ?? o.lease;
 
   if (o.deleting) {
     if (!p.onDelete || (!lease && o.previous.length === 0)) {
@@ -274,12 +343,15 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
   const previous = planPrevious(o, events, audit, wakeAt);
   const done = (main: MainAction, condition: LifecyclePlan['condition']): LifecyclePlan => {
     const next = wakeAt.length > 0 ? Math.min(...wakeAt) - o.now : undefined;
+    const tokenCondition = looked && main.type !== 'mint' ? tokenBound(looked, p) : undefined;
     return {
       main,
       previous,
       condition,
       events,
       audit,
+      ...(looked ? { token: looked.persist } : {}),
+      ...(tokenCondition ? { tokenCondition } : {}),
       ...(next !== undefined ? { requeueAfterMs: Math.max(MIN_REQUEUE_MS, next) } : {}),
     };
   };
@@ -304,12 +376,20 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
     );
   }
 
-  if (lease.expiresAt <= o.now)
+  if (looked?.gone)
     return done(replace('LeaseLost', events, audit), {
       status: 'False',
-      reason: 'LeaseExpired',
-      message: 'the lease expired before it was renewed',
+      reason: 'TokenRevoked',
+      message:
+        'the Vault token that minted the credential is gone (revoked or expired), and Vault revoked the lease with it',
     });
+  if (lease.expiresAt <= o.now)
+    return done(
+      replace(lease.certificate ? 'CertificateExpired' : 'LeaseLost', events, audit),
+      lease.certificate
+        ? { status: 'False', reason: 'CertificateExpired', message: 'the certificate expired before it was re-issued' }
+        : { status: 'False', reason: 'LeaseExpired', message: 'the lease expired before it was renewed' },
+    );
   if (lease.source !== undefined && lease.source !== o.source)
     return done(replace('SpecChanged', events, audit), ready('Rotating', 'replacing the credential: the spec changed'));
   if (o.target === 'missing' && o.copyLeaseId !== lease.id)
@@ -318,11 +398,21 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
       ready('Rotating', "the Secret and the controller's copy were deleted: replacing the credential"),
     );
 
-  const end = hardEnd(lease, p);
+  const end = hardEnd(looked?.bound ?? lease, p);
+  // This process's own token is renewed by its token cache: look again (at most every 30 s) near its end,
+  // where the cache may have had to log in again, leaving it to end.
+  if (looked?.state === 'current' && lease.tokenExpiresAt !== undefined)
+    wakeAt.push(Math.max(o.now + 30_000, lease.tokenExpiresAt - p.minValidityMs));
   if (end && end.at - o.now < p.minValidityMs) {
+    const left = Math.max(0, Math.round(((lease.certificate ? lease.expiresAt : end.at) - o.now) / 1000));
     return done(
       replace(end.reason, events, audit),
-      ready('Rotating', `replacing the credential ${Math.max(0, Math.round((end.at - o.now) / 1000))}s before it ends`),
+      ready(
+        'Rotating',
+        lease.certificate
+          ? `re-issuing the certificate ${left}s before its notAfter`
+          : `replacing the credential ${left}s before it ends`,
+      ),
     );
   }
   if (end) wakeAt.push(end.at - p.minValidityMs);
@@ -361,10 +451,86 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
   return done(
     { type: 'noop' },
     ready(
-      waiting ? 'AwaitingRollout' : 'LeaseValid',
+      waiting ? 'AwaitingRollout' : lease.certificate ? 'CertificateValid' : 'LeaseValid',
       waiting
         ? `the credential is valid; ${o.previous.length} replaced credential${o.previous.length === 1 ? '' : 's'} wait${o.previous.length === 1 ? 's' : ''} for the rollout before revocation`
-        : 'the credential is valid and its lease is renewed on schedule',
+        : lease.certificate
+          ? `the certificate is valid until ${new Date(lease.expiresAt).toISOString()} and is re-issued at ${new Date(certificateRenewAt(p, lease)).toISOString()}`
+          : 'the credential is valid and its lease is renewed on schedule',
     ),
   );
+}
+
+/**
+ * The current lease with its minting token as just looked up: `bound` is the lease as the plan weighs it
+ * (this process's own token, renewed by its token cache, bounds nothing while it is renewed), `persist`
+ * what status keeps.
+ */
+function lookedToken(o: LifecycleObservation):
+  | {
+      lease: LeaseState;
+      bound: LeaseState;
+      persist: NonNullable<LifecyclePlan['token']>;
+      gone: boolean;
+      state: MintingTokenLook['state'];
+      maxEnd?: number;
+    }
+  | undefined {
+  const lease = o.lease;
+  const look = o.mintingToken;
+  if (!lease || lease.certificate || !look || look.accessor !== lease.tokenAccessor) return undefined;
+  const persist = {
+    ...(look.expiresAt !== undefined ? { tokenExpiresAt: look.expiresAt } : {}),
+    ...(look.periodic !== undefined ? { tokenPeriodic: look.periodic } : {}),
+    tokenCheckedAt: o.now,
+  };
+  const { tokenExpiresAt: _e, tokenPeriodic: _p, ...rest } = lease;
+  const updated: LeaseState = { ...rest, ...persist };
+  const { tokenExpiresAt: _b, ...unbounded } = updated;
+  const maxEnds = [
+    lease.maxExpiresAt,
+    o.policy.maxTTLMs !== undefined ? lease.issuedAt + o.policy.maxTTLMs : undefined,
+  ];
+  const known = maxEnds.filter((x): x is number => x !== undefined);
+  return {
+    lease: updated,
+    bound: look.state === 'current' ? unbounded : updated,
+    persist,
+    gone: look.state === 'gone',
+    state: look.state,
+    ...(known.length > 0 ? { maxEnd: Math.min(...known) } : {}),
+  };
+}
+
+/** Condition TokenBound (set when the token was looked up): False when the minting token may end the credential first. */
+function tokenBound(
+  looked: NonNullable<ReturnType<typeof lookedToken>>,
+  p: LeasePolicy,
+): LifecyclePlan['tokenCondition'] | undefined {
+  const end = looked.lease.tokenExpiresAt;
+  const at = (n: number): string => new Date(n).toISOString();
+  if (looked.state === 'gone') return undefined;
+  if (end === undefined || (looked.maxEnd !== undefined && end >= looked.maxEnd))
+    return {
+      status: 'True',
+      reason: 'TokenOutlivesCredential',
+      message: 'the Vault token that minted the credential does not end before the credential does',
+    };
+  if (looked.state === 'current' && looked.lease.tokenPeriodic)
+    return {
+      status: 'True',
+      reason: 'TokenPeriodic',
+      message: 'the Vault token that minted the credential is periodic and renewed by this controller',
+    };
+  if (looked.state === 'current')
+    return {
+      status: 'False',
+      reason: 'TokenNotPeriodic',
+      message: `the Vault token that minted the credential is not periodic: renewed by this controller up to its max TTL, it then ends (now at ${at(end)}) and Vault revokes the lease with it, so the credential is replaced before that (an auth role with token_period avoids these rotations)`,
+    };
+  return {
+    status: 'False',
+    reason: looked.lease.tokenPeriodic ? 'TokenNoLongerRenewed' : 'TokenEndsFirst',
+    message: `the Vault token that minted the credential ends at ${at(end)}${looked.maxEnd !== undefined ? `, before the credential's max TTL (${at(looked.maxEnd)})` : ''}, and Vault revokes the lease with it: the credential is replaced ${Math.round(p.minValidityMs / 1000)}s (minValidity) before that${looked.lease.tokenPeriodic ? ' (a periodic token of an earlier login or controller process, which no one renews now)' : ''}`,
+  };
 }

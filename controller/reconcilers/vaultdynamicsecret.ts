@@ -34,9 +34,11 @@ import {
   isLeaseGone,
   issueCredential,
   lookupLease,
+  lookupTokenByAccessor,
   renewLease,
   revokeLease,
 } from '../../vault/leases.ts';
+import { certificateFacts, issueCertificate, pkiMountOf, revokeCertificate } from '../../vault/pki.ts';
 import type { VaultRequester } from '../../vault/types.ts';
 import { VDS_DEFAULTS } from '../../webhook/rules/vaultdynamicsecret.ts';
 import { admissionContext } from './admission-context.ts';
@@ -44,7 +46,10 @@ import { admissionDenials, describeFindings, reasonOf, safeMessage, SafeError } 
 import { isOurClass, tryCache } from './lookups.ts';
 import type { StoreConnector, StoreKind, StoreObject } from './store-connector.ts';
 import {
+  certificateRenewAt,
+  mintingTokenLookDue,
   planLifecycle,
+  type MintingTokenLook,
   type LeasePolicy,
   type LeaseState,
   type LifecycleObservation,
@@ -70,7 +75,11 @@ export interface RolloutGate {
 /** Labels and annotations on the Secrets this reconciler writes. */
 export const LABEL_DYNAMIC_SECRET = 'vaultgate.io/dynamic-secret';
 export const LABEL_COPY = 'vaultgate.io/credential-copy';
+/** The lease id, or for a certificate its serial. */
 export const ANNOTATION_LEASE = 'vaultgate.io/lease-id';
+/** On the copy: the minting token's accessor and end, so a credential adopted after a crash keeps its bound. */
+export const ANNOTATION_TOKEN_ACCESSOR = 'vaultgate.io/token-accessor';
+export const ANNOTATION_TOKEN_EXPIRES = 'vaultgate.io/token-expires-at';
 
 /** Index on VaultDynamicSecrets: `namespace/<target Secret>` and `namespace/<copy Secret>`. */
 export const VDS_SECRET_INDEX = 'vds-secret';
@@ -165,6 +174,25 @@ export function sourceOf(o: VaultDynamicSecretObject): string {
     .slice(0, 16);
 }
 
+/** The current credential from status: a lease, or a certificate (id = serial). */
+function currentFromStatus(st: VaultDynamicSecretStatus | undefined): LeaseState | undefined {
+  const c = st?.certificate;
+  if (c) {
+    const issuedAt = t(c.notBefore) ?? 0;
+    const expiresAt = t(c.notAfter) ?? 0;
+    return {
+      id: c.serial,
+      certificate: true,
+      durationSeconds: Math.max(0, Math.round((expiresAt - issuedAt) / 1000)),
+      renewable: false,
+      issuedAt,
+      expiresAt,
+      ...(c.source ? { source: c.source } : {}),
+    };
+  }
+  return leaseFromStatus(st?.lease);
+}
+
 function leaseFromStatus(s: VaultDynamicSecretStatus['lease']): LeaseState | undefined {
   if (!s) return undefined;
   return {
@@ -177,6 +205,8 @@ function leaseFromStatus(s: VaultDynamicSecretStatus['lease']): LeaseState | und
     ...(s.maxExpiresAt ? { maxExpiresAt: t(s.maxExpiresAt)! } : {}),
     ...(s.tokenAccessor ? { tokenAccessor: s.tokenAccessor } : {}),
     ...(s.tokenExpiresAt ? { tokenExpiresAt: t(s.tokenExpiresAt)! } : {}),
+    ...(s.tokenPeriodic !== undefined ? { tokenPeriodic: s.tokenPeriodic } : {}),
+    ...(s.tokenCheckedAt ? { tokenCheckedAt: t(s.tokenCheckedAt)! } : {}),
     ...(s.source ? { source: s.source } : {}),
   };
 }
@@ -192,6 +222,18 @@ function leaseToStatus(l: LeaseState): NonNullable<VaultDynamicSecretStatus['lea
     ...(l.maxExpiresAt !== undefined ? { maxExpiresAt: iso(l.maxExpiresAt)! } : {}),
     ...(l.tokenAccessor ? { tokenAccessor: l.tokenAccessor } : {}),
     ...(l.tokenExpiresAt !== undefined ? { tokenExpiresAt: iso(l.tokenExpiresAt)! } : {}),
+    ...(l.tokenPeriodic !== undefined ? { tokenPeriodic: l.tokenPeriodic } : {}),
+    ...(l.tokenCheckedAt !== undefined ? { tokenCheckedAt: iso(l.tokenCheckedAt)! } : {}),
+    ...(l.source ? { source: l.source } : {}),
+  };
+}
+
+function certificateToStatus(l: LeaseState, p: LeasePolicy): NonNullable<VaultDynamicSecretStatus['certificate']> {
+  return {
+    serial: l.id,
+    notBefore: iso(l.issuedAt)!,
+    notAfter: iso(l.expiresAt)!,
+    renewAt: iso(certificateRenewAt(p, l))!,
     ...(l.source ? { source: l.source } : {}),
   };
 }
@@ -205,6 +247,8 @@ function previousFromStatus(list: VaultDynamicSecretStatus['previous']): Previou
     ...(p.renewedAt ? { renewedAt: t(p.renewedAt)! } : {}),
     ...(p.rolloutSettledAt ? { rolloutSettledAt: t(p.rolloutSettledAt)! } : {}),
     ...(p.reason ? { reason: p.reason } : {}),
+    ...(p.certificate ? { certificate: true } : {}),
+    ...(p.mount ? { mount: p.mount } : {}),
   }));
 }
 
@@ -217,6 +261,8 @@ function previousToStatus(list: PreviousLease[]): NonNullable<VaultDynamicSecret
     ...(p.renewedAt !== undefined ? { renewedAt: iso(p.renewedAt)! } : {}),
     ...(p.rolloutSettledAt !== undefined ? { rolloutSettledAt: iso(p.rolloutSettledAt)! } : {}),
     ...(p.reason ? { reason: p.reason } : {}),
+    ...(p.certificate ? { certificate: true } : {}),
+    ...(p.mount ? { mount: p.mount } : {}),
   }));
 }
 
@@ -245,13 +291,14 @@ async function observe(
   ctx: ReconcileContext,
   deps: VaultDynamicSecretDeps,
   now: number,
+  tokenChecked: Set<string>,
 ): Promise<Observed> {
   const ns = o.metadata.namespace ?? '';
   const [target, copy] = await Promise.all([
     ctx.client.get<SecretObject>(SECRETS, targetName(o), ns),
     ctx.client.get<SecretObject>(SECRETS, copyName(o), ns),
   ]);
-  const lease = leaseFromStatus(o.status?.lease);
+  const lease = currentFromStatus(o.status);
   const previous = previousFromStatus(o.status?.previous);
   const ourCopy = ownedBy(copy, o) ? copy : undefined;
   const copyLeaseId = ourCopy?.metadata.annotations?.[ANNOTATION_LEASE];
@@ -265,6 +312,12 @@ async function observe(
     previous.length > 0 && policy.previous === 'AfterRollout' && !o.metadata.deletionTimestamp
       ? await deps.rollouts.settled(ns, o.spec.rolloutRestartTargets ?? [], targetName(o))
       : undefined;
+  const uid = o.metadata.uid ?? `${ns}/${o.metadata.name}`;
+  let mintingToken: MintingTokenLook | undefined;
+  if (!o.metadata.deletionTimestamp && mintingTokenLookDue(lease, policy, now, tokenChecked.has(uid))) {
+    mintingToken = await lookMintingToken(o, ctx, deps, lease!.tokenAccessor!);
+    tokenChecked.add(uid);
+  }
   return {
     obs: {
       now,
@@ -276,10 +329,43 @@ async function observe(
       target: targetState,
       ...(copyLeaseId ? { copyLeaseId } : {}),
       ...(rollout ? { rollout } : {}),
+      ...(mintingToken ? { mintingToken } : {}),
     },
     ...(target ? { target } : {}),
     ...(ourCopy ? { copy: ourCopy } : {}),
   };
+}
+
+/**
+ * The token that minted the lease, as Vault knows it now: this session's own token (renewed by the token
+ * cache), another one (minted before this process started or logged in again: no one renews it now), or
+ * gone. Undefined when it cannot be looked up (no grant on auth/token/lookup-accessor, Vault down): status's
+ * last-seen end then stands.
+ */
+async function lookMintingToken(
+  o: VaultDynamicSecretObject,
+  ctx: ReconcileContext,
+  deps: VaultDynamicSecretDeps,
+  accessor: string,
+): Promise<MintingTokenLook | undefined> {
+  try {
+    const s = await session(o, ctx, deps);
+    const self = await currentTokenLease(s);
+    const tok = self.accessor === accessor ? self : await lookupTokenByAccessor(s, accessor);
+    if (!tok) return { accessor, state: 'gone' };
+    return {
+      accessor,
+      state: self.accessor === accessor ? 'current' : 'other',
+      ...(tok.expireTime !== undefined ? { expiresAt: tok.expireTime } : {}),
+      periodic: tok.periodic,
+    };
+  } catch (err) {
+    ctx.log.info(
+      { key: `${o.metadata.namespace ?? ''}/${o.metadata.name}`, reason: reasonOf(err, 'VaultError') },
+      'the minting token could not be looked up: its end as last seen stands (grant update on auth/token/lookup-accessor)',
+    );
+    return undefined;
+  }
 }
 
 /** The store's Vault session, after the same checks an ExternalSecret's store gets (class, readiness, namespace conditions). */
@@ -319,6 +405,7 @@ function secretBody(
   data: Record<string, string>,
   leaseId: string,
   copy: boolean,
+  extraAnnotations: Record<string, string> = {},
 ): SecretObject {
   const orphan = !copy && o.spec.target?.creationPolicy === 'Orphan';
   return {
@@ -332,10 +419,10 @@ function secretBody(
         [LABEL_DYNAMIC_SECRET]: o.metadata.uid ?? '',
         ...(copy ? { [LABEL_COPY]: 'true' } : {}),
       },
-      annotations: { [ANNOTATION_LEASE]: leaseId },
+      annotations: { [ANNOTATION_LEASE]: leaseId, ...(copy ? extraAnnotations : {}) },
       ...(orphan ? {} : { ownerReferences: [controllerReference(VAULT_DYNAMIC_SECRETS, o)] }),
     },
-    type: 'Opaque',
+    type: isCertificate(o) ? 'kubernetes.io/tls' : 'Opaque',
     data,
   };
 }
@@ -363,6 +450,21 @@ async function writeSecret(
   deps.ownSecretWrites?.record(written);
 }
 
+const isCertificate = (o: VaultDynamicSecretObject): boolean => o.spec.credentialType === 'Certificate';
+
+/** Revokes a replaced or current credential: a lease at sys/leases/revoke, a certificate by serial at its mount. */
+async function revokeCredential(
+  vault: VaultRequester,
+  o: VaultDynamicSecretObject,
+  id: string,
+  cert: { certificate?: boolean; mount?: string } | undefined,
+): Promise<void> {
+  if (!cert?.certificate) return revokeLease(vault, id);
+  const mount = cert.mount ?? pkiMountOf(o.spec.path);
+  if (!mount) throw new SafeError('InvalidSpec', `spec.path ${o.spec.path} is not a PKI issue path: cannot revoke`);
+  await revokeCertificate(vault, mount, id);
+}
+
 const b64 = (data: Record<string, string>): Record<string, string> =>
   Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
 
@@ -386,7 +488,11 @@ async function act(
   const ns = o.metadata.namespace ?? '';
   const audit = (action: 'mint' | 'renew' | 'revoke', leaseId: string, reason: string): void =>
     deps.onLeaseChange?.({ namespace: ns, name: o.metadata.name, action, leaseId, reason });
-  let lease = seen.obs.lease;
+  // The minting token as just looked up (plan.token) replaces what status had seen of it.
+  let lease =
+    seen.obs.lease && plan.token
+      ? { ...seen.obs.lease, tokenExpiresAt: undefined, tokenPeriodic: undefined, ...plan.token }
+      : seen.obs.lease;
   const previous = [...seen.obs.previous];
   let changed = false;
   let vault: VaultRequester | undefined;
@@ -408,7 +514,7 @@ async function act(
     }
     try {
       if (step.op === 'revoke') {
-        await revokeLease(await v(), step.id);
+        await revokeCredential(await v(), o, step.id, previous[i]);
         m.inc({ operation: 'revoke', result: 'success' });
         audit('revoke', step.id, step.why);
         ctx.events.record(o, {
@@ -442,6 +548,45 @@ async function act(
     switch (main.type) {
       case 'mint': {
         const s = await v();
+        if (isCertificate(o)) {
+          const req = {
+            path: o.spec.path,
+            method: o.spec.method ?? 'PUT',
+            ...(o.spec.parameters ? { parameters: o.spec.parameters as Record<string, string> } : {}),
+          };
+          const cert = await issueCertificate(s, req);
+          m.inc({ operation: 'mint', result: 'success' });
+          audit('mint', cert.serial, main.reason);
+          const data = b64({ 'tls.crt': cert.certificate, 'tls.key': cert.privateKey, 'ca.crt': cert.issuingCa });
+          await writeSecret(ctx, deps, secretBody(o, copyName(o), data, cert.serial, true), seen.copy);
+          await writeSecret(ctx, deps, secretBody(o, targetName(o), data, cert.serial, false), seen.target);
+          if (lease && main.reason !== 'CertificateExpired')
+            previous.push({
+              id: lease.id,
+              replacedAt: now,
+              expiresAt: lease.expiresAt,
+              reason: main.reason,
+              certificate: true,
+              ...(pkiMountOf(o.spec.path) ? { mount: pkiMountOf(o.spec.path)! } : {}),
+            });
+          lease = {
+            id: cert.serial,
+            certificate: true,
+            durationSeconds: Math.round((cert.notAfter - cert.notBefore) / 1000),
+            renewable: false,
+            issuedAt: cert.notBefore,
+            expiresAt: cert.notAfter,
+            source: seen.obs.source,
+          };
+          ctx.events.record(o, {
+            type: 'Normal',
+            reason: main.reason === 'Initial' ? 'CertificateIssued' : 'CertificateRotated',
+            note: `wrote certificate ${cert.serial} (until ${iso(cert.notAfter)}) to Secret ${targetName(o)}${main.reason === 'Initial' ? '' : ` (${main.reason})`}`,
+          });
+          changed = true;
+          break;
+        }
+        const tok = await currentTokenLease(s).catch(() => undefined);
         const cred = await issueCredential(s, {
           path: o.spec.path,
           method: o.spec.method ?? 'GET',
@@ -449,10 +594,13 @@ async function act(
         });
         m.inc({ operation: 'mint', result: 'success' });
         audit('mint', cred.leaseId, main.reason);
-        const tok = await currentTokenLease(s).catch(() => undefined);
         const data = b64(cred.data);
-        // The copy first: a crash after this adopts the credential instead of minting another.
-        await writeSecret(ctx, deps, secretBody(o, copyName(o), data, cred.leaseId, true), seen.copy);
+        const tokenNotes = {
+          ...(tok?.accessor ? { [ANNOTATION_TOKEN_ACCESSOR]: tok.accessor } : {}),
+          ...(tok?.expireTime !== undefined ? { [ANNOTATION_TOKEN_EXPIRES]: iso(tok.expireTime)! } : {}),
+        };
+        // The copy first: a crash after this adopts the credential (and its token's bound) instead of minting another.
+        await writeSecret(ctx, deps, secretBody(o, copyName(o), data, cred.leaseId, true, tokenNotes), seen.copy);
         await writeSecret(ctx, deps, secretBody(o, targetName(o), data, cred.leaseId, false), seen.target);
         if (lease && main.reason !== 'LeaseLost') {
           previous.push({
@@ -472,6 +620,7 @@ async function act(
           expiresAt: now + cred.durationSeconds * 1000,
           ...(tok?.accessor ? { tokenAccessor: tok.accessor } : {}),
           ...(tok?.expireTime !== undefined ? { tokenExpiresAt: tok.expireTime } : {}),
+          ...(tok ? { tokenPeriodic: tok.periodic, tokenCheckedAt: now } : {}),
           source: seen.obs.source,
         };
         ctx.events.record(o, {
@@ -484,7 +633,37 @@ async function act(
       }
       case 'adopt': {
         const id = seen.obs.copyLeaseId!;
+        if (isCertificate(o)) {
+          // Minted before a crash, status not written: the stored certificate says when it ends.
+          const pem = Buffer.from(seen.copy?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
+          const facts = certificateFacts(pem);
+          if (lease && lease.id !== id)
+            previous.push({
+              id: lease.id,
+              replacedAt: now,
+              expiresAt: lease.expiresAt,
+              reason: 'Adopted',
+              certificate: true,
+              ...(pkiMountOf(o.spec.path) ? { mount: pkiMountOf(o.spec.path)! } : {}),
+            });
+          lease = facts
+            ? {
+                id,
+                certificate: true,
+                durationSeconds: Math.round((facts.notAfter - facts.notBefore) / 1000),
+                renewable: false,
+                issuedAt: facts.notBefore,
+                expiresAt: facts.notAfter,
+                source: seen.obs.source,
+              }
+            : undefined;
+          m.inc({ operation: 'adopt', result: 'success' });
+          changed = true;
+          break;
+        }
         const info = await lookupLease(await v(), id);
+        const notes = seen.copy?.metadata.annotations ?? {};
+        const tokenExpiresAt = t(notes[ANNOTATION_TOKEN_EXPIRES]);
         if (lease && lease.id !== id)
           previous.push({
             id: lease.id,
@@ -501,6 +680,8 @@ async function act(
                 renewable: info.renewable,
                 issuedAt: info.issueTime,
                 expiresAt: info.expireTime,
+                ...(notes[ANNOTATION_TOKEN_ACCESSOR] ? { tokenAccessor: notes[ANNOTATION_TOKEN_ACCESSOR] } : {}),
+                ...(tokenExpiresAt !== undefined ? { tokenExpiresAt } : {}),
                 source: seen.obs.source,
               }
             : undefined;
@@ -574,11 +755,19 @@ function statusOf(
   const cond = r.failure
     ? { status: 'False' as const, reason: r.failure.reason, message: r.failure.message }
     : plan.condition;
+  let conditions = setCondition(o.status?.conditions, { type: 'Ready', ...cond }, gen, timestamp(now));
+  if (plan.tokenCondition)
+    conditions = setCondition(conditions, { type: 'TokenBound', ...plan.tokenCondition }, gen, timestamp(now));
+  const current = r.lease
+    ? r.lease.certificate
+      ? { certificate: certificateToStatus(r.lease, leasePolicyOf(o.spec)) }
+      : { lease: leaseToStatus(r.lease) }
+    : {};
   return {
     ...(gen !== undefined ? { observedGeneration: gen } : {}),
-    ...(r.lease ? { lease: leaseToStatus(r.lease) } : {}),
+    ...current,
     ...(r.previous.length > 0 ? { previous: previousToStatus(r.previous) } : {}),
-    conditions: setCondition(o.status?.conditions, { type: 'Ready', ...cond }, gen, timestamp(now)),
+    conditions,
   };
 }
 
@@ -593,18 +782,22 @@ async function cleanup(
     deleting: true,
     policy: leasePolicyOf(o.spec),
     source: sourceOf(o),
-    ...(o.status?.lease ? { lease: leaseFromStatus(o.status.lease)! } : {}),
+    ...(currentFromStatus(o.status) ? { lease: currentFromStatus(o.status)! } : {}),
     previous: previousFromStatus(o.status?.previous),
     target: 'current',
   });
   if (plan.main.type !== 'revoke-all') return;
-  const ids = [o.status?.lease?.id, ...(o.status?.previous ?? []).map((p) => p.id)].filter((x): x is string =>
-    Boolean(x),
-  );
+  const current = currentFromStatus(o.status);
+  const all: Array<{ id: string; certificate?: boolean; mount?: string }> = [
+    ...(current ? [current] : []),
+    ...previousFromStatus(o.status?.previous),
+  ];
+  const ids = all.map((x) => x.id);
   try {
     const s = await session(o, ctx, deps);
-    for (const id of ids) {
-      await revokeLease(s, id);
+    for (const c of all) {
+      const id = c.id;
+      await revokeCredential(s, o, id, c);
       deps.metrics.operations.inc({ operation: 'revoke', result: 'success' });
       deps.onLeaseChange?.({
         namespace: o.metadata.namespace ?? '',
@@ -632,6 +825,7 @@ async function reconcileLive(
   ctx: ReconcileContext,
   deps: VaultDynamicSecretDeps,
   now: number,
+  tokenChecked: Set<string>,
 ): Promise<Result> {
   const denials = admissionDenials(
     { ...o, apiVersion: VAULTGATE_API_VERSION, kind: 'VaultDynamicSecret' },
@@ -659,7 +853,7 @@ async function reconcileLive(
         }),
         {
           previous: previousFromStatus(o.status?.previous),
-          ...(o.status?.lease ? { lease: leaseFromStatus(o.status.lease)! } : {}),
+          ...(currentFromStatus(o.status) ? { lease: currentFromStatus(o.status)! } : {}),
           failure: { reason: 'InvalidSpec', message: describeFindings(denials) },
           changed: false,
         },
@@ -668,7 +862,7 @@ async function reconcileLive(
     );
     return DONE;
   }
-  const seen = await observe(o, ctx, deps, now);
+  const seen = await observe(o, ctx, deps, now, tokenChecked);
   const plan = planLifecycle(seen.obs);
   for (const e of plan.events) ctx.events.record(o, { type: e.type, reason: e.reason, note: e.message });
   const result = await act(o, ctx, deps, seen, plan);
@@ -680,11 +874,13 @@ async function reconcileLive(
 
 export function createVaultDynamicSecretReconciler(deps: VaultDynamicSecretDeps): Reconciler {
   const now = deps.now ?? Date.now;
+  // Objects whose minting token this process has looked up: after a start, each is looked up once.
+  const tokenChecked = new Set<string>();
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const cached = ctx.cache<VaultDynamicSecretObject>(VAULT_DYNAMIC_SECRETS).get(key);
     if (!cached) return DONE;
     return withFinalizer(ctx.client, VAULT_DYNAMIC_SECRETS, cached, {
-      apply: (o) => reconcileLive(o, ctx, deps, now()),
+      apply: (o) => reconcileLive(o, ctx, deps, now(), tokenChecked),
       cleanup: (o) => cleanup(o, ctx, deps, now()),
     });
   };

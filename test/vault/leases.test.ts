@@ -9,6 +9,7 @@ import {
   isLeaseGone,
   issueCredential,
   lookupLease,
+  lookupTokenByAccessor,
   renewLease,
   revokeLease,
 } from '../../vault/leases.ts';
@@ -89,7 +90,28 @@ void describe('vault/leases', () => {
       accessor: 'acc',
       expireTime: Date.parse('2026-12-03T09:00:00Z'),
       renewable: true,
+      periodic: false,
     });
     assert.equal(v.sent[0]!.token, undefined);
+  });
+
+  void test("another token by its accessor: its end and whether it is periodic; gone when Vault says 'invalid accessor'", async () => {
+    const v = fake(() => ({ data: { accessor: 'old', expire_time: '2026-12-03T09:00:00Z', period: 3600 } }));
+    assert.deepEqual(await lookupTokenByAccessor(v, 'old'), {
+      accessor: 'old',
+      expireTime: Date.parse('2026-12-03T09:00:00Z'),
+      renewable: false,
+      periodic: true,
+    });
+    assert.deepEqual(v.sent[0]!.body, { accessor: 'old' });
+    assert.equal(v.sent[0]!.path, 'auth/token/lookup-accessor');
+    const gone = fake(() => {
+      throw new VaultError('invalid', 'auth.token.lookup_accessor: invalid accessor', 400);
+    });
+    assert.equal(await lookupTokenByAccessor(gone, 'old'), undefined);
+    const denied = fake(() => {
+      throw new VaultError('forbidden', 'auth.token.lookup_accessor: permission denied', 403);
+    });
+    await assert.rejects(lookupTokenByAccessor(denied, 'old'), /permission denied/);
   });
 });

@@ -20,6 +20,7 @@ import {
 import { mutateOwnership } from './common.ts';
 import { schemaFindings } from './schema.ts';
 import { vaultPathProblems } from '../../vault/paths.ts';
+import { pkiMountOf } from '../../vault/pki.ts';
 
 export const VDS_DEFAULTS = {
   method: 'GET',
@@ -39,16 +40,50 @@ function ms(text: string | undefined): number | undefined {
   return r.ok ? r.ms : undefined;
 }
 
-/** Rule "vaultdynamicsecret.credential-type": only lease-based credentials are kept alive by this release. */
+/** Rule "vaultdynamicsecret.credential-type": lease-based credentials and PKI certificates are kept alive by this release. */
 export function credentialTypeFindings(type: string | undefined): Finding[] {
-  if (type === undefined || type === 'Lease') return [];
+  if (type === undefined || type === 'Lease' || type === 'Certificate') return [];
   return [
     deny(
       'spec.credentialType',
       'vaultdynamicsecret.credential-type',
-      `"${type}" is not supported yet: this release keeps lease-based credentials (credentialType: Lease: the database and kubernetes secrets engines)`,
+      `"${type}" is not supported yet: this release keeps lease-based credentials (Lease: the database and kubernetes secrets engines) and PKI certificates (Certificate)`,
     ),
   ];
+}
+
+/**
+ * Rule "vaultdynamicsecret.certificate-path": a certificate comes from a PKI issue path (its mount is where
+ * it is revoked). Rule "vaultdynamicsecret.certificate-ttl": a certificate whose ttl is not longer than
+ * minValidity would be re-issued as soon as it is issued.
+ */
+export function certificateFindings(
+  path: unknown,
+  parameters: unknown,
+  policy: Record<string, unknown> | undefined,
+): Finding[] {
+  const out: Finding[] = [];
+  if (typeof path === 'string' && pkiMountOf(path) === undefined)
+    out.push(
+      deny(
+        'spec.path',
+        'vaultdynamicsecret.certificate-path',
+        `a Certificate is issued from a PKI issue path, <mount>/issue/<role> or <mount>/issuer/<ref>/issue/<role>; "${path}" is neither`,
+      ),
+    );
+  const ttlText = isRecord(parameters) && typeof parameters.ttl === 'string' ? parameters.ttl : undefined;
+  const ttl = ttlText === undefined ? undefined : /^[0-9]+$/.test(ttlText) ? Number(ttlText) * 1000 : ms(ttlText);
+  const minText = stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity;
+  const minValidity = ms(minText);
+  if (ttl !== undefined && minValidity !== undefined && ttl <= minValidity)
+    out.push(
+      deny(
+        'spec.parameters.ttl',
+        'vaultdynamicsecret.certificate-ttl',
+        `ttl "${ttlText}" must be longer than spec.leasePolicy.minValidity "${minText}": every certificate would be re-issued as soon as it is issued`,
+      ),
+    );
+  return out;
 }
 
 /** Rule "vaultdynamicsecret.parameters-with-get": a GET sends no body, so parameters would be silently dropped. */
@@ -126,7 +161,9 @@ export function validateVaultDynamicSecret(obj: KubeObject): Finding[] {
       ? vaultPathProblems(spec.path).map((p) => deny('spec.path', 'vaultdynamicsecret.path', p.message))
       : []),
     ...credentialTypeFindings(stringAt(spec, 'credentialType')),
-    ...parametersFindings(stringAt(spec, 'method') ?? VDS_DEFAULTS.method, spec.parameters),
+    ...(stringAt(spec, 'credentialType') === 'Certificate'
+      ? certificateFindings(spec.path, spec.parameters, policy) // always a write: GET is sent as PUT
+      : parametersFindings(stringAt(spec, 'method') ?? VDS_DEFAULTS.method, spec.parameters)),
     ...timingFindings(policy, revocation),
     ...rolloutTargetFindings(spec.rolloutRestartTargets),
   ];

@@ -7,7 +7,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  certificateRenewAt,
   MAX_PREVIOUS,
+  mintingTokenLookDue,
   planLifecycle,
   renewalTime,
   type LeasePolicy,
@@ -59,8 +61,33 @@ const obs = (o: Partial<LifecycleObservation> = {}): LifecycleObservation => ({
   ...o,
 });
 
+/** A 60 s certificate (ttl 60s), notBefore T0, renewed at 2/3 of its lifetime, minValidity 10 s. */
+const certPolicy: LeasePolicy = { ...policy, minValidityMs: 10 * S, jitterPercent: 5, graceMs: 5 * S };
+const cert = (o: Partial<LeaseState> = {}): LeaseState => ({
+  id: '3a:5b:7c',
+  certificate: true,
+  durationSeconds: 60,
+  renewable: false,
+  issuedAt: T0,
+  expiresAt: T0 + 60 * S,
+  source: 'src-1',
+  ...o,
+});
+const certObs = (o: Partial<LifecycleObservation> = {}): LifecycleObservation =>
+  obs({ policy: certPolicy, lease: cert(), copyLeaseId: '3a:5b:7c', ...o });
+const oldCert = (o: Partial<PreviousLease> = {}): PreviousLease => ({
+  id: '11:22:33',
+  replacedAt: T0,
+  expiresAt: T0 + 20 * S,
+  certificate: true,
+  mount: 'pki',
+  ...o,
+});
+
 interface Row {
   name: string;
+  /** TokenBound condition's reason, when the minting token was looked up. */
+  tokenBound?: string;
   o: LifecycleObservation;
   main: LifecyclePlan['main']['type'];
   reason?: string;
@@ -232,6 +259,154 @@ const rows: Row[] = [
     main: 'noop',
     previous: ['forget'],
   },
+  // Certificates (credentialType Certificate).
+  {
+    name: 'certificate young, just after a controller restart: nothing re-issued (notAfter from status)',
+    o: certObs({ now: T0 + 5 * S }),
+    main: 'noop',
+    condition: 'CertificateValid',
+    noEvent: true,
+  },
+  {
+    name: 'certificate at 80 % of its lifetime (past 2/3 plus jitter): re-issue, never waiting for expiry',
+    o: certObs({ now: T0 + 48 * S }),
+    main: 'mint',
+    reason: 'Renewal',
+    condition: 'Rotating',
+    event: /Rotating .*renewal point/,
+  },
+  {
+    name: 'certificate: the minimum remaining validity wins over a late percentage',
+    o: certObs({
+      now: T0 + 31 * S,
+      policy: { ...certPolicy, renewAtPercent: 90, jitterPercent: 0, minValidityMs: 30 * S },
+    }),
+    main: 'mint',
+    reason: 'Renewal',
+  },
+  {
+    name: 'certificate expired (controller down past notAfter): re-issue with a Warning',
+    o: certObs({ now: T0 + 61 * S }),
+    main: 'mint',
+    reason: 'CertificateExpired',
+    condition: 'CertificateExpired',
+    event: /Rotating/,
+  },
+  {
+    name: 'certificate: its Secret deleted, the copy kept: restored, nothing issued',
+    o: certObs({ target: 'missing' }),
+    main: 'restore',
+  },
+  {
+    name: 'certificate: a copy newer than status (issued before a crash): adopt, never re-issue',
+    o: certObs({ copyLeaseId: '99:88:77' }),
+    main: 'adopt',
+  },
+  {
+    name: 'certificate: no token bound (a certificate has no lease), even if a look-up says the token is gone',
+    o: certObs({ mintingToken: { accessor: 'acc-1', state: 'gone' } }),
+    main: 'noop',
+    condition: 'CertificateValid',
+  },
+  {
+    name: 'replaced certificate, rollout still running: kept (nothing to renew), not revoked',
+    o: certObs({ previous: [oldCert()], rollout: 'rolling' }),
+    main: 'noop',
+    previous: [],
+    condition: 'AwaitingRollout',
+  },
+  {
+    name: 'replaced certificate, rollout settled: grace starts',
+    o: certObs({ previous: [oldCert()], rollout: 'settled' }),
+    main: 'noop',
+    previous: ['settled'],
+  },
+  {
+    name: 'replaced certificate, rollout settled plus grace: revoke it (by serial), only it',
+    o: certObs({ previous: [oldCert({ rolloutSettledAt: T0 + 4 * S })], rollout: 'settled' }),
+    main: 'noop',
+    previous: ['revoke'],
+  },
+  {
+    name: 'replaced certificate expired while waiting: forgotten (nothing to revoke)',
+    o: certObs({ now: T0 + 25 * S, previous: [oldCert()], rollout: 'rolling' }),
+    main: 'noop',
+    previous: ['forget'],
+  },
+  {
+    name: 'certificate object deleted: revoke the current and the replaced certificate',
+    o: certObs({ deleting: true, previous: [oldCert()] }),
+    main: 'revoke-all',
+  },
+  // The minting token, looked up again (after a start, and near its last-seen end).
+  {
+    name: "token end near as last seen, but it is this process's token and was renewed: no rotation, new end kept",
+    o: obs({
+      lease: lease({ tokenExpiresAt: T0 + 90 * S }),
+      mintingToken: { accessor: 'acc-1', state: 'current', expiresAt: T0 + 70 * M, periodic: false },
+    }),
+    main: 'noop',
+    tokenBound: 'TokenNotPeriodic',
+  },
+  {
+    name: "this process's periodic token, not yet renewed and near its end: no rotation (its cache renews it)",
+    o: obs({
+      lease: lease({ tokenExpiresAt: T0 + 90 * S }),
+      mintingToken: { accessor: 'acc-1', state: 'current', expiresAt: T0 + 90 * S, periodic: true },
+    }),
+    main: 'noop',
+    tokenBound: 'TokenPeriodic',
+  },
+  {
+    name: "after a restart the minting token is another login's, ending within minValidity: rotate in time",
+    o: obs({
+      lease: lease({ tokenExpiresAt: T0 + 60 * M }),
+      mintingToken: { accessor: 'acc-1', state: 'other', expiresAt: T0 + 100 * S, periodic: false },
+    }),
+    main: 'mint',
+    reason: 'TokenExpiry',
+    event: /token that minted it ends soon/,
+  },
+  {
+    name: 'after a restart the minting token (periodic, no one renews it now) ends before the max TTL: say so',
+    o: obs({
+      lease: lease({ maxExpiresAt: T0 + 60 * M }),
+      mintingToken: { accessor: 'acc-1', state: 'other', expiresAt: T0 + 20 * M, periodic: true },
+    }),
+    main: 'noop',
+    tokenBound: 'TokenNoLongerRenewed',
+  },
+  {
+    name: 'a non-periodic minting token ending before the max TTL: TokenBound False',
+    o: obs({
+      lease: lease({ maxExpiresAt: T0 + 60 * M }),
+      mintingToken: { accessor: 'acc-1', state: 'other', expiresAt: T0 + 30 * M, periodic: false },
+    }),
+    main: 'noop',
+    tokenBound: 'TokenEndsFirst',
+  },
+  {
+    name: 'the minting token outlives the max TTL: TokenBound True',
+    o: obs({
+      lease: lease({ maxExpiresAt: T0 + 5 * M }),
+      mintingToken: { accessor: 'acc-1', state: 'other', expiresAt: T0 + 30 * M, periodic: false },
+    }),
+    main: 'noop',
+    tokenBound: 'TokenOutlivesCredential',
+  },
+  {
+    name: 'the minting token is gone (revoked): Vault revoked the lease with it, replace it',
+    o: obs({ mintingToken: { accessor: 'acc-1', state: 'gone' } }),
+    main: 'mint',
+    reason: 'LeaseLost',
+    condition: 'TokenRevoked',
+  },
+  {
+    name: "a look-up of another accessor (not the lease's) changes nothing",
+    o: obs({ mintingToken: { accessor: 'acc-9', state: 'gone' } }),
+    main: 'noop',
+    condition: 'LeaseValid',
+  },
 ];
 
 void describe('planLifecycle', () => {
@@ -252,6 +427,7 @@ void describe('planLifecycle', () => {
           JSON.stringify(plan.events),
         );
       if (r.noEvent) assert.deepEqual(plan.events, []);
+      if (r.tokenBound) assert.equal(plan.tokenCondition?.reason, r.tokenBound, JSON.stringify(plan.tokenCondition));
       const text = JSON.stringify(plan);
       assert.ok(!/password|username/i.test(text), 'a plan never carries a credential field');
     });
@@ -298,5 +474,27 @@ void describe('planLifecycle', () => {
       ['old-0'],
     );
     assert.ok(plan.events.some((e) => e.type === 'Warning' && e.reason === 'PreviousLeaseRevokedEarly'));
+  });
+
+  void test('a certificate is re-issued between 2/3 and 2/3 plus jitter of its lifetime, the same point after a restart', () => {
+    const at = certificateRenewAt(certPolicy, cert());
+    assert.equal(at, certificateRenewAt(certPolicy, cert()));
+    assert.ok(at >= T0 + 0.67 * 60 * S && at <= T0 + 0.72 * 60 * S, String(at - T0));
+    assert.equal(planLifecycle(certObs()).requeueAfterMs, at - (T0 + 10 * S), 'woken at its renewal point');
+  });
+
+  void test('the minting token is looked up once per controller start, then only near its end; never for a certificate', () => {
+    assert.equal(mintingTokenLookDue(lease(), policy, T0, false), true);
+    assert.equal(mintingTokenLookDue(lease(), policy, T0, true), false);
+    assert.equal(mintingTokenLookDue(lease({ tokenExpiresAt: T0 + 150 * S }), policy, T0, true), true);
+    assert.equal(mintingTokenLookDue(cert(), policy, T0, false), false);
+    assert.equal(mintingTokenLookDue(undefined, policy, T0, false), false);
+  });
+
+  void test("a token look-up's result is what status keeps", () => {
+    const plan = planLifecycle(
+      obs({ mintingToken: { accessor: 'acc-1', state: 'current', expiresAt: T0 + 70 * M, periodic: true } }),
+    );
+    assert.deepEqual(plan.token, { tokenExpiresAt: T0 + 70 * M, tokenPeriodic: true, tokenCheckedAt: T0 + 10 * S });
   });
 });

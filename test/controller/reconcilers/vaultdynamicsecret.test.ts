@@ -23,13 +23,19 @@ const NS = 'team-a';
 const LEASE_S = 60;
 const MAX_S = 600;
 
-/** Vault's database engine as far as the lifecycle sees it. */
+/**
+ * Vault's database engine as far as the lifecycle sees it, with its token store: each login's token lives
+ * tokenTtlS, renewed (by the token cache) while its process runs, i.e. while it is the session's token;
+ * when a token ends, Vault revokes the leases it minted (hashicorp/vault#4592).
+ */
 class LeaseVault {
   now = Date.parse('2026-12-03T08:00:00Z');
   issued: string[] = [];
   renewed: string[] = [];
   revoked: string[] = [];
-  readonly leases = new Map<string, { issue: number; expire: number; max: number }>();
+  tokenTtlS = 3600;
+  readonly tokens = new Map<string, number>();
+  readonly leases = new Map<string, { issue: number; expire: number; max: number; token: string }>();
   password(id: string): string {
     return `pw-${id.split('/').pop()}-canary`;
   }
@@ -37,11 +43,20 @@ class LeaseVault {
     return { request: <T>(req: VaultRequest) => Promise.resolve(this.handle(req, accessor) as T) };
   }
   private handle(req: VaultRequest, accessor: string): unknown {
-    const body = req.body as { lease_id?: string; increment?: number } | undefined;
+    const body = req.body as { lease_id?: string; increment?: number; accessor?: string } | undefined;
+    // The session's own token is renewed by its process; the others live out their TTL.
+    if (!this.tokens.has(accessor) || req.path === 'auth/token/lookup-self')
+      this.tokens.set(accessor, Math.max(this.tokens.get(accessor) ?? 0, this.now + this.tokenTtlS * 1000));
+    for (const [id, l] of this.leases) if ((this.tokens.get(l.token) ?? 0) <= this.now) this.leases.delete(id);
     if (req.path === 'database/creds/app') {
       const id = `database/creds/app/L${this.issued.length + 1}`;
       this.issued.push(id);
-      this.leases.set(id, { issue: this.now, expire: this.now + LEASE_S * 1000, max: this.now + MAX_S * 1000 });
+      this.leases.set(id, {
+        issue: this.now,
+        expire: this.now + LEASE_S * 1000,
+        max: this.now + MAX_S * 1000,
+        token: accessor,
+      });
       return {
         lease_id: id,
         lease_duration: LEASE_S,
@@ -50,7 +65,13 @@ class LeaseVault {
       };
     }
     if (req.path === 'auth/token/lookup-self')
-      return { data: { accessor, expire_time: new Date(this.now + 3600_000).toISOString(), renewable: true } };
+      return { data: { accessor, expire_time: new Date(this.tokens.get(accessor)!).toISOString(), renewable: true } };
+    if (req.path === 'auth/token/lookup-accessor') {
+      const end = this.tokens.get(body?.accessor ?? '');
+      if (end === undefined || end <= this.now)
+        throw new VaultError('invalid', `${req.operation}: invalid accessor`, 400, req.operation);
+      return { data: { accessor: body!.accessor, expire_time: new Date(end).toISOString(), renewable: true } };
+    }
     const lease = this.leases.get(body?.lease_id ?? '');
     if (req.path === 'sys/leases/revoke') {
       this.revoked.push(body!.lease_id!);
@@ -221,6 +242,43 @@ void describe('VaultDynamicSecret reconciler', () => {
     await w.settle(r);
     assert.deepEqual(w.vault.revoked, ['database/creds/app/L1'], 'the replaced lease, and only it');
     assert.equal(w.vds().status?.previous, undefined);
+  });
+
+  void test("a credential adopted after a crash keeps its minting token's end (from the copy) and is replaced before that token ends, saying so", async () => {
+    const w = world();
+    w.vault.tokenTtlS = 300; // a non-periodic token of 5 min; the lease's max TTL is 10 min
+    await w.settle(w.reconciler());
+    // The crash came after the copy was written and before status: status knows no lease.
+    const o = w.vds();
+    w.kube.put(VAULT_DYNAMIC_SECRETS, { ...o, status: {} });
+    const restarted = w.reconciler();
+    await w.settle(restarted);
+    assert.equal(w.vault.issued.length, 1, 'adopted, not re-minted');
+    assert.equal(w.vds().status?.lease?.tokenAccessor, 'acc-1');
+    const bound = w.vds().status?.conditions?.find((c) => c.type === 'TokenBound');
+    assert.equal(bound?.status, 'False', JSON.stringify(w.vds().status?.conditions));
+    assert.match(bound.message, /ends at .*before the credential's max TTL|ends at .*Vault revokes the lease with it/);
+    // Renew along; the replacement comes minValidity (2 min) before the token's end, never after it.
+    const tokenEnd = Date.parse('2026-12-03T08:00:00Z') + 300_000;
+    for (let i = 0; i < 30 && w.vault.issued.length < 2; i++) {
+      w.vault.now += 10_000;
+      await w.settle(restarted);
+    }
+    assert.equal(w.vault.issued.length, 2, 'replaced once');
+    assert.ok(w.vault.now <= tokenEnd - 100_000, `replaced ${(tokenEnd - w.vault.now) / 1000}s before the token's end`);
+    assert.equal(password(w.secret()), w.vault.password('database/creds/app/L2'));
+    assert.ok(
+      w.kube.events.some((e) => /the Vault token that minted it ends soon/.test(JSON.stringify(e))),
+      `the Event says why: ${JSON.stringify(w.kube.events.map((e) => e.note))}`,
+    );
+    // The new credential's token is the running process's, renewed: nothing is replaced past its first
+    // end, and the condition says the token is not periodic.
+    for (let i = 0; i < 40; i++) {
+      w.vault.now += 10_000;
+      await w.settle(restarted);
+    }
+    assert.equal(w.vault.issued.length, 2, 'no rotation for a token the controller renews');
+    assert.equal(w.vds().status?.conditions?.find((c) => c.type === 'TokenBound')?.reason, 'TokenNotPeriodic');
   });
 
   void test('deleting the object revokes its lease', async () => {

@@ -46,9 +46,26 @@ const cases: Array<{
 }> = [
   {
     rule: 'vaultdynamicsecret.credential-type',
-    refused: { credentialType: 'Certificate' },
+    refused: { credentialType: 'StaticRole' },
     accepted: { credentialType: 'Lease' },
-    message: /spec\.credentialType: "Certificate" is not supported yet/,
+    message: /spec\.credentialType: "StaticRole" is not supported yet/,
+  },
+  {
+    rule: 'vaultdynamicsecret.certificate-path',
+    refused: { credentialType: 'Certificate', path: 'pki/sign/web', parameters: { common_name: 'a.example' } },
+    accepted: { credentialType: 'Certificate', path: 'pki/issue/web', parameters: { common_name: 'a.example' } },
+    message: /spec\.path: a Certificate is issued from a PKI issue path/,
+  },
+  {
+    rule: 'vaultdynamicsecret.certificate-ttl',
+    refused: { credentialType: 'Certificate', path: 'pki/issue/web', parameters: { ttl: '120' } },
+    accepted: {
+      credentialType: 'Certificate',
+      path: 'pki/issuer/default/issue/web',
+      parameters: { ttl: '120' },
+      leasePolicy: { minValidity: '30s' },
+    },
+    message: /spec\.parameters\.ttl: ttl "120" must be longer than spec\.leasePolicy\.minValidity "2m"/,
   },
   {
     rule: 'vaultdynamicsecret.parameters-with-get',
