@@ -564,15 +564,15 @@ interface LoadFigures {
   p50: number;
   p99: number;
   errors: number;
-}
-
   /** CPU time (user + system, the process and its children: a node:cluster primary and its workers) per review, µs. */
   cpuUsPerReview: number;
-async function checkAllowed(url: string, body: string, ca: string): Promise<void> {
-  const text = await new Promise<string>((resolve, reject) => {
+}
+
 /** The admission targets: ESO's webhook, vaultgate as the chart runs it (its default workers), in one process, bare Node. */
 type AdmissionTarget = 'eso' | 'trail' | 'trail1' | 'bare';
 
+async function checkAllowed(url: string, body: string, ca: string): Promise<void> {
+  const text = await new Promise<string>((resolve, reject) => {
     const req = https.request(url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
       let data = '';
       res.setEncoding('utf8');
@@ -637,16 +637,14 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<Admissio
     writeFileSync(join(group.dir, 'tls.crt'), tls.cert);
     writeFileSync(join(group.dir, 'tls.key'), tls.key);
     const command = await targetCommand(group.dir, false);
+    // trail: as the chart runs it (--admission-workers at its default, one per core); trail1: one process.
     const trail = await startTarget(
       command,
-    // trail: as the chart runs it (--admission-workers at its default, one per core); trail1: one process.
       'trail-workers',
       join(group.dir, 'tls.crt'),
       join(group.dir, 'tls.key'),
       join(group.dir, 'trail.stdout'),
     );
-    const bare = await startTarget(
-      command,
     const trail1 = await startTarget(
       command,
       'trail',
@@ -654,6 +652,8 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<Admissio
       join(group.dir, 'tls.key'),
       join(group.dir, 'trail1.stdout'),
     );
+    const bare = await startTarget(
+      command,
       'bare',
       join(group.dir, 'tls.crt'),
       join(group.dir, 'tls.key'),
@@ -696,9 +696,9 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<Admissio
         p50: median(f.map((x) => x.p50)),
         p99: median(f.map((x) => x.p99)),
         errors: f.reduce((s, x) => s + x.errors, 0),
+        cpuUsPerReview: median(f.map((x) => x.cpuUsPerReview)),
       };
     }
-        cpuUsPerReview: median(f.map((x) => x.cpuUsPerReview)),
     return out;
   } finally {
     for (const c of children) {
@@ -914,9 +914,9 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
       'ExternalSecret CREATE reviews/s',
       fmt(a.eso.rps),
       fmt(a.trail.rps),
+      fmt(a.trail1.rps),
       fmt(a.bare.rps),
       ratio(a.trail.rps, a.eso.rps),
-      fmt(a.trail1.rps),
     ],
     [
       'p50 latency (ms)',
