@@ -68,7 +68,7 @@ export const ADMISSION_WORKERS_FLAG: Flag = {
   min: 1,
   max: MAX_ADMISSION_WORKERS,
   default: DEFAULT_ADMISSION_WORKERS,
-  help: 'processes answering reviews (one audit trail writer for all); 1 = this process alone; default: cores',
+  help: 'processes answering reviews (one audit trail writer for all); 1 = this process alone',
 };
 
 /** Every flag of `vaultgate webhook`, by help section. */

@@ -31,7 +31,7 @@ import { startPeerStack, type PeerStack } from '../harness/peer-stack.ts';
 import { waitFor } from '../harness/wait.ts';
 import { apiserverWrites, delta } from './apiserver-writes.ts';
 import { processStats, processTree, treeCpuSeconds } from './process-stats.ts';
-import { DEFAULT_ADMISSION_WORKERS } from '../../webhook/defaults.ts';
+import { CORE_ADMISSION_WORKERS } from '../../webhook/defaults.ts';
 import { startTarget, targetCommand } from './webhook.ts';
 import { selfSignedTls } from '../support/tls.ts';
 
@@ -738,7 +738,7 @@ export async function benchPeerAdmission(
   return JSON.stringify(
     {
       ...a,
-      workers: DEFAULT_ADMISSION_WORKERS,
+      workers: CORE_ADMISSION_WORKERS,
       load: loadavg().map((l) => Number(l.toFixed(2))),
       vaultgateOverEso: Number((a.trail.rps / a.eso.rps).toFixed(3)),
       oneProcessOverEso: Number((a.trail1.rps / a.eso.rps).toFixed(3)),
@@ -955,7 +955,7 @@ export async function benchPeer(log: (l: string) => void = (l) => process.stderr
     table(admRows, [
       'figure',
       'ESO webhook',
-      `vaultgate (trail on, ${DEFAULT_ADMISSION_WORKERS} workers)`,
+      `vaultgate (trail on, ${CORE_ADMISSION_WORKERS} workers)`,
       'vaultgate (trail on, 1 process)',
       'bare Node HTTPS',
       'vaultgate / ESO',

@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWebhookProcess } from '../../webhook/main.ts';
-import { DEFAULT_ADMISSION_WORKERS } from '../../webhook/defaults.ts';
+import { CORE_ADMISSION_WORKERS } from '../../webhook/defaults.ts';
 import { generateAuditKey, privateKeyPem } from '../../trail/keys.ts';
 import { createWebhookApp } from '../../webhook/http-app.ts';
 import { createWebhookMetrics } from '../../webhook/metrics.ts';
@@ -129,7 +129,7 @@ if (mode === 'bare') {
     logger: silentLogger,
     drainSeconds: 0,
     audit: { replica: 'bench-0', keyFile: join(dir, 'audit.pem') },
-    admissionWorkers: mode === 'trail-workers' ? DEFAULT_ADMISSION_WORKERS : 1,
+    admissionWorkers: mode === 'trail-workers' ? CORE_ADMISSION_WORKERS : 1,
   });
   await proc.start();
   trailStats = () => {

@@ -103,7 +103,10 @@ test("a worker's append resolves only after the primary's trail wrote the record
   assert.ok(!sink.lines.some((l) => l.includes('uid-held')));
   sink.release();
   await appended;
-  assert.ok(sink.lines.some((l) => l.includes('"uid":"uid-held"')), 'resolved, and the record is in the sink');
+  assert.ok(
+    sink.lines.some((l) => l.includes('"uid":"uid-held"')),
+    'resolved, and the record is in the sink',
+  );
 });
 
 test('an event the writer cannot write rejects in the worker (the decision is not answered as made)', async () => {
