@@ -174,7 +174,8 @@ void describe('ExternalSecret with a Password generator', () => {
     w.vault.now += 30_000;
     await w.settle(r);
     assert.equal(w.secret('password'), first, 'not regenerated before the refresh is due');
-    w.vault.now += 31_000;
+    // The refresh is due at 1m ± 10% (the uid's jitter, docs/decisions/refresh-jitter.md): 70 s is past it.
+    w.vault.now += 40_000;
     await w.settle(r);
     assert.notEqual(w.secret('password'), first, 'regenerated at the refresh, as ESO');
   });
@@ -240,7 +241,7 @@ for (const ref of [
       const restarted = w.reconciler();
       w.vault.now += 47_000; // past 77 % of the lease: renewal due, whatever the jitter
       await w.settle(restarted);
-      w.vault.now += 14_000; // the refresh is due: ESO would mint again
+      w.vault.now += 20_000; // the refresh is due (1m ± 10% jitter: 67 s is past it): ESO would mint again
       await w.settle(restarted);
       assert.equal(w.vault.issued.length, 1);
       assert.equal(w.secret('password'), pw);
