@@ -132,10 +132,13 @@ void describe(
         .sort();
       assert.deepEqual(crds, [
         'clusterexternalsecrets.external-secrets.io',
+        'clustergenerators.generators.external-secrets.io',
         'clustersecretstores.external-secrets.io',
         'externalsecrets.external-secrets.io',
+        'passwords.generators.external-secrets.io',
         'pushsecrets.external-secrets.io',
         'secretstores.external-secrets.io',
+        'vaultdynamicsecrets.generators.external-secrets.io',
         'vaultdynamicsecrets.vaultgate.io',
         'vaultguardrails.vaultgate.io',
         'vaultpolicies.vaultgate.io',
