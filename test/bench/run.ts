@@ -27,6 +27,11 @@ if (only === 'peer') {
               : await peer.benchPeer(),
   );
 }
+// The credential lifecycle under ESO's generator and vaultgate (about 10 minutes): only when named.
+if (only === 'lifecycle') {
+  const { benchLifecycle } = await import('./lifecycle.ts');
+  console.log(await benchLifecycle());
+}
 if (!only || only === 'webhook') {
   print('admission webhook (20-rule VaultPolicy CREATE, HTTPS keep-alive, 16 connections)', await benchWebhook());
   const { benchWebhookMaxSize } = await import('./webhook-max-size.ts');

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundle, CLI_ENTRY } from '../../cli/build.ts';
-import { type ControlPlane, startControlPlane } from './control-plane.ts';
+import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from './control-plane.ts';
 import { httpsStatus, REPO_ROOT, runVaultgate, vaultgateArgv } from './e2e-processes.ts';
 import { type EsoController, type EsoControllerOptions, installEsoCrds, startEsoController } from './eso.ts';
 import { type OpenBaoServer, startOpenBao } from './openbao.ts';
@@ -19,8 +19,8 @@ import { waitFor } from './wait.ts';
 
 export interface PeerStackOptions {
   log?: (line: string) => void;
-  /** Garbage collector etc. (ownerReference cascades). Default false. */
-  controllerManager?: boolean;
+  /** Garbage collector etc. (ownerReference cascades), or these controllers. Default false. */
+  controllerManager?: ControlPlaneOptions['controllerManager'];
 }
 
 export interface VaultgateControllerOptions {
