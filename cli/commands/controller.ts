@@ -21,9 +21,12 @@ import {
 import type { KubeClient } from '../../kube/kube-client.ts';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { createLogger, type Logger } from '../../observability/log.ts';
+import { prefixProblem } from '../../schemas/vault-names.ts';
+import { parseVaultTarget } from '../../policy/capabilities.ts';
 import { DEFAULT_VAULT_RATE_LIMIT } from '../../vault/limiter.ts';
 import { parseRateLimit, parseServerRateLimit, VaultRateLimits } from '../../vault/rate-limits.ts';
 import {
+  allowedVaultServers,
   commandOptions,
   FlagReader,
   type FlagSection,
@@ -31,6 +34,7 @@ import {
   HELP_FLAG,
   parserOptions,
   sectionsHelp,
+  watchedNamespaces,
 } from './flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import {
@@ -45,7 +49,6 @@ import {
   NAME_PREFIX_FLAG,
   NAMESPACE_FLAG,
   POD_NAMESPACE_ENV,
-  sharedOptionsFrom,
   VAULT_FLAVOR_FLAG,
   VAULT_VERSION_FLAG,
 } from './shared-flags.ts';
@@ -277,7 +280,10 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
 
   const address = str('vault-addr');
   if (!address) throw new Error('--vault-addr (or VAULT_ADDR) is required');
-  const shared = sharedOptionsFrom(flags);
+  const namePrefix = str('name-prefix')!;
+  const problem = prefixProblem(namePrefix);
+  if (problem) throw new Error(`--name-prefix: ${problem}`);
+  const vaultTarget = parseVaultTarget(str('vault-flavor'), str('vault-version'));
   let auth: ControllerVaultAuth;
   const role = str('vault-role');
   const tokenFile = str('vault-token-file');
@@ -327,6 +333,7 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
     const stray = ['audit-namespace', 'audit-file'].find((k) => flags.given(k));
     if (stray) throw new Error(`--${stray} needs --audit (or --audit-key-file)`);
   }
+  const namespaces = watchedNamespaces(flags.list('namespace'));
   return {
     client,
     vault: {
@@ -337,10 +344,14 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
       ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}),
       ...(vaultNamespace ? { namespace: vaultNamespace } : {}),
     },
-    ...shared,
+    namePrefix,
+    controllerClass: str('controller-class') ?? '',
     esoKinds: !flags.bool('no-eso-kinds'),
+    ...(allowedVaultServers(flags.list('allowed-vault-server')) ?? {}),
     workers,
     driftCheckMs,
+    vaultTarget,
+    ...(namespaces ? { namespaces } : {}),
     // The rollout coordinator's HMAC key lives in the controller's own namespace (controller/rollouts/hmac.ts).
     rolloutRestarts: { namespace: env[POD_NAMESPACE_ENV] ?? DEFAULT_POD_NAMESPACE },
     ...(flags.bool('leader-elect')

@@ -3,6 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { createLogger } from '../../observability/log.ts';
+import { prefixProblem } from '../../schemas/vault-names.ts';
+import { parseVaultTarget } from '../../policy/capabilities.ts';
 import {
   DEFAULT_ADMISSION_WORKERS,
   DEFAULT_DRAIN_SECONDS,
@@ -18,6 +20,7 @@ import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/m
 import { loadKubeConfig } from './kubeconfig.ts';
 import { untilSignal } from './signals.ts';
 import {
+  allowedVaultServers,
   commandOptions,
   type Flag,
   FlagReader,
@@ -26,6 +29,7 @@ import {
   HELP_FLAG,
   parserOptions,
   sectionsHelp,
+  watchedNamespaces,
 } from './flags.ts';
 import {
   ALLOWED_VAULT_SERVER_FLAG,
@@ -37,7 +41,6 @@ import {
   LOG_LEVEL_FLAG,
   NAME_PREFIX_FLAG,
   NAMESPACE_FLAG,
-  sharedOptionsFrom,
   VAULT_FLAVOR_FLAG,
   VAULT_VERSION_FLAG,
 } from './shared-flags.ts';
@@ -210,17 +213,25 @@ function clientSubjectsFrom(v: unknown, clientAuth: boolean): { clientSubjects?:
 export function webhookOptionsFrom(values: FlagValues): WebhookProcessOptions {
   const flags = new FlagReader(WEBHOOK_SECTIONS, values);
   const str = (k: string): string | undefined => flags.string(k);
-  const shared = sharedOptionsFrom(flags);
+  const namePrefix = str('name-prefix')!;
+  const problem = prefixProblem(namePrefix);
+  if (problem) throw new Error(`--name-prefix: ${problem}`);
+  const vaultTarget = parseVaultTarget(str('vault-flavor'), str('vault-version'));
   const logger = createLogger({ level: str('log-level'), name: 'webhook' });
   const client = flags.bool('no-kube') ? undefined : new HttpKubeClient(loadKubeConfig(str('kubeconfig')));
   const keyFile = str('audit-key-file');
+  const namespaces = watchedNamespaces(flags.list('namespace'));
   return {
     host: str('host')!,
     port: flags.int('port'),
     certFile: str('tls-cert-file')!,
     keyFile: str('tls-key-file')!,
     ...(client ? { client } : {}),
-    ...shared,
+    namePrefix,
+    controllerClass: str('controller-class') ?? '',
+    vaultTarget,
+    ...(allowedVaultServers(flags.list('allowed-vault-server')) ?? {}),
+    ...(namespaces ? { namespaces } : {}),
     ...apiServerAudiencesFrom(str('service-account-token-file')),
     logger,
     drainSeconds: flags.int('drain-seconds'),

@@ -184,6 +184,22 @@ export function certificateRenewAt(p: LeasePolicy, cert: Pick<LeaseState, 'id' |
   );
 }
 
+/**
+ * The current lease as a replaced one, waiting for its rollout. A lease Vault does not renew keeps no
+ * duration, so nothing renews it meanwhile: the kubernetes secrets engine's are not renewable (OpenBao
+ * answers "lease is not renewable", which reads as a lease gone, and it would be forgotten, not revoked).
+ */
+export function replacedLease(lease: LeaseState, now: number, reason: string): PreviousLease {
+  return {
+    id: lease.id,
+    replacedAt: now,
+    expiresAt: lease.expiresAt,
+    ...(lease.renewable ? { durationSeconds: lease.durationSeconds } : {}),
+    ...(lease.renewedAt !== undefined ? { renewedAt: lease.renewedAt } : {}),
+    reason,
+  };
+}
+
 /** Looking the minting token up again is due: once per controller start, and when its end comes near. */
 export function mintingTokenLookDue(
   lease: LeaseState | undefined,

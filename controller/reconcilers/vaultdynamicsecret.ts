@@ -49,6 +49,7 @@ import {
   certificateRenewAt,
   mintingTokenLookDue,
   planLifecycle,
+  replacedLease,
   type MintingTokenLook,
   type LeasePolicy,
   type LeaseState,
@@ -602,16 +603,7 @@ async function act(
         // The copy first: a crash after this adopts the credential (and its token's bound) instead of minting another.
         await writeSecret(ctx, deps, secretBody(o, copyName(o), data, cred.leaseId, true, tokenNotes), seen.copy);
         await writeSecret(ctx, deps, secretBody(o, targetName(o), data, cred.leaseId, false), seen.target);
-        if (lease && main.reason !== 'LeaseLost') {
-          previous.push({
-            id: lease.id,
-            replacedAt: now,
-            expiresAt: lease.expiresAt,
-            durationSeconds: lease.durationSeconds,
-            ...(lease.renewedAt !== undefined ? { renewedAt: lease.renewedAt } : {}),
-            reason: main.reason,
-          });
-        }
+        if (lease && main.reason !== 'LeaseLost') previous.push(replacedLease(lease, now, main.reason));
         lease = {
           id: cred.leaseId,
           durationSeconds: cred.durationSeconds,
@@ -664,14 +656,7 @@ async function act(
         const info = await lookupLease(await v(), id);
         const notes = seen.copy?.metadata.annotations ?? {};
         const tokenExpiresAt = t(notes[ANNOTATION_TOKEN_EXPIRES]);
-        if (lease && lease.id !== id)
-          previous.push({
-            id: lease.id,
-            replacedAt: now,
-            expiresAt: lease.expiresAt,
-            durationSeconds: lease.durationSeconds,
-            reason: 'Adopted',
-          });
+        if (lease && lease.id !== id) previous.push(replacedLease(lease, now, 'Adopted'));
         lease =
           info && info.expireTime !== undefined
             ? {

@@ -12,6 +12,7 @@ import {
   mintingTokenLookDue,
   planLifecycle,
   renewalTime,
+  replacedLease,
   type LeasePolicy,
   type LeaseState,
   type LifecycleObservation,
@@ -83,6 +84,22 @@ const oldCert = (o: Partial<PreviousLease> = {}): PreviousLease => ({
   mount: 'pki',
   ...o,
 });
+
+/**
+ * The kubernetes secrets engine's token: OpenBao leases it for its TokenRequest's 600 s (the apiserver's
+ * minimum) as not renewable; minValidity 570 s rotates it 30 s after issue (test/real/dynamic-secret-kubernetes).
+ */
+const k8sPolicy: LeasePolicy = { ...policy, minValidityMs: 570 * S, graceMs: 10 * S };
+const k8sToken = (o: Partial<LeaseState> = {}): LeaseState =>
+  lease({ id: 'kubernetes/creds/app/KKK', durationSeconds: 600, renewable: false, expiresAt: T0 + 600 * S, ...o });
+const k8sObs = (o: Partial<LifecycleObservation> = {}): LifecycleObservation =>
+  obs({ policy: k8sPolicy, lease: k8sToken(), copyLeaseId: 'kubernetes/creds/app/KKK', ...o });
+/** A replaced kubernetes token, 30 s after its replacement: past 77 % of the 35 s it had left then. */
+const oldK8sToken = replacedLease(
+  k8sToken({ id: 'kubernetes/creds/app/OLD', issuedAt: T0 - 585 * S, expiresAt: T0 + 15 * S }),
+  T0 - 20 * S,
+  'NotRenewable',
+);
 
 interface Row {
   name: string;
@@ -162,6 +179,31 @@ const rows: Row[] = [
     o: obs({ lease: lease({ renewable: false }) }),
     main: 'mint',
     reason: 'NotRenewable',
+  },
+  {
+    name: 'kubernetes token (not renewable) 29 s into its 600 s with minValidity 570 s: nothing, and never a renewal',
+    o: k8sObs({ now: T0 + 29 * S }),
+    main: 'noop',
+    condition: 'LeaseValid',
+  },
+  {
+    name: 'kubernetes token (not renewable) 31 s into its 600 s with minValidity 570 s: rotate before it ends',
+    o: k8sObs({ now: T0 + 31 * S }),
+    main: 'mint',
+    reason: 'NotRenewable',
+  },
+  {
+    name: 'replaced kubernetes token while its rollout runs: kept, not renewed (Vault refuses), not forgotten',
+    o: k8sObs({ previous: [oldK8sToken], rollout: 'rolling' }),
+    main: 'noop',
+    previous: [],
+    condition: 'AwaitingRollout',
+  },
+  {
+    name: 'replaced kubernetes token: revoked once its rollout settled and the grace passed',
+    o: k8sObs({ previous: [{ ...oldK8sToken, rolloutSettledAt: T0 - 11 * S }], rollout: 'settled' }),
+    main: 'noop',
+    previous: ['revoke'],
   },
   {
     name: 'spec changed (path, store, parameters): rotate',
@@ -453,6 +495,33 @@ void describe('planLifecycle', () => {
       Array.from({ length: 20 }, (_, i) => Math.round(renewalTime(policy, `id-${i}`, T0, 60 * S) / 100)),
     );
     assert.ok(spread.size > 5, 'leases do not all renew at one instant');
+  });
+
+  void test('a replaced lease keeps its duration for renewals only when Vault renews it', () => {
+    assert.equal(oldK8sToken.durationSeconds, undefined);
+    assert.deepEqual(replacedLease(lease({ renewedAt: T0 + 5 * S }), T0 + 9 * S, 'MaxTTL'), {
+      id: 'database/creds/app/AAA',
+      replacedAt: T0 + 9 * S,
+      expiresAt: T0 + 60 * S,
+      durationSeconds: 60,
+      renewedAt: T0 + 5 * S,
+      reason: 'MaxTTL',
+    });
+    // The same wait with a renewable lease renews it: the row above differs only in what Vault allows.
+    const renewable = replacedLease(
+      lease({ id: 'database/creds/app/OLD', issuedAt: T0 - 585 * S, expiresAt: T0 + 15 * S }),
+      T0 - 20 * S,
+      'MaxTTL',
+    );
+    const plan = planLifecycle(k8sObs({ previous: [renewable], rollout: 'rolling' }));
+    assert.deepEqual(
+      plan.previous.map((p) => p.op),
+      ['renew'],
+    );
+  });
+
+  void test('a kubernetes token is woken for at its rotation point (issue + 600 s - minValidity 570 s)', () => {
+    assert.equal(planLifecycle(k8sObs({ now: T0 + 10 * S })).requeueAfterMs, 20 * S);
   });
 
   void test("renewals ask for the lease duration plus minValidity, so Vault's cap shows the max TTL that early", () => {
