@@ -1,10 +1,10 @@
 // A throwaway PostgreSQL 15 cluster on loopback, for the database secrets engine: initdb as the `postgres`
 // user (initdb and postgres refuse root) into a temp dir, the server on a random 127.0.0.1 port (its unix
-// socket inside the dir), in a harness ProcessGroup (killed on stop, on exit and by the reaper, which also
+// socket inside the dir; optionally also on the node IP for pods), in a harness ProcessGroup (killed on stop, on exit and by the reaper, which also
 // removes the dir). The superuser's password is random and never goes on a command line.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { missingPostgresPackages, POSTGRES_BIN_DIR, postgresProgram } from '../upstream/postgresql.ts';
@@ -69,7 +69,17 @@ async function postgresIds(): Promise<{ uid: number; gid: number }> {
   return { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
 }
 
-export async function startPostgres(opts: { host?: string } = {}): Promise<PostgresServer> {
+export interface PostgresOptions {
+  /** The address the harness and OpenBao connect to (default 127.0.0.1). */
+  host?: string;
+  /**
+   * A second listener for clients elsewhere, e.g. pods of the one-node cluster: PostgreSQL also listens on
+   * `address` (it must exist on the host: start the node first) and admits TCP logins from `cidr` (SCRAM).
+   */
+  clients?: { address: string; cidr: string };
+}
+
+export async function startPostgres(opts: PostgresOptions = {}): Promise<PostgresServer> {
   const host = opts.host ?? '127.0.0.1';
   const dir = mkdtempSync(join(tmpdir(), 'vaultgate-pg-'));
   const group = new ProcessGroup(dir);
@@ -110,6 +120,8 @@ export async function startPostgres(opts: { host?: string } = {}): Promise<Postg
       timeoutMs: 120_000,
     });
     if (init.code !== 0) throw new Error(`initdb failed (exit ${init.code}): ${init.stderr.trim().slice(-2000)}`);
+    // initdb's pg_hba.conf admits loopback only; first match wins, so the line goes after its own.
+    if (opts.clients) appendFileSync(join(data, 'pg_hba.conf'), `host all all ${opts.clients.cidr} scram-sha-256\n`);
     const port = await freePort();
     const [pgCmd, pgArgs] = asPostgres('postgres', [
       '-D',
@@ -119,7 +131,7 @@ export async function startPostgres(opts: { host?: string } = {}): Promise<Postg
       '-k',
       sock,
       '-c',
-      `listen_addresses=${host}`,
+      `listen_addresses=${[host, ...(opts.clients ? [opts.clients.address] : [])].join(',')}`,
       '-c',
       'fsync=off',
       '-c',
