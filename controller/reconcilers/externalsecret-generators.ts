@@ -37,6 +37,7 @@ import { parseGoDuration } from '../../golang/index.ts';
 import { reasonOf } from './common.ts';
 import { isOurClass } from './lookups.ts';
 import type { StoreConnector, StoreObject } from './store-connector.ts';
+import type { GeneratorStateFacts } from './externalsecret-plan.ts';
 import {
   planLifecycle,
   type LeasePolicy,
@@ -49,6 +50,11 @@ import {
 export const ANNOTATION_GENERATOR_LEASE = 'vaultgate.io/generator-lease';
 /** Label on the state Secret: the uid of the ExternalSecret it keeps a credential for. */
 export const LABEL_GENERATOR_STATE = 'vaultgate.io/generator-state-for';
+/**
+ * Annotation on the state Secret: the provider block that minted the lease, so it can be revoked when the
+ * generator is gone first (a namespace deleted, a manifest file deleted with kubectl).
+ */
+export const ANNOTATION_GENERATOR_PROVIDER = 'vaultgate.io/generator-provider';
 
 const ms = (d: string): number => (parseGoDuration(d) as { ok: true; ms: number }).ms;
 /**
@@ -170,7 +176,7 @@ function keptStateOf(secret: SecretObject | undefined): KeptState {
 async function session(
   deps: GeneratorDeps,
   es: EsObject,
-  spec: VaultDynamicSecretGeneratorSpec,
+  provider: VaultDynamicSecretGeneratorSpec['provider'],
   label: string,
 ): Promise<VaultRequester> {
   const ns = es.metadata.namespace ?? '';
@@ -178,7 +184,7 @@ async function session(
     apiVersion: 'external-secrets.io/v1',
     kind: 'SecretStore',
     metadata: { name: `generator-${label.replace(/\s+/g, '-')}`, namespace: ns },
-    spec: { provider: { vault: spec.provider } },
+    spec: { provider: { vault: provider } },
   };
   return (await deps.connector.connect('SecretStore', store, ns)).session;
 }
@@ -202,6 +208,12 @@ export interface ExternalSecretGenerators {
   generate(ctx: ReconcileContext, es: EsObject, index: number): Promise<Map<string, Buffer>>;
   /** Between syncs: renew what is due, revoke what was replaced; say whether a replacement needs a sync. */
   maintain(ctx: ReconcileContext, es: EsObject): Promise<{ syncNeeded: boolean; requeueAfterMs?: number }>;
+  /** dataFrom indices naming a VaultDynamicSecret generator, directly or through a ClusterGenerator (read). */
+  leased(ctx: ReconcileContext, es: EsObject): Promise<number[]>;
+  /** The state Secrets kept for this ExternalSecret: index and lease ids (no value). */
+  states(ctx: ReconcileContext, es: EsObject): Promise<GeneratorStateFacts[]>;
+  /** Revokes a state Secret's leases (gone already: done), with the provider that minted them. */
+  revoke(ctx: ReconcileContext, es: EsObject, state: GeneratorStateFacts): Promise<void>;
 }
 
 export function createGenerators(deps: GeneratorDeps): ExternalSecretGenerators {
@@ -235,7 +247,7 @@ export function createGenerators(deps: GeneratorDeps): ExternalSecretGenerators 
       });
     const plan = planFor(kept, state !== undefined);
     let vault: VaultRequester | undefined;
-    const v = async (): Promise<VaultRequester> => (vault ??= await session(deps, es, r.spec, r.label));
+    const v = async (): Promise<VaultRequester> => (vault ??= await session(deps, es, r.spec.provider, r.label));
     let lease = kept.lease;
     const previous = [...kept.previous];
     let changed = false;
@@ -269,7 +281,7 @@ export function createGenerators(deps: GeneratorDeps): ExternalSecretGenerators 
     const replace = main.type === 'mint' || !data;
     if (replace && mode === 'maintain') {
       if (changed)
-        await writeState(ctx, es, name, state, data ?? new Map<string, Buffer>(), {
+        await writeState(ctx, es, name, state, data ?? new Map<string, Buffer>(), r.spec.provider, {
           ...(lease ? { lease } : {}),
           previous,
         });
@@ -330,7 +342,7 @@ export function createGenerators(deps: GeneratorDeps): ExternalSecretGenerators 
       changed = true;
     }
     if (changed)
-      await writeState(ctx, es, name, state, data ?? new Map<string, Buffer>(), {
+      await writeState(ctx, es, name, state, data ?? new Map<string, Buffer>(), r.spec.provider, {
         ...(lease ? { lease } : {}),
         previous,
       });
@@ -389,7 +401,79 @@ export function createGenerators(deps: GeneratorDeps): ExternalSecretGenerators 
       }
       return { syncNeeded, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
     },
+    async leased(ctx, es) {
+      const out: number[] = [];
+      for (const [index, entry] of (es.spec.dataFrom ?? []).entries()) {
+        const ref = generatorRefOf(entry);
+        if (ref?.apiVersion !== GENERATOR_API_VERSION) continue;
+        if (ref.kind === 'VaultDynamicSecret') out.push(index);
+        else if (ref.kind === 'ClusterGenerator' && typeof ref.name === 'string') {
+          const o = await ctx.client.get<KubeObject & { spec?: { kind?: string } }>(CLUSTER_GENERATORS, ref.name);
+          if (o?.spec?.kind === 'VaultDynamicSecret') out.push(index);
+        }
+      }
+      return out;
+    },
+    async states(ctx, es) {
+      const uid = es.metadata.uid;
+      if (!uid) return [];
+      const prefix = `${stateSecretName(es, 0).slice(0, -1)}`;
+      const list = await ctx.client.list<SecretObject>(SECRETS, {
+        namespace: es.metadata.namespace ?? '',
+        labelSelector: `${LABEL_GENERATOR_STATE}=${uid}`,
+      });
+      return list.items
+        .filter((s) => s.metadata.name.startsWith(prefix) && /^[0-9]+$/.test(s.metadata.name.slice(prefix.length)))
+        .map((s) => {
+          const kept = keptStateOf(s);
+          return {
+            name: s.metadata.name,
+            index: Number(s.metadata.name.slice(prefix.length)),
+            leaseIds: [...(kept.lease ? [kept.lease.id] : []), ...kept.previous.map((p) => p.id)],
+          };
+        });
+    },
+    async revoke(ctx, es, state) {
+      if (state.leaseIds.length === 0) return;
+      const ns = es.metadata.namespace ?? '';
+      const where = `spec.dataFrom[${state.index}].sourceRef.generatorRef`;
+      const secret = await ctx.client.get<SecretObject>(SECRETS, state.name, ns);
+      let provider = providerOf(secret);
+      // Kept before the provider was recorded: the generator as it is now, if it still is one.
+      if (!provider) {
+        const entry = es.spec.dataFrom?.[state.index];
+        const ref = entry ? generatorRefOf(entry) : undefined;
+        const r = ref ? await resolve(ctx, ns, ref, where) : undefined;
+        if (r?.kind === 'VaultDynamicSecret') provider = r.spec.provider;
+      }
+      if (!provider)
+        throw new ReconcileError(
+          'LeaseNotRevoked',
+          `${where}: the generator that minted the leases of ${state.name} is gone and its provider was not recorded`,
+        );
+      const vault = await session(deps, es, provider, `state ${state.name}`);
+      for (const id of state.leaseIds) {
+        try {
+          await revokeLease(vault, id);
+        } catch (err) {
+          if (!isLeaseGone(err)) throw err;
+        }
+      }
+    },
   };
+}
+
+function providerOf(secret: SecretObject | undefined): VaultDynamicSecretGeneratorSpec['provider'] | undefined {
+  const text = secret?.metadata.annotations?.[ANNOTATION_GENERATOR_PROVIDER];
+  if (!text) return undefined;
+  try {
+    const p = JSON.parse(text) as unknown;
+    return p && typeof p === 'object' && !Array.isArray(p)
+      ? (p as VaultDynamicSecretGeneratorSpec['provider'])
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Creates or rewrites the state Secret: owned by the ExternalSecret (gone with it), never labelled as a target. */
@@ -399,6 +483,7 @@ async function writeState(
   name: string,
   existing: SecretObject | undefined,
   data: Map<string, Buffer>,
+  provider: VaultDynamicSecretGeneratorSpec['provider'],
   kept: KeptState,
 ): Promise<void> {
   const body: SecretObject = {
@@ -408,7 +493,10 @@ async function writeState(
       name,
       namespace: es.metadata.namespace,
       labels: { [LABEL_GENERATOR_STATE]: es.metadata.uid ?? '' },
-      annotations: { [ANNOTATION_GENERATOR_LEASE]: JSON.stringify(kept) },
+      annotations: {
+        [ANNOTATION_GENERATOR_LEASE]: JSON.stringify(kept),
+        [ANNOTATION_GENERATOR_PROVIDER]: JSON.stringify(provider),
+      },
       ownerReferences: [controllerReference(EXTERNAL_SECRETS, es)],
     },
     type: 'Opaque',

@@ -333,3 +333,89 @@ function notOwnedMessage(d: EsDesired): string {
     `${ADOPT_SECRET_ANNOTATION}: "true"; to add keys to it instead, use creationPolicy Merge`
   );
 }
+
+/**
+ * Finalizer on ExternalSecrets whose dataFrom names a VaultDynamicSecret generator: deleting the
+ * ExternalSecret revokes its generators' leases first (their state Secrets would otherwise be garbage-
+ * collected and the leases left to expire).
+ */
+export const GENERATOR_FINALIZER = 'vaultgate.io/generator-leases';
+
+/**
+ * Failed revocations tolerated before the leases are left to expire unrenewed (a Warning Event says
+ * so): with the work queue's backoff (5 ms × 2^n) about a minute of trying, so a Vault that is gone never
+ * keeps an ExternalSecret (or its namespace) from being deleted for long.
+ */
+export const GENERATOR_REVOKE_ATTEMPTS = 14;
+
+/** A generator state Secret (externalsecret-generators.ts): the dataFrom index it keeps, its lease ids. */
+export interface GeneratorStateFacts {
+  name: string;
+  index: number;
+  leaseIds: string[];
+}
+
+export interface GeneratorLeasesObserved {
+  deleting: boolean;
+  /** Admitted and not another controller's: refused, its leases are kept as they are (never revoked for it). */
+  serving: boolean;
+  /** GENERATOR_FINALIZER is on the ExternalSecret. */
+  finalizer: boolean;
+  /** dataFrom indices naming a VaultDynamicSecret generator (directly or through a ClusterGenerator). */
+  leased: number[];
+  /** A sync is due (a spec change among others): an entry that stopped naming a generator shows then. */
+  syncDue: boolean;
+  /** The state Secrets labelled for this ExternalSecret (undefined: not listed). */
+  states?: GeneratorStateFacts[];
+  /** Failed attempts of this key before this one. */
+  retries: number;
+}
+
+export interface GeneratorLeasesPlan {
+  /** List the state Secrets, then plan again. */
+  list: boolean;
+  /** Whether GENERATOR_FINALIZER should be on the ExternalSecret (kube/finalizer.ts adds or removes it before the sync). */
+  finalizer: boolean;
+  /**
+   * Leases to revoke. Live: after the sync rewrote the target without them, each state Secret deleted
+   * once revoked. Deleting: all of them, before the finalizer goes (the state Secrets go with the object).
+   */
+  revoke: GeneratorStateFacts[];
+  /** Stale leases revoked with no generator left: look again soon to remove the finalizer. */
+  again: boolean;
+  /** A revocation failed: throw to retry with backoff, or give up (a Warning Event) and go on. */
+  onRevokeFailure: 'retry' | 'give-up';
+}
+
+/**
+ * The generators' leases of an ExternalSecret. The finalizer goes on before anything is minted; a state
+ * Secret whose dataFrom entry no longer names a VaultDynamicSecret generator has its leases revoked once
+ * the sync has rewritten the target without them; the finalizer comes off when no entry names one and
+ * no lease is left. Deleting: every kept lease revoked, then the finalizer removed.
+ */
+export function planGeneratorLeases(o: GeneratorLeasesObserved): GeneratorLeasesPlan {
+  const onRevokeFailure = o.retries + 1 < GENERATOR_REVOKE_ATTEMPTS ? 'retry' : 'give-up';
+  const plan = (finalizer: boolean, revoke: GeneratorStateFacts[] = [], list = false): GeneratorLeasesPlan => ({
+    list,
+    finalizer,
+    revoke,
+    again: revoke.length > 0 && o.leased.length === 0 && !o.deleting,
+    onRevokeFailure,
+  });
+  if (o.deleting) {
+    if (!o.finalizer) return plan(false);
+    if (!o.states) return plan(true, [], true);
+    return plan(
+      true,
+      o.states.filter((s) => s.leaseIds.length > 0),
+    );
+  }
+  // Refused or another controller's: its leases stay as they are (renewed by nobody), the finalizer too.
+  if (!o.serving) return plan(o.finalizer);
+  // Only an ExternalSecret that had a generator's lease (the finalizer says so) can have one to revoke;
+  // an entry that stopped naming a generator is a spec change, so a sync is due.
+  if (!o.finalizer || (o.leased.length > 0 && !o.syncDue)) return plan(o.finalizer || o.leased.length > 0);
+  if (!o.states) return plan(true, [], true);
+  const stale = o.states.filter((s) => !o.leased.includes(s.index));
+  return plan(o.leased.length > 0 || stale.length > 0, stale);
+}

@@ -26,8 +26,11 @@ import { admissionDenials, describeFindings } from './common.ts';
 import { errorPolicy } from './error-policy.ts';
 import {
   ADOPT_SECRET_ANNOTATION,
+  GENERATOR_FINALIZER,
+  GENERATOR_REVOKE_ATTEMPTS,
   LABEL_CREATED_FOR,
   planExternalSecret,
+  planGeneratorLeases,
   planStepFailure,
   writePolicyOf,
   type EsDesired,
@@ -36,6 +39,7 @@ import {
   type EsSettings,
   type EsStep,
   type Failed,
+  type GeneratorLeasesObserved,
   type WritePolicy,
 } from './externalsecret-plan.ts';
 import type { CoalescingKvReader } from './kv-reader.ts';
@@ -64,6 +68,7 @@ import { readTemplateSources, RenderedSourceVersions, type ReadTemplateSources }
 import { TemplateSourceMissingError } from '../../eso/target-template.ts';
 import { withoutSecrets } from './secret-forms.ts';
 import { createGenerators, generatorRefOf, type ExternalSecretGenerators } from './externalsecret-generators.ts';
+import { hasFinalizer, withFinalizer } from '../../kube/finalizer.ts';
 
 export { ADOPT_SECRET_ANNOTATION, LABEL_CREATED_FOR };
 
@@ -169,11 +174,13 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     now: () => now().getTime(),
   });
 
-  return async (key: string, ctx: ReconcileContext): Promise<Result> => {
-    const es = ctx.cache<ExternalSecretObject>(EXTERNAL_SECRETS).get(key);
-    if (!es || es.metadata.deletionTimestamp) return DONE; // Owner Secrets go with it by garbage collection
-    const d = desiredOf(es, ctx, deps);
-    const seen = await observe(ctx, deps, es, d, key, now(), sourceVersions);
+  const sync = async (
+    ctx: ReconcileContext,
+    es: ExternalSecretObject,
+    key: string,
+    d: EsDesired,
+    seen: Seen,
+  ): Promise<Result> => {
     // Generators' leases are kept between syncs, at their own pace; a replacement makes the sync due.
     const kept =
       d.refused === undefined && !seen.observed.anotherControllersStore && usesGenerators(es)
@@ -193,6 +200,70 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
     const result = await act(ctx, deps, seen, d, plan, settings, sourceVersions);
     if (kept?.requeueAfterMs === undefined) return result;
     return requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, kept.requeueAfterMs));
+  };
+
+  return async (key: string, ctx: ReconcileContext): Promise<Result> => {
+    const es = ctx.cache<ExternalSecretObject>(EXTERNAL_SECRETS).get(key);
+    if (!es) return DONE;
+    const finalizer = hasFinalizer(es, GENERATOR_FINALIZER);
+    // Owner Secrets go with it by garbage collection; without our finalizer nothing of it is left to revoke.
+    if (es.metadata.deletionTimestamp && !finalizer) return DONE;
+    const leases: GeneratorLeasesObserved = {
+      deleting: es.metadata.deletionTimestamp !== undefined,
+      serving: false,
+      finalizer,
+      leased: [],
+      syncDue: false,
+      retries: ctx.retries,
+    };
+    let d: EsDesired | undefined;
+    let seen: Seen | undefined;
+    if (!leases.deleting) {
+      d = desiredOf(es, ctx, deps);
+      seen = await observe(ctx, deps, es, d, key, now(), sourceVersions);
+      leases.serving = d.refused === undefined && !seen.observed.anotherControllersStore;
+      leases.leased = await generators.leased(ctx, es);
+      leases.syncDue = seen.observed.refresh.due;
+      // Neither a generator's lease nor our finalizer: the plain sync (every ExternalSecret without generators).
+      if (!finalizer && leases.leased.length === 0) return sync(ctx, es, key, d, seen);
+    }
+    let lp = planGeneratorLeases(leases);
+    if (lp.list) lp = planGeneratorLeases({ ...leases, states: await generators.states(ctx, es) });
+    const revoke = async (o: ExternalSecretObject, live: boolean): Promise<void> => {
+      for (const r of lp.revoke) {
+        try {
+          await generators.revoke(ctx, o, r);
+        } catch (err) {
+          const why = errorPolicy(err, 'VaultError');
+          if (lp.onRevokeFailure === 'retry') throw err;
+          ctx.events.record(o, {
+            type: 'Warning',
+            reason: 'LeaseNotRevoked',
+            note: `could not revoke ${r.leaseIds.length} lease(s) of generator state ${r.name} after ${GENERATOR_REVOKE_ATTEMPTS} attempts (${why.reason}: ${why.message}); they expire unrenewed`,
+            action: live ? 'Revoke' : 'Delete',
+          });
+        }
+        if (live)
+          await ctx.client.delete(SECRETS, r.name, o.metadata.namespace).catch((err: unknown) => {
+            if (!isNotFound(err)) throw err;
+          });
+      }
+    };
+    return withFinalizer(
+      ctx.client,
+      EXTERNAL_SECRETS,
+      es,
+      {
+        apply: async (o) => {
+          const result = await sync(ctx, o, key, d!, { ...seen!, es: o });
+          if (lp.revoke.length === 0) return result;
+          await revoke(o, true);
+          return lp.again ? requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, 1_000)) : result;
+        },
+        cleanup: (o) => revoke(o, false),
+      },
+      { name: GENERATOR_FINALIZER, wanted: lp.finalizer },
+    );
   };
 }
 

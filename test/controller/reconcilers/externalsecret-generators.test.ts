@@ -19,6 +19,7 @@ import { VaultError } from '../../../vault/errors.ts';
 import type { VaultRequest, VaultRequester } from '../../../vault/types.ts';
 import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
 import { GENERATOR_LEASE_POLICY, stateSecretName } from '../../../controller/reconcilers/externalsecret-generators.ts';
+import { GENERATOR_FINALIZER, GENERATOR_REVOKE_ATTEMPTS } from '../../../controller/reconcilers/externalsecret-plan.ts';
 import {
   planLifecycle,
   type LifecycleObservation,
@@ -40,6 +41,8 @@ class LeaseVault {
   renewed: string[] = [];
   revoked: string[] = [];
   connects = 0;
+  /** sys/leases/revoke fails as a Vault that cannot be reached. */
+  revokeDown = false;
   readonly tokens = new Map<string, number>();
   readonly leases = new Map<string, { expire: number; max: number; token: string }>();
   password(id: string): string {
@@ -72,6 +75,7 @@ class LeaseVault {
       return { data: { accessor, expire_time: new Date(this.tokens.get(accessor)!).toISOString(), renewable: true } };
     const lease = this.leases.get(body?.lease_id ?? '');
     if (req.path === 'sys/leases/revoke') {
+      if (this.revokeDown) throw new VaultError('unavailable', `${req.operation}: Vault unreachable`);
       this.revoked.push(body!.lease_id!);
       this.leases.delete(body!.lease_id!);
       return undefined;
@@ -299,5 +303,131 @@ void describe('planner rows: GENERATOR_LEASE_POLICY through planLifecycle', () =
       at(61, { previous: [prev] }).previous.map((p) => [p.id, p.op]),
       [['L0', 'revoke']],
     );
+  });
+});
+
+// Deleting the ExternalSecret, or removing its generatorRef, revokes the generator's leases (ESO's Cleanup
+// does nothing: the credential lives out its lease). A finalizer holds the deletion until then, never for
+// long when Vault is gone.
+void describe('ExternalSecret with a VaultDynamicSecret generator: deletion and a removed generatorRef revoke its leases', () => {
+  const finalizers = (w: ReturnType<typeof world>): string[] => w.es()?.metadata.finalizers ?? [];
+  const stateOf = (w: ReturnType<typeof world>, uid: string): KubeObject | undefined =>
+    w.kube.getObj<KubeObject>(SECRETS, `${NS}/esgen-${uid}-0`);
+
+  void test('the finalizer is on before the first credential is minted; a Password-only ExternalSecret gets none', async () => {
+    const w = world({ kind: 'VaultDynamicSecret', name: 'pg' });
+    await w.kube.reconcile(w.reconciler(), `${NS}/app`);
+    assert.deepEqual(finalizers(w), [GENERATOR_FINALIZER]);
+    assert.equal(w.vault.issued.length, 1);
+    const p = world({ kind: 'Password', name: 'pw' });
+    await p.settle(p.reconciler());
+    assert.deepEqual(finalizers(p), []);
+    assert.ok(p.secret('password'));
+  });
+
+  void test('deleting it revokes the current lease and a replaced one still in its grace; then it is gone', async () => {
+    const w = world({ kind: 'ClusterGenerator', name: 'pg-cluster' });
+    const r = w.reconciler();
+    await w.settle(r);
+    // To the first replacement (max TTL 5 min less the 2 min minimum validity), within the replaced one's grace.
+    while (w.vault.issued.length < 2) {
+      w.vault.now += 5_000;
+      await w.settle(r);
+    }
+    assert.deepEqual(w.vault.revoked, [], 'the replaced lease is in its grace');
+    const uid = w.es().metadata.uid!;
+    w.kube.remove(EXTERNAL_SECRETS, `${NS}/app`);
+    assert.ok(w.es()?.metadata.deletionTimestamp, 'held by the finalizer');
+    await w.kube.reconcile(r, `${NS}/app`);
+    assert.deepEqual([...w.vault.revoked].sort(), [...w.vault.issued].sort());
+    assert.equal(w.vault.leases.size, 0, 'no lease of it is left in Vault');
+    assert.equal(w.es(), undefined, 'deleted once revoked');
+    assert.equal(stateOf(w, uid), undefined, 'its state Secret garbage-collected');
+  });
+
+  void test('safe twice: a crash before the finalizer was removed revokes again (already gone: fine), then lets it go', async () => {
+    const w = world({ kind: 'VaultDynamicSecret', name: 'pg' });
+    const r = w.reconciler();
+    await w.settle(r);
+    w.kube.remove(EXTERNAL_SECRETS, `${NS}/app`);
+    const patch = w.kube.patch.bind(w.kube);
+    w.kube.patch = () => Promise.reject(new Error('controller killed'));
+    await assert.rejects(w.kube.reconcile(r, `${NS}/app`), /controller killed/);
+    w.kube.patch = patch;
+    assert.equal(w.vault.revoked.length, 1);
+    assert.ok(w.es(), 'still held');
+    await w.kube.reconcile(w.reconciler(), `${NS}/app`); // a restarted controller
+    assert.equal(w.es(), undefined);
+    assert.equal(w.vault.issued.length, 1, 'nothing minted while deleting');
+  });
+
+  void test('the generator deleted first (a namespace going away): revoked with the provider kept in the state Secret', async () => {
+    const w = world({ kind: 'VaultDynamicSecret', name: 'pg' });
+    const r = w.reconciler();
+    await w.settle(r);
+    w.kube.remove(VAULT_DYNAMIC_SECRET_GENERATORS, `${NS}/pg`);
+    w.kube.remove(EXTERNAL_SECRETS, `${NS}/app`);
+    await w.kube.reconcile(r, `${NS}/app`);
+    assert.deepEqual(w.vault.revoked, w.vault.issued);
+    assert.equal(w.es(), undefined);
+  });
+
+  void test('Vault gone: the deletion waits while retries last, then goes on with a Warning naming the state Secret', async () => {
+    const w = world({ kind: 'VaultDynamicSecret', name: 'pg' });
+    const r = w.reconciler();
+    await w.settle(r);
+    const uid = w.es().metadata.uid!;
+    w.vault.revokeDown = true;
+    w.kube.remove(EXTERNAL_SECRETS, `${NS}/app`);
+    await assert.rejects(w.kube.reconcile(r, `${NS}/app`), /Vault unreachable/);
+    await assert.rejects(r(`${NS}/app`, { ...w.kube.context(), retries: GENERATOR_REVOKE_ATTEMPTS - 2 }));
+    assert.ok(w.es(), 'held while retries last');
+    assert.equal(w.kube.events.filter((e) => e.reason === 'LeaseNotRevoked').length, 0, 'no Warning while retrying');
+    await r(`${NS}/app`, { ...w.kube.context(), retries: GENERATOR_REVOKE_ATTEMPTS - 1 });
+    assert.equal(w.es(), undefined, 'never held for ever');
+    const warning = w.kube.events.find((e) => e.reason === 'LeaseNotRevoked');
+    assert.equal(warning?.type, 'Warning');
+    assert.match(warning.note, new RegExp(`lease\\(s\\) of generator state esgen-${uid}-0 after 14 attempts`));
+    assert.match(warning.note, /VaultUnavailable.*expire unrenewed/);
+  });
+
+  void test('the generatorRef removed: the lease revoked after the sync wrote the target without it, its state deleted, the finalizer off', async () => {
+    const w = world({ kind: 'VaultDynamicSecret', name: 'pg' });
+    const r = w.reconciler();
+    await w.settle(r);
+    const uid = w.es().metadata.uid!;
+    const cur = w.es() as KubeObject & { spec: Record<string, unknown> };
+    w.kube.put(EXTERNAL_SECRETS, {
+      ...cur,
+      spec: {
+        ...cur.spec,
+        dataFrom: [{ sourceRef: { generatorRef: { apiVersion: API, kind: 'Password', name: 'pw' } } }],
+      },
+    });
+    await w.settle(r);
+    assert.equal(w.secret('username'), '', 'the target no longer holds the credential');
+    assert.equal(w.secret('password').length, 24, "the Password generator's key");
+    assert.deepEqual(w.vault.revoked, w.vault.issued);
+    assert.equal(stateOf(w, uid), undefined, 'state Secret deleted');
+    assert.deepEqual(finalizers(w), [], 'finalizer removed: nothing left to revoke');
+    assert.ok(w.es(), 'the ExternalSecret stays');
+  });
+
+  void test('refused by admission meanwhile: its lease is neither revoked nor renewed by the refusal', async () => {
+    const w = world({ kind: 'VaultDynamicSecret', name: 'pg' });
+    const r = w.reconciler();
+    await w.settle(r);
+    const cur = w.es() as KubeObject & { spec: Record<string, unknown> };
+    // dataFrom[0] now reads a generator kind vaultgate refuses (eso.es.generator-ref).
+    w.kube.put(EXTERNAL_SECRETS, {
+      ...cur,
+      spec: {
+        ...cur.spec,
+        dataFrom: [{ sourceRef: { generatorRef: { apiVersion: API, kind: 'ECRAuthorizationToken', name: 'x' } } }],
+      },
+    });
+    await w.settle(r).catch(() => undefined);
+    assert.deepEqual(w.vault.revoked, []);
+    assert.deepEqual(finalizers(w), [GENERATOR_FINALIZER], 'kept: deleting it later still revokes');
   });
 });

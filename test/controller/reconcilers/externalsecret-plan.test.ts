@@ -3,12 +3,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  GENERATOR_REVOKE_ATTEMPTS,
   planExternalSecret,
+  planGeneratorLeases,
   planStepFailure,
   type EsDesired,
   type EsObserved,
   type EsPlan,
   type EsSettings,
+  type GeneratorLeasesObserved,
+  type GeneratorLeasesPlan,
+  type GeneratorStateFacts,
   type TargetSecret,
 } from '../../../controller/reconcilers/externalsecret-plan.ts';
 import type { ErrorOutcome } from '../../../controller/reconcilers/error-policy.ts';
@@ -426,5 +431,111 @@ const stepRows: Array<{
 for (const row of stepRows) {
   test(`step failure: ${row.what}`, () => {
     assert.deepEqual(planStepFailure({ ...D, ...row.d }, row.step, row.exists, row.f, S), row.plan);
+  });
+}
+
+// The generators' leases around a sync (ESO's VaultDynamicSecret generator): when the finalizer is on,
+// which kept leases are revoked, and when a failed revocation stops holding the deletion.
+const L: GeneratorLeasesObserved = {
+  deleting: false,
+  serving: true,
+  finalizer: true,
+  leased: [0],
+  syncDue: false,
+  retries: 0,
+};
+const state = (index: number, leaseIds = [`db/creds/app/L${index}`]): GeneratorStateFacts => ({
+  name: `esgen-uid-${index}`,
+  index,
+  leaseIds,
+});
+const leasePlan = (p: Partial<GeneratorLeasesPlan>): GeneratorLeasesPlan => ({
+  list: false,
+  finalizer: true,
+  revoke: [],
+  again: false,
+  onRevokeFailure: 'retry',
+  ...p,
+});
+const leaseRows: Array<{ what: string; o: Partial<GeneratorLeasesObserved>; plan: GeneratorLeasesPlan }> = [
+  {
+    what: 'a generator named, no finalizer yet: it goes on (before the sync mints), nothing listed',
+    o: { finalizer: false, syncDue: true },
+    plan: leasePlan({}),
+  },
+  {
+    what: 'no generator, no finalizer (every other ExternalSecret): none wanted, nothing listed',
+    o: { finalizer: false, leased: [] },
+    plan: leasePlan({ finalizer: false }),
+  },
+  {
+    what: 'finalizer on, generator named, no sync due: nothing listed (no Secret LIST at each renewal)',
+    o: {},
+    plan: leasePlan({}),
+  },
+  {
+    what: 'finalizer on, a sync due (a spec change): the state Secrets are listed',
+    o: { syncDue: true },
+    plan: leasePlan({ list: true }),
+  },
+  {
+    what: 'the entry still names the generator: its state is kept',
+    o: { syncDue: true, states: [state(0)] },
+    plan: leasePlan({}),
+  },
+  {
+    what: 'dataFrom[1] no longer names a generator: its leases revoked after the sync, the finalizer stays for dataFrom[0]',
+    o: { syncDue: true, states: [state(0), state(1)] },
+    plan: leasePlan({ revoke: [state(1)] }),
+  },
+  {
+    what: 'the generatorRef removed: listed even when no sync is due',
+    o: { leased: [] },
+    plan: leasePlan({ list: true }),
+  },
+  {
+    what: 'the generatorRef removed: its lease revoked, the finalizer kept until that is done, then looked at again',
+    o: { leased: [], states: [state(0)] },
+    plan: leasePlan({ revoke: [state(0)], again: true }),
+  },
+  {
+    what: 'the generatorRef removed, nothing left to revoke: the finalizer comes off',
+    o: { leased: [], states: [] },
+    plan: leasePlan({ finalizer: false }),
+  },
+  {
+    what: 'refused by admission (or another controller store): leases kept as they are, the finalizer too',
+    o: { serving: false, leased: [], syncDue: true },
+    plan: leasePlan({}),
+  },
+  {
+    what: 'deleted without our finalizer: nothing to revoke (the state Secrets go with it)',
+    o: { deleting: true, finalizer: false },
+    plan: leasePlan({ finalizer: false }),
+  },
+  {
+    what: 'deleted: the state Secrets are listed',
+    o: { deleting: true },
+    plan: leasePlan({ list: true }),
+  },
+  {
+    what: 'deleted: every kept lease revoked (current and replaced ones), not a state with none',
+    o: { deleting: true, states: [state(0, ['L2', 'L1']), state(1, [])] },
+    plan: leasePlan({ revoke: [state(0, ['L2', 'L1'])] }),
+  },
+  {
+    what: 'deleted, revocation failed 12 times: retried once more',
+    o: { deleting: true, states: [state(0)], retries: GENERATOR_REVOKE_ATTEMPTS - 2 },
+    plan: leasePlan({ revoke: [state(0)] }),
+  },
+  {
+    what: 'deleted, the last attempt: a failure gives up (Warning Event), the deletion goes on',
+    o: { deleting: true, states: [state(0)], retries: GENERATOR_REVOKE_ATTEMPTS - 1 },
+    plan: leasePlan({ revoke: [state(0)], onRevokeFailure: 'give-up' }),
+  },
+];
+for (const row of leaseRows) {
+  test(`generator leases: ${row.what}`, () => {
+    assert.deepEqual(planGeneratorLeases({ ...L, ...row.o }), row.plan);
   });
 }
