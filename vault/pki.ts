@@ -2,8 +2,10 @@
 // revoke by serial (`<mount>/revoke`), and the facts of a stored certificate (serial, validity) read from
 // its PEM, so a restarted controller knows when a certificate ends without asking Vault or re-issuing.
 // What OpenBao 2.7.2 answers (test/real/pki-certificate-lifecycle.test.ts): issue returns no lease
-// (the role's generate_lease is false by default) and `expiration` in Unix seconds; revoking a revoked
-// certificate answers 200 again; revoking an expired one is refused ("certificate is expired").
+// (the role's generate_lease is false by default) and `expiration` in Unix seconds; revoking answers 200
+// with data.revocation_time, and the same again for a revoked certificate; revoking an expired one answers
+// 200 too, with no data and a warning ("already expired; refusing to add to CRL"); an unknown serial is a
+// 400 ("certificate with serial ... not found.").
 // The private key is returned to the caller only; it never enters an error.
 import { X509Certificate } from 'node:crypto';
 import { isKind, VaultError } from './errors.ts';
@@ -87,18 +89,20 @@ export async function issueCertificate(
 }
 
 /**
- * `<mount>/revoke` by serial. A certificate already expired or unknown to the mount cannot be used any more:
- * that answer counts as done (false), so a replaced certificate that outlived its wait is not retried forever.
+ * `<mount>/revoke` by serial: true when the certificate is revoked (Vault answered its revocation time),
+ * false when it was not because it is expired or unknown to the mount and so cannot be used any more: done
+ * either way, so a replaced certificate that outlived its wait is not retried forever.
  */
 export async function revokeCertificate(vault: VaultRequester, mount: string, serial: string): Promise<boolean> {
   try {
-    await vault.request({
+    const res = await vault.request<{ data?: { revocation_time?: unknown } | null }>({
       operation: 'pki.revoke',
       method: 'PUT',
       path: `${mount}/revoke`,
       body: { serial_number: serial },
     });
-    return true;
+    // An expired certificate: 200 without a revocation time (only a warning says why).
+    return typeof res?.data?.revocation_time === 'number' && res.data.revocation_time > 0;
   } catch (err) {
     if (isKind(err, 'invalid') && /expired|not found|no certificate/i.test((err as Error).message)) return false;
     throw err;

@@ -6,7 +6,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { certificateFacts, pkiMountOf, vaultSerial } from '../../vault/pki.ts';
+import { VaultError } from '../../vault/errors.ts';
+import { certificateFacts, pkiMountOf, revokeCertificate, vaultSerial } from '../../vault/pki.ts';
+import type { VaultRequester } from '../../vault/types.ts';
+
+/** A Vault that answers every request with `answer` (a body, or a thrown error), as OpenBao 2.7.2 answers pki/revoke. */
+const answering = (answer: unknown): VaultRequester => ({
+  request: <T>() => (answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T)),
+});
 
 void describe('vault/pki', () => {
   void test('the mount of an issue path, with or without an issuer; nothing for other paths', () => {
@@ -52,5 +59,28 @@ void describe('vault/pki', () => {
     const days = (f.notAfter - f.notBefore) / 86_400_000;
     assert.ok(days > 1.9 && days < 2.1, String(days));
     assert.equal(certificateFacts('not a certificate'), undefined);
+  });
+
+  // What OpenBao 2.7.2 answers (measured against its dev server): a revoked certificate's revocation time;
+  // for an expired one 200 with no data and only a warning, which is not a revocation.
+  void test('revoke by serial: true only when Vault says when it revoked; expired or unknown is done, not revoked', async () => {
+    const revoked = { data: { revocation_time: 1796304088, state: 'revoked' }, warnings: null };
+    assert.equal(await revokeCertificate(answering(revoked), 'pki', '6c:6f'), true);
+    const expired = {
+      data: null,
+      warnings: [
+        "certificate with serial 6c:6f already expired; refusing to add to CRL. Enable 'AllowExpiredCertRevocation' to allow revoking expired certificates.",
+      ],
+    };
+    assert.equal(await revokeCertificate(answering(expired), 'pki', '6c:6f'), false);
+    const unknown = new VaultError(
+      'invalid',
+      'pki.revoke: certificate with serial 01:02:03 not found.',
+      400,
+      'pki.revoke',
+    );
+    assert.equal(await revokeCertificate(answering(unknown), 'pki', '01:02:03'), false);
+    const denied = new VaultError('forbidden', 'pki.revoke: permission denied', 403, 'pki.revoke');
+    await assert.rejects(revokeCertificate(answering(denied), 'pki', '6c:6f'), /permission denied/);
   });
 });
