@@ -11,6 +11,7 @@ import { parseGoDuration } from '../../golang/index.ts';
 import {
   deny,
   isRecord,
+  objectNamespace,
   stringAt,
   warn,
   withoutShadowedSchemaFindings,
@@ -98,6 +99,40 @@ export function parametersFindings(method: string, parameters: unknown): Finding
   ];
 }
 
+/** strconv.ParseBool's spellings of true: how Vault reads a boolean parameter sent as a string. */
+const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+
+/**
+ * Rule "vaultdynamicsecret.kubernetes-namespace": the kubernetes secrets engine creates the ServiceAccount
+ * it issues a token for (with its Role and RoleBinding) in `kubernetes_namespace`; an object mints only
+ * for its own namespace, whatever the Vault role allows (one role may serve several tenants' stores).
+ * Rule "vaultdynamicsecret.kubernetes-cluster-role-binding": `cluster_role_binding` binds the role
+ * cluster-wide, so the token would act outside the namespace too.
+ */
+export function kubernetesEngineFindings(namespace: string, parameters: unknown): Finding[] {
+  if (!isRecord(parameters)) return [];
+  const out: Finding[] = [];
+  const target = parameters.kubernetes_namespace;
+  if (target !== undefined && target !== namespace)
+    out.push(
+      deny(
+        'spec.parameters.kubernetes_namespace',
+        'vaultdynamicsecret.kubernetes-namespace',
+        `${JSON.stringify(target)} must be this object's namespace "${namespace}": a token of the kubernetes secrets engine is minted only for the namespace that asks for it`,
+      ),
+    );
+  const binding = parameters.cluster_role_binding;
+  if (typeof binding === 'string' && GO_TRUE.has(binding))
+    out.push(
+      deny(
+        'spec.parameters.cluster_role_binding',
+        'vaultdynamicsecret.kubernetes-cluster-role-binding',
+        `"${binding}" is refused: a ClusterRoleBinding would let the token act outside namespace "${namespace}"; leave it unset (a RoleBinding in the namespace)`,
+      ),
+    );
+  return out;
+}
+
 /**
  * Rule "vaultdynamicsecret.min-validity": a replacement is minted when less than minValidity is left
  * before the max TTL; a max TTL not longer than that would replace every credential as soon as it is
@@ -150,7 +185,7 @@ export function rolloutTargetFindings(targets: unknown): Finding[] {
   return out;
 }
 
-export function validateVaultDynamicSecret(obj: KubeObject): Finding[] {
+export function validateVaultDynamicSecret(obj: KubeObject, requestNamespace?: string): Finding[] {
   const schema = schemaFindings(obj);
   const spec = isRecord(obj.spec) ? obj.spec : undefined;
   if (!spec) return schema;
@@ -164,6 +199,7 @@ export function validateVaultDynamicSecret(obj: KubeObject): Finding[] {
     ...(stringAt(spec, 'credentialType') === 'Certificate'
       ? certificateFindings(spec.path, spec.parameters, policy) // always a write: GET is sent as PUT
       : parametersFindings(stringAt(spec, 'method') ?? VDS_DEFAULTS.method, spec.parameters)),
+    ...kubernetesEngineFindings(objectNamespace(obj, requestNamespace), spec.parameters),
     ...timingFindings(policy, revocation),
     ...rolloutTargetFindings(spec.rolloutRestartTargets),
   ];
@@ -178,6 +214,6 @@ export const vaultDynamicSecretHandler: KindHandler = {
   group: VAULTGATE_GROUP,
   version: VAULTGATE_VERSION,
   kind: 'VaultDynamicSecret',
-  validate: (obj) => validateVaultDynamicSecret(obj),
+  validate: (obj, _old, _ctx, req) => validateVaultDynamicSecret(obj, req.namespace),
   mutate: mutateVaultDynamicSecret,
 };

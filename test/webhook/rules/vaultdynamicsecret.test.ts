@@ -74,6 +74,28 @@ const cases: Array<{
     message: /spec\.parameters: parameters are sent only with method PUT or POST/,
   },
   {
+    rule: 'vaultdynamicsecret.kubernetes-namespace',
+    refused: { path: 'kubernetes/creds/app', method: 'POST', parameters: { kubernetes_namespace: 'team-b' } },
+    accepted: { path: 'kubernetes/creds/app', method: 'POST', parameters: { kubernetes_namespace: 'team-a' } },
+    message:
+      /spec\.parameters\.kubernetes_namespace: "team-b" must be this object's namespace "team-a": a token of the kubernetes secrets engine is minted only for the namespace that asks for it/,
+  },
+  {
+    rule: 'vaultdynamicsecret.kubernetes-cluster-role-binding',
+    refused: {
+      path: 'k8s-prod/creds/app',
+      method: 'PUT',
+      parameters: { kubernetes_namespace: 'team-a', cluster_role_binding: 'True' },
+    },
+    accepted: {
+      path: 'k8s-prod/creds/app',
+      method: 'PUT',
+      parameters: { kubernetes_namespace: 'team-a', cluster_role_binding: 'false' },
+    },
+    message:
+      /spec\.parameters\.cluster_role_binding: "True" is refused: a ClusterRoleBinding would let the token act outside namespace "team-a"/,
+  },
+  {
     rule: 'vaultdynamicsecret.min-validity',
     refused: { leasePolicy: { maxTTL: '5m', minValidity: '5m' } },
     accepted: { leasePolicy: { maxTTL: '5m', minValidity: '2m' } },
