@@ -805,6 +805,16 @@ async function cleanup(
   }
 }
 
+/** The object in the apiserver was written after the cached copy this pass read (gone counts as not ahead). */
+async function statusIsAhead(o: VaultDynamicSecretObject, ctx: ReconcileContext): Promise<boolean> {
+  const live = await ctx.client.get<VaultDynamicSecretObject>(
+    VAULT_DYNAMIC_SECRETS,
+    o.metadata.name,
+    o.metadata.namespace ?? '',
+  );
+  return live !== undefined && live.metadata.resourceVersion !== o.metadata.resourceVersion;
+}
+
 async function reconcileLive(
   o: VaultDynamicSecretObject,
   ctx: ReconcileContext,
@@ -849,6 +859,10 @@ async function reconcileLive(
   }
   const seen = await observe(o, ctx, deps, now, tokenChecked);
   const plan = planLifecycle(seen.obs);
+  // A copy newer than status is what a crash leaves, and also what the cache shows just after this
+  // controller's own rotation: the Secrets' watch events trigger a pass before the status write reaches the
+  // cache. Adopt only what the object itself, read now, does not already hold.
+  if (plan.main.type === 'adopt' && (await statusIsAhead(o, ctx))) return requeueAfter(1_000);
   for (const e of plan.events) ctx.events.record(o, { type: e.type, reason: e.reason, note: e.message });
   const result = await act(o, ctx, deps, seen, plan);
   await applyStatus(ctx.client, VAULT_DYNAMIC_SECRETS, o, statusOf(o, plan, result, now));
