@@ -39,6 +39,8 @@ export async function installAllCRDs(cp: ControlPlane): Promise<string[]> {
 }
 
 export interface E2EOptions {
+  /** Run on this control plane (e.g. a one-node cluster's) instead of starting one; stop() leaves it running. */
+  controlPlane?: ControlPlane;
   /** kube-controller-manager: off, on with its default controllers, or with these. */
   controllerManager?: ControlPlaneOptions['controllerManager'];
   /** Install vaultgate's and the ESO-group CRDs from the chart's files (default true; false when Helm installs them). */
@@ -132,11 +134,12 @@ function diagnostics(p: VaultgateProcesses): string {
 export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
   const log = opts.log ?? stderrLog;
   const t = performance.now();
-  const cp = await startControlPlane({ controllerManager: opts.controllerManager ?? false, log }).catch(
-    (err: unknown) => {
+  const ownsCp = !opts.controlPlane;
+  const cp =
+    opts.controlPlane ??
+    (await startControlPlane({ controllerManager: opts.controllerManager ?? false, log }).catch((err: unknown) => {
       throw stepFailed('e2e stack: starting the control plane', err);
-    },
-  );
+    }));
   let procs: VaultgateProcesses | undefined;
   let vault: E2EVault | undefined;
   let step = 'installing the CRDs';
@@ -195,7 +198,7 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
         const s = performance.now();
         await p.stopAll();
         await v.stop();
-        await cp.stop();
+        if (ownsCp) await cp.stop();
         log(`[e2e] stack torn down in ${seconds(s)}s`);
       },
     };
@@ -206,7 +209,7 @@ export async function startE2E(opts: E2EOptions = {}): Promise<E2EStack> {
       .join('\n');
     await procs?.stopAll();
     await vault?.stop();
-    await cp.stop();
+    if (ownsCp) await cp.stop();
     throw stepFailed(`e2e stack: ${step}`, err, details);
   }
 }
