@@ -14,7 +14,7 @@
 // Chains: each replica keeps its own chain (`chain` is a random id). After a restart the trail continues
 // the chain whose last record it can read back from its file sink; without one it starts a new chain
 // whose chain-start event names the previous head when known. See audit/README.md.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export const AUDIT_FORMAT = 'vaultgate/v2';
 /** The payload version inside the hash and the signature. */
@@ -128,8 +128,9 @@ export interface AuditRecord extends Omit<AuditPayload, 'v'> {
   jws?: string;
 }
 
+/** SHA-256 (hex) of the UTF-8 text. crypto.hash, one call: half the CPU of a createHash object per record. */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /**

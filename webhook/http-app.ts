@@ -2,6 +2,7 @@
 // No decision logic lives here (see webhook/admission/). Every input the caller controls gets a
 // well-formed answer: a 400/413 for a body that is not an AdmissionReview, otherwise an
 // AdmissionReview carrying the request's uid — never a crash, never a 5xx.
+import type http from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
@@ -199,6 +200,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
   const clientCert = opts.requireClientCert === true;
   const subjects = opts.clientSubjects?.length ? opts.clientSubjects : DEFAULT_CLIENT_SUBJECTS;
   const closing = (): boolean => opts.draining?.() === true;
+  const fastRoutes = new Map<string, Handler[]>();
   for (const webhook of ['validate', 'mutate'] as const) {
     const latencyLabels = { webhook };
     // Before the body is read: an unauthenticated caller costs no parsing, and nothing is recorded.
@@ -219,8 +221,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
             : 'a client certificate signed by the configured CA is required (see --client-ca-file)',
       });
     };
-    const handlers = clientCert ? [authenticate, json] : [json];
-    app.post(`/${webhook}`, ...handlers, (req: Request, res: Response) => {
+    const answer = (req: Request, res: Response): void => {
       const started = performance.now();
       const body: unknown = req.body;
       const malformed = malformedReason(body);
@@ -303,7 +304,10 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
         recorded.then(() => {
           reply(req, res, security, decision.response, closing());
         }, unrecorded);
-    });
+    };
+    const handlers = clientCert ? [authenticate, json] : [json];
+    app.post(`/${webhook}`, ...handlers, answer);
+    fastRoutes.set(`/${webhook}`, [...handlers, answer]);
   }
 
   app.use(security.middleware);
@@ -320,7 +324,7 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
 
   // Body parser errors: bad JSON → 400, oversize → 413. Anything else → 400 with a generic message:
   // the input is the caller's, so the answer is a client error, not a 5xx.
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  const answerError = (err: unknown, req: Request, res: Response): void => {
     if (!res.headersSent) security.apply(req, res); // admission-route errors arrive before security.middleware ran
     const e = err as { type?: string; status?: number };
     if (e.type === 'entity.too.large') {
@@ -339,6 +343,61 @@ export function createWebhookApp(opts: WebhookAppOptions): express.Express {
     }
     const status = typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 400;
     res.status(status).json({ error: 'request could not be read' });
+  };
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    answerError(err, req, res);
+  });
+  fastPaths.set(app, (req, res) => {
+    const chain = req.method === 'POST' && req.url !== undefined ? fastRoutes.get(req.url) : undefined;
+    // Only requests born with the app's prototypes (server.ts appMessageClasses): express would re-parent others.
+    if (chain === undefined || Object.getPrototypeOf(req) !== app.request) return false;
+    runChain(chain, req as Request, res as Response, answerError);
+    return true;
   });
   return app;
 }
+
+type Handler = (req: Request, res: Response, next: NextFunction) => void;
+
+/** The route's handlers in turn, as express's router runs them: an error (passed or thrown) goes to `onError`. */
+function runChain(
+  chain: readonly Handler[],
+  req: Request,
+  res: Response,
+  onError: (err: unknown, req: Request, res: Response) => void,
+): void {
+  // What express's app.handle sets before routing, and the handlers' answers (res.json) read.
+  req.res = res;
+  res.req = req;
+  let i = 0;
+  const next = (err?: unknown): void => {
+    if (err) {
+      onError(err, req, res);
+      return;
+    }
+    const handler = chain[i++];
+    if (handler === undefined) return;
+    try {
+      handler(req, res, next);
+    } catch (thrown) {
+      onError(thrown, req, res);
+    }
+  };
+  next();
+}
+
+/**
+ * The admission routes (POST /validate and /mutate, exact path) answered without express's router:
+ * app.handle, the router's layer matching, parameter processing and `next` bookkeeping cost more per
+ * review than the route's own handlers (profile of the peer bench's admission row). Same handlers, same
+ * error answers, same headers; any other request (another method, a query string, a trailing slash, a
+ * request not created by server.ts's classes) returns false and goes to express as before.
+ * server.ts calls it before the app; test/webhook/http-fast-path.test.ts compares both answers.
+ */
+export function admissionFastPath(
+  app: express.Express,
+): ((req: http.IncomingMessage, res: http.ServerResponse) => boolean) | undefined {
+  return fastPaths.get(app);
+}
+
+const fastPaths = new WeakMap<express.Express, (req: http.IncomingMessage, res: http.ServerResponse) => boolean>();

@@ -4,6 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type express from 'express';
+import { admissionFastPath } from './http-app.ts';
 
 export interface TlsPair {
   cert: string | Buffer;
@@ -78,9 +79,16 @@ export async function startWebhookServer(app: express.Express, opts: WebhookServ
   // rejectUnauthorized: false keeps the handshake open to certificate-less kubelet probes; the socket's
   // `authorized` tells the app whether the certificate verified.
   const clientAuth = opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: false } : {};
+  // POST /validate and /mutate skip express's router (http-app.ts admissionFastPath); the rest is express.
+  const fast = admissionFastPath(app);
+  const handler = fast
+    ? (req: http.IncomingMessage, res: http.ServerResponse): void => {
+        if (!fast(req, res)) app(req, res);
+      }
+    : app;
   const server = https.createServer(
     { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...clientAuth, ...appMessageClasses(app) },
-    app,
+    handler,
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
@@ -273,4 +274,93 @@ void describe('webhook app over HTTPS', () => {
     const r = await request('/prototypes');
     assert.deepEqual(JSON.parse(r.text), { request: true, response: true });
   });
+});
+
+void describe("admission routes answered without express's router", () => {
+  let tls: TestTls;
+  let srv: WebhookServer;
+  const viaExpress: string[] = [];
+  before(async () => {
+    tls = await selfSignedTls();
+    const app = createWebhookApp({
+      context: () => defaultContext(),
+      logger: silentLogger,
+      metrics: createWebhookMetrics(undefined, { defaultMetrics: false }),
+      ready: () => true,
+    });
+    // express's app(req, res) is app.handle(req, res, next): what reaches it went through the router.
+    const withHandle = app as unknown as { handle: (req: http.IncomingMessage, ...rest: unknown[]) => void };
+    const handle = withHandle.handle.bind(app);
+    withHandle.handle = (req, ...rest) => {
+      viaExpress.push(req.url ?? '');
+      handle(req, ...rest);
+    };
+    srv = await startWebhookServer(app, { host: '127.0.0.1', port: 0, tls });
+  });
+  after(async () => {
+    await srv.close();
+  });
+
+  /** The whole answer (status line, headers but Date, body) to a raw request over TLS. */
+  function rawTls(path: string, head: string, body: Buffer | string = ''): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port: srv.port, ca: tls.ca });
+      let data = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (c: string) => {
+        data += c;
+      });
+      socket.on('error', reject);
+      socket.on('end', () => {
+        resolve(data.replace(/\r\nDate: [^\r]*/i, ''));
+      });
+      // Not socket.end(): a TLS close_notify before an asynchronous answer (a gzip body) would cut it.
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${head}\r\n`);
+      socket.write(body);
+    });
+  }
+
+  const review = (request: Record<string, unknown>): string =>
+    JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });
+  const policy = { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' };
+  const reviews: Array<{ name: string; body: string }> = [
+    { name: 'a review allowed', body: review({ uid: 'u1', operation: 'DELETE', userInfo: {}, kind: policy }) },
+    {
+      name: 'a review denied',
+      body: review({
+        uid: 'u2',
+        operation: 'CREATE',
+        userInfo: {},
+        kind: policy,
+        object: { apiVersion: 'vaultgate.io/v1alpha1', kind: 'VaultPolicy', metadata: { name: 'p' }, spec: 7 },
+      }),
+    },
+    { name: 'a review without a uid', body: review({ operation: 'CREATE', userInfo: {}, kind: policy }) },
+    {
+      name: 'another envelope version',
+      body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: { uid: 'u3' } }),
+    },
+    { name: 'too many JSON values', body: `[${'0,'.repeat(60_000)}0]` },
+    { name: 'a body over 7 MiB', body: `{"pad":"${'x'.repeat(7.5 * 1024 * 1024)}"}` },
+  ];
+  const all = [
+    ...reviews.map((r) => ({
+      name: r.name,
+      head: `Content-Type: ${json}\r\nContent-Length: ${Buffer.byteLength(r.body)}\r\n`,
+      body: r.body,
+    })),
+    ...cases.filter((c) => !c.name.includes('limit')),
+  ];
+  for (const c of all) {
+    void test(`answers ${c.name} as express's route does`, async () => {
+      for (const webhook of ['validate', 'mutate']) {
+        viaExpress.length = 0;
+        const fast = await rawTls(`/${webhook}`, c.head, c.body);
+        const routed = await rawTls(`/${webhook}?via=express`, c.head, c.body);
+        assert.deepEqual(viaExpress, [`/${webhook}?via=express`], 'only the second request went through express');
+        assert.match(fast, /^HTTP\/1\.1 [2-4]\d\d /);
+        assert.equal(fast, routed, `${fast}\n----\n${routed}`);
+      }
+    });
+  }
 });
