@@ -57,11 +57,6 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'schemas/eso-kinds.ts': 'tested by test/eso/manifests.test.ts (ESO kinds served as ESO serves them)',
   'schemas/schema-refs.ts':
     '$ref resolution under generate.ts and validator.ts; test/schemas/generate.test.ts checks its output (the CRDs) is current',
-  'trail/events.ts': 'tested by test/trail/events-keys.test.ts',
-  'trail/keys.ts': 'tested by test/trail/events-keys.test.ts',
-  'trail/open.ts':
-    "wiring: opens the trail the webhook's options name (webhook/main.ts, admission-primary.ts); the trail itself is tested in test/trail/",
-  'trail/verify.ts': 'tested by test/trail/sinks.test.ts',
   'vault/auth.ts':
     'login, lookup, renew and revoke calls; run against the Vault simulator through vault/token-cache.ts by test/vault/token-cache.test.ts',
   'vault/limiter.ts': 'tested by test/vault/rate-limits.test.ts',
