@@ -34,14 +34,14 @@ const record = auditVaultWrite({
 async function withStdout(fn: () => Promise<void>): Promise<string[]> {
   const lines: string[] = [];
   const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+  process.stdout.write = (chunk: string | Uint8Array, ...rest: never[]) => {
     const text = String(chunk);
     if (text.startsWith('{')) {
       lines.push(...text.trimEnd().split('\n'));
       return true;
     }
     return write(chunk, ...rest);
-  });
+  };
   try {
     await fn();
   } finally {
