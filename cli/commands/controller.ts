@@ -21,12 +21,9 @@ import {
 import type { KubeClient } from '../../kube/kube-client.ts';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { createLogger, type Logger } from '../../observability/log.ts';
-import { prefixProblem } from '../../schemas/vault-names.ts';
-import { parseVaultTarget } from '../../policy/capabilities.ts';
 import { DEFAULT_VAULT_RATE_LIMIT } from '../../vault/limiter.ts';
 import { parseRateLimit, parseServerRateLimit, VaultRateLimits } from '../../vault/rate-limits.ts';
 import {
-  allowedVaultServers,
   commandOptions,
   FlagReader,
   type FlagSection,
@@ -34,23 +31,18 @@ import {
   HELP_FLAG,
   parserOptions,
   sectionsHelp,
-  watchedNamespaces,
 } from './flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import {
-  ALLOWED_VAULT_SERVER_FLAG,
-  AUDIT_FILE_FLAG,
-  AUDIT_KEY_FILE_FLAG,
-  AUDIT_NAMESPACE_FLAG,
-  CONTROLLER_CLASS_FLAG,
+  AUDIT_STORE_FLAGS,
+  BEHAVIOUR_FLAGS,
   DEFAULT_POD_NAMESPACE,
   KUBECONFIG_FLAG,
   LOG_LEVEL_FLAG,
-  NAME_PREFIX_FLAG,
   NAMESPACE_FLAG,
   POD_NAMESPACE_ENV,
-  VAULT_FLAVOR_FLAG,
-  VAULT_VERSION_FLAG,
+  sharedOptionsFrom,
+  VAULT_TARGET_FLAGS,
 } from './shared-flags.ts';
 import { untilSignal } from './signals.ts';
 
@@ -67,9 +59,7 @@ export const CONTROLLER_AUDIT_SECTION: FlagSection = {
       type: 'boolean',
       help: 'record every Vault write (policy/role created, updated, deleted, drift repaired, adopted; KV pushed or deleted by a PushSecret); key in Secret vaultgate-audit-key',
     },
-    AUDIT_NAMESPACE_FLAG,
-    AUDIT_KEY_FILE_FLAG,
-    AUDIT_FILE_FLAG,
+    ...AUDIT_STORE_FLAGS,
   ],
 };
 
@@ -141,16 +131,13 @@ export const CONTROLLER_SECTIONS: readonly FlagSection[] = [
         arg: 'path',
         help: 'use the token in this file instead (env VAULT_TOKEN also works)',
       },
-      VAULT_FLAVOR_FLAG,
-      VAULT_VERSION_FLAG,
+      ...VAULT_TARGET_FLAGS,
     ],
   },
   {
     title: 'Behaviour',
     flags: [
-      NAME_PREFIX_FLAG,
-      CONTROLLER_CLASS_FLAG,
-      ALLOWED_VAULT_SERVER_FLAG,
+      ...BEHAVIOUR_FLAGS,
       {
         name: 'no-eso-kinds',
         type: 'boolean',
@@ -280,10 +267,7 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
 
   const address = str('vault-addr');
   if (!address) throw new Error('--vault-addr (or VAULT_ADDR) is required');
-  const namePrefix = str('name-prefix')!;
-  const problem = prefixProblem(namePrefix);
-  if (problem) throw new Error(`--name-prefix: ${problem}`);
-  const vaultTarget = parseVaultTarget(str('vault-flavor'), str('vault-version'));
+  const shared = sharedOptionsFrom(flags);
   let auth: ControllerVaultAuth;
   const role = str('vault-role');
   const tokenFile = str('vault-token-file');
@@ -333,7 +317,6 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
     const stray = ['audit-namespace', 'audit-file'].find((k) => flags.given(k));
     if (stray) throw new Error(`--${stray} needs --audit (or --audit-key-file)`);
   }
-  const namespaces = watchedNamespaces(flags.list('namespace'));
   return {
     client,
     vault: {
@@ -344,14 +327,10 @@ export function controllerOptionsFrom(values: FlagValues, deps: ControllerFlagDe
       ...(caFile ? { caPem: readFileSync(caFile, 'utf8') } : {}),
       ...(vaultNamespace ? { namespace: vaultNamespace } : {}),
     },
-    namePrefix,
-    controllerClass: str('controller-class') ?? '',
+    ...shared,
     esoKinds: !flags.bool('no-eso-kinds'),
-    ...(allowedVaultServers(flags.list('allowed-vault-server')) ?? {}),
     workers,
     driftCheckMs,
-    vaultTarget,
-    ...(namespaces ? { namespaces } : {}),
     // The rollout coordinator's HMAC key lives in the controller's own namespace (controller/rollouts/hmac.ts).
     rolloutRestarts: { namespace: env[POD_NAMESPACE_ENV] ?? DEFAULT_POD_NAMESPACE },
     ...(flags.bool('leader-elect')

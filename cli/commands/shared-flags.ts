@@ -1,8 +1,8 @@
 // Flags that mean the same in `vaultgate webhook` and `vaultgate controller`, declared once for both and
 // for `vaultgate run`, which gives them once to both halves.
-import { DEFAULT_TARGET } from '../../policy/capabilities.ts';
-import { DEFAULT_PREFIX } from '../../schemas/vault-names.ts';
-import type { Flag } from './flags.ts';
+import { DEFAULT_TARGET, parseVaultTarget, type VaultTarget } from '../../policy/capabilities.ts';
+import { DEFAULT_PREFIX, prefixProblem } from '../../schemas/vault-names.ts';
+import { allowedVaultServers, type Flag, type FlagReader, watchedNamespaces } from './flags.ts';
 
 /** Where the Secret, ConfigMap and Lease a process keeps live when no flag names it: its pod's namespace. */
 export const POD_NAMESPACE_ENV = 'POD_NAMESPACE';
@@ -92,3 +92,38 @@ export const LOG_LEVEL_FLAG: Flag = {
   default: 'info',
   help: 'trace|debug|info|warn|error',
 };
+
+/** The Behaviour flags both processes read alike (sharedOptionsFrom). */
+export const BEHAVIOUR_FLAGS: readonly Flag[] = [NAME_PREFIX_FLAG, CONTROLLER_CLASS_FLAG, ALLOWED_VAULT_SERVER_FLAG];
+/** The Vault server policies are written for (sharedOptionsFrom). */
+export const VAULT_TARGET_FLAGS: readonly Flag[] = [VAULT_FLAVOR_FLAG, VAULT_VERSION_FLAG];
+/** Where the audit trail's key lives and where records also go; each process adds its own switch. */
+export const AUDIT_STORE_FLAGS: readonly Flag[] = [AUDIT_NAMESPACE_FLAG, AUDIT_KEY_FILE_FLAG, AUDIT_FILE_FLAG];
+
+/** What the webhook and the controller both read from the shared flags; the keys are their options' keys. */
+export interface SharedOptions {
+  namePrefix: string;
+  controllerClass: string;
+  vaultTarget: VaultTarget;
+  vaultServers?: string[];
+  namespaces?: string[];
+}
+
+/**
+ * --name-prefix, --controller-class, --vault-flavor/--vault-version, --allowed-vault-server and --namespace,
+ * read alike by both processes; throws with a message naming the flag.
+ */
+export function sharedOptionsFrom(flags: FlagReader): SharedOptions {
+  const namePrefix = flags.string('name-prefix')!;
+  const problem = prefixProblem(namePrefix);
+  if (problem) throw new Error(`--name-prefix: ${problem}`);
+  const vaultTarget = parseVaultTarget(flags.string('vault-flavor'), flags.string('vault-version'));
+  const namespaces = watchedNamespaces(flags.list('namespace'));
+  return {
+    namePrefix,
+    controllerClass: flags.string('controller-class') ?? '',
+    vaultTarget,
+    ...(allowedVaultServers(flags.list('allowed-vault-server')) ?? {}),
+    ...(namespaces ? { namespaces } : {}),
+  };
+}

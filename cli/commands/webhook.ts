@@ -3,8 +3,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { createLogger } from '../../observability/log.ts';
-import { prefixProblem } from '../../schemas/vault-names.ts';
-import { parseVaultTarget } from '../../policy/capabilities.ts';
 import {
   DEFAULT_ADMISSION_WORKERS,
   DEFAULT_DRAIN_SECONDS,
@@ -20,7 +18,6 @@ import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/m
 import { loadKubeConfig } from './kubeconfig.ts';
 import { untilSignal } from './signals.ts';
 import {
-  allowedVaultServers,
   commandOptions,
   type Flag,
   FlagReader,
@@ -29,20 +26,15 @@ import {
   HELP_FLAG,
   parserOptions,
   sectionsHelp,
-  watchedNamespaces,
 } from './flags.ts';
 import {
-  ALLOWED_VAULT_SERVER_FLAG,
-  AUDIT_FILE_FLAG,
-  AUDIT_KEY_FILE_FLAG,
-  AUDIT_NAMESPACE_FLAG,
-  CONTROLLER_CLASS_FLAG,
+  AUDIT_STORE_FLAGS,
+  BEHAVIOUR_FLAGS,
   KUBECONFIG_FLAG,
   LOG_LEVEL_FLAG,
-  NAME_PREFIX_FLAG,
   NAMESPACE_FLAG,
-  VAULT_FLAVOR_FLAG,
-  VAULT_VERSION_FLAG,
+  sharedOptionsFrom,
+  VAULT_TARGET_FLAGS,
 } from './shared-flags.ts';
 import { audiencesOf } from '../../kube/api-audiences.ts';
 
@@ -120,15 +112,13 @@ export const WEBHOOK_SECTIONS: readonly FlagSection[] = [
   },
   {
     title: 'Behaviour',
-    flags: [NAME_PREFIX_FLAG, CONTROLLER_CLASS_FLAG, ALLOWED_VAULT_SERVER_FLAG, VAULT_FLAVOR_FLAG, VAULT_VERSION_FLAG],
+    flags: [...BEHAVIOUR_FLAGS, ...VAULT_TARGET_FLAGS],
   },
   {
     title: 'Audit trail (hash-chained JSON lines on stdout, signed per batch; recorded before it is answered)',
     flags: [
       { name: 'audit', type: 'boolean', negation: 'no-audit', default: true, help: 'record every decision' },
-      AUDIT_NAMESPACE_FLAG,
-      AUDIT_KEY_FILE_FLAG,
-      AUDIT_FILE_FLAG,
+      ...AUDIT_STORE_FLAGS,
       {
         name: 'audit-fsync',
         type: 'boolean',
@@ -213,25 +203,17 @@ function clientSubjectsFrom(v: unknown, clientAuth: boolean): { clientSubjects?:
 export function webhookOptionsFrom(values: FlagValues): WebhookProcessOptions {
   const flags = new FlagReader(WEBHOOK_SECTIONS, values);
   const str = (k: string): string | undefined => flags.string(k);
-  const namePrefix = str('name-prefix')!;
-  const problem = prefixProblem(namePrefix);
-  if (problem) throw new Error(`--name-prefix: ${problem}`);
-  const vaultTarget = parseVaultTarget(str('vault-flavor'), str('vault-version'));
+  const shared = sharedOptionsFrom(flags);
   const logger = createLogger({ level: str('log-level'), name: 'webhook' });
   const client = flags.bool('no-kube') ? undefined : new HttpKubeClient(loadKubeConfig(str('kubeconfig')));
   const keyFile = str('audit-key-file');
-  const namespaces = watchedNamespaces(flags.list('namespace'));
   return {
     host: str('host')!,
     port: flags.int('port'),
     certFile: str('tls-cert-file')!,
     keyFile: str('tls-key-file')!,
     ...(client ? { client } : {}),
-    namePrefix,
-    controllerClass: str('controller-class') ?? '',
-    vaultTarget,
-    ...(allowedVaultServers(flags.list('allowed-vault-server')) ?? {}),
-    ...(namespaces ? { namespaces } : {}),
+    ...shared,
     ...apiServerAudiencesFrom(str('service-account-token-file')),
     logger,
     drainSeconds: flags.int('drain-seconds'),

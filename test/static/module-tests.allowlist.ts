@@ -16,7 +16,7 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'cli/commands/dev.ts': '`vaultgate dev`: run by test/real/dev.test.ts (real tier)',
   'cli/commands/plan.ts': 'tested by test/audit/plan/plan.refused.test.ts (and end to end by test/audit/cli.test.ts)',
   'cli/commands/shared-flags.ts':
-    'flag declarations only (data); parsed and checked by test/cli/commands/flags.test.ts through the commands',
+    'flag declarations and sharedOptionsFrom, which reads them; parsed and checked by test/cli/commands/flags.test.ts through the commands',
   'cli/commands/template.ts':
     '`vaultgate template` run end to end on the production bundle by test/cli/template.test.ts',
   'cli/commands/validate.ts':
