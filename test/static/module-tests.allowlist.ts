@@ -24,24 +24,12 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'cli/commands/webhook.ts': 'tested by test/cli/commands/flags.test.ts (flags, help, options)',
   'cli/main.ts': 'the command dispatcher: every end-to-end CLI test (test/cli/validate.test.ts …) runs it',
   'controller/defaults.ts': "constants only: the controller's flag defaults (cli/commands/controller.ts declares them)",
-  'controller/main.ts': "tested by test/controller/reconcilers/app.test.ts (the controller's wiring)",
   'controller/reconcilers/common.ts': 'tested by test/controller/reconcilers/error-policy.test.ts',
-  'controller/reconcilers/externalsecret.ts':
-    'tested by test/controller/reconcilers/eso.test.ts (the reconciler against the simulators; its planner has externalsecret-plan.test.ts)',
-  'controller/reconcilers/kv-reader.ts': 'tested by test/controller/reconcilers/eso.test.ts',
-  'controller/reconcilers/secretstore.ts':
-    'tested by test/controller/reconcilers/store-guard.test.ts (its planner has secretstore-plan.test.ts)',
-  'controller/reconcilers/store-connector.ts': 'tested by test/controller/reconcilers/store-auth-methods.test.ts',
-  'controller/reconcilers/template-sources.ts':
-    'run through the ExternalSecret reconciler by test/controller/reconcilers/eso-template-sources.test.ts',
+  'controller/reconcilers/kv-reader.ts': 'tested by test/controller/reconcilers/externalsecret.test.ts',
   'controller/reconcilers/vault-object-plan.ts':
     "tested by test/controller/reconcilers/vaultpolicy-plan.test.ts (the twin planners' shared part)",
   'controller/reconcilers/vault-object.ts':
-    'the VaultPolicy/VaultRoleBinding plan executor, run through both reconcilers by test/controller/reconcilers/vault-config.test.ts',
-  'controller/reconcilers/vaultpolicy.ts':
-    'tested by test/controller/reconcilers/vault-config.test.ts (its planner has vaultpolicy-plan.test.ts)',
-  'controller/reconcilers/vaultrolebinding.ts':
-    'tested by test/controller/reconcilers/vault-config.test.ts (its planner has vaultrolebinding-plan.test.ts)',
+    'the VaultPolicy/VaultRoleBinding plan executor, run through both reconcilers by test/controller/reconcilers/vaultpolicy.test.ts and vaultrolebinding.test.ts',
   'controller/rollouts/sources.ts': 'tested by test/controller/rollouts/coordinator.test.ts',
   'eso/errors.ts': 'tested by test/controller/reconcilers/error-policy.test.ts (one error class: its retry rule)',
   'eso/render-worker.ts':
@@ -49,7 +37,7 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'golang/errors.ts': 'tested by test/golang/template/exec.test.ts (two error classes: parse and exec)',
   'golang/func.ts':
     'tested by test/golang/template/exec.test.ts (how a Go function is declared; exec checks the calls)',
-  'kube/api-audiences.ts': 'tested by test/controller/reconcilers/store-guard.test.ts',
+  'kube/api-audiences.ts': 'tested by test/controller/reconcilers/secretstore.guard.test.ts',
   'kube/kube-client.ts': 'the KubeClient interface and one constant (its field-manager name): nothing runs',
   'kube/kube-transport.ts':
     'the HTTP layer of http-kube-client.ts, run by test/kube/http-kube-client.test.ts and the contract suite (test/contract)',
@@ -62,7 +50,7 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'vault/limiter.ts': 'tested by test/vault/rate-limits.test.ts',
   'vault/metrics.ts': 'metric declarations; their values are asserted through test/vault/client.test.ts',
   'vault/pool.ts': 'one client per Vault server; test/vault/client.test.ts uses it (through vault/index.ts)',
-  'vault/sys.ts': 'tested by test/controller/reconcilers/app.test.ts',
+  'vault/sys.ts': 'tested by test/controller/main.test.ts',
   'webhook/admission/context.ts': 'tested by test/webhook/rules.test.ts',
   'webhook/admission/kinds.ts': 'tested by test/webhook/admission.test.ts (the handler registry)',
   'webhook/defaults.ts': "constants only: the webhook's flag defaults (cli/commands/webhook.ts declares them)",

@@ -3,26 +3,26 @@
 import { Writable } from 'node:stream';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildControllerApp } from '../../../controller/main.ts';
-import { KubeApiError } from '../../../kube/errors.ts';
-import { createLogger } from '../../../observability/log.ts';
-import { nullRecorder } from '../../../kube/events.ts';
-import { SECRETS, SERVICEACCOUNTS } from '../../../kube/resources.ts';
+import { buildControllerApp } from '../../controller/main.ts';
+import { KubeApiError } from '../../kube/errors.ts';
+import { createLogger } from '../../observability/log.ts';
+import { nullRecorder } from '../../kube/events.ts';
+import { SECRETS, SERVICEACCOUNTS } from '../../kube/resources.ts';
 import {
   EXTERNAL_SECRETS,
   PUSH_SECRETS,
   SECRET_STORES,
   VAULT_POLICIES,
   VAULT_ROLE_BINDINGS,
-} from '../../../schemas/resources.ts';
-import type { KubeObject } from '../../../kube/objects.ts';
-import { createVaultClient } from '../../../vault/client.ts';
-import { createKvApi } from '../../../vault/kv.ts';
-import { createSysApi } from '../../../vault/sys.ts';
-import type { VaultRequest } from '../../../vault/types.ts';
-import { FakeKubeClient } from '../../sim/kube-fake-client.ts';
-import { KubeStore } from '../../sim/kube-store.ts';
-import { VaultSim } from '../../sim/vault.ts';
+} from '../../schemas/resources.ts';
+import type { KubeObject } from '../../kube/objects.ts';
+import { createVaultClient } from '../../vault/client.ts';
+import { createKvApi } from '../../vault/kv.ts';
+import { createSysApi } from '../../vault/sys.ts';
+import type { VaultRequest } from '../../vault/types.ts';
+import { FakeKubeClient } from '../sim/kube-fake-client.ts';
+import { KubeStore } from '../sim/kube-store.ts';
+import { VaultSim } from '../sim/vault.ts';
 
 async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
