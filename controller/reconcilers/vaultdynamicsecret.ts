@@ -751,7 +751,8 @@ function statusOf(
   return {
     ...(gen !== undefined ? { observedGeneration: gen } : {}),
     ...current,
-    ...(r.previous.length > 0 ? { previous: previousToStatus(r.previous) } : {}),
+    // Undefined, not left out, when none is left: applyStatus then sees the revoked one go and writes.
+    previous: r.previous.length > 0 ? previousToStatus(r.previous) : undefined,
     conditions,
   };
 }

@@ -244,6 +244,29 @@ void describe('VaultDynamicSecret reconciler', () => {
     assert.equal(w.vds().status?.previous, undefined);
   });
 
+  // Seen on the real apiserver (test/real/dynamic-secret-pki.test.ts): when the revocation was the pass's only
+  // change, the status write was skipped as unchanged, so the revoked lease stayed in status.previous and was
+  // revoked again on every pass (each an Event, a metric and an audit record) until the next rotation.
+  void test('a revocation that is the only change leaves status: the replaced lease is gone from it and revoked once', async () => {
+    const w = world();
+    const r = w.reconciler();
+    await w.settle(r);
+    for (let i = 0; i < 20 && w.vault.issued.length < 2; i++) {
+      w.vault.now += 45_000;
+      await w.settle(r);
+    }
+    assert.equal(w.vault.issued.length, 2);
+    assert.ok(w.vds().status?.previous?.[0]?.rolloutSettledAt, 'the rollout settled at once');
+    w.vault.now += 31_000; // the grace (30 s) over; nothing else due
+    await w.settle(r);
+    assert.deepEqual(w.vault.revoked, ['database/creds/app/L1']);
+    assert.equal(w.vds().status?.previous, undefined, 'the revoked lease left status');
+    w.vault.now += 1_000;
+    await w.settle(r);
+    assert.deepEqual(w.vault.revoked, ['database/creds/app/L1'], 'revoked once');
+    assert.equal(w.kube.events.filter((e) => e.reason === 'PreviousLeaseRevoked').length, 1);
+  });
+
   // Seen on the real apiserver (test/real/dynamic-secret-pki.test.ts): the Secrets' watch events run a pass
   // before the rotation's status write reaches the cache; that pass took its own new credential for one
   // minted before a crash ("Adopted", replacedAt reset, an adopt counted, Vault asked again).
