@@ -37,7 +37,8 @@ function goQuote(s: string): string {
  * through float64 as Go computes it): nanoseconds, or Go's error text.
  */
 export function parseGoDurationNs(text: string): DurationNsResult {
-  const invalid: DurationNsResult = { ok: false, error: `time: invalid duration ${goQuote(text)}` };
+  // Built only when returned: quoting the text costs more than parsing a valid duration.
+  const invalid = (): DurationNsResult => ({ ok: false, error: `time: invalid duration ${goQuote(text)}` });
   let s = text;
   let neg = false;
   if (s.startsWith('-') || s.startsWith('+')) {
@@ -45,17 +46,17 @@ export function parseGoDurationNs(text: string): DurationNsResult {
     s = s.slice(1);
   }
   if (s === '0') return { ok: true, ns: 0n };
-  if (s === '') return invalid;
+  if (s === '') return invalid();
   let d = 0n;
   while (s !== '') {
-    if (!/^[0-9.]/.test(s)) return invalid;
+    if (!/^[0-9.]/.test(s)) return invalid();
     const whole = /^[0-9]*/.exec(s)![0];
     s = s.slice(whole.length);
     let v = 0n;
     for (const c of whole) {
-      if (v > LIMIT / 10n) return invalid;
+      if (v > LIMIT / 10n) return invalid();
       v = v * 10n + BigInt(c);
-      if (v > LIMIT) return invalid;
+      if (v > LIMIT) return invalid();
     }
     let f = 0n;
     let scale = 1;
@@ -80,24 +81,24 @@ export function parseGoDurationNs(text: string): DurationNsResult {
         scale *= 10;
       }
     }
-    if (whole === '' && !post) return invalid;
+    if (whole === '' && !post) return invalid();
     const unit = /^[^0-9.]*/.exec(s)![0];
     if (unit === '') return { ok: false, error: `time: missing unit in duration ${goQuote(text)}` };
     s = s.slice(unit.length);
     const factor = UNIT_NS[unit];
     if (factor === undefined)
       return { ok: false, error: `time: unknown unit ${goQuote(unit)} in duration ${goQuote(text)}` };
-    if (v > LIMIT / factor) return invalid;
+    if (v > LIMIT / factor) return invalid();
     v *= factor;
     if (f > 0n) {
       v += BigInt(Math.trunc(Number(f) * (Number(factor) / scale)));
-      if (v > LIMIT) return invalid;
+      if (v > LIMIT) return invalid();
     }
     d += v;
-    if (d > LIMIT) return invalid;
+    if (d > LIMIT) return invalid();
   }
   if (neg) return { ok: true, ns: -d };
-  if (d > LIMIT - 1n) return invalid;
+  if (d > LIMIT - 1n) return invalid();
   return { ok: true, ns: d };
 }
 

@@ -54,12 +54,33 @@ function stringsAt(
       stringsAt(x, rest, /^[A-Za-z_][A-Za-z0-9_-]*$/.test(k) ? `${field}.${k}` : `${field}[${JSON.stringify(k)}]`, out);
 }
 
+/** The total length of the strings at a path pattern (stringsAt without the field names). */
+function lengthAt(node: unknown, pattern: readonly string[], from: number): number {
+  if (from === pattern.length) return typeof node === 'string' ? node.length : 0;
+  if (typeof node !== 'object' || node === null) return 0;
+  const head = pattern[from]!;
+  if (head !== '*')
+    return Array.isArray(node) ? 0 : lengthAt((node as Record<string, unknown>)[head], pattern, from + 1);
+  let n = 0;
+  if (Array.isArray(node)) for (const x of node) n += lengthAt(x, pattern, from + 1);
+  else for (const x of Object.values(node)) n += lengthAt(x, pattern, from + 1);
+  return n;
+}
+
+const SPLIT_PATHS: Record<string, string[][]> = Object.fromEntries(
+  Object.entries(TEMPLATE_PATHS).map(([kind, paths]) => [kind, paths.map((p) => p.split('.'))]),
+);
+
 /** The size gate's check for an ESO kind's templates: [] or one denial naming the field where the total passes the limit. */
 export function templateSizeFindings(kind: string, o: KubeObject): Finding[] {
-  const paths = TEMPLATE_PATHS[kind];
+  const paths = SPLIT_PATHS[kind];
   if (!paths) return [];
+  // Lengths first, on every review; the field names only for an object over the limit.
+  let sum = 0;
+  for (const p of paths) sum += lengthAt(o.spec, p, 0);
+  if (sum <= MAX_TEMPLATE_TEXT) return [];
   const texts: Array<{ field: string; length: number }> = [];
-  for (const p of paths) stringsAt(o.spec, p.split('.'), 'spec', texts);
+  for (const p of paths) stringsAt(o.spec, p, 'spec', texts);
   let total = 0;
   for (const t of texts) {
     total += t.length;
