@@ -32,6 +32,7 @@ import {
   startPostgres,
   type PostgresServer,
 } from '../harness/postgres.ts';
+import { createTenantStore, LEASE_RULES } from '../harness/tenant-store.ts';
 import { waitFor } from '../harness/wait.ts';
 
 const tier = await nodeTier();
@@ -137,52 +138,13 @@ void describe('VaultDynamicSecret under real pods: one-node cluster, OpenBao 2.7
         defaultTtl: `${LEASE_S}s`,
         maxTtl: `${MAX_S}s`,
       });
-      const must = async (m: string, p: string, b?: unknown): Promise<void> => {
-        const r = await stack.vaultRoot(m, p, b);
-        if (r.status >= 300) throw new Error(`${m} ${p}: ${r.status} ${JSON.stringify(r.body)}`);
-      };
-      await must('PUT', 'sys/policies/acl/team-db-creds', {
-        policy: [
-          'path "database/creds/app" { capabilities = ["read"] }',
-          'path "sys/leases/renew" { capabilities = ["update"] }',
-          'path "sys/leases/revoke" { capabilities = ["update"] }',
-          'path "sys/leases/lookup" { capabilities = ["update"] }',
-        ].join('\n'),
+      // The tenant's Vault identity: a ServiceAccount that is not the pods' (they get no token at all).
+      await createTenantStore(stack, {
+        namespace: NS,
+        role: 'team-db-app',
+        rules: ['path "database/creds/app" { capabilities = ["read"] }', ...LEASE_RULES],
+        serviceAccount: 'vault-client',
       });
-      await must('POST', 'auth/kubernetes/role/team-db-app', {
-        bound_service_account_names: ['vault-client'],
-        bound_service_account_namespaces: [NS],
-        audience: 'vault',
-        token_policies: ['team-db-creds'],
-        token_ttl: '1h',
-        token_max_ttl: '24h',
-      });
-      await cluster.cp.apply([
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'vault-client', namespace: NS } },
-      ]);
-      await stack.kubectlApply({
-        apiVersion: 'external-secrets.io/v1',
-        kind: 'SecretStore',
-        metadata: { name: 'vault', namespace: NS },
-        spec: {
-          provider: {
-            vault: {
-              server: stack.vault.addr,
-              path: 'secret',
-              version: 'v2',
-              auth: {
-                kubernetes: {
-                  mountPath: 'kubernetes',
-                  role: 'team-db-app',
-                  serviceAccountRef: { name: 'vault-client', audiences: ['vault'] },
-                },
-              },
-            },
-          },
-        },
-      });
-      await cluster.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=90s', '-n', NS, 'secretstore/vault']);
       figures['setup s'] = Math.round((performance.now() - t) / 1000);
     },
     { timeout: 600_000 },
