@@ -1,7 +1,7 @@
 // Certificates from a PKI mount: issue (`<mount>/issue/<role>` or `<mount>/issuer/<ref>/issue/<role>`),
 // revoke by serial (`<mount>/revoke`), and the facts of a stored certificate (serial, validity) read from
 // its PEM, so a restarted controller knows when a certificate ends without asking Vault or re-issuing.
-// What OpenBao 2.7.2 answers (test/real/pki-certificate-lifecycle.test.ts): issue returns no lease
+// What OpenBao 2.7.2 answers (test/real/dynamic-secret-pki.test.ts): issue returns no lease
 // (the role's generate_lease is false by default) and `expiration` in Unix seconds; revoking answers 200
 // with data.revocation_time, and the same again for a revoked certificate; revoking an expired one answers
 // 200 too, with no data and a warning ("already expired; refusing to add to CRL"); an unknown serial is a
