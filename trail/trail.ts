@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditSigner } from './keys.ts';
 import {
   AUDIT_FORMAT,
-  canonicalJson,
+  canonicalEventJson,
   GENESIS_PREV,
   headOf,
   parseLine,
@@ -233,7 +233,7 @@ export class AuditTrail {
           prev: head.hash,
           event: batch[i]!.event,
         };
-        const eventJson = canonicalJson(fields.event);
+        const eventJson = canonicalEventJson(fields.event);
         const text = payloadText(fields, eventJson);
         const hash = sha256Hex(text);
         const record: AuditRecord = { audit: AUDIT_FORMAT, ...fields, hash };

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   AUDIT_FORMAT,
+  canonicalEventJson,
   canonicalJson,
   payloadText,
   recordHash,
@@ -72,6 +73,27 @@ void describe('audit record text', () => {
       fc.property(json, (v) => canonicalJson(v) === canonicalJsonV1(v)),
       { numRuns: 3000 },
     );
+  });
+
+  void test("an event's canonical text, admission events written in their known key order, is canonicalJson's (property)", () => {
+    const admissionKey = fc.constantFrom(...Object.keys(admission), 'dryRun');
+    const event = fc.oneof(
+      // the keys of an admission event, any values, some left out or undefined
+      fc.dictionary(admissionKey, json, { maxKeys: 15 }).map((e) => ({ ...e, type: 'admission' })),
+      // and one key an admission event does not have
+      fc
+        .tuple(fc.dictionary(admissionKey, json, { maxKeys: 15 }), key, json)
+        .map(([e, k, v]) => ({ ...e, [k]: v, type: 'admission' })),
+      json,
+    );
+    fc.assert(
+      fc.property(event, (e) => canonicalEventJson(e) === canonicalJsonV1(e)),
+      { numRuns: 3000 },
+    );
+    assert.equal(canonicalEventJson(admission), canonicalJsonV1(admission));
+    // inherited keys are not the event's own: canonicalJson leaves them out, and so does this
+    const inherited = Object.assign(Object.create({ name: 'proto' }) as object, { type: 'admission', uid: 'u' });
+    assert.equal(canonicalEventJson(inherited), '{"type":"admission","uid":"u"}');
   });
 
   void test('payloadText, written out in sorted key order, equals the canonical payload (property, and malformed records)', () => {
