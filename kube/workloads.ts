@@ -106,8 +106,13 @@ export function podTemplateAnnotations(workload: KubeObject): Readonly<Record<st
   return spec?.template?.metadata?.annotations ?? {};
 }
 
-/** `stalled`: a Deployment past its progressDeadlineSeconds (Progressing=False, ProgressDeadlineExceeded). */
-export type RolloutState = 'complete' | 'rolling' | 'stalled';
+/**
+ * `stalled`: a Deployment past its progressDeadlineSeconds (Progressing=False, ProgressDeadlineExceeded).
+ * `unready`: a Deployment whose template rolled out (Progressing reason NewReplicaSetAvailable, every pod of
+ * the current template) but whose pods are not all ready now, e.g. because the credential they started
+ * with died: no rollout is in progress, so a restart stacks no ReplicaSet.
+ */
+export type RolloutState = 'complete' | 'rolling' | 'stalled' | 'unready';
 
 /** A paused Deployment rolls no template change until `kubectl rollout resume`. */
 export function isPaused(kind: WorkloadKind, workload: KubeObject): boolean {
@@ -145,11 +150,18 @@ export function rolloutState(kind: WorkloadKind, workload: KubeObject): RolloutS
     const conditions =
       (workload.status as { conditions?: { type?: string; status?: string; reason?: string }[] } | undefined)
         ?.conditions ?? [];
-    return conditions.some(
-      (c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded',
+    if (
+      conditions.some(
+        (c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded',
+      )
     )
-      ? 'stalled'
-      : 'rolling';
+      return 'stalled';
+    // The Deployment controller leaves NewReplicaSetAvailable in place once a rollout completed, until the next
+    // template (kubernetes/kubernetes pkg/controller/deployment/progress.go, syncRolloutStatus: isCompleteDeployment).
+    const rolledOut = conditions.some(
+      (c) => c.type === 'Progressing' && c.status === 'True' && c.reason === 'NewReplicaSetAvailable',
+    );
+    return rolledOut && updated >= want && total <= updated ? 'unready' : 'rolling';
   }
   if (updated < want || ready < want || total > updated) return 'rolling';
   // StatefulSet: every pod at the update revision (OnDelete: only once its pods were deleted).

@@ -44,6 +44,49 @@ void describe('kube/workloads: rolloutState (kubectl rollout status)', () => {
     );
     assert.equal(rolloutState('Deployment', w(2, { replicas: 2 }, { ...done, readyReplicas: 1 })), 'rolling');
     assert.equal(rolloutState('Deployment', w(2, { replicas: 2 }, { ...done, availableReplicas: 1 })), 'rolling');
+    // Its template rolled out (the Deployment controller keeps NewReplicaSetAvailable), then pods went
+    // unready: no rollout in progress. During a rollout the reason is ReplicaSetUpdated: still rolling.
+    const progressing = (reason: string) => [{ type: 'Progressing', status: 'True', reason }];
+    assert.equal(
+      rolloutState(
+        'Deployment',
+        w(
+          2,
+          { replicas: 2 },
+          { ...done, readyReplicas: 0, availableReplicas: 0, conditions: progressing('NewReplicaSetAvailable') },
+        ),
+      ),
+      'unready',
+    );
+    assert.equal(
+      rolloutState(
+        'Deployment',
+        w(
+          2,
+          { replicas: 2 },
+          { ...done, readyReplicas: 1, availableReplicas: 1, conditions: progressing('ReplicaSetUpdated') },
+        ),
+      ),
+      'rolling',
+      'the last pods of a rollout not ready yet',
+    );
+    assert.equal(
+      rolloutState(
+        'Deployment',
+        w(
+          2,
+          { replicas: 2 },
+          { ...done, replicas: 3, readyReplicas: 1, conditions: progressing('NewReplicaSetAvailable') },
+        ),
+      ),
+      'rolling',
+      'an old pod remains',
+    );
+    assert.equal(
+      rolloutState('Deployment', w(3, { replicas: 2 }, { ...done, conditions: progressing('NewReplicaSetAvailable') })),
+      'rolling',
+      'a new template not observed yet',
+    );
     assert.equal(
       rolloutState(
         'Deployment',

@@ -99,6 +99,11 @@ const rows: { name: string; input: Partial<PlanInput>; want: RolloutPlan }[] = [
     want: { action: 'wait', reason: 'RolloutInProgress', retryAfterMs: 30_000, changed: ['db'] },
   },
   {
+    name: 'pods unready with the template rolled out (their credential died): restarted, no rollout to wait for',
+    input: { current: { db: 'h2' }, pendingSince: T - 10_000, workload: { ...steady, state: 'unready' } },
+    want: { action: 'restart', record: { db: 'h2' }, changed: ['db'], coalesced: 0 },
+  },
+  {
     name: 'stalled rollout (progress deadline exceeded) does not hold the restart',
     input: { current: { db: 'h2' }, pendingSince: T - 10_000, workload: { ...steady, state: 'stalled' } },
     want: { action: 'restart', record: { db: 'h2' }, changed: ['db'], coalesced: 0 },
