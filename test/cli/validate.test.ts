@@ -152,7 +152,7 @@ spec: { storeRef: { name: vault }, path: database/creds/app }
       refused.stdout,
       /spec\.revocation: .*lacks update on sys\/leases\/revoke.*\(rule vaultdynamicsecret\.access-revoke\)/,
     );
-    const granted = `${read}, { path: sys/leases/revoke, capabilities: [update] }`;
+    const granted = `${read}, { path: sys/leases/revoke, capabilities: [update] }, { path: auth/token/lookup-accessor, capabilities: [update] }`;
     const admitted = await cli(['-f', '-', '--prefix', 'vg'], manifests(granted));
     assert.doesNotMatch(admitted.stdout, /vaultdynamicsecret\.access-/, admitted.stdout);
   });

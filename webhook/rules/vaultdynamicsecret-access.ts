@@ -31,6 +31,7 @@ export const VDS_ACCESS_RULES = {
   renew: 'vaultdynamicsecret.access-renew',
   lookup: 'vaultdynamicsecret.access-lookup',
   revoke: 'vaultdynamicsecret.access-revoke',
+  tokenLookup: 'vaultdynamicsecret.access-token-lookup',
   pkiRevoke: 'vaultdynamicsecret.access-pki-revoke',
   unchecked: 'vaultdynamicsecret.access-unchecked',
   tokenLifetime: 'vaultdynamicsecret.token-lifetime',
@@ -48,6 +49,8 @@ export interface LifecycleNeed {
   why: string;
   /** How the object could stop needing it, when it can. */
   instead?: string;
+  /** The lifecycle goes on without it, less well: lacking it only warns. */
+  soft?: true;
 }
 
 /** The mount of a PKI issue path (`pki/issue/<role>`, `pki/issuer/<ref>/issue/<role>`), or undefined. */
@@ -98,6 +101,16 @@ export function lifecycleNeeds(spec: Record<string, unknown>): LifecycleNeed[] {
         why: 'to resume a lease found in the Secret but not in status (after a lost status write)',
       },
     );
+    // With the store's token (controller/reconcilers/vaultdynamicsecret.ts lookUpMintingToken): after the
+    // controller logged in again, the token that minted the lease is looked up by its accessor.
+    needs.push({
+      rule: VDS_ACCESS_RULES.tokenLookup,
+      field: 'spec.storeRef',
+      path: 'auth/token/lookup-accessor',
+      capability: 'update',
+      why: "to look up the token that minted the lease (status.lease.tokenAccessor) after the controller logged in again; without it that token's end as last recorded stands, a token revoked or renewed since goes unnoticed, and condition TokenBound is not set",
+      soft: true,
+    });
     if (onDelete || previous)
       needs.push({
         rule: VDS_ACCESS_RULES.revoke,
@@ -159,6 +172,18 @@ function needText(n: LifecycleNeed): string {
   return `${n.capability} on ${n.path}`;
 }
 
+/** Whose Vault identity is checked, in findings: a VaultDynamicSecret's store, or an ESO generator's provider. */
+export interface AccessSubject {
+  /** "the store's". */
+  whose: string;
+  /** The field a finding about the identity as a whole names. */
+  identityField: string;
+  /** A need's or a timing's field as this object spells it. */
+  field(f: string): string;
+}
+
+export const STORE_SUBJECT: AccessSubject = { whose: "the store's", identityField: 'spec.storeRef', field: (f) => f };
+
 /**
  * The findings for a spec whose store logs in as `identity`. `minValidity`/`maxTTL` in ms (the
  * credential's timings as the spec states them; maxTTL undefined when not stated).
@@ -167,12 +192,13 @@ export function accessFindings(
   needs: readonly LifecycleNeed[],
   identity: StoreIdentity,
   timing: { minValidityMs?: number; maxTTLMs?: number } = {},
+  subject: AccessSubject = STORE_SUBJECT,
 ): Finding[] {
   if (identity.kind === 'unmanaged') {
     if (needs.length === 0) return [];
     return [
       warn(
-        'spec.storeRef',
+        subject.identityField,
         VDS_ACCESS_RULES.unchecked,
         `${identity.why}, so its policies are not known here and were not checked; the credential's lifecycle needs ${needs
           .map((n) => `${needText(n)} (${n.why})`)
@@ -187,19 +213,23 @@ export function accessFindings(
     uncertain.push(`VaultPolicy ${identity.unknownPolicies.map((p) => `"${p}"`).join(', ')} not known here`);
   if (identity.policies.some(isTemplated)) uncertain.push('a rule path is an identity template');
   const names = identity.policies.map((p) => p.name);
-  const who = `the store's Vault role (VaultRoleBinding ${identity.binding}, policies ${names.length ? names.join(', ') : 'none known'} and Vault's default)`;
+  const who = `${subject.whose} Vault role (VaultRoleBinding ${identity.binding}, policies ${names.length ? names.join(', ') : 'none known'} and Vault's default)`;
   for (const n of needs) {
     const d = evaluate(acl, { path: n.path, capability: n.capability, parameters: n.parameters ?? {} });
     if (d.allowed) continue;
-    const fix = n.path.startsWith('sys/')
-      ? `grant it in a VaultPolicy the binding names (a path under sys/ needs an enforce VaultGuardrail relaxing sys-paths)${n.instead ? `, ${n.instead}` : ''}`
+    const floor = /^(sys|auth)\//.exec(n.path)?.[1];
+    const fix = floor
+      ? `grant it in a VaultPolicy the binding names (a path under ${floor}/ needs an enforce VaultGuardrail relaxing ${floor}-paths)${n.instead ? `, ${n.instead}` : ''}`
       : `grant it in a VaultPolicy the binding names${n.instead ? `, ${n.instead}` : ''}`;
     const text = `${who} lacks ${needText(n)}, needed ${n.why}: ${d.reason}; ${fix}`;
+    const field = subject.field(n.field);
     out.push(
-      uncertain.length === 0 ? deny(n.field, n.rule, text) : warn(n.field, n.rule, `${text} (${uncertain.join('; ')})`),
+      uncertain.length === 0 && !n.soft
+        ? deny(field, n.rule, text)
+        : warn(field, n.rule, uncertain.length === 0 ? text : `${text} (${uncertain.join('; ')})`),
     );
   }
-  out.push(...tokenLifetimeFindings(identity, timing));
+  out.push(...tokenLifetimeFindings(identity, timing, subject));
   return out;
 }
 
@@ -221,14 +251,15 @@ function duration(ms: number): string {
 export function tokenLifetimeFindings(
   identity: Extract<StoreIdentity, { kind: 'binding' }>,
   timing: { minValidityMs?: number; maxTTLMs?: number },
+  subject: AccessSubject = STORE_SUBJECT,
 ): Finding[] {
   const tokenMs = identity.tokenMaxTTLSeconds === undefined ? undefined : identity.tokenMaxTTLSeconds * 1000;
   if (tokenMs === undefined) return [];
-  const who = `the store's tokens (VaultRoleBinding ${identity.binding}, tokenMaxTTL ${duration(tokenMs)}, not periodic)`;
+  const who = `${subject.whose} tokens (VaultRoleBinding ${identity.binding}, tokenMaxTTL ${duration(tokenMs)}, not periodic)`;
   if (timing.minValidityMs !== undefined && tokenMs <= timing.minValidityMs)
     return [
       deny(
-        'spec.leasePolicy.minValidity',
+        subject.field('spec.leasePolicy.minValidity'),
         VDS_ACCESS_RULES.tokenLifetime,
         `${who} live no longer than minValidity ${duration(timing.minValidityMs)}: every credential would be replaced as soon as it is minted; raise the binding's tokenMaxTTL above minValidity (to at least maxTTL plus minValidity to replace credentials only at their max TTL)`,
       ),
@@ -236,7 +267,7 @@ export function tokenLifetimeFindings(
   if (timing.maxTTLMs !== undefined && tokenMs < timing.maxTTLMs)
     return [
       warn(
-        'spec.leasePolicy.maxTTL',
+        subject.field('spec.leasePolicy.maxTTL'),
         VDS_ACCESS_RULES.tokenLifetime,
         `${who} end before the credential's maxTTL ${duration(timing.maxTTLMs)}: Vault revokes a credential with the token that minted it, so each credential is replaced up to ${duration(timing.maxTTLMs - tokenMs)} before its max TTL, each replacement a rollout of the targets; raise the binding's tokenMaxTTL to at least maxTTL plus minValidity`,
       ),
@@ -322,7 +353,21 @@ export function storeIdentity(obj: KubeObject, ctx: AdmissionContext): StoreIden
     : ctx.secretStore('SecretStore', name, ns);
   if (!store) return undefined;
   const storeName = `${cluster ? 'ClusterSecretStore' : 'SecretStore'} "${name}"`;
-  const auth = recordAt(recordAt(recordAt(store.spec, 'provider'), 'vault'), 'auth');
+  return vaultProviderIdentity(recordAt(recordAt(store.spec, 'provider'), 'vault'), storeName, ctx);
+}
+
+/**
+ * The Vault identity a Vault provider block logs in as (a store's spec.provider.vault, an ESO
+ * VaultDynamicSecret generator's spec.provider), `storeName` naming it in messages; undefined when the
+ * webhook has no role binding or policy lookups.
+ */
+export function vaultProviderIdentity(
+  provider: Record<string, unknown> | undefined,
+  storeName: string,
+  ctx: AdmissionContext,
+): StoreIdentity | undefined {
+  if (!ctx.vaultRoleBinding || !ctx.vaultPolicy) return undefined;
+  const auth = recordAt(provider, 'auth');
   const k8s = recordAt(auth, 'kubernetes');
   const role = stringAt(k8s, 'role');
   if (!k8s || !role) {

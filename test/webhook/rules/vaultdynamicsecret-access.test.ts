@@ -19,7 +19,9 @@ import type { AclRule } from '../../../policy/acl.ts';
 
 const NS = 'team-a';
 const rule = (path: string, ...capabilities: string[]): AclRule => ({ path, capabilities });
-const GRANTS_ALL: AclRule[] = [rule('database/creds/app', 'read'), rule('sys/leases/revoke', 'update')];
+/** The minting token's look-up by accessor (after the controller logs in again): a soft need. */
+const LOOKUP = rule('auth/token/lookup-accessor', 'update');
+const GRANTS_ALL: AclRule[] = [rule('database/creds/app', 'read'), rule('sys/leases/revoke', 'update'), LOOKUP];
 
 function binding(rules: AclRule[], extra: Partial<Extract<StoreIdentity, { kind: 'binding' }>> = {}): StoreIdentity {
   return {
@@ -46,6 +48,7 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
         'read database/creds/app spec.path',
         'update sys/leases/renew spec.leasePolicy',
         'update sys/leases/lookup spec.leasePolicy',
+        'update auth/token/lookup-accessor spec.storeRef',
         'update sys/leases/revoke spec.revocation',
       ],
     },
@@ -56,6 +59,7 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
         'read database/creds/app spec.path',
         'update sys/leases/renew spec.leasePolicy',
         'update sys/leases/lookup spec.leasePolicy',
+        'update auth/token/lookup-accessor spec.storeRef',
       ],
     },
     {
@@ -65,6 +69,7 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
         'read database/creds/app spec.path',
         'update sys/leases/renew spec.leasePolicy',
         'update sys/leases/lookup spec.leasePolicy',
+        'update auth/token/lookup-accessor spec.storeRef',
         'update sys/leases/revoke spec.revocation.previous',
       ],
     },
@@ -75,6 +80,7 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
         'update kubernetes/creds/app spec.path',
         'update sys/leases/renew spec.leasePolicy',
         'update sys/leases/lookup spec.leasePolicy',
+        'update auth/token/lookup-accessor spec.storeRef',
         'update sys/leases/revoke spec.revocation',
       ],
     },
@@ -133,13 +139,13 @@ void describe('accessFindings: deny when the known policies certainly lack it, w
     },
     {
       name: 'no read on the issuing path: access-issue denied',
-      identity: binding([rule('database/creds/other', 'read'), rule('sys/leases/revoke', 'update')]),
+      identity: binding([rule('database/creds/other', 'read'), rule('sys/leases/revoke', 'update'), LOOKUP]),
       findings: [`deny ${R.issue} spec.path`],
       message: /lacks read on database\/creds\/app, needed to issue the credential: no policy has a pattern matching/,
     },
     {
       name: 'a glob granting list only on the issuing path: denied, the reason names what it grants',
-      identity: binding([rule('database/creds/*', 'list'), rule('sys/leases/revoke', 'update')]),
+      identity: binding([rule('database/creds/*', 'list'), rule('sys/leases/revoke', 'update'), LOOKUP]),
       findings: [`deny ${R.issue} spec.path`],
       message: /"database\/creds\/\*" grants list but not read/,
     },
@@ -156,31 +162,31 @@ void describe('accessFindings: deny when the known policies certainly lack it, w
     },
     {
       name: 'no sys/leases/revoke while revocation is asked: access-revoke denied, with both ways out',
-      identity: binding([rule('database/creds/app', 'read')]),
+      identity: binding([rule('database/creds/app', 'read'), LOOKUP]),
       findings: [`deny ${R.revoke} spec.revocation`],
       message:
         /lacks update on sys\/leases\/revoke, needed to revoke leases on delete and of replaced credentials: .*VaultGuardrail relaxing sys-paths.*or set revocation\.onDelete: false and revocation\.previous: Never/,
     },
     {
       name: 'sys/leases/revoke granted through a segment wildcard (+/leases/revoke): nothing',
-      identity: binding([rule('database/creds/app', 'read'), rule('+/leases/revoke', 'update')]),
+      identity: binding([rule('database/creds/app', 'read'), rule('+/leases/revoke', 'update'), LOOKUP]),
       findings: [],
     },
     {
       name: 'no sys/leases/revoke and no revocation asked: nothing',
       spec: spec({ revocation: { onDelete: false, previous: 'Never' } }),
-      identity: binding([rule('database/creds/app', 'read')]),
+      identity: binding([rule('database/creds/app', 'read'), LOOKUP]),
       findings: [],
     },
     {
       name: 'a VaultPolicy the binding names is not known: the same gap only warns',
-      identity: binding([rule('database/creds/app', 'read')], { unknownPolicies: ['later'] }),
+      identity: binding([rule('database/creds/app', 'read'), LOOKUP], { unknownPolicies: ['later'] }),
       findings: [`warn ${R.revoke} spec.revocation`],
       message: /VaultPolicy "later" not known here/,
     },
     {
       name: 'an identity-templated rule path: only warns',
-      identity: binding([rule('database/creds/app', 'read'), rule('secret/{{identity.entity.id}}/*', 'read')]),
+      identity: binding([rule('database/creds/app', 'read'), rule('secret/{{identity.entity.id}}/*', 'read'), LOOKUP]),
       findings: [`warn ${R.revoke} spec.revocation`],
       message: /identity template/,
     },
@@ -190,6 +196,7 @@ void describe('accessFindings: deny when the known policies certainly lack it, w
       identity: binding([
         { path: 'kubernetes/creds/app', capabilities: ['update'], allowedParameters: { ttl: [] } },
         rule('sys/leases/revoke', 'update'),
+        LOOKUP,
       ]),
       findings: [`deny ${R.issue} spec.path`],
       message: /parameter "kubernetes_namespace" is not in the allowed parameters/,
@@ -203,6 +210,19 @@ void describe('accessFindings: deny when the known policies certainly lack it, w
     },
     {
       name: "a certificate with the PKI mount's revoke: nothing",
+      spec: spec({ path: 'pki/issue/web', method: 'PUT', credentialType: 'Certificate' }),
+      identity: binding([rule('pki/issue/web', 'update'), rule('pki/revoke', 'update')]),
+      findings: [],
+    },
+    {
+      name: 'no auth/token/lookup-accessor: a warning, never a denial (the lifecycle goes on without it), naming the field, the guardrail and the rule',
+      identity: binding([rule('database/creds/app', 'read'), rule('sys/leases/revoke', 'update')]),
+      findings: [`warn ${R.tokenLookup} spec.storeRef`],
+      message:
+        /the store's Vault role .* lacks update on auth\/token\/lookup-accessor, needed to look up the token that minted the lease \(status\.lease\.tokenAccessor\) after the controller logged in again; .*condition TokenBound is not set: .*VaultGuardrail relaxing auth-paths/,
+    },
+    {
+      name: 'a certificate does not die with its token: no lookup-accessor asked',
       spec: spec({ path: 'pki/issue/web', method: 'PUT', credentialType: 'Certificate' }),
       identity: binding([rule('pki/issue/web', 'update'), rule('pki/revoke', 'update')]),
       findings: [],
@@ -409,7 +429,10 @@ void describe('through the review core (what kubectl apply answers)', () => {
   });
 
   void test('a binding whose policy lacks sys/leases/revoke: refused, naming field, capability, path and rule', () => {
-    const { validation } = decideSync(request(spec()), cacheContext(world([rule('database/creds/app', 'read')])));
+    const { validation } = decideSync(
+      request(spec()),
+      cacheContext(world([rule('database/creds/app', 'read'), LOOKUP])),
+    );
     assert.equal(validation.response.allowed, false);
     assert.deepEqual(validation.rules, [R.revoke]);
     assert.match(
@@ -419,7 +442,7 @@ void describe('through the review core (what kubectl apply answers)', () => {
   });
   void test('the same object without revocation is admitted', () => {
     const s = spec({ revocation: { onDelete: false, previous: 'Never' } });
-    const { validation } = decideSync(request(s), cacheContext(world([rule('database/creds/app', 'read')])));
+    const { validation } = decideSync(request(s), cacheContext(world([rule('database/creds/app', 'read'), LOOKUP])));
     assert.equal(validation.response.allowed, true, validation.response.status?.message);
     assert.deepEqual(validation.response.warnings ?? [], []);
   });
@@ -434,7 +457,7 @@ void describe('through the review core (what kubectl apply answers)', () => {
     );
   });
   void test('an update leaving spec unchanged (a finalizer removed) is only warned: the object stays deletable', () => {
-    const ctx = cacheContext(world([rule('database/creds/app', 'read')]));
+    const ctx = cacheContext(world([rule('database/creds/app', 'read'), LOOKUP]));
     const { validation } = decideSync(request(spec(), 'UPDATE', object(spec())), ctx);
     assert.equal(validation.response.allowed, true);
     assert.match(
@@ -443,10 +466,20 @@ void describe('through the review core (what kubectl apply answers)', () => {
     );
   });
   void test('an update changing spec is checked like a create', () => {
-    const ctx = cacheContext(world([rule('database/creds/app', 'read')]));
+    const ctx = cacheContext(world([rule('database/creds/app', 'read'), LOOKUP]));
     const old = object(spec({ revocation: { onDelete: false, previous: 'Never' } }));
     const { validation } = decideSync(request(spec(), 'UPDATE', old), ctx);
     assert.equal(validation.response.allowed, false);
+  });
+  void test("the store's role without auth/token/lookup-accessor: admitted, with a warning naming field and rule", () => {
+    const ctx = cacheContext(world([rule('database/creds/app', 'read'), rule('sys/leases/revoke', 'update')]));
+    const { validation } = decideSync(request(spec()), ctx);
+    assert.equal(validation.response.allowed, true);
+    assert.equal(validation.response.warnings?.length, 1);
+    assert.match(
+      validation.response.warnings?.[0] ?? '',
+      /spec\.storeRef: the store's Vault role .*lacks update on auth\/token\/lookup-accessor.*\(rule vaultdynamicsecret\.access-token-lookup\)/,
+    );
   });
   void test('the controller re-check (no cache lookups) says nothing of access', () => {
     const { validation } = decideSync(request(spec()), defaultContext());

@@ -12,6 +12,15 @@ import { validateStore } from './store-rules.ts';
 import { vaultPathFindings } from './vault-path.ts';
 import { passwordProblem } from '../../../eso/generators/password.ts';
 import { CLUSTER_GENERATOR_SPECS } from '../../../schemas/generator-kinds.ts';
+import {
+  VDS_ACCESS_RULES,
+  accessFindings,
+  lifecycleNeeds,
+  vaultProviderIdentity,
+  type LifecycleNeed,
+} from '../vaultdynamicsecret-access.ts';
+import { VDS_DEFAULTS } from '../vaultdynamicsecret.ts';
+import { parseGoDuration } from '../../../golang/index.ts';
 
 const STORE_VAULT = 'spec.provider.vault';
 
@@ -69,6 +78,7 @@ export function validateVaultGeneratorSpec(
         `parameters are sent only with a write (a method other than GET or LIST); with ${method || 'GET'} Vault would never see them`,
       ),
     );
+  findings.push(...generatorAccessFindings(spec, ctx, field));
   if (has(spec, 'retrySettings'))
     findings.push(
       warn(
@@ -78,6 +88,38 @@ export function validateVaultGeneratorSpec(
       ),
     );
   return findings;
+}
+
+/**
+ * Rules "vaultdynamicsecret.access-*" and "vaultdynamicsecret.token-lifetime" for the generator's own
+ * provider block: an ExternalSecret naming it keeps its lease as a VaultDynamicSecret does
+ * (controller/reconcilers/externalsecret-generators.ts): issued, renewed, the replaced one and, on
+ * deletion or when the generatorRef is removed, the current one revoked, with the role the provider
+ * logs in as. LIST answers carry no lease: nothing is checked for it.
+ */
+export function generatorAccessFindings(spec: Obj, ctx: AdmissionContext | undefined, field = 'spec'): Finding[] {
+  const path = str(spec.path)?.replace(/^\/+/, '');
+  const method = (str(spec.method) ?? '').toUpperCase();
+  const provider = obj(spec.provider);
+  if (!ctx || !path || method === 'LIST') return [];
+  const identity = vaultProviderIdentity(provider, "the generator's provider", ctx);
+  if (!identity) return [];
+  const read = method === '' || method === 'GET';
+  // The generator sends no sys/leases/lookup (a lease without state is replaced) and has no revocation fields.
+  const needs: LifecycleNeed[] = lifecycleNeeds({
+    path,
+    method: read ? 'GET' : 'PUT',
+    ...(read ? {} : { parameters: obj(spec.parameters) ?? {} }),
+  })
+    .filter((n) => n.rule !== VDS_ACCESS_RULES.lookup && n.rule !== VDS_ACCESS_RULES.tokenLookup)
+    .map(({ instead: _instead, ...n }) => n);
+  const role = `${field}.provider.auth.kubernetes.role`;
+  const minValidity = parseGoDuration(VDS_DEFAULTS.minValidity);
+  return accessFindings(needs, identity, minValidity.ok ? { minValidityMs: minValidity.ms } : {}, {
+    whose: "the generator provider's",
+    identityField: `${field}.provider.auth`,
+    field: (f) => (f === 'spec.path' ? `${field}.path` : role),
+  });
 }
 
 /** ClusterGenerator: a kind vaultgate generates, and exactly that kind's spec. */

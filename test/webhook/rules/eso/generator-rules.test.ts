@@ -158,3 +158,108 @@ void describe('ClusterGenerator', () => {
     ]);
   });
 });
+
+// The lease an ExternalSecret keeps from the generator (issued, renewed, revoked when replaced, deleted or
+// its generatorRef removed) is asked of the role the generator's own provider logs in as: the
+// VaultDynamicSecret kind's access rules, under the generator's field names.
+void describe("access rules for the generator's own provider role", () => {
+  const NS = 'team-a';
+  type Rule = { path: string; capabilities: string[] };
+  const withRole = (rules: Rule[], binding: Record<string, unknown> = {}): AdmissionContext => {
+    const objects: Record<string, Record<string, unknown>> = {
+      [`VaultRoleBinding/${NS}/app`]: {
+        spec: { serviceAccounts: ['app'], policies: ['creds'], tokenMaxTTL: '24h', ...binding },
+      },
+      [`VaultPolicy/${NS}/creds`]: { spec: { rules } },
+    };
+    return {
+      ...ctx,
+      vaultPolicy: (ns, name) => objects[`VaultPolicy/${ns}/${name}`] ?? null,
+      vaultRoleBinding: (ns, name) => objects[`VaultRoleBinding/${ns}/${name}`] ?? null,
+      secretStore: () => null,
+    };
+  };
+  const ours = (spec: Record<string, unknown> = {}): KubeObject =>
+    with_(vds, {
+      provider: { ...provider, auth: { kubernetes: { ...provider.auth.kubernetes, role: `vaultgate.${NS}.app` } } },
+      ...spec,
+    });
+  const messages = (o: KubeObject, c: AdmissionContext): string[] => {
+    const h = generatorHandlers.find((x) => x.kind === o.kind)!;
+    return h
+      .validate(o, undefined, c, {
+        uid: 't',
+        operation: 'CREATE',
+        userInfo: { username: 'alice' },
+        kind: { group: 'generators.external-secrets.io', version: 'v1alpha1', kind: String(o.kind) },
+        resource: { group: 'generators.external-secrets.io', version: 'v1alpha1', resource: 'x' },
+        object: o,
+      })
+      .map((f) => f.message);
+  };
+  const read = { path: 'database/creds/app', capabilities: ['read'] };
+  const revoke = { path: 'sys/leases/revoke', capabilities: ['update'] };
+
+  void test('the role grants read on the path (leading "/" as ESO sends it stripped) and sys/leases/revoke: admitted', () => {
+    assert.deepEqual(review(ours(), withRole([read, revoke])), []);
+  });
+  void test('no read on the path: denied on spec.path (access-issue)', () => {
+    assert.deepEqual(review(ours(), withRole([{ path: 'database/creds/other', capabilities: ['read'] }, revoke])), [
+      ['deny', 'spec.path', 'vaultdynamicsecret.access-issue'],
+    ]);
+  });
+  void test("no sys/leases/revoke: denied on the provider's role, no VaultDynamicSecret-only way out offered", () => {
+    const c = withRole([read]);
+    assert.deepEqual(review(ours(), c), [
+      ['deny', 'spec.provider.auth.kubernetes.role', 'vaultdynamicsecret.access-revoke'],
+    ]);
+    const [m] = messages(ours(), c);
+    assert.match(
+      m ?? '',
+      /^the generator provider's Vault role \(VaultRoleBinding team-a\/app, policies team-a\/creds and Vault's default\) lacks update on sys\/leases\/revoke, needed to revoke leases on delete and of replaced credentials/,
+    );
+    assert.doesNotMatch(m ?? '', /revocation\.onDelete/);
+  });
+  void test('sys/leases/renew denied by a known policy: denied (access-renew)', () => {
+    assert.deepEqual(review(ours(), withRole([read, revoke, { path: 'sys/leases/renew', capabilities: ['deny'] }])), [
+      ['deny', 'spec.provider.auth.kubernetes.role', 'vaultdynamicsecret.access-renew'],
+    ]);
+  });
+  void test('a PUT generator needs update with its parameters; a ClusterGenerator is checked under its own field', () => {
+    const put = { path: 'database/creds/app', capabilities: ['update'] };
+    const spec = ours({ method: 'PUT', parameters: { ttl: '1h' } }).spec as Record<string, unknown>;
+    const cluster: KubeObject = {
+      apiVersion: API,
+      kind: 'ClusterGenerator',
+      metadata: { name: 'pg' },
+      spec: { kind: 'VaultDynamicSecret', generator: { vaultDynamicSecretSpec: spec } },
+    };
+    assert.deepEqual(review(cluster, withRole([read, revoke])), [
+      ['deny', 'spec.generator.vaultDynamicSecretSpec.path', 'vaultdynamicsecret.access-issue'],
+    ]);
+    assert.deepEqual(review(cluster, withRole([put, revoke])), []);
+  });
+  void test('tokens living no longer than the 2 min a replacement is minted before their end: denied (token-lifetime)', () => {
+    assert.deepEqual(review(ours(), withRole([read, revoke], { tokenMaxTTL: '90s' })), [
+      ['deny', 'spec.provider.auth.kubernetes.role', 'vaultdynamicsecret.token-lifetime'],
+    ]);
+  });
+  void test('a VaultPolicy not known yet: the same gap only warns', () => {
+    assert.deepEqual(review(ours(), withRole([read], { policies: ['creds', 'later'] })), [
+      ['warn', 'spec.provider.auth.kubernetes.role', 'vaultdynamicsecret.access-revoke'],
+    ]);
+  });
+  void test("a role vaultgate does not write (ESO's example): one warning on spec.provider.auth listing the needs", () => {
+    assert.deepEqual(review(vds, withRole([])), [
+      ['warn', 'spec.provider.auth', 'vaultdynamicsecret.access-unchecked'],
+    ]);
+    assert.match(
+      messages(vds, withRole([]))[0] ?? '',
+      /the generator's provider logs in as kubernetes-auth role "app", which is not a VaultRoleBinding's role.*read on database\/creds\/app.*sys\/leases\/revoke/,
+    );
+  });
+  void test('LIST (no lease) and no role-binding lookups (the controller re-check): nothing said', () => {
+    assert.deepEqual(review(ours({ method: 'LIST' }), withRole([])), []);
+    assert.deepEqual(review(ours(), ctx), []);
+  });
+});
