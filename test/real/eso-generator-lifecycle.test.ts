@@ -6,6 +6,8 @@
 // fails; the refreshes re-mint nothing (the lease is renewed); the credential is replaced before the max
 // TTL, and the replaced one revoked (its PostgreSQL role dropped); no value in status, Events or the log.
 // The same manifest without a serviceAccountRef is refused at admission (a SecretStore's rule), naming the field.
+// Removing the generatorRef from an ExternalSecret, or deleting it, revokes its leases: OpenBao's
+// sys/leases/lookup no longer knows them, and their PostgreSQL roles are dropped (ESO leaves them to expire).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -44,15 +46,33 @@ void describe('ESO VaultDynamicSecret generator on OpenBao 2.7.2 + PostgreSQL 15
     const dec = (k: string): string => Buffer.from(data[k] ?? '', 'base64').toString('utf8');
     return { username: dec('username'), password: dec('password') };
   };
-  /** The generator's kept lease, from the state Secret the ExternalSecret owns (ids and times only). */
-  const keptLease = async (): Promise<{ id?: string; renewedAt?: number } | undefined> => {
-    const list = (await stack.cp.request('GET', `/api/v1/namespaces/${NS}/secrets`)).body as {
-      items: Array<{ metadata: { name: string; annotations?: Record<string, string> } }>;
-    };
-    const state = list.items.find((s) => s.metadata.name.startsWith('esgen-'));
-    const text = state?.metadata.annotations?.['vaultgate.io/generator-lease'];
-    return text ? (JSON.parse(text) as { lease?: { id?: string; renewedAt?: number } }).lease : undefined;
+  type Kept = { lease?: { id?: string; renewedAt?: number }; previous?: Array<{ id: string }> };
+  /** The generator state kept for an ExternalSecret, from the state Secret it owns (ids and times only). */
+  const keptState = async (es = 'app-db'): Promise<Kept | undefined> => {
+    const uid = (
+      (await stack.cp.request('GET', ES_PATH.replace(/app-db$/, es))).body as { metadata?: { uid?: string } }
+    ).metadata?.uid;
+    if (!uid) return undefined;
+    const res = await stack.cp.request('GET', `/api/v1/namespaces/${NS}/secrets/esgen-${uid}-0`);
+    const text = (res.body as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations?.[
+      'vaultgate.io/generator-lease'
+    ];
+    return res.status === 200 && text ? (JSON.parse(text) as Kept) : undefined;
   };
+  const keptLease = async (): Promise<Kept['lease']> => (await keptState())?.lease;
+  /** Whether OpenBao still knows a lease (sys/leases/lookup answers 400 "invalid lease" once it is revoked). */
+  const leaseKnown = async (id: string): Promise<boolean> =>
+    (await stack.vaultRoot('PUT', 'sys/leases/lookup', { lease_id: id })).status === 200;
+  const externalSecret = (name: string, generatorRef: Record<string, unknown>): Record<string, unknown> => ({
+    apiVersion: 'external-secrets.io/v1',
+    kind: 'ExternalSecret',
+    metadata: { name, namespace: NS },
+    spec: {
+      refreshInterval: `${REFRESH_S}s`,
+      target: { name },
+      dataFrom: [{ sourceRef: { generatorRef: { apiVersion: GEN, ...generatorRef } } }],
+    },
+  });
   const generator = (server: string): Record<string, unknown> => ({
     apiVersion: GEN,
     kind: 'VaultDynamicSecret',
@@ -125,16 +145,7 @@ void describe('ESO VaultDynamicSecret generator on OpenBao 2.7.2 + PostgreSQL 15
     { timeout: 12 * 60_000 },
     async () => {
       await stack.kubectlApply(generator(stack.vault.addr));
-      await stack.kubectlApply({
-        apiVersion: 'external-secrets.io/v1',
-        kind: 'ExternalSecret',
-        metadata: { name: 'app-db', namespace: NS },
-        spec: {
-          refreshInterval: `${REFRESH_S}s`,
-          target: { name: 'app-db' },
-          dataFrom: [{ sourceRef: { generatorRef: { apiVersion: GEN, kind: 'VaultDynamicSecret', name: 'pg' } } }],
-        },
-      });
+      await stack.kubectlApply(externalSecret('app-db', { kind: 'VaultDynamicSecret', name: 'pg' }));
       await waitFor(async () => ((await readCreds())?.password ? true : undefined), {
         what: 'Secret app-db with a credential',
         timeoutMs: 90_000,
@@ -205,5 +216,70 @@ void describe('ESO VaultDynamicSecret generator on OpenBao 2.7.2 + PostgreSQL 15
           !text.includes(p) && !text.includes(Buffer.from(p).toString('base64')),
           `a password is in the ${where}`,
         );
+  });
+
+  void test('removing the generatorRef revokes its lease after the Secret was rewritten; deleting the ExternalSecret revokes its leases', async () => {
+    const t0 = Date.now();
+    // A second ExternalSecret on the same generator, then its generatorRef replaced by a Password generator.
+    await stack.kubectlApply([
+      { apiVersion: GEN, kind: 'Password', metadata: { name: 'pw', namespace: NS }, spec: { length: 24 } },
+      externalSecret('other', { kind: 'VaultDynamicSecret', name: 'pg' }),
+    ]);
+    const other = await waitFor(async () => (await keptState('other'))?.lease?.id, {
+      what: 'ExternalSecret other holding a lease',
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
+    const otherPath = ES_PATH.replace(/app-db$/, 'other');
+    const finalizers = async (path: string): Promise<string[] | undefined> => {
+      const r = await stack.cp.request('GET', path);
+      return r.status === 200
+        ? ((r.body as { metadata: { finalizers?: string[] } }).metadata.finalizers ?? [])
+        : undefined;
+    };
+    assert.deepEqual(await finalizers(otherPath), ['vaultgate.io/generator-leases']);
+    const otherUser = await waitFor(
+      async () => {
+        const r = await stack.cp.request('GET', `/api/v1/namespaces/${NS}/secrets/other`);
+        const u = (r.body as { data?: Record<string, string> }).data?.username;
+        return u ? Buffer.from(u, 'base64').toString('utf8') : undefined;
+      },
+      { what: 'Secret other with a credential', timeoutMs: 30_000, intervalMs: 250 },
+    );
+    assert.ok((await pg.loginRoles()).includes(otherUser));
+    await stack.kubectlApply(externalSecret('other', { kind: 'Password', name: 'pw' }));
+    await waitFor(async () => ((await finalizers(otherPath))?.length === 0 ? true : undefined), {
+      what: "ExternalSecret other's finalizer removed",
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${stack.diagnostics()}`);
+    });
+    assert.equal(await leaseKnown(other), false, `lease ${other} revoked`);
+    assert.ok(!(await pg.loginRoles()).includes(otherUser), `role ${otherUser} dropped`);
+    const removedMs = Date.now() - t0;
+
+    // Deleting app-db: its current lease (and a replaced one still in its grace) revoked before it goes.
+    const kept = await keptState();
+    const ids = [kept?.lease?.id, ...(kept?.previous ?? []).map((p) => p.id)].filter((x): x is string => !!x);
+    const user = (await readCreds())!.username;
+    assert.ok(ids.length >= 1 && (await leaseKnown(ids[0]!)));
+    assert.ok((await pg.loginRoles()).includes(user));
+    const t1 = Date.now();
+    await stack.cp.request('DELETE', ES_PATH);
+    await waitFor(async () => ((await stack.cp.request('GET', ES_PATH)).status === 404 ? true : undefined), {
+      what: 'ExternalSecret app-db deleted',
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${stack.diagnostics()}`);
+    });
+    const deletedMs = Date.now() - t1;
+    for (const id of ids) assert.equal(await leaseKnown(id), false, `lease ${id} revoked`);
+    const live = await pg.loginRoles();
+    assert.ok(!live.includes(user), `role ${user} dropped`);
+    process.stderr.write(
+      `[eso-generator] generatorRef removed: revoked and finalizer off in ${removedMs} ms; ExternalSecret deleted: ${ids.length} lease(s) revoked, gone in ${deletedMs} ms; ${live.length} roles live\n`,
+    );
   });
 });
