@@ -102,10 +102,26 @@ export function parseGoDurationNs(text: string): DurationNsResult {
   return { ok: true, ns: d };
 }
 
+/**
+ * Results of parseGoDuration for short texts. Admission parses the same few intervals ("1h", "15s") on
+ * every review, and the BigInt parse costs several microseconds each time; bounded, cleared when full.
+ */
+const parsedMs = new Map<string, DurationResult>();
+const PARSED_MAX = 512;
+const PARSED_TEXT_MAX = 32;
+
 /** Go's time.ParseDuration in milliseconds (signed), or Go's error text. */
 export function parseGoDuration(text: string): DurationResult {
+  const known = parsedMs.get(text);
+  // A copy: a caller may change the object it gets.
+  if (known !== undefined) return known.ok ? { ok: true, ms: known.ms } : { ok: false, error: known.error };
   const r = parseGoDurationNs(text);
-  return r.ok ? { ok: true, ms: Number(r.ns) / 1e6 } : r;
+  const result: DurationResult = r.ok ? { ok: true, ms: Number(r.ns) / 1e6 } : r;
+  if (typeof text === 'string' && text.length <= PARSED_TEXT_MAX) {
+    if (parsedMs.size >= PARSED_MAX) parsedMs.clear();
+    parsedMs.set(text, result.ok ? { ok: true, ms: result.ms } : { ok: false, error: result.error });
+  }
+  return result;
 }
 
 /** time.Duration(ns).String(): "1h2m3.5s", "1.5ms", "0s". */
