@@ -19,6 +19,7 @@ import { condition, type E2EStack, startE2E } from '../harness/e2e-stack.ts';
 import type { ControllerHandle } from '../harness/e2e-processes.ts';
 import { kubeRequest } from '../harness/kube-http.ts';
 import { realTier } from '../harness/real-tier.ts';
+import { createTenantStore, LEASE_RULES } from '../harness/tenant-store.ts';
 import { waitFor } from '../harness/wait.ts';
 
 const tier = await realTier();
@@ -104,7 +105,6 @@ void describe(
       // generated Role grants (RBAC lets no one grant more than they hold).
       await stack.cp.apply([
         { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app', namespace: NS } },
         { apiVersion: 'v1', kind: 'ServiceAccount', metadata: ENGINE_SA },
         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-settings', namespace: NS }, data: { a: 'b' } },
         {
@@ -146,44 +146,12 @@ void describe(
           rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
         }),
       });
-      await must('PUT', 'sys/policies/acl/team-k8s-creds', {
-        policy: [
-          'path "kubernetes/creds/app" { capabilities = ["update"] }',
-          'path "sys/leases/renew" { capabilities = ["update"] }',
-          'path "sys/leases/revoke" { capabilities = ["update"] }',
-          'path "sys/leases/lookup" { capabilities = ["update"] }',
-        ].join('\n'),
+      // The tenant's Vault identity may issue from the role (a write: POST) and keep the lease.
+      await createTenantStore(stack, {
+        namespace: NS,
+        role: 'team-k8s-app',
+        rules: ['path "kubernetes/creds/app" { capabilities = ["update"] }', ...LEASE_RULES],
       });
-      await must('POST', 'auth/kubernetes/role/team-k8s-app', {
-        bound_service_account_names: ['app'],
-        bound_service_account_namespaces: [NS],
-        audience: 'vault',
-        token_policies: ['team-k8s-creds'],
-        token_ttl: '1h',
-        token_max_ttl: '24h',
-      });
-      await stack.kubectlApply({
-        apiVersion: 'external-secrets.io/v1',
-        kind: 'SecretStore',
-        metadata: { name: 'vault', namespace: NS },
-        spec: {
-          provider: {
-            vault: {
-              server: stack.vault.addr,
-              path: 'secret',
-              version: 'v2',
-              auth: {
-                kubernetes: {
-                  mountPath: 'kubernetes',
-                  role: 'team-k8s-app',
-                  serviceAccountRef: { name: 'app', audiences: ['vault'] },
-                },
-              },
-            },
-          },
-        },
-      });
-      await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=90s', '-n', NS, 'secretstore/vault']);
     });
     after(async () => {
       await stack?.stop();
