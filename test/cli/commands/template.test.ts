@@ -9,9 +9,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { bundle } from '../../cli/build.ts';
-import { CANARY, HOSTILE_TEMPLATES } from '../eso/hostile-templates.ts';
-import { canaryLeaks } from '../eso/canary-variants.ts';
+import { bundle } from '../../../cli/build.ts';
+import { CANARY, HOSTILE_TEMPLATES } from '../../eso/hostile-templates.ts';
+import { canaryLeaks } from '../../eso/canary-variants.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vaultgate-template-'));
 const outfile = join(dir, 'vaultgate.mjs');

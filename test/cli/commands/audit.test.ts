@@ -7,12 +7,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AuditTrail } from '../../trail/trail.ts';
-import { fileSink } from '../../trail/sinks.ts';
-import { auditKeyFromPem, createSigner } from '../../trail/keys.ts';
-import { auditAdmission } from '../../trail/events.ts';
+import { AuditTrail } from '../../../trail/trail.ts';
+import { fileSink } from '../../../trail/sinks.ts';
+import { auditKeyFromPem, createSigner } from '../../../trail/keys.ts';
+import { auditAdmission } from '../../../trail/events.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const EXAMPLE = join(ROOT, 'examples/audit/manifests.yaml');
 let dir: string;
 
