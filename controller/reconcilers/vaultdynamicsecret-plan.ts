@@ -146,6 +146,8 @@ export interface LifecyclePlan {
 
 /** At most this many replaced leases wait at once; beyond it the oldest is revoked (with a Warning). */
 export const MAX_PREVIOUS = 8;
+/** A lease that cannot be renewed serves at least 1/20 of its lifetime before it is replaced. */
+export const MIN_SERVED_FRACTION = 20;
 /** Renewal retried no sooner than this (a failed renewal is retried by the queue's backoff anyway). */
 const MIN_REQUEUE_MS = 1_000;
 
@@ -171,7 +173,12 @@ function hardEnd(lease: LeaseState, p: LeasePolicy): { at: number; reason: Repla
   }
   if (lease.maxExpiresAt !== undefined) ends.push({ at: lease.maxExpiresAt, reason: 'MaxTTL' });
   if (p.maxTTLMs !== undefined) ends.push({ at: lease.issuedAt + p.maxTTLMs, reason: 'MaxTTL' });
-  if (!lease.renewable) ends.push({ at: lease.expiresAt, reason: 'NotRenewable' });
+  // Served at least 1/MIN_SERVED_FRACTION of its lifetime: a lease not longer than minValidity (a kubernetes
+  // token of 600 s with minValidity 10m) would otherwise be replaced as soon as minted, every second.
+  if (!lease.renewable) {
+    const served = (lease.expiresAt - lease.issuedAt) / MIN_SERVED_FRACTION;
+    ends.push({ at: Math.max(lease.expiresAt, lease.issuedAt + served + p.minValidityMs), reason: 'NotRenewable' });
+  }
   if (lease.tokenExpiresAt !== undefined) ends.push({ at: lease.tokenExpiresAt, reason: 'TokenExpiry' });
   return ends.sort((a, b) => a.at - b.at)[0];
 }
@@ -420,7 +427,8 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
   if (looked?.state === 'current' && lease.tokenExpiresAt !== undefined)
     wakeAt.push(Math.max(o.now + 30_000, lease.tokenExpiresAt - p.minValidityMs));
   if (end && end.at - o.now < p.minValidityMs) {
-    const left = Math.max(0, Math.round(((lease.certificate ? lease.expiresAt : end.at) - o.now) / 1000));
+    const ends = lease.certificate || end.reason === 'NotRenewable' ? lease.expiresAt : end.at;
+    const left = Math.max(0, Math.round((ends - o.now) / 1000));
     return done(
       replace(end.reason, events, audit),
       ready(

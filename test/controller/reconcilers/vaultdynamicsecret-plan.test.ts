@@ -193,6 +193,17 @@ const rows: Row[] = [
     reason: 'NotRenewable',
   },
   {
+    name: 'kubernetes token not longer than minValidity (600 s, 10m): not replaced as soon as minted (a mint every second)',
+    o: k8sObs({ policy: { ...k8sPolicy, minValidityMs: 10 * M }, now: T0 + 1 * S }),
+    main: 'noop',
+  },
+  {
+    name: 'kubernetes token not longer than minValidity: replaced once it served 1/20 of its lifetime (30 s)',
+    o: k8sObs({ policy: { ...k8sPolicy, minValidityMs: 10 * M }, now: T0 + 31 * S }),
+    main: 'mint',
+    reason: 'NotRenewable',
+  },
+  {
     name: 'replaced kubernetes token while its rollout runs: kept, not renewed (Vault refuses), not forgotten',
     o: k8sObs({ previous: [oldK8sToken], rollout: 'rolling' }),
     main: 'noop',
