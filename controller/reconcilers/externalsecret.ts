@@ -16,7 +16,7 @@ import { controllerReference } from '../../kube/apply.ts';
 import type { Condition, KubeObject } from '../../kube/objects.ts';
 import type { OwnWrites } from '../../kube/own-writes.ts';
 import { storedSecretData, type CachedSecret } from '../../kube/cache-transform.ts';
-import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
+import { BACKOFF, NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
 import { DONE, requeueAfter, type ReconcileContext, type Reconciler, type Result } from '../../kube/reconciler.ts';
 import { NAMESPACES, SECRETS } from '../../kube/resources.ts';
 import { CLUSTER_SECRET_STORES, EXTERNAL_SECRETS, SECRET_STORES } from '../../schemas/resources.ts';
@@ -235,7 +235,10 @@ export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconc
           await generators.revoke(ctx, o, r);
         } catch (err) {
           const why = errorPolicy(err, 'VaultError');
-          if (lp.onRevokeFailure === 'retry') throw err;
+          // A ReconcileError: withFinalizer takes a thrown NotFound (a ServiceAccount gone with its
+          // namespace, the TokenRequest's 404) for the object gone, and would stop retrying.
+          if (lp.onRevokeFailure === 'retry')
+            throw new ReconcileError(why.reason, why.message, BACKOFF, { cause: err });
           ctx.events.record(o, {
             type: 'Warning',
             reason: 'LeaseNotRevoked',

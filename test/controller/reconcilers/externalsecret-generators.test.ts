@@ -16,6 +16,7 @@ import {
   VAULT_DYNAMIC_SECRET_GENERATORS,
 } from '../../../schemas/resources.ts';
 import { VaultError } from '../../../vault/errors.ts';
+import { KubeApiError } from '../../../kube/errors.ts';
 import type { VaultRequest, VaultRequester } from '../../../vault/types.ts';
 import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
 import { GENERATOR_LEASE_POLICY, stateSecretName } from '../../../controller/reconcilers/externalsecret-generators.ts';
@@ -43,6 +44,8 @@ class LeaseVault {
   connects = 0;
   /** sys/leases/revoke fails as a Vault that cannot be reached. */
   revokeDown = false;
+  /** Logging in fails with this (a ServiceAccount gone: the TokenRequest's 404). */
+  loginFails: Error | undefined;
   readonly tokens = new Map<string, number>();
   readonly leases = new Map<string, { expire: number; max: number; token: string }>();
   password(id: string): string {
@@ -136,6 +139,7 @@ function world(generatorRef: { kind: string; name: string }, refreshInterval = '
     const connector = {
       connect: () => {
         vault.connects++;
+        if (vault.loginFails) return Promise.reject(vault.loginFails);
         return Promise.resolve({ session: vault.session(accessor) });
       },
     } as unknown as StoreConnector;
@@ -389,6 +393,20 @@ void describe('ExternalSecret with a VaultDynamicSecret generator: deletion and 
     assert.equal(warning?.type, 'Warning');
     assert.match(warning.note, new RegExp(`lease\\(s\\) of generator state esgen-${uid}-0 after 14 attempts`));
     assert.match(warning.note, /VaultUnavailable.*expire unrenewed/);
+  });
+
+  void test('the ServiceAccount gone with its namespace (a 404 at login): retried, not taken for the ExternalSecret gone', async () => {
+    const w = world({ kind: 'VaultDynamicSecret', name: 'pg' });
+    const r = w.reconciler();
+    await w.settle(r);
+    w.vault.loginFails = new KubeApiError(404, 'NotFound', 'serviceaccounts "app" not found');
+    w.kube.remove(EXTERNAL_SECRETS, `${NS}/app`);
+    await assert.rejects(w.kube.reconcile(r, `${NS}/app`), /serviceaccounts "app" not found/);
+    assert.ok(w.es(), 'held, and retried with backoff');
+    w.vault.loginFails = undefined;
+    await w.kube.reconcile(r, `${NS}/app`);
+    assert.deepEqual(w.vault.revoked, w.vault.issued);
+    assert.equal(w.es(), undefined);
   });
 
   void test('the generatorRef removed: the lease revoked after the sync wrote the target without it, its state deleted, the finalizer off', async () => {
