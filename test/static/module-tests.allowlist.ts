@@ -43,31 +43,17 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
     'login, lookup, renew and revoke calls; run against the Vault simulator through vault/token-cache.ts by test/vault/token-cache.test.ts',
   'vault/metrics.ts': 'metric declarations; their values are asserted through test/vault/client.test.ts',
   'vault/pool.ts': 'one client per Vault server; test/vault/client.test.ts uses it (through vault/index.ts)',
-  'webhook/admission/context.ts': 'tested by test/webhook/rules.test.ts',
-  'webhook/admission/kinds.ts': 'tested by test/webhook/admission.test.ts (the handler registry)',
   'webhook/defaults.ts': "constants only: the webhook's flag defaults (cli/commands/webhook.ts declares them)",
   'webhook/http-app.ts': 'tested by test/webhook/server.test.ts',
   'webhook/json-body.ts': 'tested by test/webhook/http-fast-path.test.ts',
   'webhook/main.ts': 'pure wiring: starts the process from its options',
   'webhook/metrics-server.ts': 'tested by test/webhook/server.audit.test.ts',
   'webhook/metrics.ts': 'tested by test/webhook/fuzz.test.ts',
-  'webhook/review/review.ts': 'tested by test/webhook/admission.test.ts',
-  'webhook/rules/common.ts':
-    'ownership labels and vaultName defaulting, asserted for every kind by test/webhook/rules.test.ts through review.ts',
   'webhook/rules/eso/access.ts': 'finding constructors for the ESO rules, tested with them in test/webhook/rules/eso/',
   'webhook/rules/eso/index.ts': 'tested by test/webhook/rules/eso/clusterexternalsecret-rules.test.ts',
   'webhook/rules/eso/template-size.ts':
     'rule eso.template.too-large, asserted by test/webhook/review/size-gate.test.ts',
   'webhook/rules/eso/vault-servers.ts': 'tested by test/webhook/rules/eso/token-audiences.oracle.test.ts',
-  'webhook/rules/finding.ts': 'tested by test/controller/reconcilers/vaultguardrail.test.ts',
-  'webhook/rules/index.ts':
-    "the list of vaultgate kinds' handlers (data); test/webhook/rules.test.ts goes through each",
   'webhook/rules/schema.ts': 'one line over schemas/validator.ts (tested by test/schemas/validator.test.ts)',
-  'webhook/rules/vaultguardrail.ts':
-    "VaultGuardrail's rules: one refused and one accepted manifest each in test/webhook/rules.test.ts",
-  'webhook/rules/vaultpolicy.ts':
-    "VaultPolicy's rules: one refused and one accepted manifest each in test/webhook/rules.test.ts",
-  'webhook/rules/vaultrolebinding.ts':
-    "VaultRoleBinding's rules: one refused and one accepted manifest each in test/webhook/rules.test.ts",
   'webhook/security-headers.ts': 'tested by test/webhook/http-fast-path.test.ts',
 };

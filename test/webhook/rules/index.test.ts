@@ -1,9 +1,9 @@
 // Every vaultgate rule: one manifest it refuses (or warns about) and one it accepts.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideSync } from '../../webhook/review/review.ts';
-import { defaultContext, type AdmissionContext } from '../../webhook/admission/context.ts';
-import type { AdmissionRequest } from '../../webhook/admission/types.ts';
+import { decideSync } from '../../../webhook/review/review.ts';
+import { defaultContext, type AdmissionContext } from '../../../webhook/admission/context.ts';
+import type { AdmissionRequest } from '../../../webhook/admission/types.ts';
 
 type Obj = Record<string, unknown>;
 const G = 'vaultgate.io';

@@ -2,10 +2,17 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyPatch } from 'rfc6902';
-import { decideSync, mutate, validate, reviewMutation, reviewValidation, decide } from '../../webhook/review/review.ts';
-import { KindRegistry } from '../../webhook/admission/kinds.ts';
-import { defaultContext } from '../../webhook/admission/context.ts';
-import type { AdmissionRequest } from '../../webhook/admission/types.ts';
+import {
+  decideSync,
+  mutate,
+  validate,
+  reviewMutation,
+  reviewValidation,
+  decide,
+} from '../../../webhook/review/review.ts';
+import { KindRegistry } from '../../../webhook/admission/kinds.ts';
+import { defaultContext } from '../../../webhook/admission/context.ts';
+import type { AdmissionRequest } from '../../../webhook/admission/types.ts';
 
 const ctx = defaultContext();
 function vpRequest(over: Partial<AdmissionRequest> = {}, metadata: Record<string, unknown> = {}): AdmissionRequest {
