@@ -354,6 +354,15 @@ void describe('VaultDynamicSecret under real pods: one-node cluster, OpenBao 2.7
         assert.ok(revokedAt.has(c.user), `replaced credential ${c.user} revoked`);
       const vds = await get<Vds>(`/apis/vaultgate.io/v1alpha1/namespaces/${NS}/vaultdynamicsecrets/app-db`);
       assert.ok(vds.status?.lease?.id, 'the object holds its current lease');
+      // The controller revoked them, not Vault at their max TTL (a dropped role looks the same in PostgreSQL).
+      const events = await get<{
+        items: Array<{ reason?: string; note?: string; message?: string; count?: number; series?: { count?: number } }>;
+      }>(`/api/v1/namespaces/${NS}/events`);
+      const revocations = events.items
+        .filter((e) => e.reason === 'PreviousLeaseRevoked' && /its rollout completed/.test(e.note ?? e.message ?? ''))
+        .reduce((n, e) => n + (e.count ?? e.series?.count ?? 1), 0);
+      figures['revocations after rollout (Events)'] = revocations;
+      assert.ok(revocations >= ROTATIONS, `${revocations} PreviousLeaseRevoked Events after a rollout`);
     },
   );
 });
