@@ -5,7 +5,9 @@
 // sys/leases/lookup (OpenBao's default policy), and nothing on sys/leases/revoke. Then `kubectl apply` of
 // a VaultDynamicSecret asking for revocation is refused naming the field, capability, path and rule; the
 // same object without revocation is admitted; once the VaultPolicy grants sys/leases/revoke, the first
-// one is admitted too. Server-side dry runs: admission is what is under test, nothing is minted.
+// one is admitted too. An unchanged ESO VaultDynamicSecret generator whose provider logs in as the same role
+// is checked the same way, under its own fields. Server-side dry runs: admission is what is under test,
+// nothing is minted.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type E2EStack, startE2E, toYaml } from '../harness/e2e-stack.ts';
@@ -27,6 +29,22 @@ const READ_AND_RENEW = [
   { path: 'database/creds/app', capabilities: ['read'] },
   { path: 'sys/leases/renew', capabilities: ['update'] },
 ];
+/** ESO's VaultDynamicSecret generator, its provider logging in as the binding's role. */
+const generator = (server: string) => ({
+  apiVersion: 'generators.external-secrets.io/v1alpha1',
+  kind: 'VaultDynamicSecret',
+  metadata: { name: 'pg', namespace: NS },
+  spec: {
+    path: '/database/creds/app',
+    method: 'GET',
+    provider: {
+      server,
+      auth: {
+        kubernetes: { mountPath: 'kubernetes', role: ROLE, serviceAccountRef: { name: 'app', audiences: ['vault'] } },
+      },
+    },
+  },
+});
 const vds = (spec: Record<string, unknown> = {}) => ({
   apiVersion: 'vaultgate.io/v1alpha1',
   kind: 'VaultDynamicSecret',
@@ -147,11 +165,21 @@ void describe(
       assert.doesNotMatch(r.text, /access-renew|access-lookup|access-issue/, 'only the missing grant is named');
     });
 
+    void test("an ESO VaultDynamicSecret generator on the same role is refused too, naming its provider's role", async () => {
+      const r = await answer(generator(stack.vault.addr), false, 'the refusal of the generator');
+      assert.match(
+        r.text,
+        /spec\.provider\.auth\.kubernetes\.role: the generator provider's Vault role \(VaultRoleBinding team-vds\/app, policies team-vds\/creds and Vault's default\) lacks update on sys\/leases\/revoke, needed to revoke leases on delete and of replaced credentials.*\(rule vaultdynamicsecret\.access-revoke\)/s,
+      );
+      assert.doesNotMatch(r.text, /revocation\.onDelete/, 'no VaultDynamicSecret-only way out offered');
+    });
+
     void test('without revocation it is admitted; with sys/leases/revoke granted, the first one is too', async () => {
       const r = await dryRun(vds({ revocation: { onDelete: false, previous: 'Never' } }));
       assert.ok(r.ok, r.text);
       await stack.kubectlApply(policy([...READ_AND_RENEW, { path: 'sys/leases/revoke', capabilities: ['update'] }]));
       await answer(vds(), true, 'admission once the VaultPolicy grants sys/leases/revoke');
+      await answer(generator(stack.vault.addr), true, 'the generator admitted once the VaultPolicy grants it');
       await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=90s', '-n', NS, 'vaultpolicy/creds']);
       await waitFor(async () => ((await capabilities('sys/leases/revoke')).includes('update') ? true : undefined), {
         what: 'OpenBao grants the role sys/leases/revoke',
