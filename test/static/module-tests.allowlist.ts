@@ -26,16 +26,11 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'controller/reconcilers/vault-object.ts':
     'the VaultPolicy/VaultRoleBinding plan executor, run through both reconcilers by test/controller/reconcilers/vaultpolicy.test.ts and vaultrolebinding.test.ts',
   'controller/rollouts/sources.ts': 'tested by test/controller/rollouts/coordinator.test.ts',
-  'eso/errors.ts': 'tested by test/controller/reconcilers/error-policy.test.ts (one error class: its retry rule)',
   'eso/render-worker.ts':
     "a worker thread's entry point, started by controller/reconcilers/render-pool.ts; test/controller/reconcilers/render-pool.test.ts runs it",
-  'golang/errors.ts': 'tested by test/golang/template/exec.test.ts (two error classes: parse and exec)',
-  'golang/func.ts':
-    'tested by test/golang/template/exec.test.ts (how a Go function is declared; exec checks the calls)',
   'kube/kube-client.ts': 'the KubeClient interface and one constant (its field-manager name): nothing runs',
   'kube/kube-transport.ts':
     'the HTTP layer of http-kube-client.ts, run by test/kube/http-kube-client.test.ts and the contract suite (test/contract)',
-  'observability/log.ts': 'tested by test/vault/no-secrets.test.ts (what reaches a log line)',
   'schemas/eso-kinds.ts': 'tested by test/eso/manifests.test.ts (ESO kinds served as ESO serves them)',
   'schemas/schema-refs.ts':
     '$ref resolution under generate.ts and validator.ts; test/schemas/generate.test.ts checks its output (the CRDs) is current',
