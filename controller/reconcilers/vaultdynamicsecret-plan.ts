@@ -164,6 +164,26 @@ export function renewalTime(p: LeasePolicy, leaseId: string, from: number, grant
   return from + Math.min(0.95, fraction) * grantMs;
 }
 
+/** Time a renewal's answer (and the rotation it may call for) is given before a rotation point. */
+const MAX_TTL_PROBE_MARGIN_MS = 5_000;
+
+/**
+ * When the lease is renewed while Vault's max TTL is unknown (not in the spec, no renewal capped yet): a
+ * renewal asking for the lease plus minValidity is what reveals the max TTL (Vault caps its answer), and
+ * the max TTL may be as near as the lease's current end, so the renewal comes before that end minus
+ * minValidity; at renewAtPercent alone the cap showed up to 40 s after the rotation point (minValidity
+ * 40 s, lease 30 s, max 100 s: the replaced credential had 22-31 s left under its pods). Never sooner than
+ * a tenth of the grant, so a renewal just made is not made again.
+ */
+function leaseRenewalTime(lease: LeaseState, p: LeasePolicy): number {
+  const from = lease.renewedAt ?? lease.issuedAt;
+  const grant = lease.expiresAt - from;
+  const at = renewalTime(p, lease.id, from, grant);
+  if (lease.maxExpiresAt !== undefined || p.maxTTLMs !== undefined) return at;
+  const probe = Math.max(from + grant / 10, lease.expiresAt - p.minValidityMs - MAX_TTL_PROBE_MARGIN_MS);
+  return Math.min(at, probe);
+}
+
 /** The end the credential cannot outlive: Vault's max TTL (known or stated) or the minting token's end. */
 function hardEnd(lease: LeaseState, p: LeasePolicy): { at: number; reason: ReplaceReason } | undefined {
   const ends: Array<{ at: number; reason: ReplaceReason }> = [];
@@ -453,7 +473,7 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
   if (lease.renewable) {
     const from = lease.renewedAt ?? lease.issuedAt;
     const grant = lease.expiresAt - from;
-    const at = renewalTime(p, lease.id, from, grant);
+    const at = leaseRenewalTime(lease, p);
     if (o.now >= at) {
       // Past the renewal window's end by half of what was left: a renewal has been failing.
       const late = o.now >= from + grant * (1 - (1 - (p.renewAtPercent + p.jitterPercent) / 100) / 2);

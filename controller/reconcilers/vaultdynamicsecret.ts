@@ -866,6 +866,8 @@ async function reconcileLive(
   if (plan.main.type === 'adopt' && (await statusIsAhead(o, ctx))) return requeueAfter(1_000);
   for (const e of plan.events) ctx.events.record(o, { type: e.type, reason: e.reason, note: e.message });
   const result = await act(o, ctx, deps, seen, plan);
+  // A new credential has a new minting token: TokenBound, which described the replaced one's, is looked again.
+  if (plan.main.type === 'mint') tokenChecked.delete(o.metadata.uid ?? `${o.metadata.namespace}/${o.metadata.name}`);
   await applyStatus(ctx.client, VAULT_DYNAMIC_SECRETS, o, statusOf(o, plan, result, now));
   if (result.failure) throw new SafeError(result.failure.reason, result.failure.message);
   if (result.changed) return requeueAfter(1_000);

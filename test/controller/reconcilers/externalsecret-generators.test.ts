@@ -262,6 +262,7 @@ for (const ref of [
 void describe('planner rows: GENERATOR_LEASE_POLICY through planLifecycle', () => {
   const T0 = Date.parse('2026-12-03T08:00:00Z');
   const lease = { id: 'L1', durationSeconds: 60, renewable: true, issuedAt: T0, expiresAt: T0 + 60_000, source: 's' };
+  const knownMax = { ...lease, maxExpiresAt: T0 + 600_000 };
   const at = (s: number, extra: Partial<LifecycleObservation> = {}): LifecyclePlan =>
     planLifecycle({
       now: T0 + s * 1000,
@@ -276,7 +277,11 @@ void describe('planner rows: GENERATOR_LEASE_POLICY through planLifecycle', () =
       ...extra,
     });
   const rows: Array<[string, LifecyclePlan, string]> = [
-    ['before 67 % of the lease: nothing', at(30), 'noop'],
+    // Max TTL unknown (ESO's manifest states none): a renewal asking 60 s + 2 min shows it, and it may be as
+    // near as the lease's end, so the first renewal comes at a tenth of the lease, not at 67 %.
+    ['max TTL unknown, 5 s after issue: nothing yet', at(5), 'noop'],
+    ['max TTL unknown, 7 s after issue: renew, to learn it 2 min ahead', at(7), 'renew'],
+    ['max TTL known (10 min), before 67 % of the lease: nothing', at(30, { lease: knownMax }), 'noop'],
     ['past 77 %: renew (the refresh does not matter)', at(47), 'renew'],
     [
       'a capped renewal showed the max TTL, 2 min left: replace',
@@ -296,7 +301,7 @@ void describe('planner rows: GENERATOR_LEASE_POLICY through planLifecycle', () =
   void test('renewal asks the lease plus the 2 min minimum validity; the next look is within the renewal window', () => {
     const renew = at(47).main as { incrementSeconds: number };
     assert.equal(renew.incrementSeconds, 180);
-    const wait = at(30).requeueAfterMs!;
+    const wait = at(30, { lease: knownMax }).requeueAfterMs!;
     assert.ok(wait >= 10_000 && wait <= 16_300, `${wait}`);
   });
 

@@ -31,13 +31,14 @@ const policy: LeasePolicy = {
   previous: 'AfterRollout',
   graceMs: 30 * S,
 };
-/** A 60 s lease issued at T0, minted by a token that lives an hour. */
+/** A 60 s lease issued at T0 whose max TTL (an hour) is known, minted by a token that lives an hour. */
 const lease = (o: Partial<LeaseState> = {}): LeaseState => ({
   id: 'database/creds/app/AAA',
   durationSeconds: 60,
   renewable: true,
   issuedAt: T0,
   expiresAt: T0 + 60 * S,
+  maxExpiresAt: T0 + 60 * M,
   tokenAccessor: 'acc-1',
   tokenExpiresAt: T0 + 60 * M,
   source: 'src-1',
@@ -159,6 +160,45 @@ const rows: Row[] = [
   {
     name: 'max TTL farther than minValidity: no rotation yet',
     o: obs({ lease: lease({ maxExpiresAt: T0 + 10 * M }) }),
+    main: 'noop',
+  },
+  // Max TTL unknown (not in the spec, no renewal capped yet), as test/real/dynamic-secret-pods.test.ts runs it:
+  // lease 30 s, minValidity 40 s, max 100 s. A renewal (asking 30 + 40 s) is what shows the max TTL, and it
+  // must come before the rotation point it could show, else the replaced credential keeps < minValidity.
+  {
+    name: 'max TTL unknown, lease 30 s, minValidity 40 s, 4 s after issue: renew now (asking 70 s) to learn it',
+    o: obs({
+      now: T0 + 4 * S,
+      policy: { ...policy, minValidityMs: 40 * S },
+      lease: lease({ durationSeconds: 30, expiresAt: T0 + 30 * S, maxExpiresAt: undefined }),
+    }),
+    main: 'renew',
+  },
+  {
+    name: 'max TTL unknown, renewed at +3 s to +73 s: renewed again by +28 s (its end - minValidity - 5 s)',
+    o: obs({
+      now: T0 + 29 * S,
+      policy: { ...policy, minValidityMs: 40 * S },
+      lease: lease({ durationSeconds: 30, renewedAt: T0 + 3 * S, expiresAt: T0 + 73 * S, maxExpiresAt: undefined }),
+    }),
+    main: 'renew',
+  },
+  {
+    name: 'max TTL unknown, renewed at +3 s to +73 s, at +20 s: nothing yet (no renewal loop)',
+    o: obs({
+      now: T0 + 20 * S,
+      policy: { ...policy, minValidityMs: 40 * S },
+      lease: lease({ durationSeconds: 30, renewedAt: T0 + 3 * S, expiresAt: T0 + 73 * S, maxExpiresAt: undefined }),
+    }),
+    main: 'noop',
+  },
+  {
+    name: 'max TTL known (+100 s), renewed at +3 s to +73 s, at +29 s: renewAtPercent applies, nothing yet',
+    o: obs({
+      now: T0 + 29 * S,
+      policy: { ...policy, minValidityMs: 40 * S },
+      lease: lease({ durationSeconds: 30, renewedAt: T0 + 3 * S, expiresAt: T0 + 73 * S, maxExpiresAt: T0 + 100 * S }),
+    }),
     main: 'noop',
   },
   {
@@ -395,7 +435,7 @@ const rows: Row[] = [
   {
     name: "token end near as last seen, but it is this process's token and was renewed: no rotation, new end kept",
     o: obs({
-      lease: lease({ tokenExpiresAt: T0 + 90 * S }),
+      lease: lease({ tokenExpiresAt: T0 + 90 * S, maxExpiresAt: T0 + 120 * M }),
       mintingToken: { accessor: 'acc-1', state: 'current', expiresAt: T0 + 70 * M, periodic: false },
     }),
     main: 'noop',
