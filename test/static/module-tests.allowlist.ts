@@ -7,7 +7,6 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'certs/ca-injector.ts': 'tested by test/certs/rotation.test.ts (caBundle written into the webhook configurations)',
   'certs/kube-adapter.ts':
     "wiring: the certificate keeper's Kubernetes calls, run against the simulator by test/controller/cert-keeper.test.ts",
-  'certs/pem.ts': 'tested by test/certs/generate.test.ts (PEM parsing of generated pairs)',
   'certs/secret-store.ts': 'tested by test/certs/keeper.test.ts (the keeper stores its CA in a Secret)',
   'cli/commands/dev-pods.ts':
     'tested by test/cli/commands/flags.test.ts (its flags); the rest needs root, containerd and a kubelet, the harness test/harness/node/ that test/real/pods.test.ts runs',
@@ -21,8 +20,6 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'controller/defaults.ts': "constants only: the controller's flag defaults (cli/commands/controller.ts declares them)",
   'controller/reconcilers/common.ts': 'tested by test/controller/reconcilers/error-policy.test.ts',
   'controller/reconcilers/kv-reader.ts': 'tested by test/controller/reconcilers/externalsecret.test.ts',
-  'controller/reconcilers/vault-object-plan.ts':
-    "tested by test/controller/reconcilers/vaultpolicy-plan.test.ts (the twin planners' shared part)",
   'controller/reconcilers/vault-object.ts':
     'the VaultPolicy/VaultRoleBinding plan executor, run through both reconcilers by test/controller/reconcilers/vaultpolicy.test.ts and vaultrolebinding.test.ts',
   'controller/rollouts/sources.ts': 'tested by test/controller/rollouts/coordinator.test.ts',
