@@ -49,10 +49,10 @@ test('each write kind reports its Event and audit action; a drift repair is a Wa
     event: { type: 'Warning', reason: 'DriftRepaired', note: 'drift' },
     audit: { action: 'repair', reason: 'drift', content: { a: 1 }, change: 'widened' },
   });
-  assert.equal(writeStep('op', 'create', 'n', {}).event.reason, 'Created');
+  assert.equal(writeStep('op', 'create', 'n', {}).event?.reason, 'Created');
   assert.equal(writeStep('op', 'adopt', 'n', {}).audit?.action, 'adopt');
   const del = deleteStep('op', { type: 'Normal', reason: 'Deleted', note: 'gone' });
-  assert.equal(del.event.action, 'Delete');
+  assert.equal(del.event?.action, 'Delete');
   assert.deepEqual(del.audit, { action: 'delete', reason: 'gone' });
 });
 
