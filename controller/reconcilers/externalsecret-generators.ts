@@ -40,6 +40,7 @@ import type { StoreConnector, StoreObject } from './store-connector.ts';
 import type { GeneratorStateFacts } from './externalsecret-plan.ts';
 import {
   planLifecycle,
+  replacedLease,
   type LeasePolicy,
   type LeaseState,
   type LifecyclePlan,
@@ -298,14 +299,7 @@ export function createGenerators(deps: GeneratorDeps): ExternalSecretGenerators 
       // The minting token's end: Vault revokes the lease with it, so the planner replaces it before then.
       const token = await currentTokenLease(s).catch(() => undefined);
       if (lease && !(main.type === 'mint' && main.reason === 'LeaseLost'))
-        previous.push({
-          id: lease.id,
-          replacedAt: now,
-          expiresAt: lease.expiresAt,
-          durationSeconds: lease.durationSeconds,
-          ...(lease.renewedAt !== undefined ? { renewedAt: lease.renewedAt } : {}),
-          reason: main.type === 'mint' ? main.reason : 'SecretLost',
-        });
+        previous.push(replacedLease(lease, now, main.type === 'mint' ? main.reason : 'SecretLost'));
       lease = {
         id: generated.lease.id,
         durationSeconds: generated.lease.durationSeconds,

@@ -44,6 +44,9 @@ class LeaseVault {
   connects = 0;
   /** sys/leases/revoke fails as a Vault that cannot be reached. */
   revokeDown = false;
+  /** Leases as the kubernetes secrets engine gives them: not renewable, and Vault refuses a renewal. */
+  renewable = true;
+  leaseS = LEASE_S;
   /** Logging in fails with this (a ServiceAccount gone: the TokenRequest's 404). */
   loginFails: Error | undefined;
   readonly tokens = new Map<string, number>();
@@ -66,11 +69,11 @@ class LeaseVault {
       assert.equal(req.method, 'GET');
       const id = `database/creds/app/L${this.issued.length + 1}`;
       this.issued.push(id);
-      this.leases.set(id, { expire: this.now + LEASE_S * 1000, max: this.now + MAX_S * 1000, token: accessor });
+      this.leases.set(id, { expire: this.now + this.leaseS * 1000, max: this.now + MAX_S * 1000, token: accessor });
       return {
         lease_id: id,
-        lease_duration: LEASE_S,
-        renewable: true,
+        lease_duration: this.leaseS,
+        renewable: this.renewable,
         data: { username: `u-${this.issued.length}`, password: this.password(id) },
       };
     }
@@ -86,6 +89,8 @@ class LeaseVault {
     if (!lease) throw new VaultError('invalid', `${req.operation}: lease not found`, 400, req.operation);
     if (req.path === 'sys/leases/renew') {
       this.renewed.push(body!.lease_id!);
+      if (!this.renewable)
+        throw new VaultError('invalid', `${req.operation}: lease is not renewable`, 400, req.operation);
       lease.expire = Math.min(lease.max, this.now + (body!.increment ?? LEASE_S) * 1000);
       return {
         lease_id: body!.lease_id,
@@ -168,6 +173,24 @@ function world(generatorRef: { kind: string; name: string }, refreshInterval = '
   };
   return { kube, vault, reconciler, es, secret, settle };
 }
+
+void describe('ExternalSecret with a generator whose leases are not renewable (kubernetes secrets engine)', () => {
+  void test('the replaced lease is kept unrenewed through its grace and revoked, not forgotten as gone', async () => {
+    const w = world({ kind: 'VaultDynamicSecret', name: 'pg' });
+    w.vault.renewable = false;
+    w.vault.leaseS = 600; // the apiserver's shortest TokenRequest; replaced 2 min (minValidity) before its end
+    const r = w.reconciler();
+    await w.settle(r);
+    assert.deepEqual(w.vault.issued, ['database/creds/app/L1']);
+    for (let t = 0; t < 600 && w.vault.revoked.length === 0; t += 10) {
+      w.vault.now += 10_000;
+      await w.settle(r);
+    }
+    assert.deepEqual(w.vault.issued, ['database/creds/app/L1', 'database/creds/app/L2']);
+    assert.deepEqual(w.vault.revoked, ['database/creds/app/L1'], 'the replaced lease is revoked after the grace');
+    assert.deepEqual(w.vault.renewed, [], 'Vault refuses to renew these: never asked');
+  });
+});
 
 void describe('ExternalSecret with a Password generator', () => {
   void test("generates ESO's password (24: 6 digits, 6 symbols) at a sync, and a new one only at the next refresh", async () => {
