@@ -506,7 +506,7 @@ export interface VaultDynamicSecretLeasePolicy {
    */
   jitterPercent?: number;
   /**
-   * A replacement is minted while the current credential still has at least this long to live (to Vault's max TTL, or to the end of the token that minted it): time for the workloads to roll before the old one is revoked. Each renewal asks Vault for the lease's duration plus this much, so the max TTL is learned exactly that early.
+   * A replacement is minted while the current credential still has at least this long to live (to Vault's max TTL, or to the end of the token that minted it): time for the workloads to roll before the old one is revoked. Each renewal asks Vault for the lease's duration plus this much, and while the max TTL is not known (maxTTL unset) a renewal comes by the lease's end minus this much, so a capped answer shows the max TTL before its rotation point. A lease Vault does not renew (kubernetes secrets engine) serves at least a twentieth of its lifetime first: a 600 s token with minValidity 10m is replaced 30 s after issue, not at once. The rollout coordinator's coalescing window (10 s) and cool-down (60 s) come out of this time: keep it above them plus a rollout.
    */
   minValidity?: string;
   /**
