@@ -1,6 +1,7 @@
 // Reading untyped admission objects safely: the webhook sees whatever JSON was sent, so every field
 // is checked for its type before use instead of trusting the generated types.
-import type { Finding, Severity } from '../../admission/kinds.ts';
+import type { Finding, KubeObject, Severity } from '../../admission/kinds.ts';
+import type { AdmissionRequest } from '../../admission/types.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -18,6 +19,16 @@ export function list(v: unknown): unknown[] {
 
 export function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
+}
+
+/** ESO's rule: an empty class is every controller's; otherwise the classes must be equal. */
+export function isOurClass(objectClass: string | undefined, ourClass: string): boolean {
+  return !objectClass || objectClass === ourClass;
+}
+
+/** A namespaced object's namespace: the manifest's, else the request's (undefined: neither says). */
+export function namespaceOf(o: KubeObject, req: AdmissionRequest): string | undefined {
+  return str(obj(o.metadata)?.namespace) || req.namespace || undefined;
 }
 
 /** Whether a field is present in the manifest (ESO's Go types treat a set pointer as "given", even empty). */

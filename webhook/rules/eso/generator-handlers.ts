@@ -5,38 +5,24 @@ import type { AdmissionContext } from '../../admission/context.ts';
 import type { Finding, KindHandler, KubeObject } from '../../admission/kinds.ts';
 import type { AdmissionRequest } from '../../admission/types.ts';
 import { GENERATOR_GROUP, GENERATOR_VERSION } from '../../../schemas/generator-kinds.ts';
-import { ratchet, withoutShadowedSchemaFindings } from '../finding.ts';
-import { schemaFindings } from '../schema.ts';
-import { obj, str } from './access.ts';
+import { esoKindHandler } from './handler.ts';
+import { isOurClass, namespaceOf, obj, str } from './access.ts';
 import { validateClusterGenerator, validatePasswordSpec, validateVaultGeneratorSpec } from './generator-rules.ts';
 
-const ofOurClass = (spec: Record<string, unknown> | undefined, ctx: AdmissionContext): boolean => {
-  const c = str(spec?.controller);
-  return !c || c === ctx.controllerClass;
-};
+const ofOurClass = (spec: Record<string, unknown> | undefined, ctx: AdmissionContext): boolean =>
+  isOurClass(str(spec?.controller), ctx.controllerClass);
 
-function handler(
+const handler = (
   kind: string,
   rules: (o: KubeObject, ctx: AdmissionContext, req: AdmissionRequest) => Finding[],
-): KindHandler {
-  return {
-    group: GENERATOR_GROUP,
-    version: GENERATOR_VERSION,
-    kind,
-    tolerate: ratchet,
-    validate(o: KubeObject, old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
-      return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), rules(o, ctx, req)), o, old);
-    },
-  };
-}
+): KindHandler => esoKindHandler({ group: GENERATOR_GROUP, version: GENERATOR_VERSION, kind }, rules);
 
 export const generatorHandlers: KindHandler[] = [
   handler('Password', (o) => validatePasswordSpec(obj(o.spec))),
   handler('VaultDynamicSecret', (o, ctx, req) => {
     const spec = obj(o.spec);
     if (!ofOurClass(spec, ctx)) return [];
-    const ns = str(obj(o.metadata)?.namespace) || req.namespace || undefined;
-    return validateVaultGeneratorSpec(spec, ns, ctx);
+    return validateVaultGeneratorSpec(spec, namespaceOf(o, req), ctx);
   }),
   handler('ClusterGenerator', (o, ctx) =>
     ofOurClass(obj(obj(obj(o.spec)?.generator)?.vaultDynamicSecretSpec), ctx) ? validateClusterGenerator(o, ctx) : [],

@@ -15,9 +15,8 @@ import type { AdmissionContext } from '../../admission/context.ts';
 import type { Finding, KindHandler, KubeObject } from '../../admission/kinds.ts';
 import type { AdmissionRequest } from '../../admission/types.ts';
 import { ESO_GROUP, ESO_PUSH_VERSION, ESO_VERSION } from '../../../schemas/eso-kinds.ts';
-import { ratchet, withoutShadowedSchemaFindings } from '../finding.ts';
-import { schemaFindings } from '../schema.ts';
-import { obj, str } from './access.ts';
+import { esoKindHandler } from './handler.ts';
+import { isOurClass, namespaceOf, obj, str } from './access.ts';
 import { validateExternalSecret } from './externalsecret-rules.ts';
 import { validateClusterExternalSecret } from './clusterexternalsecret-rules.ts';
 import { validatePushSecret } from './pushsecret-rules.ts';
@@ -41,6 +40,7 @@ export { lexTemplate } from '../../../golang/template/index.ts';
 export { MAX_TEMPLATE_TEXT, templateSizeFindings } from './template-size.ts';
 export { parseGoDuration } from '../../../golang/index.ts';
 export { ratchet } from '../finding.ts';
+export { isOurClass } from './access.ts';
 
 export interface StoreReference {
   kind: StoreKind;
@@ -58,27 +58,12 @@ export interface EsoAdmissionContext extends AdmissionContext {
   storeControllerClass?(ref: StoreReference): string | undefined;
 }
 
-/** ESO's rule: an empty class is every controller's; otherwise the classes must be equal. */
-export function isOurClass(objectClass: string | undefined, ourClass: string): boolean {
-  return !objectClass || objectClass === ourClass;
-}
-
-function namespaceOf(o: KubeObject, req: AdmissionRequest): string | undefined {
-  return str(obj(o.metadata)?.namespace) || req.namespace || undefined;
-}
-
 function storeHandler(kind: StoreKind): KindHandler {
-  return {
-    group: ESO_GROUP,
-    version: ESO_VERSION,
-    kind,
-    tolerate: ratchet,
-    validate(o: KubeObject, old: KubeObject | undefined, ctx: AdmissionContext, req: AdmissionRequest): Finding[] {
-      if (!isOurClass(str(obj(o.spec)?.controller), ctx.controllerClass)) return [];
-      const semantic = validateStore(kind, o, kind === 'SecretStore' ? namespaceOf(o, req) : undefined, ctx);
-      return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), semantic), o, old);
-    },
-  };
+  return esoKindHandler({ group: ESO_GROUP, version: ESO_VERSION, kind }, (o, ctx, req) =>
+    isOurClass(str(obj(o.spec)?.controller), ctx.controllerClass)
+      ? validateStore(kind, o, kind === 'SecretStore' ? namespaceOf(o, req) : undefined, ctx)
+      : undefined,
+  );
 }
 
 /**
@@ -99,49 +84,39 @@ function storeOfAnotherClass(
   return storeClass !== undefined && !isOurClass(storeClass, ctx.controllerClass);
 }
 
-const externalSecretHandler: KindHandler = {
-  group: ESO_GROUP,
-  version: ESO_VERSION,
-  kind: 'ExternalSecret',
-  limits: (o) => templateSizeFindings('ExternalSecret', o),
-  tolerate: ratchet,
-  validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext, req: AdmissionRequest): Finding[] {
-    if (storeOfAnotherClass(obj(obj(o.spec)?.secretStoreRef), ctx, namespaceOf(o, req))) return [];
-    return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validateExternalSecret(o)), o, old);
-  },
-};
+/** The handler of an ESO kind that carries templates: their total text is size-limited. */
+function templatedHandler(
+  kind: 'ExternalSecret' | 'ClusterExternalSecret' | 'PushSecret',
+  version: string,
+  rules: (o: KubeObject, ctx: EsoAdmissionContext, req: AdmissionRequest) => Finding[] | undefined,
+): KindHandler {
+  return esoKindHandler({ group: ESO_GROUP, version, kind }, rules, (o) => templateSizeFindings(kind, o));
+}
+
+const externalSecretHandler = templatedHandler('ExternalSecret', ESO_VERSION, (o, ctx, req) =>
+  storeOfAnotherClass(obj(obj(o.spec)?.secretStoreRef), ctx, namespaceOf(o, req))
+    ? undefined
+    : validateExternalSecret(o),
+);
 
 /**
  * A ClusterExternalSecret has no class either; one whose ExternalSecrets read a ClusterSecretStore of
  * another class is that controller's (its SecretStores are per namespace: the controller decides there).
  */
-const clusterExternalSecretHandler: KindHandler = {
-  group: ESO_GROUP,
-  version: ESO_VERSION,
-  kind: 'ClusterExternalSecret',
-  limits: (o) => templateSizeFindings('ClusterExternalSecret', o),
-  tolerate: ratchet,
-  validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext): Finding[] {
-    if (storeOfAnotherClass(obj(obj(obj(o.spec)?.externalSecretSpec)?.secretStoreRef), ctx)) return [];
-    return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validateClusterExternalSecret(o)), o, old);
-  },
-};
+const clusterExternalSecretHandler = templatedHandler('ClusterExternalSecret', ESO_VERSION, (o, ctx) =>
+  storeOfAnotherClass(obj(obj(obj(o.spec)?.externalSecretSpec)?.secretStoreRef), ctx)
+    ? undefined
+    : validateClusterExternalSecret(o),
+);
 
 /** A PushSecret whose stores are all another controller's (named ones only) is that controller's. */
-const pushSecretHandler: KindHandler = {
-  group: ESO_GROUP,
-  version: ESO_PUSH_VERSION,
-  kind: 'PushSecret',
-  limits: (o) => templateSizeFindings('PushSecret', o),
-  tolerate: ratchet,
-  validate(o: KubeObject, old: KubeObject | undefined, ctx: EsoAdmissionContext, req: AdmissionRequest): Finding[] {
-    const refs = (Array.isArray(obj(o.spec)?.secretStoreRefs) ? (obj(o.spec)?.secretStoreRefs as unknown[]) : []).map(
-      (r) => obj(r),
-    );
-    if (refs.length > 0 && refs.every((r) => storeOfAnotherClass(r, ctx, namespaceOf(o, req)))) return [];
-    return ratchet(withoutShadowedSchemaFindings(schemaFindings(o), validatePushSecret(o)), o, old);
-  },
-};
+const pushSecretHandler = templatedHandler('PushSecret', ESO_PUSH_VERSION, (o, ctx, req) => {
+  const refs = (Array.isArray(obj(o.spec)?.secretStoreRefs) ? (obj(o.spec)?.secretStoreRefs as unknown[]) : []).map(
+    (r) => obj(r),
+  );
+  if (refs.length > 0 && refs.every((r) => storeOfAnotherClass(r, ctx, namespaceOf(o, req)))) return undefined;
+  return validatePushSecret(o);
+});
 
 export const esoHandlers: KindHandler[] = [
   storeHandler('SecretStore'),
