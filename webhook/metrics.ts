@@ -1,6 +1,7 @@
 // Prometheus metrics of the webhook process (served on /metrics by the HTTPS app).
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from '../observability/process-metrics.ts';
+import type { AuditTrailStats } from '../trail/trail.ts';
 
 export interface WebhookMetrics {
   registry: Registry;
@@ -11,21 +12,48 @@ export interface WebhookMetrics {
   unrecorded: Counter<'webhook'>;
 }
 
-/** What the audit trail reports (trail/trail.ts AuditTrailStats). */
+/** What the audit trail reports: the part of its stats the gauges read. */
 export interface AuditStatsSource {
-  stats(): {
-    records: number;
-    batches: number;
-    queued: number;
-    queuedHighWater: number;
-    waitedForRoom: number;
-    lagMaxMs: number;
-  };
+  stats(): AuditGaugeStats;
 }
+type AuditGaugeStats = Pick<
+  AuditTrailStats,
+  'records' | 'batches' | 'queued' | 'queuedHighWater' | 'waitedForRoom' | 'lagMaxMs'
+>;
+
+/** The audit trail's gauges: name, help, and the value read from its stats at scrape time. */
+const AUDIT_GAUGES: ReadonlyArray<readonly [string, string, (s: AuditGaugeStats) => number]> = [
+  ['vaultgate_audit_records_written', 'Audit records written by this process.', (s) => s.records],
+  [
+    'vaultgate_audit_checkpoints_written',
+    'Signed checkpoints (= batches, = signatures) written by this process.',
+    (s) => s.batches,
+  ],
+  [
+    'vaultgate_audit_queue_depth',
+    'Audit records waiting for the next write (bounded; admission waits when full).',
+    (s) => s.queued,
+  ],
+  [
+    'vaultgate_audit_queue_high_water',
+    'Most audit records ever waiting for a write at once.',
+    (s) => s.queuedHighWater,
+  ],
+  [
+    'vaultgate_audit_backpressure_waits',
+    'Appends that waited for room in the full audit queue.',
+    (s) => s.waitedForRoom,
+  ],
+  [
+    'vaultgate_audit_lag_max_seconds',
+    'Longest time from a decision to its record written and signed.',
+    (s) => s.lagMaxMs / 1000,
+  ],
+];
 
 /** Gauges read from the audit trail at scrape time. */
 export function registerAuditMetrics(registry: Registry, trail: () => AuditStatsSource | undefined): void {
-  const gauge = (name: string, help: string, pick: (s: ReturnType<AuditStatsSource['stats']>) => number): void => {
+  for (const [name, help, pick] of AUDIT_GAUGES) {
     new Gauge({
       name,
       help,
@@ -35,33 +63,7 @@ export function registerAuditMetrics(registry: Registry, trail: () => AuditStats
         if (t) this.set(pick(t.stats()));
       },
     });
-  };
-  gauge('vaultgate_audit_records_written', 'Audit records written by this process.', (s) => s.records);
-  gauge(
-    'vaultgate_audit_checkpoints_written',
-    'Signed checkpoints (= batches, = signatures) written by this process.',
-    (s) => s.batches,
-  );
-  gauge(
-    'vaultgate_audit_queue_depth',
-    'Audit records waiting for the next write (bounded; admission waits when full).',
-    (s) => s.queued,
-  );
-  gauge(
-    'vaultgate_audit_queue_high_water',
-    'Most audit records ever waiting for a write at once.',
-    (s) => s.queuedHighWater,
-  );
-  gauge(
-    'vaultgate_audit_backpressure_waits',
-    'Appends that waited for room in the full audit queue.',
-    (s) => s.waitedForRoom,
-  );
-  gauge(
-    'vaultgate_audit_lag_max_seconds',
-    'Longest time from a decision to its record written and signed.',
-    (s) => s.lagMaxMs / 1000,
-  );
+  }
 }
 
 export function createWebhookMetrics(
