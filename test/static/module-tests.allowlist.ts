@@ -33,10 +33,8 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'vault/auth.ts':
     'login, lookup, renew and revoke calls; run against the Vault simulator through vault/token-cache.ts by test/vault/token-cache.test.ts',
   'vault/metrics.ts': 'metric declarations; their values are asserted through test/vault/client.test.ts',
-  'vault/pool.ts': 'one client per Vault server; test/vault/client.test.ts uses it (through vault/index.ts)',
   'webhook/defaults.ts': "constants only: the webhook's flag defaults (cli/commands/webhook.ts declares them)",
   'webhook/http-app.ts': 'tested by test/webhook/server.test.ts',
-  'webhook/json-body.ts': 'tested by test/webhook/http-fast-path.test.ts',
   'webhook/main.ts': 'pure wiring: starts the process from its options',
   'webhook/metrics-server.ts': 'tested by test/webhook/server.audit.test.ts',
   'webhook/rules/eso/access.ts': 'finding constructors for the ESO rules, tested with them in test/webhook/rules/eso/',
