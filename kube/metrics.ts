@@ -42,100 +42,79 @@ export class RuntimeMetrics {
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
-    const r = [registry];
-    this.reconcileTotal = new Counter({
-      name: 'controller_runtime_reconcile_total',
-      help: 'Total number of reconciliations per controller',
-      labelNames: ['controller', 'result'],
-      registers: r,
-    });
-    this.reconcileErrors = new Counter({
-      name: 'controller_runtime_reconcile_errors_total',
-      help: 'Total number of reconciliation errors per controller',
-      labelNames: ['controller'],
-      registers: r,
-    });
-    this.terminalErrors = new Counter({
-      name: 'controller_runtime_terminal_reconcile_errors_total',
-      help: 'Total number of terminal reconciliation errors per controller',
-      labelNames: ['controller'],
-      registers: r,
-    });
-    this.reconcileTime = new Histogram({
-      name: 'controller_runtime_reconcile_time_seconds',
-      help: 'Length of time per reconciliation per controller',
-      labelNames: ['controller'],
-      buckets: RECONCILE_BUCKETS,
-      registers: r,
-    });
-    this.maxConcurrent = new Gauge({
-      name: 'controller_runtime_max_concurrent_reconciles',
-      help: 'Maximum number of concurrent reconciles per controller',
-      labelNames: ['controller'],
-      registers: r,
-    });
-    this.activeWorkers = new Gauge({
-      name: 'controller_runtime_active_workers',
-      help: 'Number of currently used workers per controller',
-      labelNames: ['controller'],
-      registers: r,
-    });
-    this.queueDepth = new Gauge({
-      name: 'workqueue_depth',
-      help: 'Current depth of workqueue',
-      labelNames: ['name'],
-      registers: r,
-    });
-    this.queueAdds = new Counter({
-      name: 'workqueue_adds_total',
-      help: 'Total number of adds handled by workqueue',
-      labelNames: ['name'],
-      registers: r,
-    });
-    this.queueLatency = new Histogram({
-      name: 'workqueue_queue_duration_seconds',
-      help: 'How long in seconds an item stays in workqueue before being requested',
-      labelNames: ['name'],
-      buckets: QUEUE_BUCKETS,
-      registers: r,
-    });
-    this.workDuration = new Histogram({
-      name: 'workqueue_work_duration_seconds',
-      help: 'How long in seconds processing an item from workqueue takes',
-      labelNames: ['name'],
-      buckets: QUEUE_BUCKETS,
-      registers: r,
-    });
-    this.queueRetries = new Counter({
-      name: 'workqueue_retries_total',
-      help: 'Total number of retries handled by workqueue',
-      labelNames: ['name'],
-      registers: r,
-    });
-    this.leaderStatus = new Gauge({
-      name: 'leader_election_master_status',
-      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
-      labelNames: ['name'],
-      registers: r,
-    });
-    this.informerEvents = new Counter({
-      name: 'vaultgate_informer_events_total',
-      help: 'Informer lifecycle events (CONNECT, LIST, RELIST_410, WATCH_ERROR, BACKOFF, WATCHDOG_RESTART, ...) per resource',
-      labelNames: ['resource', 'type'],
-      registers: r,
-    });
-    this.informerRestarts = new Counter({
-      name: 'vaultgate_informer_restarts_total',
-      help: 'Watches restarted other than by a clean close, per resource and reason',
-      labelNames: ['resource', 'reason'],
-      registers: r,
-    });
-    this.informerSynced = new Gauge({
-      name: 'vaultgate_informer_synced',
-      help: '1 once the informer has listed its resource',
-      labelNames: ['resource'],
-      registers: r,
-    });
+    // One line a metric: name, help, labels (and a histogram's buckets), all in this registry.
+    const counter = <L extends string>(name: string, help: string, labelNames: L[]): Counter<L> =>
+      new Counter({ name, help, labelNames, registers: [registry] });
+    const gauge = <L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> =>
+      new Gauge({ name, help, labelNames, registers: [registry] });
+    const histogram = <L extends string>(
+      name: string,
+      help: string,
+      labelNames: L[],
+      buckets: number[],
+    ): Histogram<L> => new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+    this.reconcileTotal = counter(
+      'controller_runtime_reconcile_total',
+      'Total number of reconciliations per controller',
+      ['controller', 'result'],
+    );
+    this.reconcileErrors = counter(
+      'controller_runtime_reconcile_errors_total',
+      'Total number of reconciliation errors per controller',
+      ['controller'],
+    );
+    this.terminalErrors = counter(
+      'controller_runtime_terminal_reconcile_errors_total',
+      'Total number of terminal reconciliation errors per controller',
+      ['controller'],
+    );
+    this.reconcileTime = histogram(
+      'controller_runtime_reconcile_time_seconds',
+      'Length of time per reconciliation per controller',
+      ['controller'],
+      RECONCILE_BUCKETS,
+    );
+    this.maxConcurrent = gauge(
+      'controller_runtime_max_concurrent_reconciles',
+      'Maximum number of concurrent reconciles per controller',
+      ['controller'],
+    );
+    this.activeWorkers = gauge('controller_runtime_active_workers', 'Number of currently used workers per controller', [
+      'controller',
+    ]);
+    this.queueDepth = gauge('workqueue_depth', 'Current depth of workqueue', ['name']);
+    this.queueAdds = counter('workqueue_adds_total', 'Total number of adds handled by workqueue', ['name']);
+    this.queueLatency = histogram(
+      'workqueue_queue_duration_seconds',
+      'How long in seconds an item stays in workqueue before being requested',
+      ['name'],
+      QUEUE_BUCKETS,
+    );
+    this.workDuration = histogram(
+      'workqueue_work_duration_seconds',
+      'How long in seconds processing an item from workqueue takes',
+      ['name'],
+      QUEUE_BUCKETS,
+    );
+    this.queueRetries = counter('workqueue_retries_total', 'Total number of retries handled by workqueue', ['name']);
+    this.leaderStatus = gauge(
+      'leader_election_master_status',
+      'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
+      ['name'],
+    );
+    this.informerEvents = counter(
+      'vaultgate_informer_events_total',
+      'Informer lifecycle events (CONNECT, LIST, RELIST_410, WATCH_ERROR, BACKOFF, WATCHDOG_RESTART, ...) per resource',
+      ['resource', 'type'],
+    );
+    this.informerRestarts = counter(
+      'vaultgate_informer_restarts_total',
+      'Watches restarted other than by a clean close, per resource and reason',
+      ['resource', 'reason'],
+    );
+    this.informerSynced = gauge('vaultgate_informer_synced', '1 once the informer has listed its resource', [
+      'resource',
+    ]);
   }
 
   /** Process metrics (CPU, memory, event loop lag) into the same registry; call once per process. */
