@@ -4,7 +4,6 @@
 export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'audit/access/model.ts': 'tested by test/audit/access/report.test.ts (the access report over manifest fixtures)',
   'audit/access/sources.ts': 'tested by test/audit/access/report.test.ts (manifests read from files)',
-  'certs/ca-injector.ts': 'tested by test/certs/rotation.test.ts (caBundle written into the webhook configurations)',
   'certs/kube-adapter.ts':
     "wiring: the certificate keeper's Kubernetes calls, run against the simulator by test/controller/cert-keeper.test.ts",
   'certs/secret-store.ts': 'tested by test/certs/keeper.test.ts (the keeper stores its CA in a Secret)',
