@@ -103,18 +103,20 @@ function checkSyncWindows(sw: Obj | undefined): Finding[] {
 }
 
 function checkRefreshInterval(value: unknown): Finding[] {
+  return refreshIntervalFindings(value, 'eso.es.refresh-interval', '; use "0" to fetch once');
+}
+
+/** spec.refreshInterval (ExternalSecret, PushSecret): a Go duration, not negative; `hint` ends that message. */
+export function refreshIntervalFindings(value: unknown, rule: string, negativeHint = ''): Finding[] {
   if (typeof value !== 'string') return [];
   const parsed = parseGoDuration(value);
-  if (!parsed.ok)
-    return [
-      deny('spec.refreshInterval', 'eso.es.refresh-interval', `refreshInterval is not a duration: ${parsed.error}.`),
-    ];
+  if (!parsed.ok) return [deny('spec.refreshInterval', rule, `refreshInterval is not a duration: ${parsed.error}.`)];
   if (parsed.ms < 0)
     return [
       deny(
         'spec.refreshInterval',
-        'eso.es.refresh-interval',
-        `refreshInterval must not be negative (got ${JSON.stringify(value)}); use "0" to fetch once.`,
+        rule,
+        `refreshInterval must not be negative (got ${JSON.stringify(value)})${negativeHint}.`,
       ),
     ];
   return [];

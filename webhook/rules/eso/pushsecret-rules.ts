@@ -6,9 +6,9 @@
 // each Vault path against the namespace's guardrails, with the store's identity, before writing.
 import type { Finding } from '../../admission/kinds.ts';
 import { type Obj, deny, has, list, obj, str, warn } from './access.ts';
-import { parseGoDuration, parseGoRegexp } from '../../../golang/index.ts';
+import { parseGoRegexp } from '../../../golang/index.ts';
 import { selectorProblems } from '../../../kube/label-selector.ts';
-import { validateExternalSecret } from './externalsecret-rules.ts';
+import { refreshIntervalFindings, validateExternalSecret } from './externalsecret-rules.ts';
 import { checkTemplate } from '../../../eso/template.ts';
 import { vaultPathFindings } from './vault-path.ts';
 
@@ -35,21 +35,7 @@ export function validatePushSecret(ps: Obj): Finding[] {
 }
 
 function checkRefresh(value: unknown): Finding[] {
-  if (typeof value !== 'string') return [];
-  const parsed = parseGoDuration(value);
-  if (!parsed.ok)
-    return [
-      deny('spec.refreshInterval', 'eso.ps.refresh-interval', `refreshInterval is not a duration: ${parsed.error}.`),
-    ];
-  return parsed.ms < 0
-    ? [
-        deny(
-          'spec.refreshInterval',
-          'eso.ps.refresh-interval',
-          `refreshInterval must not be negative (got ${JSON.stringify(value)}).`,
-        ),
-      ]
-    : [];
+  return refreshIntervalFindings(value, 'eso.ps.refresh-interval');
 }
 
 function checkSelector(selector: Obj | undefined): Finding[] {
