@@ -4,15 +4,10 @@
 // appears twice. Each character is drawn with crypto-random integers and inserted at a crypto-random
 // position, in go-password's order (letters, digits, symbols), so the distribution is ESO's.
 import { randomInt } from 'node:crypto';
+import type { PasswordSpec } from '../../schemas/types.generated.ts';
 
-export interface PasswordSpecInput {
-  length?: number;
-  digits?: number;
-  symbols?: number;
-  symbolCharacters?: string;
-  noUpper?: boolean;
-  allowRepeat?: boolean;
-}
+/** The generator's spec as its schema declares it (schemas/types.generated.ts). */
+export type PasswordSpecInput = PasswordSpec;
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
