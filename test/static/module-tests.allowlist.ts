@@ -6,7 +6,6 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'audit/access/sources.ts': 'tested by test/audit/access/report.test.ts (manifests read from files)',
   'certs/kube-adapter.ts':
     "wiring: the certificate keeper's Kubernetes calls, run against the simulator by test/controller/cert-keeper.test.ts",
-  'certs/secret-store.ts': 'tested by test/certs/keeper.test.ts (the keeper stores its CA in a Secret)',
   'cli/commands/dev-pods.ts':
     'tested by test/cli/commands/flags.test.ts (its flags); the rest needs root, containerd and a kubelet, the harness test/harness/node/ that test/real/pods.test.ts runs',
   'cli/commands/dev.ts': '`vaultgate dev`: run by test/real/dev.test.ts (real tier)',
