@@ -375,25 +375,22 @@ export function goTitle(s: string): string {
   });
 }
 
-export function goUpper(s: string): string {
+/** Go's strings.ToUpper/ToLower map rune by rune: a rune whose case mapping is several runes stays as it is. */
+function mapCase(s: string, toCase: (c: string) => string): string {
   return mapText(s, (t) =>
     [...t]
       .map((c) => {
-        const u = c.toUpperCase();
+        const u = toCase(c);
         return [...u].length === 1 ? u : c;
       })
       .join(''),
   );
 }
+export function goUpper(s: string): string {
+  return mapCase(s, (c) => c.toUpperCase());
+}
 export function goLower(s: string): string {
-  return mapText(s, (t) =>
-    [...t]
-      .map((c) => {
-        const u = c.toLowerCase();
-        return [...u].length === 1 ? u : c;
-      })
-      .join(''),
-  );
+  return mapCase(s, (c) => c.toLowerCase());
 }
 
 /** goutils' byte-wise loops write each byte back as a rune (so bytes ≥ 0x80 become two bytes). */
