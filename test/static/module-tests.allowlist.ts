@@ -42,5 +42,4 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'webhook/rules/eso/template-size.ts':
     'rule eso.template.too-large, asserted by test/webhook/review/size-gate.test.ts',
   'webhook/rules/eso/vault-servers.ts': 'tested by test/webhook/rules/eso/token-audiences.oracle.test.ts',
-  'webhook/security-headers.ts': 'tested by test/webhook/http-fast-path.test.ts',
 };
