@@ -9,6 +9,22 @@ import { DAEMONSETS, DEPLOYMENTS, STATEFULSETS, type ResourceRef } from './resou
 export type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
 export const WORKLOAD_KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet'];
 
+/** How vaultgate paces the restarts it causes (controller/rollouts/); admission weighs credential timings against it. */
+export interface RolloutPolicy {
+  /** A change waits this long for its siblings (other Secrets of the same workload) before it restarts. */
+  coalesceMs: number;
+  /** At least this long between two restarts of one workload. */
+  cooldownMs: number;
+  /** Workloads of one namespace rolling at once because of vaultgate. */
+  maxConcurrent: number;
+}
+
+export const DEFAULT_ROLLOUT_POLICY: Readonly<RolloutPolicy> = Object.freeze({
+  coalesceMs: 10_000,
+  cooldownMs: 60_000,
+  maxConcurrent: 3,
+});
+
 export interface WorkloadRef {
   kind: WorkloadKind;
   name: string;

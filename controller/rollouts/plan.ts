@@ -7,7 +7,7 @@
 // Secret name to HMAC), written together with the pod-template annotation that restarts them. A workload
 // or Secret seen for the first time is adopted without a restart: its pods could not have started without
 // the Secret they mount, so they run with its data. Only a changed HMAC of a recorded Secret restarts.
-import type { RolloutState } from '../../kube/workloads.ts';
+import type { RolloutPolicy, RolloutState } from '../../kube/workloads.ts';
 
 /** Pod-template annotation: HMAC over every consumed Secret (changing it rolls the pods). */
 export const TEMPLATE_ANNOTATION = 'vaultgate.io/secrets-hmac';
@@ -16,20 +16,8 @@ export const RECORD_ANNOTATION = 'vaultgate.io/secrets-hmacs';
 /** Workload annotation: when vaultgate last restarted it (RFC 3339, ms): the cool-down survives a restart. */
 export const RESTARTED_AT_ANNOTATION = 'vaultgate.io/secrets-restarted-at';
 
-export interface RolloutPolicy {
-  /** A change waits this long for its siblings (other Secrets of the same workload) before it restarts. */
-  coalesceMs: number;
-  /** At least this long between two restarts of one workload. */
-  cooldownMs: number;
-  /** Workloads of one namespace rolling at once because of vaultgate. */
-  maxConcurrent: number;
-}
-
-export const DEFAULT_ROLLOUT_POLICY: Readonly<RolloutPolicy> = Object.freeze({
-  coalesceMs: 10_000,
-  cooldownMs: 60_000,
-  maxConcurrent: 3,
-});
+// The pacing's defaults live with the workloads (kube/workloads.ts), where admission reads them too.
+export { DEFAULT_ROLLOUT_POLICY, type RolloutPolicy } from '../../kube/workloads.ts';
 
 export interface PlanInput {
   /** Undefined: the workload does not exist (yet). */

@@ -20,6 +20,7 @@ import {
 } from './finding.ts';
 import { mutateOwnership } from './common.ts';
 import { schemaFindings } from './schema.ts';
+import { DEFAULT_ROLLOUT_POLICY } from '../../kube/workloads.ts';
 import { vaultPathProblems } from '../../vault/paths.ts';
 import { pkiMountOf } from '../../vault/pki.ts';
 
@@ -137,11 +138,16 @@ export function kubernetesEngineFindings(namespace: string, parameters: unknown)
  * Rule "vaultdynamicsecret.min-validity": a replacement is minted when less than minValidity is left
  * before the max TTL; a max TTL not longer than that would replace every credential as soon as it is
  * minted. Rule "vaultdynamicsecret.grace" (a warning): a grace longer than minValidity may outlive the
- * replaced credential, which then expires on its own before it is revoked.
+ * replaced credential, which then expires on its own before it is revoked. Rule
+ * "vaultdynamicsecret.min-validity-rollout" (a warning): with rollout targets, a replacement's restart may
+ * wait the coordinator's coalescing window plus its cool-down before the rollout starts; a minValidity not
+ * longer than that lets the replaced credential expire under the pods (seen with a 30 s minValidity: a
+ * certificate expired 18-21 s before its pods were restarted).
  */
 export function timingFindings(
   policy: Record<string, unknown> | undefined,
   revocation: Record<string, unknown> | undefined,
+  rolloutTargets: unknown = undefined,
 ): Finding[] {
   const out: Finding[] = [];
   const minValidity = ms(stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity);
@@ -152,6 +158,21 @@ export function timingFindings(
         'spec.leasePolicy.minValidity',
         'vaultdynamicsecret.min-validity',
         `minValidity "${stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity}" must be shorter than maxTTL "${stringAt(policy, 'maxTTL')}": every credential would be replaced as soon as it is minted`,
+      ),
+    );
+  }
+  const pacing = DEFAULT_ROLLOUT_POLICY.coalesceMs + DEFAULT_ROLLOUT_POLICY.cooldownMs;
+  if (
+    Array.isArray(rolloutTargets) &&
+    rolloutTargets.length > 0 &&
+    minValidity !== undefined &&
+    minValidity <= pacing
+  ) {
+    out.push(
+      warn(
+        'spec.leasePolicy.minValidity',
+        'vaultdynamicsecret.min-validity-rollout',
+        `minValidity "${stringAt(policy, 'minValidity') ?? VDS_DEFAULTS.minValidity}" is not longer than the ${pacing / 1000}s a restart of the rollout targets may wait (coalescing ${DEFAULT_ROLLOUT_POLICY.coalesceMs / 1000}s, cool-down ${DEFAULT_ROLLOUT_POLICY.cooldownMs / 1000}s): the replaced credential may expire before its pods are replaced; give minValidity that plus the time a rollout takes`,
       ),
     );
   }
@@ -200,7 +221,7 @@ export function validateVaultDynamicSecret(obj: KubeObject, requestNamespace?: s
       ? certificateFindings(spec.path, spec.parameters, policy) // always a write: GET is sent as PUT
       : parametersFindings(stringAt(spec, 'method') ?? VDS_DEFAULTS.method, spec.parameters)),
     ...kubernetesEngineFindings(objectNamespace(obj, requestNamespace), spec.parameters),
-    ...timingFindings(policy, revocation),
+    ...timingFindings(policy, revocation, spec.rolloutRestartTargets),
     ...rolloutTargetFindings(spec.rolloutRestartTargets),
   ];
   return withoutShadowedSchemaFindings(schema, out);

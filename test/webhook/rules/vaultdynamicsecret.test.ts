@@ -115,6 +115,14 @@ const cases: Array<{
     severity: 'warn',
   },
   {
+    rule: 'vaultdynamicsecret.min-validity-rollout',
+    refused: { leasePolicy: { minValidity: '30s' }, rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }] },
+    accepted: { leasePolicy: { minValidity: '2m' }, rolloutRestartTargets: [{ kind: 'Deployment', name: 'api' }] },
+    message:
+      /spec\.leasePolicy\.minValidity: minValidity "30s" is not longer than the 70s a restart of the rollout targets may wait/,
+    severity: 'warn',
+  },
+  {
     rule: 'vaultdynamicsecret.duplicate-target',
     refused: {
       rolloutRestartTargets: [
