@@ -30,15 +30,20 @@ export interface AdmissionPrimaryOptions {
 /** A worker that keeps failing at start is not restarted in a tight loop. */
 const RESTART_DELAY_MS = 1000;
 
-export function buildAdmissionPrimary(opts: AdmissionPrimaryOptions): {
+export interface WebhookProcess {
   url(): string;
   ready(): boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** The audit trail once started (metrics, benchmark). */
   auditTrail(): AuditTrail | undefined;
+  /** The port /metrics listens on once started (undefined: not served). */
   metricsPort(): number | undefined;
+  /** The admission workers' process ids (empty: this process answers itself). */
   workerPids(): number[];
-} {
+}
+
+export function buildAdmissionPrimary(opts: AdmissionPrimaryOptions): WebhookProcess {
   const log = opts.logger;
   let trail: AuditTrail | undefined;
   let metricsServer: MetricsServer | undefined;

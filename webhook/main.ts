@@ -19,7 +19,7 @@ import { createWebhookApp } from './http-app.ts';
 import { createWebhookMetrics, registerAuditMetrics } from './metrics.ts';
 import { startWebhookServer, type WebhookServer } from './server.ts';
 import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
-import { buildAdmissionPrimary, WORKER_STOP_MESSAGE } from './admission-primary.ts';
+import { buildAdmissionPrimary, WORKER_STOP_MESSAGE, type WebhookProcess } from './admission-primary.ts';
 
 /** The cluster-knowledge options are the admission cache's (context-source.ts), documented there. */
 export interface WebhookProcessOptions extends Omit<ContextSourceOptions, 'client'> {
@@ -48,18 +48,8 @@ export interface WebhookProcessOptions extends Omit<ContextSourceOptions, 'clien
   admissionWorkers?: number;
 }
 
-export interface WebhookProcess {
-  url(): string;
-  ready(): boolean;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** The audit trail once started (metrics, benchmark). */
-  auditTrail(): AuditTrail | undefined;
-  /** The port /metrics listens on once started (undefined: not served). */
-  metricsPort(): number | undefined;
-  /** The admission workers' process ids (empty: this process answers itself). */
-  workerPids(): number[];
-}
+// The process's handle; declared beside the primary, which is one form of it.
+export type { WebhookProcess } from './admission-primary.ts';
 
 export function buildWebhookProcess(opts: WebhookProcessOptions): WebhookProcess {
   const workers = opts.admissionWorkers ?? 1;
