@@ -17,6 +17,7 @@ export const REDACT_PATHS = [
   'authorization',
   '*.authorization',
   'headers.authorization',
+  '*.headers.authorization',
   'headers["x-vault-token"]',
   '*.headers["x-vault-token"]',
   'data',

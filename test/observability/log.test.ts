@@ -46,6 +46,18 @@ test('secret-bearing fields are censored in a log line (top level and one level 
   assert.equal(line?.msg, 'wrote');
 });
 
+test('a request logged whole: its Authorization and Vault token headers are censored', () => {
+  const out = capture();
+  const log = createLogger({ level: 'info', destination: out.stream });
+  log.info(
+    { req: { method: 'POST', headers: { authorization: 'Bearer nested-canary', 'x-vault-token': 'hvs.nested' } } },
+    'call',
+  );
+  const text = JSON.stringify(out.lines()[0]);
+  for (const secret of ['nested-canary', 'hvs.nested']) assert.ok(!text.includes(secret), `${secret} reached the log`);
+  assert.match(text, /"method":"POST"/);
+});
+
 test('the level filters: debug lines are dropped at info', () => {
   const out = capture();
   const log = createLogger({ level: 'info', destination: out.stream });
