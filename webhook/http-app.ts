@@ -392,7 +392,7 @@ function runChain(
  * review than the route's own handlers (profile of the peer bench's admission row). Same handlers, same
  * error answers, same headers; any other request (another method, a query string, a trailing slash, a
  * request not created by server.ts's classes) returns false and goes to express as before.
- * server.ts calls it before the app; test/webhook/http-fast-path.test.ts compares both answers.
+ * server.ts calls it before the app; test/webhook/http-app.fast-path.test.ts compares both answers.
  */
 export function admissionFastPath(
   app: express.Express,

@@ -5,7 +5,7 @@
 // different recording requests, and if it behaved the same for both — only setHeader/removeHeader,
 // synchronous, no error — the recorded calls are replayed per request. Anything else (a helmet
 // option whose value depends on the request, such as a CSP nonce function) keeps helmet per request.
-// test/webhook/http-fast-path.test.ts compares every kind of answer with helmet's own headers.
+// test/webhook/http-app.fast-path.test.ts compares every kind of answer with helmet's own headers.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 type HeaderCall = readonly ['set', string, string | number | readonly string[]] | readonly ['remove', string];
