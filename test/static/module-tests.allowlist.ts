@@ -36,7 +36,6 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
     '$ref resolution under generate.ts and validator.ts; test/schemas/generate.test.ts checks its output (the CRDs) is current',
   'vault/auth.ts':
     'login, lookup, renew and revoke calls; run against the Vault simulator through vault/token-cache.ts by test/vault/token-cache.test.ts',
-  'webhook/metrics-server.ts': 'tested by test/webhook/server.audit.test.ts',
   'webhook/rules/eso/access.ts': 'finding constructors for the ESO rules, tested with them in test/webhook/rules/eso/',
   'webhook/rules/eso/template-size.ts':
     'rule eso.template.too-large, asserted by test/webhook/review/size-gate.test.ts',
