@@ -4,7 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMetricsServer } from '../../webhook/metrics-server.ts';
 
-const registry = (text: () => Promise<string>) => ({ metrics: text, contentType: 'text/plain; version=0.0.4' });
+const registry = (text: () => Promise<string>) => ({
+  metrics: text,
+  contentType: 'text/plain; version=0.0.4; charset=utf-8' as const,
+});
 
 test('GET /metrics (with a query) answers the registry text with its content type', async () => {
   const srv = await startMetricsServer(
@@ -14,7 +17,7 @@ test('GET /metrics (with a query) answers the registry text with its content typ
   try {
     const res = await fetch(`http://127.0.0.1:${srv.port}/metrics?x=1`);
     assert.equal(res.status, 200);
-    assert.equal(res.headers.get('content-type'), 'text/plain; version=0.0.4');
+    assert.equal(res.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8');
     assert.equal(await res.text(), 'vaultgate_up 1\n');
   } finally {
     await srv.close();
