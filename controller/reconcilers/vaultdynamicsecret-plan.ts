@@ -546,6 +546,28 @@ function lookedToken(o: LifecycleObservation):
   };
 }
 
+/**
+ * TokenBound for a credential just minted: its minting token is this process's own, as looked up at the
+ * mint, so the condition is known without another Vault request (it described the replaced credential's).
+ */
+export function tokenConditionAtMint(lease: LeaseState, p: LeasePolicy): LifecyclePlan['tokenCondition'] | undefined {
+  if (lease.certificate || !lease.tokenAccessor || lease.tokenCheckedAt === undefined) return undefined;
+  const known = [lease.maxExpiresAt, p.maxTTLMs !== undefined ? lease.issuedAt + p.maxTTLMs : undefined].filter(
+    (x): x is number => x !== undefined,
+  );
+  return tokenBound(
+    {
+      lease,
+      bound: lease,
+      persist: { tokenCheckedAt: lease.tokenCheckedAt },
+      gone: false,
+      state: 'current',
+      ...(known.length > 0 ? { maxEnd: Math.min(...known) } : {}),
+    },
+    p,
+  );
+}
+
 /** Condition TokenBound (set when the token was looked up): False when the minting token may end the credential first. */
 function tokenBound(
   looked: NonNullable<ReturnType<typeof lookedToken>>,

@@ -48,6 +48,7 @@ import type { StoreConnector, StoreKind, StoreObject } from './store-connector.t
 import {
   certificateRenewAt,
   mintingTokenLookDue,
+  tokenConditionAtMint,
   planLifecycle,
   replacedLease,
   type MintingTokenLook,
@@ -741,8 +742,10 @@ function statusOf(
     ? { status: 'False' as const, reason: r.failure.reason, message: r.failure.message }
     : plan.condition;
   let conditions = setCondition(o.status?.conditions, { type: 'Ready', ...cond }, gen, timestamp(now));
-  if (plan.tokenCondition)
-    conditions = setCondition(conditions, { type: 'TokenBound', ...plan.tokenCondition }, gen, timestamp(now));
+  const token =
+    plan.tokenCondition ??
+    (plan.main.type === 'mint' && r.lease ? tokenConditionAtMint(r.lease, leasePolicyOf(o.spec)) : undefined);
+  if (token) conditions = setCondition(conditions, { type: 'TokenBound', ...token }, gen, timestamp(now));
   const current = r.lease
     ? r.lease.certificate
       ? { certificate: certificateToStatus(r.lease, leasePolicyOf(o.spec)) }
@@ -866,8 +869,6 @@ async function reconcileLive(
   if (plan.main.type === 'adopt' && (await statusIsAhead(o, ctx))) return requeueAfter(1_000);
   for (const e of plan.events) ctx.events.record(o, { type: e.type, reason: e.reason, note: e.message });
   const result = await act(o, ctx, deps, seen, plan);
-  // A new credential has a new minting token: TokenBound, which described the replaced one's, is looked again.
-  if (plan.main.type === 'mint') tokenChecked.delete(o.metadata.uid ?? `${o.metadata.namespace}/${o.metadata.name}`);
   await applyStatus(ctx.client, VAULT_DYNAMIC_SECRETS, o, statusOf(o, plan, result, now));
   if (result.failure) throw new SafeError(result.failure.reason, result.failure.message);
   if (result.changed) return requeueAfter(1_000);
