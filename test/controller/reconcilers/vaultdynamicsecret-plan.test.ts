@@ -12,6 +12,7 @@ import {
   mintingTokenLookDue,
   planLifecycle,
   renewalTime,
+  tokenConditionAtMint,
   replacedLease,
   type LeasePolicy,
   type LeaseState,
@@ -617,4 +618,23 @@ void describe('planLifecycle', () => {
     );
     assert.deepEqual(plan.token, { tokenExpiresAt: T0 + 70 * M, tokenPeriodic: true, tokenCheckedAt: T0 + 10 * S });
   });
+});
+
+void describe('tokenConditionAtMint (TokenBound for a credential just minted, from the lookup made at its mint)', () => {
+  const minted = (o: Partial<LeaseState>): LeaseState =>
+    lease({ maxExpiresAt: undefined, tokenCheckedAt: T0, tokenPeriodic: false, ...o });
+  const rows: Array<[string, LeaseState, LeasePolicy, string | undefined]> = [
+    ['a periodic token, renewed by this process', minted({ tokenPeriodic: true }), policy, 'TokenPeriodic'],
+    ['a non-periodic token, max TTL unknown', minted({}), policy, 'TokenNotPeriodic'],
+    [
+      'a non-periodic token outliving the stated maxTTL',
+      minted({ tokenExpiresAt: T0 + 2 * 60 * M }),
+      { ...policy, maxTTLMs: 60 * M },
+      'TokenOutlivesCredential',
+    ],
+    ['no token looked up at the mint: no condition', minted({ tokenCheckedAt: undefined }), policy, undefined],
+    ['a certificate: no condition', cert({ tokenAccessor: 'acc-1', tokenCheckedAt: T0 }), certPolicy, undefined],
+  ];
+  for (const [name, l, p, reason] of rows)
+    void test(name, () => assert.equal(tokenConditionAtMint(l, p)?.reason, reason));
 });
