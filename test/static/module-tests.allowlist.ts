@@ -36,5 +36,4 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'vault/auth.ts':
     'login, lookup, renew and revoke calls; run against the Vault simulator through vault/token-cache.ts by test/vault/token-cache.test.ts',
   'webhook/rules/eso/access.ts': 'finding constructors for the ESO rules, tested with them in test/webhook/rules/eso/',
-  'webhook/rules/eso/vault-servers.ts': 'tested by test/webhook/rules/eso/token-audiences.oracle.test.ts',
 };
