@@ -25,7 +25,6 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
   'audit/access/sources.ts': 'tested by test/audit/access/report.test.ts (manifests read from files)',
   'cli/commands/plan.ts':
     'tested by test/audit/plan/plan.refused.test.ts (and end to end by test/cli/commands/audit.test.ts)',
-  'cli/commands/webhook.ts': 'tested by test/cli/commands/flags.test.ts (flags, help, options)',
   'controller/reconcilers/vault-object.ts':
     'the VaultPolicy/VaultRoleBinding plan executor, run through both reconcilers by test/controller/reconcilers/vaultpolicy.test.ts and vaultrolebinding.test.ts',
   'kube/kube-transport.ts':

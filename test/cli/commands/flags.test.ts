@@ -16,7 +16,7 @@ import { DEV_HELP, DEV_OPTIONS, DEV_SECTIONS } from '../../../cli/commands/dev.t
 import { DEV_PODS_HELP, DEV_PODS_OPTIONS, DEV_PODS_SECTIONS } from '../../../cli/commands/dev-pods.ts';
 import { RUN_HELP, RUN_OPTIONS, RUN_SECTIONS } from '../../../cli/commands/run.ts';
 import { TEMPLATE_HELP, TEMPLATE_OPTIONS, TEMPLATE_SECTIONS } from '../../../cli/commands/template.ts';
-import { WEBHOOK_HELP, WEBHOOK_OPTIONS, WEBHOOK_SECTIONS, webhookOptionsFrom } from '../../../cli/commands/webhook.ts';
+import { WEBHOOK_HELP, WEBHOOK_OPTIONS, WEBHOOK_SECTIONS } from '../../../cli/commands/webhook.ts';
 import { buildControllerApp } from '../../../controller/main.ts';
 import { silentLogger } from '../../../observability/log.ts';
 import { FakeKubeClient } from '../../sim/kube-fake-client.ts';
@@ -134,16 +134,5 @@ void describe('the controller app and its flags agree on defaults', () => {
     assert.equal(fromFlags.metricsPort, declared('metrics-port'));
     assert.equal(fromFlags.namePrefix, declared('name-prefix'));
     assert.equal(fromFlags.leaderElection?.name, declared('leader-election-name'));
-  });
-
-  void test('the webhook: --port, --metrics-port, --drain-seconds, --host defaults are what the process gets', () => {
-    const w = webhookOptionsFrom(
-      parseArgs({ args: ['--no-kube', '--no-audit'], options: WEBHOOK_OPTIONS, strict: true }).values,
-    );
-    const dflt = (name: string): unknown => flagsOf(WEBHOOK_SECTIONS).find((f) => f.name === name)?.default;
-    assert.equal(w.port, dflt('port'));
-    assert.equal(w.metricsPort, dflt('metrics-port'));
-    assert.equal(w.drainSeconds, dflt('drain-seconds'));
-    assert.equal(w.host, dflt('host'));
   });
 });
