@@ -31,5 +31,4 @@ export const MODULE_TEST_ALLOWLIST: Record<string, string> = {
     'the HTTP layer of http-kube-client.ts, run by test/kube/http-kube-client.test.ts and the contract suite (test/contract)',
   'schemas/schema-refs.ts':
     '$ref resolution under generate.ts and validator.ts; test/schemas/generate.test.ts checks its output (the CRDs) is current',
-  'webhook/rules/eso/access.ts': 'finding constructors for the ESO rules, tested with them in test/webhook/rules/eso/',
 };
