@@ -12,8 +12,16 @@
 import { silentLogger, type Logger } from '../observability/log.ts';
 import { identityKey, login, renewSelf, revokeSelf, trimMount } from './auth.ts';
 import { errorKind, isKind } from './errors.ts';
+import { lookupOwnToken } from './leases.ts';
 import { noopVaultMetrics, type VaultMetrics } from './metrics.ts';
-import type { VaultClient, VaultCredentials, VaultRequest, VaultRequester, VaultTokenInfo } from './types.ts';
+import type {
+  TokenLease,
+  VaultClient,
+  VaultCredentials,
+  VaultRequest,
+  VaultRequester,
+  VaultTokenInfo,
+} from './types.ts';
 
 export interface TokenCacheOptions {
   /** Fraction of the TTL after which a token is renewed. Default 2/3. */
@@ -48,6 +56,8 @@ export interface VaultSession extends VaultRequester {
   token(): Promise<string>;
   /** Policies Vault attached at the last login/renewal (for status and audit), or [] before the first. */
   policies(): readonly string[];
+  /** The current token's accessor, end and kind: one lookup-self per login, its end kept by renewals. */
+  ownToken(): Promise<TokenLease>;
 }
 
 interface Entry {
@@ -61,6 +71,12 @@ interface Entry {
   expiresAt: number;
   /** Incremented on every new token, so a 403 on an old token retries without another login. */
   generation: number;
+  /** Incremented on every login (not on renewals): a new token, whose lookup-self is asked again. */
+  logins: number;
+  /** The token's end counted from when its login or renewal was sent: never later than Vault's. */
+  tokenEndsAt: number;
+  /** lookup-self of the token of login number `login`; `exact` is Vault's end while `generation` holds. */
+  own?: { login: number; generation: number; lease: TokenLease };
   inflight?: Promise<VaultTokenInfo>;
   lastForbiddenRelogin: number;
 }
@@ -98,6 +114,7 @@ export class TokenCache {
       key,
       token: async () => (await this.current(this.entry(client, creds))).token,
       policies: () => this.entries.get(key)?.info?.policies ?? [],
+      ownToken: () => this.ownToken(this.entry(client, creds)),
       request: <T>(req: VaultRequest) => this.request<T>(this.entry(client, creds), req),
     };
   }
@@ -136,7 +153,18 @@ export class TokenCache {
       this.entries.delete(key);
       e.creds = creds;
     } else {
-      e = { key, client, creds, loginTtl: 0, renewAt: 0, expiresAt: 0, generation: 0, lastForbiddenRelogin: -Infinity };
+      e = {
+        key,
+        client,
+        creds,
+        loginTtl: 0,
+        renewAt: 0,
+        expiresAt: 0,
+        generation: 0,
+        logins: 0,
+        tokenEndsAt: 0,
+        lastForbiddenRelogin: -Infinity,
+      };
     }
     this.entries.set(key, e);
     while (this.entries.size > this.maxEntries) {
@@ -179,6 +207,23 @@ export class TokenCache {
     return e.info;
   }
 
+  /**
+   * What lookup-self says of the current token, asked once per login: its accessor, renewability and
+   * periodicity do not change, and its end is Vault's until the next renewal, then the cache's own count.
+   */
+  private async ownToken(e: Entry): Promise<TokenLease> {
+    const info = await this.current(e);
+    if (e.own?.login !== e.logins) {
+      const at = { login: e.logins, generation: e.generation };
+      const lease = await lookupOwnToken({ request: (req) => e.client.request({ ...req, token: info.token }) });
+      if (at.login === e.logins) e.own = { ...at, lease };
+      return lease;
+    }
+    const { lease, generation } = e.own;
+    if (generation === e.generation || lease.expireTime === undefined) return lease;
+    return { ...lease, expireTime: e.tokenEndsAt };
+  }
+
   private expiryMargin(e: Entry): number {
     return Math.min(10_000, e.loginTtl * 100); // 10 % of the TTL (ms), at most 10 s
   }
@@ -197,12 +242,13 @@ export class TokenCache {
     const old = e.info;
     if (!old || !old.renewable) return this.doLogin(e);
     try {
+      const sentAt = this.now();
       const renewed = await renewSelf(e.client, old.token, e.loginTtl);
       this.metrics.renewal('success');
       this.emit({ type: 'renewed', identity: e.key, ttlSeconds: renewed.ttlSeconds });
       // Max TTL near: the renewal granted too little to be worth keeping; start a fresh token.
       if (renewed.ttlSeconds > 0 && renewed.ttlSeconds < e.loginTtl * (1 - this.renewFraction)) return this.doLogin(e);
-      this.install(e, { ...renewed, token: old.token }, false);
+      this.install(e, { ...renewed, token: old.token }, false, sentAt);
       return e.info ?? renewed;
     } catch (err) {
       this.metrics.renewal(errorKind(err));
@@ -215,9 +261,10 @@ export class TokenCache {
   private async doLogin(e: Entry): Promise<VaultTokenInfo> {
     const previous = e.info;
     try {
+      const sentAt = this.now();
       const info = await login(e.client, e.creds);
       this.metrics.login(e.creds.method, 'success');
-      this.install(e, info, true);
+      this.install(e, info, true, sentAt);
       this.emit({ type: 'login', identity: e.key, ttlSeconds: info.ttlSeconds });
       this.logger.debug({ identity: e.key, policies: info.policies, ttlSeconds: info.ttlSeconds }, 'vault login');
       // The token we replaced holds a lease; revoke it rather than let leases pile up until TTL.
@@ -235,11 +282,15 @@ export class TokenCache {
     }
   }
 
-  private install(e: Entry, info: VaultTokenInfo, isLogin: boolean): void {
+  private install(e: Entry, info: VaultTokenInfo, isLogin: boolean, sentAt: number): void {
     const now = this.now();
     e.info = info;
     e.generation++;
-    if (isLogin) e.loginTtl = info.ttlSeconds;
+    e.tokenEndsAt = sentAt + info.ttlSeconds * 1000;
+    if (isLogin) {
+      e.loginTtl = info.ttlSeconds;
+      e.logins++;
+    }
     if (info.ttlSeconds <= 0) {
       e.renewAt = Infinity; // root or non-expiring token
       e.expiresAt = Infinity;

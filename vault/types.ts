@@ -41,6 +41,21 @@ export interface VaultRequester {
    * Rejects with a VaultError (errors.ts) for every non-2xx answer, network failure or timeout.
    */
   request<T = unknown>(req: VaultRequest): Promise<T | undefined>;
+  /**
+   * The token this requester sends, as `auth/token/lookup-self` describes it. A token-cache session knows it
+   * without asking Vault again (one lookup per login); a requester without it is asked each time.
+   */
+  ownToken?(): Promise<TokenLease>;
+}
+
+/** A token as lookup-self or lookup-accessor describe it (vault/leases.ts). */
+export interface TokenLease {
+  accessor: string | undefined;
+  /** ms since the epoch; undefined for a token without expiry (root, or no TTL). */
+  expireTime: number | undefined;
+  renewable: boolean;
+  /** A periodic token: renewable without end, each renewal granting its period. */
+  periodic: boolean;
 }
 
 /** One Vault server (address + optional Enterprise namespace). Create with `createVaultClient` (client.ts). */

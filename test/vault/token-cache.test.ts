@@ -97,6 +97,43 @@ void describe('TokenCache', () => {
     }
   });
 
+  void test('ownToken: one lookup-self per login, its end kept by renewals, asked again after a new login', async () => {
+    const clock = fakeClock();
+    const events = eventWaiter<TokenCacheEvent>();
+    const h = await startHarness({ now: clock.now });
+    const cache = new TokenCache({ now: clock.now, onEvent: (e) => events.push(e) });
+    try {
+      await withRole(h, { ttl: '1h', maxTtl: '80m' });
+      const session = cache.session(h.client, creds(h));
+      const first = await session.ownToken();
+      assert.equal(first.expireTime, clock.now() + 60 * MIN, "Vault's end while the token is as it logged in");
+      assert.equal(first.periodic, false);
+      assert.ok(first.accessor);
+      for (let i = 0; i < 20; i++) assert.deepEqual(await session.ownToken(), first);
+      assert.equal(h.sim.count('read', 'auth/token/lookup-self'), 1, 'one lookup for 21 calls on one token');
+
+      clock.advance(41 * MIN);
+      const renewed = events.next((e) => e.type === 'renewed');
+      await session.ownToken(); // the call that finds the renewal due; answered before it completes
+      await renewed;
+      const after = await session.ownToken();
+      assert.equal(after.accessor, first.accessor);
+      assert.equal(after.expireTime, clock.now() + 39 * 60_000, 'the renewal (capped at the max TTL) moved the end');
+      assert.equal(h.sim.count('read', 'auth/token/lookup-self'), 1, 'a renewal keeps the token: no new lookup');
+
+      clock.advance(27 * MIN); // a fresh login (see the test above)
+      const relogin = events.next((e) => e.type === 'login');
+      await session.token();
+      await relogin;
+      const next = await session.ownToken();
+      assert.notEqual(next.accessor, first.accessor, 'the new token is described, not the replaced one');
+      assert.equal(h.sim.count('read', 'auth/token/lookup-self'), 2);
+    } finally {
+      await cache.close();
+      await h.close();
+    }
+  });
+
   void test('a failed renewal falls back to a new login', async () => {
     const clock = fakeClock();
     const events = eventWaiter<TokenCacheEvent>();

@@ -15,6 +15,7 @@ function connection(identity: string, calls: string[], fail = { next: false }): 
       key: identity,
       token: () => Promise.resolve('unused'),
       policies: () => [],
+      ownToken: () => Promise.reject(new Error('a KV read never asks for its token')),
       request: <T>(req: VaultRequest): Promise<T> => {
         calls.push(`${identity} ${req.method} ${req.path}`);
         if (fail.next) {
