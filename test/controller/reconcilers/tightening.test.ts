@@ -2,12 +2,8 @@
 // Vault policy or role it already wrote (guardrail tightened, relaxation withdrawn, maxTokenTTL lowered),
 // the Vault object vaultgate owns is removed, Ready=False says what is in force, the drift re-check keeps
 // running, and a Vault object vaultgate did not write is never touched.
-import { test, describe, before, after, beforeEach } from 'node:test';
+import { test, describe, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { VaultSim } from '../../sim/vault.ts';
-import { createVaultClient } from '../../../vault/client.ts';
-import { createSysApi } from '../../../vault/sys.ts';
-import type { VaultClient, VaultRequest, VaultRequester, SysApi } from '../../../vault/types.ts';
 import { NAMESPACES } from '../../../kube/resources.ts';
 import { VAULT_GUARDRAILS, VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
@@ -19,36 +15,13 @@ import {
 import {
   createVaultRoleBindingReconciler,
   OWNED_CONDITION as ROLE_OWNED,
-  POLICY_INDEX,
-  policyIndex,
 } from '../../../controller/reconcilers/vaultrolebinding.ts';
 import { FakeKube, readyOf } from './harness.ts';
+import { guardrail, vaultObjectKube, vaultPolicy, vaultRoleBinding, vaultWorld } from './vault-object-world.ts';
 
-let sim: VaultSim;
-let client: VaultClient;
-let sys: SysApi;
-
-function asRoot(c: VaultClient, token: string): VaultRequester {
-  return { request: <T>(req: VaultRequest) => c.request<T>({ ...req, token }) };
-}
-
-void before(async () => {
-  sim = await VaultSim.start();
-  client = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
-  sys = createSysApi(asRoot(client, sim.rootToken));
-});
-void after(async () => {
-  client.close();
-  await sim.stop();
-});
+const vault = vaultWorld();
 
 const NS = 'team-t';
-const guardrail = (name: string, spec: Record<string, unknown>) => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultGuardrail',
-  metadata: { name },
-  spec,
-});
 const namespace = (labels: Record<string, string>) => ({
   apiVersion: 'v1',
   kind: 'Namespace',
@@ -63,25 +36,15 @@ const sharedTree = (extra: Record<string, unknown> = {}) =>
     allowedPaths: ['secret/data/{{namespace}}/*', 'secret/data/shared/*'],
     ...extra,
   });
-const policy = (name: string, path: string, annotations?: Record<string, string>) => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultPolicy',
-  metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
-  spec: { rules: [{ path, capabilities: ['read'] }] },
-});
-const binding = (name: string, extra: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultRoleBinding',
-  metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
-  spec: {
-    serviceAccounts: ['app'],
-    policies: ['absent'],
-    audience: 'vault',
-    tokenTTL: '1h',
-    tokenMaxTTL: '4h',
-    ...extra,
-  },
-});
+const policy = (name: string, path: string, annotations?: Record<string, string>) =>
+  vaultPolicy(name, { rules: [{ path, capabilities: ['read'] }] }, annotations, NS);
+const binding = (name: string, extra: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
+  vaultRoleBinding(
+    name,
+    { serviceAccounts: ['app'], policies: ['absent'], audience: 'vault', tokenTTL: '1h', tokenMaxTTL: '4h', ...extra },
+    annotations,
+    NS,
+  );
 const conditionOf = (o: KubeObject | undefined, type: string) =>
   (
     o?.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } | undefined
@@ -91,11 +54,11 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
   let kube: FakeKube;
   let writes: VaultWriteInput[];
   const reconciler = () =>
-    createVaultPolicyReconciler({ sys, namePrefix: 'vaultgate', onVaultWrite: (w) => writes.push(w) });
+    createVaultPolicyReconciler({ sys: vault.sys, namePrefix: 'vaultgate', onVaultWrite: (w) => writes.push(w) });
   void beforeEach(() => {
     kube = new FakeKube();
     writes = [];
-    sim.clearFaults();
+    vault.sim.clearFaults();
     kube.put(NAMESPACES, namespace({ 'vaultgate.io/tier': 'trusted' }));
     kube.put(VAULT_GUARDRAILS, sharedTree());
   });
@@ -105,11 +68,11 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     kube.put(VAULT_POLICIES, policy('shared', 'secret/data/shared/*'));
     await kube.reconcile(r, `${NS}/shared`);
     assert.equal(readyOf(kube.getObj(VAULT_POLICIES, `${NS}/shared`))?.status, 'True');
-    assert.ok(await sys.readPolicy(`vaultgate.${NS}.shared`));
+    assert.ok(await vault.sys.readPolicy(`vaultgate.${NS}.shared`));
 
     kube.put(NAMESPACES, namespace({})); // the label that picked the relaxing guardrail is gone
     const res = await kube.reconcile(r, `${NS}/shared`);
-    assert.equal(await sys.readPolicy(`vaultgate.${NS}.shared`), undefined, 'access taken back in Vault');
+    assert.equal(await vault.sys.readPolicy(`vaultgate.${NS}.shared`), undefined, 'access taken back in Vault');
     assert.ok(res.requeueAfterMs && res.requeueAfterMs > 0, 'drift re-check keeps running');
     const obj = kube.getObj(VAULT_POLICIES, `${NS}/shared`);
     const ready = readyOf(obj);
@@ -128,29 +91,29 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
 
     // Level-triggered: a second run changes nothing and keeps saying what is in force.
     kube.takeWrites();
-    sim.resetCounts();
+    vault.sim.resetCounts();
     const events = kube.events.length;
     const again = await kube.reconcile(r, `${NS}/shared`);
     assert.ok(again.requeueAfterMs && again.requeueAfterMs > 0);
     assert.deepEqual(kube.takeWrites(), []);
-    assert.equal(sim.count('write') + sim.count('delete'), 0);
+    assert.equal(vault.sim.count('write') + vault.sim.count('delete'), 0);
     assert.equal(kube.events.length, events, 'no repeated event');
     assert.equal(readyOf(kube.getObj(VAULT_POLICIES, `${NS}/shared`))?.message, ready?.message);
 
     // Drift repair of a refused object: our policy written back out of band is removed again.
-    await sys.writePolicy(
+    await vault.sys.writePolicy(
       `vaultgate.${NS}.shared`,
       (writes.find((w) => w.action === 'create') as { content?: string } | undefined)?.content ??
         '# managed-by: vaultgate\n',
     );
-    assert.ok(await sys.readPolicy(`vaultgate.${NS}.shared`));
+    assert.ok(await vault.sys.readPolicy(`vaultgate.${NS}.shared`));
     await kube.reconcile(r, `${NS}/shared`);
-    assert.equal(await sys.readPolicy(`vaultgate.${NS}.shared`), undefined, 'removed again on the re-check');
+    assert.equal(await vault.sys.readPolicy(`vaultgate.${NS}.shared`), undefined, 'removed again on the re-check');
 
     // The label comes back: the policy is written again.
     kube.put(NAMESPACES, namespace({ 'vaultgate.io/tier': 'trusted' }));
     await kube.reconcile(r, `${NS}/shared`);
-    assert.match((await sys.readPolicy(`vaultgate.${NS}.shared`)) ?? '', /secret\/data\/shared/);
+    assert.match((await vault.sys.readPolicy(`vaultgate.${NS}.shared`)) ?? '', /secret\/data\/shared/);
     const back = kube.getObj(VAULT_POLICIES, `${NS}/shared`);
     assert.equal(readyOf(back)?.status, 'True');
     assert.equal(conditionOf(back, POLICY_OWNED)?.status, 'True');
@@ -160,10 +123,10 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     const r = reconciler();
     kube.put(VAULT_POLICIES, policy('own', `secret/data/${NS}/app`));
     await kube.reconcile(r, `${NS}/own`);
-    assert.ok(await sys.readPolicy(`vaultgate.${NS}.own`));
+    assert.ok(await vault.sys.readPolicy(`vaultgate.${NS}.own`));
     kube.put(VAULT_GUARDRAILS, guardrail('no-read', { mode: 'enforce', forbiddenCapabilities: ['read'] }));
     await kube.reconcile(r, `${NS}/own`);
-    assert.equal(await sys.readPolicy(`vaultgate.${NS}.own`), undefined);
+    assert.equal(await vault.sys.readPolicy(`vaultgate.${NS}.own`), undefined);
     assert.match(
       readyOf(kube.getObj(VAULT_POLICIES, `${NS}/own`))?.message ?? '',
       /was removed because the spec is refused: .*"read" is forbidden by guardrail "no-read" \(rule guardrail\.forbidden-capability\)/,
@@ -173,11 +136,11 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
   void test('a Vault policy vaultgate did not write is never removed, even when the spec is refused', async () => {
     const r = reconciler();
     const foreign = 'path "secret/data/shared/*" { capabilities = ["read"] }\n';
-    await sys.writePolicy(`vaultgate.${NS}.other`, foreign);
+    await vault.sys.writePolicy(`vaultgate.${NS}.other`, foreign);
     kube.put(NAMESPACES, namespace({}));
     kube.put(VAULT_POLICIES, policy('other', 'secret/data/shared/*'));
     const res = await kube.reconcile(r, `${NS}/other`);
-    assert.equal(await sys.readPolicy(`vaultgate.${NS}.other`), foreign);
+    assert.equal(await vault.sys.readPolicy(`vaultgate.${NS}.other`), foreign);
     assert.ok(res.requeueAfterMs);
     assert.match(
       readyOf(kube.getObj(VAULT_POLICIES, `${NS}/other`))?.message ?? '',
@@ -190,7 +153,7 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     kube.put(VAULT_POLICIES, policy('retry', 'secret/data/shared/*'));
     await kube.reconcile(r, `${NS}/retry`);
     kube.put(NAMESPACES, namespace({}));
-    const clear = sim.inject({ path: 'sys/policies/acl/*', status: 503, errors: ['Vault is sealed'] });
+    const clear = vault.sim.inject({ path: 'sys/policies/acl/*', status: 503, errors: ['Vault is sealed'] });
     await assert.rejects(kube.reconcile(r, `${NS}/retry`));
     assert.match(
       readyOf(kube.getObj(VAULT_POLICIES, `${NS}/retry`))?.message ?? '',
@@ -198,28 +161,27 @@ void describe('VaultPolicy: a refused spec takes its Vault policy back', () => {
     );
     clear();
     await kube.reconcile(r, `${NS}/retry`);
-    assert.equal(await sys.readPolicy(`vaultgate.${NS}.retry`), undefined);
+    assert.equal(await vault.sys.readPolicy(`vaultgate.${NS}.retry`), undefined);
   });
 });
 
 void describe('VaultRoleBinding: a refused spec takes its Vault role back', () => {
   let kube: FakeKube;
   void beforeEach(() => {
-    kube = new FakeKube();
-    kube.cacheOf(VAULT_ROLE_BINDINGS).addIndex(POLICY_INDEX, policyIndex);
-    sim.clearFaults();
+    kube = vaultObjectKube();
+    vault.sim.clearFaults();
   });
 
   void test('maxTokenTTL lowered below tokenMaxTTL: the role is removed, Ready says so, re-checks continue; raised again: written again', async () => {
-    const r = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate' });
+    const r = createVaultRoleBindingReconciler({ sys: vault.sys, namePrefix: 'vaultgate' });
     kube.put(VAULT_GUARDRAILS, guardrail('ttl', { mode: 'enforce', maxTokenTTL: '8h' }));
     kube.put(VAULT_ROLE_BINDINGS, binding('b'));
     await kube.reconcile(r, `${NS}/b`);
-    assert.ok(await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.b`));
+    assert.ok(await vault.sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.b`));
 
     kube.put(VAULT_GUARDRAILS, guardrail('ttl', { mode: 'enforce', maxTokenTTL: '2h' }));
     const res = await kube.reconcile(r, `${NS}/b`);
-    assert.equal(await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.b`), undefined, 'no new logins');
+    assert.equal(await vault.sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.b`), undefined, 'no new logins');
     assert.ok(res.requeueAfterMs && res.requeueAfterMs > 0);
     const obj = kube.getObj(VAULT_ROLE_BINDINGS, `${NS}/b`);
     assert.equal(readyOf(obj)?.reason, 'GuardrailViolation');
@@ -234,20 +196,20 @@ void describe('VaultRoleBinding: a refused spec takes its Vault role back', () =
     assert.ok(kube.events.some((e) => e.reason === 'AccessRevoked'));
 
     kube.takeWrites();
-    sim.resetCounts();
+    vault.sim.resetCounts();
     await kube.reconcile(r, `${NS}/b`);
     assert.deepEqual(kube.takeWrites(), [], 'idempotent');
-    assert.equal(sim.count('write') + sim.count('delete'), 0);
+    assert.equal(vault.sim.count('write') + vault.sim.count('delete'), 0);
 
     kube.put(VAULT_GUARDRAILS, guardrail('ttl', { mode: 'enforce', maxTokenTTL: '8h' }));
     await kube.reconcile(r, `${NS}/b`);
-    assert.ok(await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.b`));
+    assert.ok(await vault.sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.b`));
     assert.equal(conditionOf(kube.getObj(VAULT_ROLE_BINDINGS, `${NS}/b`), ROLE_OWNED)?.status, 'True');
   });
 
   void test('a role vaultgate does not own is left in place when the binding is refused', async () => {
-    const r = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate' });
-    await sys.writeKubernetesRole('kubernetes', `vaultgate.${NS}.theirs`, {
+    const r = createVaultRoleBindingReconciler({ sys: vault.sys, namePrefix: 'vaultgate' });
+    await vault.sys.writeKubernetesRole('kubernetes', `vaultgate.${NS}.theirs`, {
       bound_service_account_names: ['x'],
       bound_service_account_namespaces: ['y'],
       token_policies: ['theirs'],
@@ -255,7 +217,7 @@ void describe('VaultRoleBinding: a refused spec takes its Vault role back', () =
     kube.put(VAULT_GUARDRAILS, guardrail('ttl', { mode: 'enforce', maxTokenTTL: '2h' }));
     kube.put(VAULT_ROLE_BINDINGS, binding('theirs'));
     await kube.reconcile(r, `${NS}/theirs`);
-    assert.deepEqual((await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.theirs`))?.token_policies, [
+    assert.deepEqual((await vault.sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.theirs`))?.token_policies, [
       'theirs',
     ]);
     assert.match(readyOf(kube.getObj(VAULT_ROLE_BINDINGS, `${NS}/theirs`))?.message ?? '', /^not written to Vault: /);
@@ -264,13 +226,12 @@ void describe('VaultRoleBinding: a refused spec takes its Vault role back', () =
 
 void describe("adoption needs the cluster admin's consent", () => {
   void test('annotation alone, or consent from a warn guardrail: NotOwned; an enforce guardrail with allowAdoption: adopted', async () => {
-    const kube = new FakeKube();
-    kube.cacheOf(VAULT_ROLE_BINDINGS).addIndex(POLICY_INDEX, policyIndex);
-    const vp = createVaultPolicyReconciler({ sys, namePrefix: 'vaultgate' });
-    const vrb = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate' });
+    const kube = vaultObjectKube();
+    const vp = createVaultPolicyReconciler({ sys: vault.sys, namePrefix: 'vaultgate' });
+    const vrb = createVaultRoleBindingReconciler({ sys: vault.sys, namePrefix: 'vaultgate' });
     const foreignPolicy = `path "secret/data/${NS}/*" { capabilities = ["read", "list"] }\n`;
-    await sys.writePolicy(`vaultgate.${NS}.adoptme`, foreignPolicy);
-    await sys.writeKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`, {
+    await vault.sys.writePolicy(`vaultgate.${NS}.adoptme`, foreignPolicy);
+    await vault.sys.writeKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`, {
       bound_service_account_names: ['*'],
       bound_service_account_namespaces: ['other'],
       token_policies: ['root-ish'],
@@ -283,8 +244,8 @@ void describe("adoption needs the cluster admin's consent", () => {
       if (consent) kube.put(VAULT_GUARDRAILS, consent);
       await kube.reconcile(vp, `${NS}/adoptme`);
       await kube.reconcile(vrb, `${NS}/adoptme`);
-      assert.equal(await sys.readPolicy(`vaultgate.${NS}.adoptme`), foreignPolicy);
-      assert.deepEqual((await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`))?.token_policies, [
+      assert.equal(await vault.sys.readPolicy(`vaultgate.${NS}.adoptme`), foreignPolicy);
+      assert.deepEqual((await vault.sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`))?.token_policies, [
         'root-ish',
       ]);
       for (const o of [
@@ -301,9 +262,9 @@ void describe("adoption needs the cluster admin's consent", () => {
     kube.put(VAULT_GUARDRAILS, guardrail('soft', { mode: 'enforce', allowAdoption: true }));
     await kube.reconcile(vp, `${NS}/adoptme`);
     await kube.reconcile(vrb, `${NS}/adoptme`);
-    assert.match((await sys.readPolicy(`vaultgate.${NS}.adoptme`)) ?? '', /# managed-by: vaultgate/);
+    assert.match((await vault.sys.readPolicy(`vaultgate.${NS}.adoptme`)) ?? '', /# managed-by: vaultgate/);
     assert.deepEqual(
-      (await sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`))?.bound_service_account_namespaces,
+      (await vault.sys.readKubernetesRole('kubernetes', `vaultgate.${NS}.adoptme`))?.bound_service_account_namespaces,
       [NS],
     );
     assert.ok(kube.events.some((e) => e.reason === 'Adopted'));

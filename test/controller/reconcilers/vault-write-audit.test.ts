@@ -1,47 +1,33 @@
 // Every Vault write the controller makes reaches the audit observer (which feeds the signed trail):
 // create, drift repair with the access it takes back, role writes, deletes; never the content itself.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { VaultSim } from '../../sim/vault.ts';
-import { createVaultClient } from '../../../vault/client.ts';
-import { createSysApi } from '../../../vault/sys.ts';
-import type { VaultClient, VaultRequest, SysApi } from '../../../vault/types.ts';
 import { VAULT_POLICIES, VAULT_ROLE_BINDINGS } from '../../../schemas/resources.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
-import {
-  createVaultRoleBindingReconciler,
-  POLICY_INDEX,
-  policyIndex,
-} from '../../../controller/reconcilers/vaultrolebinding.ts';
+import { createVaultRoleBindingReconciler } from '../../../controller/reconcilers/vaultrolebinding.ts';
 import { auditVaultWrite, type VaultWriteInput } from '../../../trail/events.ts';
-import { FakeKube } from './harness.ts';
+import { vaultObjectKube, vaultPolicy, vaultRoleBinding, vaultWorld } from './vault-object-world.ts';
 
-let sim: VaultSim;
-let client: VaultClient;
-let sys: SysApi;
-void before(async () => {
-  sim = await VaultSim.start();
-  client = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
-  sys = createSysApi({ request: <T>(req: VaultRequest) => client.request<T>({ ...req, token: sim.rootToken }) });
-});
-void after(async () => {
-  client.close();
-  await sim.stop();
-});
+const vault = vaultWorld();
 
 test('policy create, drift repair and delete, and a role write, each produce one audit record without content', async () => {
   const writes: VaultWriteInput[] = [];
-  const kube = new FakeKube();
-  kube.cacheOf(VAULT_ROLE_BINDINGS).addIndex(POLICY_INDEX, policyIndex);
-  const policies = createVaultPolicyReconciler({ sys, namePrefix: 'vaultgate', onVaultWrite: (w) => writes.push(w) });
-  const roles = createVaultRoleBindingReconciler({ sys, namePrefix: 'vaultgate', onVaultWrite: (w) => writes.push(w) });
-
-  kube.put(VAULT_POLICIES, {
-    apiVersion: 'vaultgate.io/v1alpha1',
-    kind: 'VaultPolicy',
-    metadata: { name: 'app', namespace: 'team-a' },
-    spec: { rules: [{ path: 'secret/data/team-a/app/*', capabilities: ['read'] }] },
+  const kube = vaultObjectKube();
+  const policies = createVaultPolicyReconciler({
+    sys: vault.sys,
+    namePrefix: 'vaultgate',
+    onVaultWrite: (w) => writes.push(w),
   });
+  const roles = createVaultRoleBindingReconciler({
+    sys: vault.sys,
+    namePrefix: 'vaultgate',
+    onVaultWrite: (w) => writes.push(w),
+  });
+
+  kube.put(
+    VAULT_POLICIES,
+    vaultPolicy('app', { rules: [{ path: 'secret/data/team-a/app/*', capabilities: ['read'] }] }),
+  );
   await kube.reconcile(policies, 'team-a/app');
   assert.deepEqual(
     writes.map((w) => [w.action, w.object, w.vaultName]),
@@ -50,19 +36,14 @@ test('policy create, drift repair and delete, and a role write, each produce one
   assert.equal(writes[0]!.owner?.kind, 'VaultPolicy');
 
   // Someone widens the policy in Vault; the repair is recorded with what it takes back.
-  const original = (await sys.readPolicy('vaultgate.team-a.app'))!;
-  await sys.writePolicy('vaultgate.team-a.app', original.replace('"read"', '"read", "delete"'));
+  const original = (await vault.sys.readPolicy('vaultgate.team-a.app'))!;
+  await vault.sys.writePolicy('vaultgate.team-a.app', original.replace('"read"', '"read", "delete"'));
   await kube.reconcile(policies, 'team-a/app');
   const repair = writes[1]!;
   assert.equal(repair.action, 'repair');
   assert.match(repair.change ?? '', /takes back \+delete on secret\/data\/team-a\/app\/\*/);
 
-  kube.put(VAULT_ROLE_BINDINGS, {
-    apiVersion: 'vaultgate.io/v1alpha1',
-    kind: 'VaultRoleBinding',
-    metadata: { name: 'app', namespace: 'team-a' },
-    spec: { serviceAccounts: ['app'], policies: ['app'] },
-  });
+  kube.put(VAULT_ROLE_BINDINGS, vaultRoleBinding('app', { serviceAccounts: ['app'], policies: ['app'] }));
   await kube.reconcile(roles, 'team-a/app');
   assert.deepEqual(
     writes.slice(2).map((w) => [w.action, w.object, w.mount]),
@@ -72,7 +53,7 @@ test('policy create, drift repair and delete, and a role write, each produce one
   kube.remove(VAULT_POLICIES, 'team-a/app');
   await kube.reconcile(policies, 'team-a/app');
   assert.equal(writes.at(-1)?.action, 'delete');
-  assert.equal(await sys.readPolicy('vaultgate.team-a.app'), undefined);
+  assert.equal(await vault.sys.readPolicy('vaultgate.team-a.app'), undefined);
 
   // The audit event keeps a hash of what was written, never the policy text or role body.
   for (const w of writes) {

@@ -1,49 +1,19 @@
-import { test, describe, before, after, beforeEach } from 'node:test';
+import { test, describe, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { VaultSim } from '../../sim/vault.ts';
-import { createVaultClient } from '../../../vault/client.ts';
-import { createSysApi } from '../../../vault/sys.ts';
-import type { VaultClient, VaultRequest, VaultRequester, SysApi } from '../../../vault/types.ts';
 import { VAULT_GUARDRAILS, VAULT_POLICIES } from '../../../schemas/resources.ts';
 import { FINALIZER } from '../../../kube/finalizer.ts';
 import { createVaultPolicyReconciler } from '../../../controller/reconcilers/vaultpolicy.ts';
 import { FakeKube, readyOf } from './harness.ts';
+import { ADOPTION_CONSENT, vaultPolicy as policy, vaultWorld } from './vault-object-world.ts';
 
-let sim: VaultSim;
-let client: VaultClient;
-let sys: SysApi;
-
-function asRoot(c: VaultClient, token: string): VaultRequester {
-  return { request: <T>(req: VaultRequest) => c.request<T>({ ...req, token }) };
-}
-
-void before(async () => {
-  sim = await VaultSim.start();
-  client = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
-  sys = createSysApi(asRoot(client, sim.rootToken));
-});
-void after(async () => {
-  client.close();
-  await sim.stop();
-});
-
-const policy = (
-  name: string,
-  spec: Record<string, unknown> = { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
-  annotations?: Record<string, string>,
-) => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultPolicy',
-  metadata: { name, namespace: 'team-a', ...(annotations ? { annotations } : {}) },
-  spec,
-});
+const vault = vaultWorld();
 
 void describe('VaultPolicy reconciler', () => {
   let kube: FakeKube;
-  const reconcile = () => createVaultPolicyReconciler({ sys, namePrefix: 'vaultgate' });
+  const reconcile = () => createVaultPolicyReconciler({ sys: vault.sys, namePrefix: 'vaultgate' });
   void beforeEach(() => {
     kube = new FakeKube();
-    sim.clearFaults();
+    vault.sim.clearFaults();
   });
 
   void test('writes the policy once; a second reconcile makes zero writes (Vault or Kubernetes)', async () => {
@@ -51,7 +21,7 @@ void describe('VaultPolicy reconciler', () => {
     kube.put(VAULT_POLICIES, policy('p1'));
     const res = await kube.reconcile(r, 'team-a/p1');
     assert.ok(res.requeueAfterMs && res.requeueAfterMs > 0, 'periodic drift check scheduled');
-    const text = await sys.readPolicy('vaultgate.team-a.p1');
+    const text = await vault.sys.readPolicy('vaultgate.team-a.p1');
     assert.match(text ?? '', /# managed-by: vaultgate/);
     assert.match(text ?? '', /secret\/data\/team-a\/\*/);
     const obj = kube.getObj(VAULT_POLICIES, 'team-a/p1')!;
@@ -59,10 +29,10 @@ void describe('VaultPolicy reconciler', () => {
     assert.equal(readyOf(obj)?.status, 'True');
     assert.equal((obj.status as { vaultName?: string }).vaultName, 'vaultgate.team-a.p1');
     kube.takeWrites();
-    sim.resetCounts();
+    vault.sim.resetCounts();
     await kube.reconcile(r, 'team-a/p1');
     assert.deepEqual(kube.takeWrites(), []);
-    assert.equal(sim.count('write'), 0);
+    assert.equal(vault.sim.count('write'), 0);
   });
 
   void test('crash between the Vault write and the status write converges on the next run', async () => {
@@ -80,10 +50,10 @@ void describe('VaultPolicy reconciler', () => {
       return origApply(res, obj, opts);
     };
     await assert.rejects(kube.reconcile(r, 'team-a/p2'));
-    assert.ok(await sys.readPolicy('vaultgate.team-a.p2'));
-    sim.resetCounts();
+    assert.ok(await vault.sys.readPolicy('vaultgate.team-a.p2'));
+    vault.sim.resetCounts();
     await kube.reconcile(r, 'team-a/p2');
-    assert.equal(sim.count('write'), 0, 'no second Vault write');
+    assert.equal(vault.sim.count('write'), 0, 'no second Vault write');
     assert.equal(readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p2'))?.status, 'True');
   });
 
@@ -101,14 +71,14 @@ void describe('VaultPolicy reconciler', () => {
     const r = reconcile();
     kube.put(VAULT_POLICIES, policy('p4'));
     await kube.reconcile(r, 'team-a/p4');
-    const original = (await sys.readPolicy('vaultgate.team-a.p4'))!;
-    await sys.writePolicy('vaultgate.team-a.p4', original.replace(/\n {2}/g, '\n    '));
-    sim.resetCounts();
+    const original = (await vault.sys.readPolicy('vaultgate.team-a.p4'))!;
+    await vault.sys.writePolicy('vaultgate.team-a.p4', original.replace(/\n {2}/g, '\n    '));
+    vault.sim.resetCounts();
     await kube.reconcile(r, 'team-a/p4');
-    assert.equal(sim.count('write'), 0, 'whitespace-only change left alone');
-    await sys.writePolicy('vaultgate.team-a.p4', original.replace('"read"', '"read", "delete"'));
+    assert.equal(vault.sim.count('write'), 0, 'whitespace-only change left alone');
+    await vault.sys.writePolicy('vaultgate.team-a.p4', original.replace('"read"', '"read", "delete"'));
     await kube.reconcile(r, 'team-a/p4');
-    assert.equal(await sys.readPolicy('vaultgate.team-a.p4'), original);
+    assert.equal(await vault.sys.readPolicy('vaultgate.team-a.p4'), original);
     assert.ok(kube.events.some((e) => e.reason === 'DriftRepaired' && e.object === 'team-a/p4'));
   });
 
@@ -116,12 +86,12 @@ void describe('VaultPolicy reconciler', () => {
     const r = reconcile();
     kube.put(VAULT_POLICIES, policy('p6'));
     await kube.reconcile(r, 'team-a/p6');
-    const original = (await sys.readPolicy('vaultgate.team-a.p6'))!;
+    const original = (await vault.sys.readPolicy('vaultgate.team-a.p6'))!;
     const hijacked = 'path "secret/data/*" { capabilities = ["read", "list"] }\n';
-    await sys.writePolicy('vaultgate.team-a.p6', hijacked);
+    await vault.sys.writePolicy('vaultgate.team-a.p6', hijacked);
     await kube.reconcile(r, 'team-a/p6');
     assert.equal(
-      await sys.readPolicy('vaultgate.team-a.p6'),
+      await vault.sys.readPolicy('vaultgate.team-a.p6'),
       original,
       'restored, not left wider as "someone else\'s"',
     );
@@ -132,32 +102,31 @@ void describe('VaultPolicy reconciler', () => {
   void test('an unmanaged policy with the same name is never overwritten or deleted; adoption is explicit', async () => {
     const r = reconcile();
     const foreign = 'path "secret/data/team-a/*" { capabilities = ["read", "list"] }\n';
-    await sys.writePolicy('vaultgate.team-a.p5', foreign);
+    await vault.sys.writePolicy('vaultgate.team-a.p5', foreign);
     kube.put(VAULT_POLICIES, policy('p5'));
     await kube.reconcile(r, 'team-a/p5');
-    assert.equal(await sys.readPolicy('vaultgate.team-a.p5'), foreign);
+    assert.equal(await vault.sys.readPolicy('vaultgate.team-a.p5'), foreign);
     const ready = readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p5'));
     assert.equal(ready?.reason, 'NotOwned');
     assert.match(ready?.message ?? '', /vaultgate\.io\/adopt: "true"/);
     kube.remove(VAULT_POLICIES, 'team-a/p5');
     await kube.reconcile(r, 'team-a/p5');
-    assert.equal(await sys.readPolicy('vaultgate.team-a.p5'), foreign, 'not deleted');
+    assert.equal(await vault.sys.readPolicy('vaultgate.team-a.p5'), foreign, 'not deleted');
     assert.equal(kube.getObj(VAULT_POLICIES, 'team-a/p5'), undefined, 'finalizer removed');
     kube.put(VAULT_POLICIES, policy('p5', undefined, { 'vaultgate.io/adopt': 'true' }));
     await kube.reconcile(r, 'team-a/p5');
-    assert.equal(await sys.readPolicy('vaultgate.team-a.p5'), foreign, "the tenant's annotation alone adopts nothing");
+    assert.equal(
+      await vault.sys.readPolicy('vaultgate.team-a.p5'),
+      foreign,
+      "the tenant's annotation alone adopts nothing",
+    );
     assert.match(
       readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p5'))?.message ?? '',
       /adoption also needs the cluster admin's consent: an enforce VaultGuardrail selecting namespace "team-a" with spec\.allowAdoption: true/,
     );
-    kube.put(VAULT_GUARDRAILS, {
-      apiVersion: 'vaultgate.io/v1alpha1',
-      kind: 'VaultGuardrail',
-      metadata: { name: 'adopt-ok' },
-      spec: { mode: 'enforce', allowAdoption: true },
-    });
+    kube.put(VAULT_GUARDRAILS, ADOPTION_CONSENT);
     await kube.reconcile(r, 'team-a/p5');
-    assert.match((await sys.readPolicy('vaultgate.team-a.p5'))!, /# managed-by: vaultgate/);
+    assert.match((await vault.sys.readPolicy('vaultgate.team-a.p5'))!, /# managed-by: vaultgate/);
     assert.ok(kube.events.some((e) => e.reason === 'Adopted'));
   });
 
@@ -166,7 +135,7 @@ void describe('VaultPolicy reconciler', () => {
     kube.put(VAULT_POLICIES, policy('p6'));
     await kube.reconcile(r, 'team-a/p6');
     kube.remove(VAULT_POLICIES, 'team-a/p6');
-    const clear = sim.inject({ path: 'sys/policies/acl/*', status: 503, errors: ['Vault is sealed'] });
+    const clear = vault.sim.inject({ path: 'sys/policies/acl/*', status: 503, errors: ['Vault is sealed'] });
     await assert.rejects(kube.reconcile(r, 'team-a/p6'));
     const stuck = kube.getObj(VAULT_POLICIES, 'team-a/p6');
     assert.deepEqual(stuck?.metadata.finalizers, [FINALIZER]);
@@ -174,14 +143,14 @@ void describe('VaultPolicy reconciler', () => {
     clear();
     await kube.reconcile(r, 'team-a/p6');
     assert.equal(kube.getObj(VAULT_POLICIES, 'team-a/p6'), undefined);
-    assert.equal(await sys.readPolicy('vaultgate.team-a.p6'), undefined);
+    assert.equal(await vault.sys.readPolicy('vaultgate.team-a.p6'), undefined);
   });
 
   void test('guardrails are re-checked: a forbidden path is never written (GuardrailViolation)', async () => {
     const r = reconcile();
     kube.put(VAULT_POLICIES, policy('p7', { rules: [{ path: 'sys/*', capabilities: ['sudo', 'read'] }] }));
     await kube.reconcile(r, 'team-a/p7');
-    assert.equal(await sys.readPolicy('vaultgate.team-a.p7'), undefined);
+    assert.equal(await vault.sys.readPolicy('vaultgate.team-a.p7'), undefined);
     assert.equal(readyOf(kube.getObj(VAULT_POLICIES, 'team-a/p7'))?.reason, 'GuardrailViolation');
   });
 
@@ -193,7 +162,7 @@ void describe('VaultPolicy reconciler', () => {
     );
     await kube.reconcile(r, 'team-a/p8');
     assert.match(
-      (await sys.readPolicy('vaultgate.team-a.p8'))!,
+      (await vault.sys.readPolicy('vaultgate.team-a.p8'))!,
       /# managed-by: vaultgate[\s\S]*path "secret\/data\/team-a\/app"/,
     );
   });
