@@ -248,78 +248,304 @@ function ready(reason: string, message: string): LifecyclePlan['condition'] {
   return { status: 'True', reason, message };
 }
 
-function planPrevious(
+/** What a plan implies besides its steps, gathered by the sub-planners in the order they decide. */
+export interface Implied {
+  events: PlannedEvent[];
+  audit: LifecyclePlan['audit'];
+  /** Times (ms) at which something falls due; the plan's requeue is the earliest. */
+  wakeAt: number[];
+}
+
+/** What a sub-planner decides for the current credential. */
+export interface Decision {
+  main: MainAction;
+  condition: LifecyclePlan['condition'];
+}
+
+const implied = (): Implied => ({ events: [], audit: [], wakeAt: [] });
+
+/**
+ * The lifecycle in the order a newcomer reads it: a deleted object's leases; the replaced leases (each on
+ * its own); a target Secret someone else owns; then the current credential: adopted after a crash, minted
+ * the first time, replaced, restored into its Secret, renewed, or left as it is.
+ */
+export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
+  if (o.deleting) return planDeleting(o);
+  const looked = lookedToken(o);
+  const lease = looked?.lease ?? o.lease;
+  const notes = implied();
+  const previous = planPrevious(o, notes);
+  if (o.target === 'foreign') return refuseForeign(previous, notes);
+  const decision =
+    planAdoption(o, lease) ??
+    (lease
+      ? (planReplacement(o, lease, looked, notes) ??
+        planRestore(o, notes) ??
+        planRenewal(o, lease, notes) ??
+        steady(o, lease))
+      : firstMint(notes));
+  const next = notes.wakeAt.length > 0 ? Math.min(...notes.wakeAt) - o.now : undefined;
+  const tokenCondition = looked && decision.main.type !== 'mint' ? tokenBound(looked, o.policy) : undefined;
+  return {
+    main: decision.main,
+    previous,
+    condition: decision.condition,
+    events: notes.events,
+    audit: notes.audit,
+    ...(looked ? { token: looked.persist } : {}),
+    ...(tokenCondition ? { tokenCondition } : {}),
+    ...(next !== undefined ? { requeueAfterMs: Math.max(MIN_REQUEUE_MS, next) } : {}),
+  };
+}
+
+/** A deleted object: every lease it holds is revoked (spec.revocation.onDelete), or all are let go. */
+export function planDeleting(o: LifecycleObservation): LifecyclePlan {
+  const revoke = o.policy.onDelete && (o.lease !== undefined || o.previous.length > 0);
+  const ids = revoke ? [o.lease?.id, ...o.previous.map((x) => x.id)].filter((id): id is string => Boolean(id)) : [];
+  return {
+    main: { type: revoke ? 'revoke-all' : 'release' },
+    previous: [],
+    condition: ready('Deleting', revoke ? 'revoking the leases of a deleted object' : 'the object is being deleted'),
+    events: [],
+    audit: ids.map((leaseId) => ({ action: 'revoke', leaseId, reason: 'Deleted' })),
+  };
+}
+
+function refuseForeign(previous: PreviousAction[], notes: Implied): LifecyclePlan {
+  return {
+    main: { type: 'refuse', reason: 'SecretNotOwned' },
+    previous,
+    condition: {
+      status: 'False',
+      reason: 'SecretNotOwned',
+      message: "the target Secret exists and is not this object's: nothing is minted into a Secret someone else owns",
+    },
+    events: notes.events,
+    audit: notes.audit,
+    requeueAfterMs: 60_000,
+  };
+}
+
+/** The replaced leases, each on its own: forgotten, revoked, renewed while their rollout runs, or marked rolled. */
+export function planPrevious(o: LifecycleObservation, notes: Implied): PreviousAction[] {
+  const overflow = Math.max(0, o.previous.length - MAX_PREVIOUS);
+  return o.previous.flatMap((prev, i) => planReplaced(o, prev, i < overflow, notes));
+}
+
+function planReplaced(
   o: LifecycleObservation,
-  events: PlannedEvent[],
-  audit: LifecyclePlan['audit'],
-  wakeAt: number[],
+  prev: PreviousLease,
+  overflowing: boolean,
+  notes: Implied,
 ): PreviousAction[] {
+  const revoke = (why: 'Immediately' | 'Overflow'): PreviousAction[] => {
+    notes.audit.push({ action: 'revoke', leaseId: prev.id, reason: why });
+    return [{ id: prev.id, op: 'revoke', why }];
+  };
+  if (prev.expiresAt !== undefined && prev.expiresAt <= o.now) return [{ id: prev.id, op: 'forget', why: 'Expired' }];
+  if (overflowing) {
+    notes.events.push({
+      type: 'Warning',
+      reason: 'PreviousLeaseRevokedEarly',
+      message: `more than ${MAX_PREVIOUS} replaced credentials waited for their rollout; the oldest was revoked`,
+    });
+    return revoke('Overflow');
+  }
+  if (o.policy.previous === 'Never') return [{ id: prev.id, op: 'forget', why: 'Never' }];
+  if (o.policy.previous === 'Immediately') return revoke('Immediately');
+  return planAfterRollout(o, prev, notes);
+}
+
+/** A replaced lease waiting for the targets' rollout: revoked once it has settled plus grace, renewed meanwhile. */
+function planAfterRollout(o: LifecycleObservation, prev: PreviousLease, notes: Implied): PreviousAction[] {
   const out: PreviousAction[] = [];
   const p = o.policy;
-  const overflow = Math.max(0, o.previous.length - MAX_PREVIOUS);
-  o.previous.forEach((prev, i) => {
-    if (prev.expiresAt !== undefined && prev.expiresAt <= o.now) {
-      out.push({ id: prev.id, op: 'forget', why: 'Expired' });
-      return;
-    }
-    if (i < overflow) {
-      out.push({ id: prev.id, op: 'revoke', why: 'Overflow' });
-      audit.push({ action: 'revoke', leaseId: prev.id, reason: 'Overflow' });
-      events.push({
-        type: 'Warning',
-        reason: 'PreviousLeaseRevokedEarly',
-        message: `more than ${MAX_PREVIOUS} replaced credentials waited for their rollout; the oldest was revoked`,
+  let settledAt = prev.rolloutSettledAt;
+  if (settledAt === undefined && (o.rollout === 'settled' || o.rollout === 'missing')) {
+    settledAt = o.now;
+    out.push({ id: prev.id, op: 'settled' });
+    if (o.rollout === 'missing')
+      notes.events.push({
+        type: 'Normal',
+        reason: 'RolloutTargetMissing',
+        message:
+          'a rollout target or the Secret does not exist: nothing to wait for before revoking the replaced credential',
       });
-      return;
-    }
-    if (p.previous === 'Never') {
-      out.push({ id: prev.id, op: 'forget', why: 'Never' });
-      return;
-    }
-    if (p.previous === 'Immediately') {
-      out.push({ id: prev.id, op: 'revoke', why: 'Immediately' });
-      audit.push({ action: 'revoke', leaseId: prev.id, reason: 'Immediately' });
-      return;
-    }
-    let settledAt = prev.rolloutSettledAt;
-    if (settledAt === undefined && (o.rollout === 'settled' || o.rollout === 'missing')) {
-      settledAt = o.now;
-      out.push({ id: prev.id, op: 'settled' });
-      if (o.rollout === 'missing')
-        events.push({
-          type: 'Normal',
-          reason: 'RolloutTargetMissing',
-          message:
-            'a rollout target or the Secret does not exist: nothing to wait for before revoking the replaced credential',
-        });
-    }
-    if (settledAt !== undefined && o.now >= settledAt + p.graceMs) {
-      out.push({ id: prev.id, op: 'revoke', why: 'AfterRollout' });
-      audit.push({ action: 'revoke', leaseId: prev.id, reason: 'AfterRollout' });
-      return;
-    }
-    if (settledAt !== undefined) wakeAt.push(settledAt + p.graceMs);
-    if (o.rollout === 'paused' && settledAt === undefined) {
-      events.push({
-        type: 'Warning',
-        reason: 'RolloutPaused',
-        message: 'a rollout target is paused: the replaced credential stays valid (renewed) until it has rolled',
-      });
-    }
-    // Still in use by pods not yet rolled: keep it alive as the current one is kept.
-    if (prev.expiresAt !== undefined && prev.durationSeconds !== undefined) {
-      const from = prev.renewedAt ?? prev.replacedAt;
-      const at = renewalTime(p, prev.id, from, prev.expiresAt - from);
-      if (o.now >= at)
-        out.push({ id: prev.id, op: 'renew', incrementSeconds: renewIncrementSeconds(prev.durationSeconds, p) });
-      else wakeAt.push(at);
-    }
-    if (settledAt === undefined) wakeAt.push(o.now + 5_000); // ask the coordinator again
-  });
+  }
+  if (settledAt !== undefined && o.now >= settledAt + p.graceMs) {
+    notes.audit.push({ action: 'revoke', leaseId: prev.id, reason: 'AfterRollout' });
+    return [...out, { id: prev.id, op: 'revoke', why: 'AfterRollout' }];
+  }
+  if (settledAt !== undefined) notes.wakeAt.push(settledAt + p.graceMs);
+  if (o.rollout === 'paused' && settledAt === undefined) {
+    notes.events.push({
+      type: 'Warning',
+      reason: 'RolloutPaused',
+      message: 'a rollout target is paused: the replaced credential stays valid (renewed) until it has rolled',
+    });
+  }
+  // Still in use by pods not yet rolled: keep it alive as the current one is kept.
+  if (prev.expiresAt !== undefined && prev.durationSeconds !== undefined) {
+    const from = prev.renewedAt ?? prev.replacedAt;
+    const at = renewalTime(p, prev.id, from, prev.expiresAt - from);
+    if (o.now >= at)
+      out.push({ id: prev.id, op: 'renew', incrementSeconds: renewIncrementSeconds(prev.durationSeconds, p) });
+    else notes.wakeAt.push(at);
+  }
+  if (settledAt === undefined) notes.wakeAt.push(o.now + 5_000); // ask the coordinator again
   return out;
 }
 
-function replace(reason: ReplaceReason, events: PlannedEvent[], audit: LifecyclePlan['audit']): MainAction {
+/** A copy newer than status: minted (and copied) before a crash, status not yet written. Adopt, never re-mint. */
+function planAdoption(o: LifecycleObservation, lease: LeaseState | undefined): Decision | undefined {
+  if (o.copyLeaseId === undefined || o.copyLeaseId === lease?.id || o.previous.some((x) => x.id === o.copyLeaseId))
+    return undefined;
+  return {
+    main: { type: 'adopt' },
+    condition: {
+      status: 'Unknown',
+      reason: 'Adopting',
+      message: 'taking over a credential minted before the controller stopped',
+    },
+  };
+}
+
+function firstMint(notes: Implied): Decision {
+  notes.audit.push({ action: 'mint', reason: 'Initial' });
+  return {
+    main: { type: 'mint', reason: 'Initial' },
+    condition: { status: 'Unknown', reason: 'Minting', message: 'minting the first credential' },
+  };
+}
+
+/**
+ * The current credential must be replaced: its minting token is gone, it expired, the spec changed, it
+ * was lost with its copy, or its hard end (max TTL, token end, not renewable, a certificate's renewal point)
+ * is within minValidity. Otherwise undefined, with the time that end falls due in `notes.wakeAt`.
+ */
+export function planReplacement(
+  o: LifecycleObservation,
+  lease: LeaseState,
+  looked: LookedToken | undefined,
+  notes: Implied,
+): Decision | undefined {
+  const replaceFor = (reason: ReplaceReason, condition: LifecyclePlan['condition']): Decision => ({
+    main: replace(reason, notes),
+    condition,
+  });
+  const p = o.policy;
+  if (looked?.gone)
+    return replaceFor('LeaseLost', {
+      status: 'False',
+      reason: 'TokenRevoked',
+      message:
+        'the Vault token that minted the credential is gone (revoked or expired), and Vault revoked the lease with it',
+    });
+  if (lease.expiresAt <= o.now)
+    return lease.certificate
+      ? replaceFor('CertificateExpired', {
+          status: 'False',
+          reason: 'CertificateExpired',
+          message: 'the certificate expired before it was re-issued',
+        })
+      : replaceFor('LeaseLost', {
+          status: 'False',
+          reason: 'LeaseExpired',
+          message: 'the lease expired before it was renewed',
+        });
+  if (lease.source !== undefined && lease.source !== o.source)
+    return replaceFor('SpecChanged', ready('Rotating', 'replacing the credential: the spec changed'));
+  if (o.target === 'missing' && o.copyLeaseId !== lease.id)
+    return replaceFor(
+      'SecretLost',
+      ready('Rotating', "the Secret and the controller's copy were deleted: replacing the credential"),
+    );
+  const end = hardEnd(looked?.bound ?? lease, p);
+  // This process's own token is renewed by its token cache: look again (at most every 30 s) near its end,
+  // where the cache may have had to log in again, leaving it to end.
+  if (looked?.state === 'current' && lease.tokenExpiresAt !== undefined)
+    notes.wakeAt.push(Math.max(o.now + 30_000, lease.tokenExpiresAt - p.minValidityMs));
+  if (!end) return undefined;
+  if (end.at - o.now >= p.minValidityMs) {
+    notes.wakeAt.push(end.at - p.minValidityMs);
+    return undefined;
+  }
+  const ends = lease.certificate || end.reason === 'NotRenewable' ? lease.expiresAt : end.at;
+  const left = Math.max(0, Math.round((ends - o.now) / 1000));
+  return replaceFor(
+    end.reason,
+    ready(
+      'Rotating',
+      lease.certificate
+        ? `re-issuing the certificate ${left}s before its notAfter`
+        : `replacing the credential ${left}s before it ends`,
+    ),
+  );
+}
+
+/** The target Secret was deleted (its copy kept) or changed: rewritten from the copy, nothing minted. */
+function planRestore(o: LifecycleObservation, notes: Implied): Decision | undefined {
+  if (o.target !== 'missing' && o.target !== 'differs') return undefined;
+  notes.events.push({
+    type: 'Normal',
+    reason: 'SecretRestored',
+    message: 'the target Secret was deleted or changed: restored with the current credential (nothing minted)',
+  });
+  return {
+    main: { type: 'restore' },
+    condition: ready('Restoring', "restoring the target Secret from the controller's copy"),
+  };
+}
+
+/** A renewable lease at its renewal point is renewed (with a Warning when renewals have been failing); else its time is noted. */
+export function planRenewal(o: LifecycleObservation, lease: LeaseState, notes: Implied): Decision | undefined {
+  if (!lease.renewable) return undefined;
+  const p = o.policy;
+  const from = lease.renewedAt ?? lease.issuedAt;
+  const grant = lease.expiresAt - from;
+  const at = leaseRenewalTime(lease, p);
+  if (o.now < at) {
+    notes.wakeAt.push(at);
+    return undefined;
+  }
+  // Past the renewal window's end by half of what was left: a renewal has been failing.
+  const late = o.now >= from + grant * (1 - (1 - (p.renewAtPercent + p.jitterPercent) / 100) / 2);
+  if (late)
+    notes.events.push({
+      type: 'Warning',
+      reason: 'LeaseExpiringUnrenewed',
+      message: `the lease ends in ${Math.max(0, Math.round((lease.expiresAt - o.now) / 1000))}s and has not been renewed`,
+    });
+  notes.audit.push({ action: 'renew', leaseId: lease.id, reason: 'Due' });
+  return {
+    main: { type: 'renew', incrementSeconds: renewIncrementSeconds(lease.durationSeconds, p) },
+    condition: ready('Renewing', 'renewing the lease'),
+  };
+}
+
+/** Nothing to do for the current credential: the condition says why it is fine (or what it waits for). */
+function steady(o: LifecycleObservation, lease: LeaseState): Decision {
+  const n = o.previous.length;
+  if (n > 0 && o.policy.previous === 'AfterRollout')
+    return {
+      main: { type: 'noop' },
+      condition: ready(
+        'AwaitingRollout',
+        `the credential is valid; ${n} replaced credential${n === 1 ? '' : 's'} wait${n === 1 ? 's' : ''} for the rollout before revocation`,
+      ),
+    };
+  return {
+    main: { type: 'noop' },
+    condition: lease.certificate
+      ? ready(
+          'CertificateValid',
+          `the certificate is valid until ${new Date(lease.expiresAt).toISOString()} and is re-issued at ${new Date(certificateRenewAt(o.policy, lease)).toISOString()}`,
+        )
+      : ready('LeaseValid', 'the credential is valid and its lease is renewed on schedule'),
+  };
+}
+
+function replace(reason: ReplaceReason, notes: Implied): MainAction {
   const why: Record<ReplaceReason, string> = {
     MaxTTL: 'the lease nears its max TTL',
     TokenExpiry: 'the Vault token that minted it ends soon, and Vault revokes the lease with it',
@@ -330,179 +556,13 @@ function replace(reason: ReplaceReason, events: PlannedEvent[], audit: Lifecycle
     Renewal: 'the certificate reached its renewal point (a fraction of its lifetime)',
     CertificateExpired: 'the certificate expired before it was re-issued',
   };
-  events.push({
+  notes.events.push({
     type: reason === 'LeaseLost' || reason === 'SecretLost' || reason === 'CertificateExpired' ? 'Warning' : 'Normal',
     reason: 'Rotating',
     message: `minting a replacement credential: ${why[reason]}`,
   });
-  audit.push({ action: 'mint', reason });
+  notes.audit.push({ action: 'mint', reason });
   return { type: 'mint', reason };
-}
-
-export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
-  const events: PlannedEvent[] = [];
-  const audit: LifecyclePlan['audit'] = [];
-  const wakeAt: number[] = [];
-  const p = o.policy;
-  const looked = lookedToken(o);
-  const lease = looked?.lease ?? o.lease;
-
-  if (o.deleting) {
-    if (!p.onDelete || (!lease && o.previous.length === 0)) {
-      return {
-        main: { type: 'release' },
-        previous: [],
-        condition: ready('Deleting', 'the object is being deleted'),
-        events,
-        audit,
-      };
-    }
-    for (const id of [lease?.id, ...o.previous.map((x) => x.id)])
-      if (id) audit.push({ action: 'revoke', leaseId: id, reason: 'Deleted' });
-    return {
-      main: { type: 'revoke-all' },
-      previous: [],
-      condition: ready('Deleting', 'revoking the leases of a deleted object'),
-      events,
-      audit,
-    };
-  }
-
-  if (o.target === 'foreign') {
-    return {
-      main: { type: 'refuse', reason: 'SecretNotOwned' },
-      previous: planPrevious(o, events, audit, wakeAt),
-      condition: {
-        status: 'False',
-        reason: 'SecretNotOwned',
-        message: "the target Secret exists and is not this object's: nothing is minted into a Secret someone else owns",
-      },
-      events,
-      audit,
-      requeueAfterMs: 60_000,
-    };
-  }
-
-  const previous = planPrevious(o, events, audit, wakeAt);
-  const done = (main: MainAction, condition: LifecyclePlan['condition']): LifecyclePlan => {
-    const next = wakeAt.length > 0 ? Math.min(...wakeAt) - o.now : undefined;
-    const tokenCondition = looked && main.type !== 'mint' ? tokenBound(looked, p) : undefined;
-    return {
-      main,
-      previous,
-      condition,
-      events,
-      audit,
-      ...(looked ? { token: looked.persist } : {}),
-      ...(tokenCondition ? { tokenCondition } : {}),
-      ...(next !== undefined ? { requeueAfterMs: Math.max(MIN_REQUEUE_MS, next) } : {}),
-    };
-  };
-
-  // A copy newer than status: minted (and copied) before a crash, status not yet written. Adopt, never re-mint.
-  if (o.copyLeaseId !== undefined && o.copyLeaseId !== lease?.id && !o.previous.some((x) => x.id === o.copyLeaseId)) {
-    return done(
-      { type: 'adopt' },
-      {
-        status: 'Unknown',
-        reason: 'Adopting',
-        message: 'taking over a credential minted before the controller stopped',
-      },
-    );
-  }
-
-  if (!lease) {
-    audit.push({ action: 'mint', reason: 'Initial' });
-    return done(
-      { type: 'mint', reason: 'Initial' },
-      { status: 'Unknown', reason: 'Minting', message: 'minting the first credential' },
-    );
-  }
-
-  if (looked?.gone)
-    return done(replace('LeaseLost', events, audit), {
-      status: 'False',
-      reason: 'TokenRevoked',
-      message:
-        'the Vault token that minted the credential is gone (revoked or expired), and Vault revoked the lease with it',
-    });
-  if (lease.expiresAt <= o.now)
-    return done(
-      replace(lease.certificate ? 'CertificateExpired' : 'LeaseLost', events, audit),
-      lease.certificate
-        ? { status: 'False', reason: 'CertificateExpired', message: 'the certificate expired before it was re-issued' }
-        : { status: 'False', reason: 'LeaseExpired', message: 'the lease expired before it was renewed' },
-    );
-  if (lease.source !== undefined && lease.source !== o.source)
-    return done(replace('SpecChanged', events, audit), ready('Rotating', 'replacing the credential: the spec changed'));
-  if (o.target === 'missing' && o.copyLeaseId !== lease.id)
-    return done(
-      replace('SecretLost', events, audit),
-      ready('Rotating', "the Secret and the controller's copy were deleted: replacing the credential"),
-    );
-
-  const end = hardEnd(looked?.bound ?? lease, p);
-  // This process's own token is renewed by its token cache: look again (at most every 30 s) near its end,
-  // where the cache may have had to log in again, leaving it to end.
-  if (looked?.state === 'current' && lease.tokenExpiresAt !== undefined)
-    wakeAt.push(Math.max(o.now + 30_000, lease.tokenExpiresAt - p.minValidityMs));
-  if (end && end.at - o.now < p.minValidityMs) {
-    const ends = lease.certificate || end.reason === 'NotRenewable' ? lease.expiresAt : end.at;
-    const left = Math.max(0, Math.round((ends - o.now) / 1000));
-    return done(
-      replace(end.reason, events, audit),
-      ready(
-        'Rotating',
-        lease.certificate
-          ? `re-issuing the certificate ${left}s before its notAfter`
-          : `replacing the credential ${left}s before it ends`,
-      ),
-    );
-  }
-  if (end) wakeAt.push(end.at - p.minValidityMs);
-
-  if (o.target === 'missing' || o.target === 'differs') {
-    events.push({
-      type: 'Normal',
-      reason: 'SecretRestored',
-      message: 'the target Secret was deleted or changed: restored with the current credential (nothing minted)',
-    });
-    return done({ type: 'restore' }, ready('Restoring', "restoring the target Secret from the controller's copy"));
-  }
-
-  if (lease.renewable) {
-    const from = lease.renewedAt ?? lease.issuedAt;
-    const grant = lease.expiresAt - from;
-    const at = leaseRenewalTime(lease, p);
-    if (o.now >= at) {
-      // Past the renewal window's end by half of what was left: a renewal has been failing.
-      const late = o.now >= from + grant * (1 - (1 - (p.renewAtPercent + p.jitterPercent) / 100) / 2);
-      if (late)
-        events.push({
-          type: 'Warning',
-          reason: 'LeaseExpiringUnrenewed',
-          message: `the lease ends in ${Math.max(0, Math.round((lease.expiresAt - o.now) / 1000))}s and has not been renewed`,
-        });
-      audit.push({ action: 'renew', leaseId: lease.id, reason: 'Due' });
-      return done(
-        { type: 'renew', incrementSeconds: renewIncrementSeconds(lease.durationSeconds, p) },
-        ready('Renewing', 'renewing the lease'),
-      );
-    }
-    wakeAt.push(at);
-  }
-  const waiting = o.previous.length > 0 && p.previous === 'AfterRollout';
-  return done(
-    { type: 'noop' },
-    ready(
-      waiting ? 'AwaitingRollout' : lease.certificate ? 'CertificateValid' : 'LeaseValid',
-      waiting
-        ? `the credential is valid; ${o.previous.length} replaced credential${o.previous.length === 1 ? '' : 's'} wait${o.previous.length === 1 ? 's' : ''} for the rollout before revocation`
-        : lease.certificate
-          ? `the certificate is valid until ${new Date(lease.expiresAt).toISOString()} and is re-issued at ${new Date(certificateRenewAt(p, lease)).toISOString()}`
-          : 'the credential is valid and its lease is renewed on schedule',
-    ),
-  );
 }
 
 /**
@@ -546,6 +606,9 @@ function lookedToken(o: LifecycleObservation):
   };
 }
 
+/** The minting token as looked up in this pass, weighed against the current lease (see lookedToken). */
+export type LookedToken = NonNullable<ReturnType<typeof lookedToken>>;
+
 /**
  * TokenBound for a credential just minted: its minting token is this process's own, as looked up at the
  * mint, so the condition is known without another Vault request (it described the replaced credential's).
@@ -569,10 +632,7 @@ export function tokenConditionAtMint(lease: LeaseState, p: LeasePolicy): Lifecyc
 }
 
 /** Condition TokenBound (set when the token was looked up): False when the minting token may end the credential first. */
-function tokenBound(
-  looked: NonNullable<ReturnType<typeof lookedToken>>,
-  p: LeasePolicy,
-): LifecyclePlan['tokenCondition'] | undefined {
+function tokenBound(looked: LookedToken, p: LeasePolicy): LifecyclePlan['tokenCondition'] | undefined {
   const end = looked.lease.tokenExpiresAt;
   const at = (n: number): string => new Date(n).toISOString();
   if (looked.state === 'gone') return undefined;

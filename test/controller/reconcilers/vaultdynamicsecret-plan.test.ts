@@ -10,11 +10,16 @@ import {
   certificateRenewAt,
   MAX_PREVIOUS,
   mintingTokenLookDue,
+  planDeleting,
   planLifecycle,
+  planPrevious,
+  planRenewal,
+  planReplacement,
   renewalTime,
   tokenConditionAtMint,
   replacedLease,
   type LeasePolicy,
+  type Implied,
   type LeaseState,
   type LifecycleObservation,
   type LifecyclePlan,
@@ -637,4 +642,145 @@ void describe('tokenConditionAtMint (TokenBound for a credential just minted, fr
   ];
   for (const [name, l, p, reason] of rows)
     void test(name, () => assert.equal(tokenConditionAtMint(l, p)?.reason, reason));
+});
+
+// The sub-planners planLifecycle reads in order, each on its own: what it decides, and what it notes (Events,
+// audit records, the times it wakes for) when it decides nothing.
+const notes = (): Implied => ({ events: [], audit: [], wakeAt: [] });
+
+void describe('planDeleting', () => {
+  const rows: Array<[string, LifecycleObservation, string, string[]]> = [
+    [
+      'onDelete: the current and the replaced leases are revoked',
+      obs({ deleting: true, previous: [prev()] }),
+      'revoke-all',
+      ['database/creds/app/AAA', 'database/creds/app/OLD'],
+    ],
+    ['onDelete false: all are let go', obs({ deleting: true, policy: { ...policy, onDelete: false } }), 'release', []],
+    ['nothing was ever minted: nothing to revoke', obs({ deleting: true, lease: undefined }), 'release', []],
+  ];
+  for (const [name, o, main, revoked] of rows)
+    void test(name, () => {
+      const plan = planDeleting(o);
+      assert.equal(plan.main.type, main);
+      assert.deepEqual(
+        plan.audit,
+        revoked.map((leaseId) => ({ action: 'revoke', leaseId, reason: 'Deleted' })),
+      );
+      assert.equal(plan.condition.reason, 'Deleting');
+    });
+});
+
+void describe('planPrevious (each replaced lease on its own)', () => {
+  const rows: Array<[string, LifecycleObservation, string[], RegExp?]> = [
+    ['expired: forgotten', obs({ previous: [prev({ expiresAt: T0 })] }), ['forget']],
+    [
+      'previous Never: forgotten, not revoked',
+      obs({ policy: { ...policy, previous: 'Never' }, previous: [prev()] }),
+      ['forget'],
+    ],
+    [
+      'previous Immediately: revoked',
+      obs({ policy: { ...policy, previous: 'Immediately' }, previous: [prev()] }),
+      ['revoke'],
+    ],
+    ['rollout settled now: marked, revoked after grace', obs({ previous: [prev()], rollout: 'settled' }), ['settled']],
+    [
+      'settled longer than grace ago: revoked',
+      obs({ previous: [prev({ rolloutSettledAt: T0 - 30 * S })], rollout: 'settled' }),
+      ['revoke'],
+    ],
+    [
+      'rolling, past its renewal point: renewed',
+      obs({ now: T0 + 50 * S, previous: [prev({ expiresAt: T0 + 60 * S })], rollout: 'rolling' }),
+      ['renew'],
+    ],
+    ['paused: kept, with a Warning', obs({ previous: [prev()], rollout: 'paused' }), [], /RolloutPaused/],
+    [
+      'a target missing: taken as rolled, said',
+      obs({ previous: [prev()], rollout: 'missing' }),
+      ['settled'],
+      /RolloutTargetMissing/,
+    ],
+  ];
+  for (const [name, o, ops, event] of rows)
+    void test(name, () => {
+      const n = notes();
+      assert.deepEqual(
+        planPrevious(o, n).map((a) => a.op),
+        ops,
+      );
+      if (event)
+        assert.ok(
+          n.events.some((e) => event.test(e.reason)),
+          JSON.stringify(n.events),
+        );
+      else assert.deepEqual(n.events, []);
+      assert.equal(n.audit.length, ops.filter((op) => op === 'revoke').length, 'one audit record a revocation');
+    });
+  void test('waiting for the rollout: asks the coordinator again in 5 s', () => {
+    const n = notes();
+    planPrevious(obs({ previous: [prev({ renewedAt: T0 + 9 * S })], rollout: 'rolling' }), n);
+    assert.equal(Math.min(...n.wakeAt), T0 + 15 * S);
+  });
+});
+
+void describe('planReplacement (the current credential must go)', () => {
+  const rows: Array<[string, LifecycleObservation, string | undefined, string?]> = [
+    ['expired lease', obs({ now: T0 + 61 * S }), 'LeaseLost', 'LeaseExpired'],
+    ['expired certificate', certObs({ now: T0 + 61 * S }), 'CertificateExpired', 'CertificateExpired'],
+    ['spec changed', obs({ source: 'src-2' }), 'SpecChanged', 'Rotating'],
+    ['Secret and copy deleted', obs({ target: 'missing', copyLeaseId: undefined }), 'SecretLost', 'Rotating'],
+    ['Secret deleted, copy kept: not this planner (restored)', obs({ target: 'missing' }), undefined],
+    ['max TTL within minValidity', obs({ lease: lease({ maxExpiresAt: T0 + 100 * S }) }), 'MaxTTL', 'Rotating'],
+    [
+      'minting token ends within minValidity',
+      obs({ lease: lease({ tokenExpiresAt: T0 + 100 * S }) }),
+      'TokenExpiry',
+      'Rotating',
+    ],
+    ['certificate at its renewal point', certObs({ now: T0 + 50 * S }), 'Renewal', 'Rotating'],
+    ['a valid lease far from its ends', obs(), undefined],
+  ];
+  for (const [name, o, reason, condition] of rows)
+    void test(name, () => {
+      const n = notes();
+      const d = planReplacement(o, o.lease!, undefined, n);
+      assert.equal((d?.main as { reason?: string } | undefined)?.reason, reason);
+      assert.equal(d?.condition.reason, condition);
+      assert.deepEqual(n.audit, reason ? [{ action: 'mint', reason }] : []);
+    });
+  void test('far from its ends: woken minValidity before the earliest one', () => {
+    const n = notes();
+    planReplacement(
+      obs({ lease: lease({ tokenExpiresAt: T0 + 30 * M }) }),
+      lease({ tokenExpiresAt: T0 + 30 * M }),
+      undefined,
+      n,
+    );
+    assert.deepEqual(n.wakeAt, [T0 + 30 * M - 2 * M]);
+  });
+});
+
+void describe('planRenewal', () => {
+  const rows: Array<[string, LifecycleObservation, string | undefined, RegExp?]> = [
+    ['before its renewal point: nothing, woken then', obs(), undefined],
+    ['at its renewal point: renewed', obs({ now: T0 + 50 * S }), 'renew'],
+    [
+      'long past it (renewals failing): renewed, with a Warning',
+      obs({ now: T0 + 58 * S }),
+      'renew',
+      /LeaseExpiringUnrenewed/,
+    ],
+    ['not renewable: not this planner', obs({ now: T0 + 50 * S, lease: lease({ renewable: false }) }), undefined],
+  ];
+  for (const [name, o, main, event] of rows)
+    void test(name, () => {
+      const n = notes();
+      const d = planRenewal(o, o.lease!, n);
+      assert.equal(d?.main.type, main);
+      if (event) assert.ok(n.events.some((e) => event.test(e.reason)));
+      else assert.deepEqual(n.events, []);
+      if (!d && o.lease!.renewable) assert.deepEqual(n.wakeAt, [renewalTime(policy, o.lease!.id, T0, 60 * S)]);
+    });
 });
