@@ -30,6 +30,7 @@ import { CONTROLLERS } from '../harness/controller-manager.ts';
 import { condition, type E2EStack, startE2E } from '../harness/e2e-stack.ts';
 import type { ControllerHandle } from '../harness/e2e-processes.ts';
 import { realTier } from '../harness/real-tier.ts';
+import { createTenantStore } from '../harness/tenant-store.ts';
 import { waitFor } from '../harness/wait.ts';
 
 const tier = await realTier();
@@ -146,70 +147,37 @@ void describe(
         key_type: 'ec',
         key_bits: 256,
       });
-      await must('PUT', 'sys/policies/acl/team-pki-web', {
-        policy: [
+      await createTenantStore(stack, {
+        namespace: NS,
+        role: 'team-pki-web',
+        rules: [
           'path "pki/issue/web" { capabilities = ["update"] }',
           'path "pki/revoke" { capabilities = ["update"] }',
-        ].join('\n'),
+        ],
+        serviceAccount: 'web',
       });
-      await must('POST', 'auth/kubernetes/role/team-pki-web', {
-        bound_service_account_names: ['web'],
-        bound_service_account_namespaces: [NS],
-        audience: 'vault',
-        token_policies: ['team-pki-web'],
-        token_ttl: '1h',
-        token_max_ttl: '24h',
-      });
-      await stack.cp.apply([
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web', namespace: NS } },
-      ]);
-      await stack.kubectlApply([
-        {
-          apiVersion: 'external-secrets.io/v1',
-          kind: 'SecretStore',
-          metadata: { name: 'vault', namespace: NS },
-          spec: {
-            provider: {
-              vault: {
-                server: stack.vault.addr,
-                path: 'secret',
-                version: 'v2',
-                auth: {
-                  kubernetes: {
-                    mountPath: 'kubernetes',
-                    role: 'team-pki-web',
-                    serviceAccountRef: { name: 'web', audiences: ['vault'] },
-                  },
+      await stack.kubectlApply({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: NS },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: {
+              containers: [
+                {
+                  name: 'web',
+                  image: 'registry.invalid/web:1',
+                  volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
                 },
-              },
+              ],
+              volumes: [{ name: 'tls', secret: { secretName: 'web-tls' } }],
             },
           },
         },
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          metadata: { name: 'web', namespace: NS },
-          spec: {
-            replicas: 0,
-            selector: { matchLabels: { app: 'web' } },
-            template: {
-              metadata: { labels: { app: 'web' } },
-              spec: {
-                containers: [
-                  {
-                    name: 'web',
-                    image: 'registry.invalid/web:1',
-                    volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
-                  },
-                ],
-                volumes: [{ name: 'tls', secret: { secretName: 'web-tls' } }],
-              },
-            },
-          },
-        },
-      ]);
-      await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=90s', '-n', NS, 'secretstore/vault']);
+      });
       log(`[pki] set up in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     });
     after(async () => {
