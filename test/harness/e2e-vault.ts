@@ -23,13 +23,19 @@ import { configureKubernetesAuth, type VaultEndpoint, vaultRequest } from './vau
 export const SIMULATED_VAULT_BANNER =
   'Vault is SIMULATED (test/sim/vault.ts, asked for explicitly; the default is a real OpenBao); its kubernetes-auth logins are verified by a real TokenReview against the real kube-apiserver';
 
-/** A TCP listener on one port forwarding to the Vault server (OpenBao or the simulator); stop() refuses connections, start() takes the same port again. */
+/**
+ * A TCP listener on one port forwarding to the Vault server (OpenBao or the simulator); stop() refuses connections, start() takes the same port again.
+ * `host`: listen there instead of 127.0.0.1 (the one-node cluster's pods reach the host on the node IP).
+ */
 export class TcpFront {
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
   #port = 0;
 
-  constructor(private readonly targetPort: number) {}
+  constructor(
+    private readonly targetPort: number,
+    private readonly host = '127.0.0.1',
+  ) {}
 
   get port(): number {
     return this.#port;
@@ -51,7 +57,7 @@ export class TcpFront {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.#port, '127.0.0.1', () => resolve());
+      server.listen(this.#port, this.host, () => resolve());
     });
     this.#port = (server.address() as { port: number }).port;
     this.#server = server;
