@@ -3,15 +3,8 @@
 // so the work queue retries it with backoff; the next ExternalSecret renders on a fresh worker.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NAMESPACES } from '../../../kube/resources.ts';
-import { SECRET_STORES } from '../../../schemas/resources.ts';
-import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
-import { CoalescingKvReader } from '../../../controller/reconcilers/kv-reader.ts';
-import { createSecretStoreReconciler } from '../../../controller/reconcilers/secretstore.ts';
-import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
 import { RenderPool } from '../../../controller/reconcilers/render-pool.ts';
-import { TokenCache } from '../../../vault/token-cache.ts';
-import { FakeKube, readyOf } from './harness.ts';
+import { readyOf } from './harness.ts';
 import {
   EXTERNAL_SECRETS,
   externalSecret,
@@ -20,6 +13,7 @@ import {
   startVault,
   stopVault,
   type Vault,
+  world,
 } from './eso-world.ts';
 import { CANARY, HOSTILE_TEMPLATES } from '../../eso/hostile-templates.ts';
 
@@ -40,37 +34,7 @@ void after(async () => {
 
 void describe('ExternalSecret rendered by the render pool', () => {
   void test('a template past the deadline: Ready False naming the field and the limit, no Secret, retried with backoff; the next one renders', async () => {
-    const kube = new FakeKube();
-    kube.tokenFor = (ns, sa, opts) => v.sim.jwtFor(ns, sa, { audiences: opts?.audiences });
-    const connector = new StoreConnector({
-      client: kube,
-      tokens: new TokenCache({ revokeOnEvict: false }),
-      timeoutMs: 2000,
-    });
-    const common = { connector, controllerClass: '', namePrefix: 'vaultgate' };
-    const store = createSecretStoreReconciler({ ...common, kind: 'SecretStore' });
-    const es = createExternalSecretReconciler({ ...common, reader: new CoalescingKvReader(), renderer: pool });
-    kube.put(NAMESPACES, {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } },
-    });
-    kube.put(SECRET_STORES, {
-      apiVersion: 'external-secrets.io/v1',
-      kind: 'SecretStore',
-      metadata: { name: 'vault', namespace: 'team-a' },
-      spec: {
-        provider: {
-          vault: {
-            server: v.sim.addr,
-            path: 'secret',
-            version: 'v2',
-            auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', serviceAccountRef: { name: 'vault-reader' } } },
-          },
-        },
-      },
-    });
-    await kube.reconcile(store, 'team-a/vault');
+    const { kube, es } = await world(v, { renderer: pool });
 
     kube.put(
       EXTERNAL_SECRETS,

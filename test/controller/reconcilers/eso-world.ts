@@ -1,6 +1,6 @@
 // A Vault simulator, an in-memory Kubernetes (harness.ts) and the SecretStore/ExternalSecret
 // reconcilers wired as the controller wires them, for the ExternalSecret tests that need a real read
-// path (eso-leak, eso-adopt).
+// path (eso-leak, eso-adopt, eso-fields, eso-render-limits).
 import { VaultSim } from '../../sim/vault.ts';
 import { createVaultClient } from '../../../vault/client.ts';
 import { createSysApi } from '../../../vault/sys.ts';
@@ -12,6 +12,7 @@ import { EXTERNAL_SECRETS, SECRET_STORES } from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
 import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
 import { CoalescingKvReader } from '../../../controller/reconcilers/kv-reader.ts';
+import type { SecretRenderer } from '../../../controller/reconcilers/render-pool.ts';
 import { createSecretStoreReconciler } from '../../../controller/reconcilers/secretstore.ts';
 import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
 import { FakeKube } from './harness.ts';
@@ -55,7 +56,8 @@ export interface World {
   es: ReturnType<typeof createExternalSecretReconciler>;
 }
 
-export async function world(v: Vault): Promise<World> {
+/** The SecretStore `team-a/vault` Ready and an ExternalSecret reconciler (rendering in process, or with `renderer`). */
+export async function world(v: Vault, opts: { renderer?: SecretRenderer } = {}): Promise<World> {
   const kube = new FakeKube();
   kube.tokenFor = (ns, sa, opts) => v.sim.jwtFor(ns, sa, { audiences: opts?.audiences });
   const connector = new StoreConnector({
@@ -65,7 +67,7 @@ export async function world(v: Vault): Promise<World> {
   });
   const common = { connector, controllerClass: '', namePrefix: 'vaultgate' };
   const store = createSecretStoreReconciler({ ...common, kind: 'SecretStore' });
-  const es = createExternalSecretReconciler({ ...common, reader: new CoalescingKvReader() });
+  const es = createExternalSecretReconciler({ ...common, reader: new CoalescingKvReader(), ...opts });
   kube.put(NAMESPACES, {
     apiVersion: 'v1',
     kind: 'Namespace',
