@@ -124,9 +124,10 @@ export function podTemplateAnnotations(workload: KubeObject): Readonly<Record<st
 
 /**
  * `stalled`: a Deployment past its progressDeadlineSeconds (Progressing=False, ProgressDeadlineExceeded).
- * `unready`: a Deployment whose template rolled out (Progressing reason NewReplicaSetAvailable, every pod of
- * the current template) but whose pods are not all ready now, e.g. because the credential they started
- * with died: no rollout is in progress, so a restart stacks no ReplicaSet.
+ * `unready`: a workload whose template rolled out (every pod of the current template; a Deployment's
+ * Progressing reason NewReplicaSetAvailable, a StatefulSet's currentRevision = updateRevision) but whose
+ * pods are not all ready now, e.g. because the credential they started with died: no rollout is in
+ * progress, so a restart stacks nothing and is what brings them the new credential.
  */
 export type RolloutState = 'complete' | 'rolling' | 'stalled' | 'unready';
 
@@ -150,11 +151,10 @@ export function rolloutState(kind: WorkloadKind, workload: KubeObject): RolloutS
   if (observed < n(workload.metadata.generation)) return 'rolling';
   if (kind === 'DaemonSet') {
     const desired = n(status.desiredNumberScheduled as Num);
-    return n(status.updatedNumberScheduled as Num) >= desired &&
-      n(status.numberReady as Num) >= desired &&
-      n(status.numberAvailable as Num) >= desired
+    if (n(status.updatedNumberScheduled as Num) < desired) return 'rolling';
+    return n(status.numberReady as Num) >= desired && n(status.numberAvailable as Num) >= desired
       ? 'complete'
-      : 'rolling';
+      : 'unready';
   }
   const want = spec.replicas ?? 1;
   const updated = n(status.updatedReplicas as Num);
@@ -179,9 +179,13 @@ export function rolloutState(kind: WorkloadKind, workload: KubeObject): RolloutS
     );
     return rolledOut && updated >= want && total <= updated ? 'unready' : 'rolling';
   }
-  if (updated < want || ready < want || total > updated) return 'rolling';
-  // StatefulSet: every pod at the update revision (OnDelete: only once its pods were deleted).
+  if (updated < want || total > updated) return 'rolling';
+  // StatefulSet: every pod at the update revision (OnDelete: only once its pods were deleted). The controller
+  // sets currentRevision to updateRevision when a rolling update completes, and keeps it when pods go
+  // unready afterwards (kubernetes/kubernetes pkg/controller/statefulset/stateful_set_control.go,
+  // completeRollingUpdate).
   const cur = status.currentRevision;
   const upd = status.updateRevision;
-  return typeof upd === 'string' && typeof cur === 'string' && cur !== upd ? 'rolling' : 'complete';
+  if (typeof upd === 'string' && typeof cur === 'string' && cur !== upd) return 'rolling';
+  return ready < want ? 'unready' : 'complete';
 }

@@ -130,6 +130,16 @@ void describe('kube/workloads: rolloutState (kubectl rollout status)', () => {
       'rolling',
       'OnDelete: pods not deleted yet',
     );
+    assert.equal(
+      rolloutState('StatefulSet', w(1, { replicas: 2 }, { ...s, readyReplicas: 0 })),
+      'unready',
+      'rolled out, then its pods went unready: a restart is not held back',
+    );
+    assert.equal(
+      rolloutState('StatefulSet', w(1, { replicas: 2 }, { ...s, readyReplicas: 1, currentRevision: 'r1' })),
+      'rolling',
+      'an update in progress with a pod not ready yet',
+    );
   });
   void test('DaemonSet: every scheduled pod updated, ready and available', () => {
     const d = {
@@ -142,5 +152,11 @@ void describe('kube/workloads: rolloutState (kubectl rollout status)', () => {
     assert.equal(rolloutState('DaemonSet', w(4, {}, d)), 'complete');
     assert.equal(rolloutState('DaemonSet', w(4, {}, { ...d, updatedNumberScheduled: 2 })), 'rolling');
     assert.equal(rolloutState('DaemonSet', w(5, {}, d)), 'rolling');
+    assert.equal(
+      rolloutState('DaemonSet', w(4, {}, { ...d, numberReady: 1, numberAvailable: 1 })),
+      'unready',
+      'every pod updated, then two went unready: a restart is not held back',
+    );
+    assert.equal(rolloutState('DaemonSet', w(4, {}, { ...d, updatedNumberScheduled: 2, numberReady: 2 })), 'rolling');
   });
 });
