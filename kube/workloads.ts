@@ -182,7 +182,7 @@ export function rolloutState(kind: WorkloadKind, workload: KubeObject): RolloutS
   if (updated < want || total > updated) return 'rolling';
   // StatefulSet: every pod at the update revision (OnDelete: only once its pods were deleted). The controller
   // sets currentRevision to updateRevision when a rolling update completes, and keeps it when pods go
-  // unready afterwards (kubernetes/kubernetes pkg/controller/statefulset/stateful_set_control.go,
+  // unready afterwards (kubernetes/kubernetes pkg/controller/statefulset/stateful_set_utils.go,
   // completeRollingUpdate).
   const cur = status.currentRevision;
   const upd = status.updateRevision;
