@@ -21,6 +21,7 @@ import {
   type PostgresServer,
 } from '../harness/postgres.ts';
 import { realTier } from '../harness/real-tier.ts';
+import { createTenantStore, LEASE_RULES } from '../harness/tenant-store.ts';
 import { waitFor } from '../harness/wait.ts';
 
 const tier = await realTier();
@@ -75,52 +76,11 @@ void describe('VaultDynamicSecret lifecycle on OpenBao 2.7.2 + PostgreSQL 15 (re
       defaultTtl: `${LEASE_S}s`,
       maxTtl: `${MAX_S}s`,
     });
-    const must = async (m: string, p: string, b?: unknown): Promise<void> => {
-      const r = await stack.vaultRoot(m, p, b);
-      if (r.status >= 300) throw new Error(`${m} ${p}: ${r.status} ${JSON.stringify(r.body)}`);
-    };
-    await must('PUT', 'sys/policies/acl/team-db-creds', {
-      policy: [
-        'path "database/creds/app" { capabilities = ["read"] }',
-        'path "sys/leases/renew" { capabilities = ["update"] }',
-        'path "sys/leases/revoke" { capabilities = ["update"] }',
-        'path "sys/leases/lookup" { capabilities = ["update"] }',
-      ].join('\n'),
+    await createTenantStore(stack, {
+      namespace: NS,
+      role: 'team-db-app',
+      rules: ['path "database/creds/app" { capabilities = ["read"] }', ...LEASE_RULES],
     });
-    await must('POST', 'auth/kubernetes/role/team-db-app', {
-      bound_service_account_names: ['app'],
-      bound_service_account_namespaces: [NS],
-      audience: 'vault',
-      token_policies: ['team-db-creds'],
-      token_ttl: '1h',
-      token_max_ttl: '24h',
-    });
-    await stack.cp.apply([
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app', namespace: NS } },
-    ]);
-    await stack.kubectlApply({
-      apiVersion: 'external-secrets.io/v1',
-      kind: 'SecretStore',
-      metadata: { name: 'vault', namespace: NS },
-      spec: {
-        provider: {
-          vault: {
-            server: stack.vault.addr,
-            path: 'secret',
-            version: 'v2',
-            auth: {
-              kubernetes: {
-                mountPath: 'kubernetes',
-                role: 'team-db-app',
-                serviceAccountRef: { name: 'app', audiences: ['vault'] },
-              },
-            },
-          },
-        },
-      },
-    });
-    await stack.cp.kubectl(['wait', '--for=condition=Ready', '--timeout=90s', '-n', NS, 'secretstore/vault']);
   });
   after(async () => {
     await stack?.stop();
