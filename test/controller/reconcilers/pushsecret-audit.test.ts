@@ -4,105 +4,35 @@
 // naming the path and the PushSecret; the audit event holds no pushed value in any form.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeKube } from './harness.ts';
-import { startVault, stopVault, type Vault } from './eso-world.ts';
-import { createSysApi } from '../../../vault/sys.ts';
-import { TokenCache } from '../../../vault/token-cache.ts';
-import type { VaultRequest } from '../../../vault/types.ts';
-import { NAMESPACES, SECRETS } from '../../../kube/resources.ts';
-import { PUSH_SECRETS, SECRET_STORES, VAULT_GUARDRAILS } from '../../../schemas/resources.ts';
+import { stopVault, type Vault } from './eso-world.ts';
+import {
+  KV1_STORE,
+  KV2_STORE,
+  LEGACY_KV_GUARDRAIL,
+  pushSecret,
+  pushWorld,
+  type PushWorld,
+  startPushVault,
+} from './push-world.ts';
+import { SECRETS } from '../../../kube/resources.ts';
+import { PUSH_SECRETS, VAULT_GUARDRAILS } from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
-import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
-import { createPushSecretReconciler } from '../../../controller/reconcilers/pushsecret.ts';
 import { auditVaultWrite, type VaultWriteInput } from '../../../trail/events.ts';
 import { canaryLeaks } from '../../eso/canary-variants.ts';
 
 let v: Vault;
-const root = () => ({ request: <T>(req: VaultRequest) => v.root.request<T>({ ...req, token: v.sim.rootToken }) });
 void before(async () => {
-  v = await startVault();
-  const sys = createSysApi(root());
-  await sys.writePolicy(
-    'pusher',
-    'path "secret/*" { capabilities = ["create", "read", "update", "delete", "list"] }\npath "kv1/*" { capabilities = ["create", "read", "update", "delete", "list"] }\n',
-  );
-  await sys.writeKubernetesRole('kubernetes', 'pusher', {
-    bound_service_account_names: ['pusher'],
-    bound_service_account_namespaces: ['team-a'],
-    token_policies: ['pusher'],
-    audience: 'vault',
-    token_ttl: 3600,
-  });
-  await root().request({
-    operation: 't',
-    method: 'POST',
-    path: 'sys/mounts/kv1',
-    body: { type: 'kv', options: { version: '1' } },
-  });
+  v = await startPushVault([KV2_STORE, KV1_STORE]);
 });
 void after(() => stopVault(v));
 
 const PASSWORD = 'Mx4Qz8Rt-Wv7Kp';
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
-function world(): { kube: FakeKube; writes: VaultWriteInput[]; run: (name: string) => Promise<unknown> } {
-  const kube = new FakeKube();
-  kube.tokenFor = (ns, sa, opts) => v.sim.jwtFor(ns, sa, { audiences: opts?.audiences });
-  kube.put(NAMESPACES, {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } },
-  });
-  for (const [name, path, version] of [
-    ['vault', 'secret', 'v2'],
-    ['legacy', 'kv1', 'v1'],
-  ] as const) {
-    kube.put(SECRET_STORES, {
-      apiVersion: 'external-secrets.io/v1',
-      kind: 'SecretStore',
-      metadata: { name, namespace: 'team-a' },
-      spec: {
-        provider: {
-          vault: {
-            server: v.sim.addr,
-            path,
-            version,
-            auth: { kubernetes: { mountPath: 'kubernetes', role: 'pusher', serviceAccountRef: { name: 'pusher' } } },
-          },
-        },
-      },
-    });
-  }
-  // kv1/ is outside every namespace's subtree of secret/: a cluster admin's enforce guardrail opens team-a's part of it.
-  kube.put(VAULT_GUARDRAILS, {
-    apiVersion: 'vaultgate.io/v1alpha1',
-    kind: 'VaultGuardrail',
-    metadata: { name: 'legacy-kv' },
-    spec: {
-      mode: 'enforce',
-      relaxFloor: ['namespace-subtree'],
-      allowedPaths: ['secret/data/{{namespace}}/*', 'secret/metadata/{{namespace}}/*', 'kv1/{{namespace}}/*'],
-    },
-  });
-  kube.put(SECRETS, {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'src', namespace: 'team-a' },
-    data: { user: b64('app'), password: b64(PASSWORD) },
-  });
-  const writes: VaultWriteInput[] = [];
-  const connector = new StoreConnector({
-    client: kube,
-    tokens: new TokenCache({ revokeOnEvict: false }),
-    timeoutMs: 2000,
-  });
-  const r = createPushSecretReconciler({
-    connector,
-    controllerClass: '',
-    namePrefix: 'vaultgate',
-    onVaultWrite: (w) => writes.push(w),
-  });
-  return { kube, writes, run: (name) => kube.reconcile(r, `team-a/${name}`) };
+function world(): PushWorld {
+  const w = pushWorld(v, [KV2_STORE, KV1_STORE], { user: 'app', password: PASSWORD });
+  w.kube.put(VAULT_GUARDRAILS, LEGACY_KV_GUARDRAIL);
+  return w;
 }
 
 /** The write and delete requests Vault received on the KV mounts since the last reset, as `verb path`. */
@@ -115,12 +45,8 @@ function kvRequests(): string[] {
 const recorded = (writes: VaultWriteInput[]): string[] =>
   writes.map((w) => `${w.action === 'delete' ? 'delete' : 'write'} ${w.vaultName}`).sort();
 
-const ps = (name: string, spec: Record<string, unknown>): KubeObject => ({
-  apiVersion: 'external-secrets.io/v1alpha1',
-  kind: 'PushSecret',
-  metadata: { name, namespace: 'team-a' },
-  spec: { refreshInterval: '1h', deletionPolicy: 'Delete', selector: { secret: { name: 'src' } }, ...spec },
-});
+const ps = (name: string, spec: Record<string, unknown>): KubeObject =>
+  pushSecret(name, { deletionPolicy: 'Delete', ...spec });
 
 void describe('PushSecret KV writes in the audit trail', () => {
   for (const store of ['vault', 'legacy']) {

@@ -4,36 +4,18 @@
 // the check of keys computed at sync (dataTo rewrites), and the Vault adapter.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeKube } from './harness.ts';
-import { startVault, stopVault, type Vault } from './eso-world.ts';
-import { createSysApi } from '../../../vault/sys.ts';
+import { stopVault, type Vault } from './eso-world.ts';
+import { KV2_STORE, pushReady, pushSecret, pushWorld, type PushWorld, rootOf, startPushVault } from './push-world.ts';
 import { createKvApi } from '../../../vault/kv.ts';
-import { TokenCache } from '../../../vault/token-cache.ts';
-import type { VaultRequest } from '../../../vault/types.ts';
-import { NAMESPACES, SECRETS } from '../../../kube/resources.ts';
-import { PUSH_SECRETS, SECRET_STORES } from '../../../schemas/resources.ts';
+import { PUSH_SECRETS } from '../../../schemas/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
-import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
-import { createPushSecretReconciler } from '../../../controller/reconcilers/pushsecret.ts';
 import { PUSH_FINALIZER } from '../../../eso/push.ts';
 
 let v: Vault;
-const root = () => ({ request: <T>(req: VaultRequest) => v.root.request<T>({ ...req, token: v.sim.rootToken }) });
-const kv2 = () => createKvApi(root(), { mount: 'secret', version: 2 });
+const kv2 = () => createKvApi(rootOf(v), { mount: 'secret', version: 2 });
 before(async () => {
-  v = await startVault();
-  const sys = createSysApi(root());
-  await sys.writePolicy(
-    'pusher',
-    'path "secret/*" { capabilities = ["create", "read", "update", "delete", "list"] }\n',
-  );
-  await sys.writeKubernetesRole('kubernetes', 'pusher', {
-    bound_service_account_names: ['pusher'],
-    bound_service_account_namespaces: ['team-a'],
-    token_policies: ['pusher'],
-    audience: 'vault',
-    token_ttl: 3600,
-  });
+  // The identity may write anywhere under secret/, team-b's part included.
+  v = await startPushVault([KV2_STORE]);
 });
 after(() => stopVault(v));
 
@@ -46,65 +28,11 @@ async function teamBSecret(pushedBy = 'team-b/owner'): Promise<number> {
   return (await kv2().readMetadata('team-b/db'))?.currentVersion ?? 0;
 }
 
-function world(): { kube: FakeKube; run: (name: string) => Promise<unknown> } {
-  const kube = new FakeKube();
-  kube.tokenFor = (ns, sa, opts) => v.sim.jwtFor(ns, sa, { audiences: opts?.audiences });
-  kube.put(NAMESPACES, {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } },
-  });
-  kube.put(SECRET_STORES, {
-    apiVersion: 'external-secrets.io/v1',
-    kind: 'SecretStore',
-    metadata: { name: 'vault', namespace: 'team-a' },
-    spec: {
-      provider: {
-        vault: {
-          server: v.sim.addr,
-          path: 'secret',
-          version: 'v2',
-          auth: { kubernetes: { mountPath: 'kubernetes', role: 'pusher', serviceAccountRef: { name: 'pusher' } } },
-        },
-      },
-    },
-  });
-  kube.put(SECRETS, {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'src', namespace: 'team-a' },
-    data: {
-      password: Buffer.from('attacker-chosen').toString('base64'),
-      doc: Buffer.from('{"password":"attacker-chosen"}').toString('base64'),
-    },
-  });
-  const connector = new StoreConnector({
-    client: kube,
-    tokens: new TokenCache({ revokeOnEvict: false }),
-    timeoutMs: 2000,
-  });
-  const r = createPushSecretReconciler({ connector, controllerClass: '', namePrefix: 'vaultgate' });
-  return { kube, run: (name) => kube.reconcile(r, `team-a/${name}`) };
-}
-
-const ps = (name: string, spec: Record<string, unknown>, extra: Partial<KubeObject> = {}): KubeObject => ({
-  apiVersion: 'external-secrets.io/v1alpha1',
-  kind: 'PushSecret',
-  metadata: { name, namespace: 'team-a' },
-  spec: {
-    refreshInterval: '1h',
-    deletionPolicy: 'Delete',
-    secretStoreRefs: [{ name: 'vault', kind: 'SecretStore' }],
-    selector: { secret: { name: 'src' } },
-    ...spec,
-  },
-  ...extra,
-});
-const ready = (kube: FakeKube, name: string) =>
-  ((
-    kube.getObj(PUSH_SECRETS, `team-a/${name}`)?.status as
-      { conditions?: Array<{ reason: string; message: string }> } | undefined
-  )?.conditions ?? [])[0];
+const world = (): PushWorld =>
+  pushWorld(v, [KV2_STORE], { password: 'attacker-chosen', doc: '{"password":"attacker-chosen"}' });
+const ps = (name: string, spec: Record<string, unknown>, extra: Partial<KubeObject> = {}): KubeObject =>
+  pushSecret(name, { deletionPolicy: 'Delete', ...spec }, extra);
+const ready = pushReady;
 
 async function assertTeamBUntouched(version: number, pushedBy = 'team-b/owner'): Promise<void> {
   assert.deepEqual((await kv2().read('team-b/db'))?.data, { password: 'team-b-own' });

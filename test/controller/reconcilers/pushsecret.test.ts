@@ -4,112 +4,43 @@
 // dataTo, and no secret value in any status or Event. Real servers: test/real/eso-kinds.test.ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeKube } from './harness.ts';
-import { startVault, stopVault, type Vault } from './eso-world.ts';
-import { createSysApi } from '../../../vault/sys.ts';
-import { createKvApi } from '../../../vault/kv.ts';
-import { TokenCache } from '../../../vault/token-cache.ts';
-import type { VaultRequest } from '../../../vault/types.ts';
-import { NAMESPACES, SECRETS } from '../../../kube/resources.ts';
-import { PUSH_SECRETS, SECRET_STORES, VAULT_GUARDRAILS } from '../../../schemas/resources.ts';
-import type { KubeObject } from '../../../kube/objects.ts';
-import { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
+import type { FakeKube } from './harness.ts';
+import { stopVault, type Vault } from './eso-world.ts';
 import {
-  createPushSecretReconciler,
-  pushStoreIndex,
-  pushStoreKeys,
-} from '../../../controller/reconcilers/pushsecret.ts';
+  KV1_STORE,
+  KV2_STORE,
+  LEGACY_KV_GUARDRAIL,
+  pushReady,
+  pushSecret,
+  pushWorld,
+  type PushWorld,
+  rootOf,
+  startPushVault,
+} from './push-world.ts';
+import { createKvApi } from '../../../vault/kv.ts';
+import { SECRETS } from '../../../kube/resources.ts';
+import { PUSH_SECRETS, VAULT_GUARDRAILS } from '../../../schemas/resources.ts';
+import type { KubeObject } from '../../../kube/objects.ts';
+import { pushStoreIndex, pushStoreKeys } from '../../../controller/reconcilers/pushsecret.ts';
 import { PUSH_FINALIZER } from '../../../eso/push.ts';
 
 let v: Vault;
-const root = () => ({ request: <T>(req: VaultRequest) => v.root.request<T>({ ...req, token: v.sim.rootToken }) });
 void before(async () => {
-  v = await startVault();
-  const sys = createSysApi(root());
-  // Vault would let this identity write anywhere under secret/ and kv1/: what keeps it in team-a is vaultgate's guardrail check.
-  await sys.writePolicy(
-    'pusher',
-    'path "secret/*" { capabilities = ["create", "read", "update", "delete", "list"] }\npath "kv1/*" { capabilities = ["create", "read", "update", "delete", "list"] }\n',
-  );
-  await sys.writeKubernetesRole('kubernetes', 'pusher', {
-    bound_service_account_names: ['pusher'],
-    bound_service_account_namespaces: ['team-a'],
-    token_policies: ['pusher'],
-    audience: 'vault',
-    token_ttl: 3600,
-  });
-  await root().request({
-    operation: 't',
-    method: 'POST',
-    path: 'sys/mounts/kv1',
-    body: { type: 'kv', options: { version: '1' } },
-  });
+  v = await startPushVault([KV2_STORE, KV1_STORE]);
 });
 void after(() => stopVault(v));
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
-const kv2 = () => createKvApi(root(), { mount: 'secret', version: 2 });
-
-function world(storeExtra: Record<string, unknown> = {}): { kube: FakeKube; run: (name: string) => Promise<unknown> } {
-  const kube = new FakeKube();
-  kube.tokenFor = (ns, sa, opts) => v.sim.jwtFor(ns, sa, { audiences: opts?.audiences });
-  kube.put(NAMESPACES, {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: 'team-a', labels: { 'kubernetes.io/metadata.name': 'team-a' } },
-  });
-  for (const [name, path, version] of [
-    ['vault', 'secret', 'v2'],
-    ['legacy', 'kv1', 'v1'],
-  ] as const) {
-    kube.put(SECRET_STORES, {
-      apiVersion: 'external-secrets.io/v1',
-      kind: 'SecretStore',
-      metadata: { name, namespace: 'team-a', labels: { tier: name } },
-      spec: {
-        provider: {
-          vault: {
-            server: v.sim.addr,
-            path,
-            version,
-            auth: { kubernetes: { mountPath: 'kubernetes', role: 'pusher', serviceAccountRef: { name: 'pusher' } } },
-            ...storeExtra,
-          },
-        },
-      },
-    });
-  }
-  kube.put(SECRETS, {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'src', namespace: 'team-a' },
-    data: { user: b64('app'), password: b64('pw-PUSHED-1'), db_U002e_host: b64('db.internal') },
-  });
-  const connector = new StoreConnector({
-    client: kube,
-    tokens: new TokenCache({ revokeOnEvict: false }),
-    timeoutMs: 2000,
-  });
-  const r = createPushSecretReconciler({ connector, controllerClass: '', namePrefix: 'vaultgate' });
-  return { kube, run: (name) => kube.reconcile(r, `team-a/${name}`) };
-}
-
-const ps = (name: string, spec: Record<string, unknown>): KubeObject => ({
-  apiVersion: 'external-secrets.io/v1alpha1',
-  kind: 'PushSecret',
-  metadata: { name, namespace: 'team-a' },
-  spec: {
-    refreshInterval: '1h',
-    secretStoreRefs: [{ name: 'vault', kind: 'SecretStore' }],
-    selector: { secret: { name: 'src' } },
-    ...spec,
-  },
-});
-const ready = (kube: FakeKube, name: string) =>
-  ((
-    kube.getObj(PUSH_SECRETS, `team-a/${name}`)?.status as
-      { conditions?: Array<{ status: string; reason: string; message: string }> } | undefined
-  )?.conditions ?? [])[0];
+const kv2 = () => createKvApi(rootOf(v), { mount: 'secret', version: 2 });
+const world = (storeExtra: Record<string, unknown> = {}): PushWorld =>
+  pushWorld(
+    v,
+    [KV2_STORE, KV1_STORE],
+    { user: 'app', password: 'pw-PUSHED-1', db_U002e_host: 'db.internal' },
+    storeExtra,
+  );
+const ps = (name: string, spec: Record<string, unknown>): KubeObject => pushSecret(name, spec);
+const ready = pushReady;
 const statusOf = (kube: FakeKube, name: string) =>
   kube.getObj(PUSH_SECRETS, `team-a/${name}`)?.status as
     { syncedPushSecrets?: Record<string, Record<string, unknown>> } | undefined;
@@ -278,17 +209,7 @@ void describe('PushSecret → Vault', () => {
 
   void test("KV v1 (where a guardrail allows it) keeps the markers in the data (ESO's layout); dataTo per key and as one bundle", async () => {
     const w = world();
-    // kv1/ is outside every namespace's subtree of secret/: a cluster admin's enforce guardrail opens team-a's part of it.
-    w.kube.put(VAULT_GUARDRAILS, {
-      apiVersion: 'vaultgate.io/v1alpha1',
-      kind: 'VaultGuardrail',
-      metadata: { name: 'legacy-kv' },
-      spec: {
-        mode: 'enforce',
-        relaxFloor: ['namespace-subtree'],
-        allowedPaths: ['secret/data/{{namespace}}/*', 'secret/metadata/{{namespace}}/*', 'kv1/{{namespace}}/*'],
-      },
-    });
+    w.kube.put(VAULT_GUARDRAILS, LEGACY_KV_GUARDRAIL);
     w.kube.put(
       PUSH_SECRETS,
       ps('to', {
@@ -326,7 +247,7 @@ void describe('PushSecret → Vault', () => {
     );
     await w.run('to');
     assert.equal(ready(w.kube, 'to')?.reason, 'Synced', JSON.stringify(ready(w.kube, 'to')));
-    const kv1 = createKvApi(root(), { mount: 'kv1', version: 1 });
+    const kv1 = createKvApi(rootOf(v), { mount: 'kv1', version: 1 });
     assert.deepEqual((await kv1.read('team-a/bundle'))?.data, {
       password: 'pw-PUSHED-1',
       user: 'app',
