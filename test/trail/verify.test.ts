@@ -1,32 +1,15 @@
 // Verification of rotated trail files: given in any order a shell glob yields, the chain is checked oldest
 // first; files handed over in the wrong order do not verify.
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditTrail } from '../../trail/trail.ts';
 import { fileSink } from '../../trail/sinks.ts';
-import { createSigner, generateAuditKey, mergeJwks, type AuditKey } from '../../trail/keys.ts';
+import { createSigner, mergeJwks } from '../../trail/keys.ts';
 import { orderRotatedFiles, verifyAuditFiles } from '../../trail/verify.ts';
-import { auditVaultWrite } from '../../trail/events.ts';
+import { policyUpdate, readAll, trailFixture } from './fixture.ts';
 
-let dir: string;
-let key: AuditKey;
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vaultgate-audit-verify-'));
-  key = await generateAuditKey();
-});
-after(() => rmSync(dir, { recursive: true, force: true }));
-
-const ev = (i: number) =>
-  auditVaultWrite({
-    action: 'update',
-    object: 'policy',
-    vaultName: `vaultgate.ns.policy-${i}`,
-    reason: 'spec changed',
-  });
-const readAll = (files: string[]) => files.map((f) => ({ name: f, text: readFileSync(f, 'utf8') }));
+const fx = trailFixture('vaultgate-audit-verify-');
 
 void describe('verifying rotated files', () => {
   void test('a shell-glob order (x, x.1, x.2) is put oldest first', () => {
@@ -39,12 +22,12 @@ void describe('verifying rotated files', () => {
   });
 
   void test('files given in the wrong order are caught as out-of-order / missing', async () => {
-    const path = join(dir, 'order.log');
+    const path = join(fx.dir, 'order.log');
     const sink = fileSink({ path, maxBytes: 4096 });
-    const trail = await AuditTrail.open({ replica: 'w0', signer: createSigner(key), sink });
-    for (let i = 0; i < 30; i++) await trail.append(ev(i));
+    const trail = await AuditTrail.open({ replica: 'w0', signer: createSigner(fx.key), sink });
+    for (let i = 0; i < 30; i++) await trail.append(policyUpdate(i));
     await trail.close();
-    const r = await verifyAuditFiles(readAll([...sink.files()].reverse()), mergeJwks(undefined, key.publicJwk));
+    const r = await verifyAuditFiles(readAll([...sink.files()].reverse()), mergeJwks(undefined, fx.key.publicJwk));
     assert.equal(r.ok, false);
   });
 });
