@@ -23,6 +23,13 @@ import { CONTROLLERS } from '../harness/controller-manager.ts';
 import { readAudit, type AuditEntry } from '../harness/openbao-audit.ts';
 import { startPeerStack, type PeerStack } from '../harness/peer-stack.ts';
 import { configureDatabaseEngine, startPostgres, type PostgresServer } from '../harness/postgres.ts';
+import {
+  createTenantIdentity,
+  LEASE_RULES,
+  tenantSecretStore,
+  tenantVaultAuth,
+  type TenantStore,
+} from '../harness/tenant-store.ts';
 import { waitFor } from '../harness/wait.ts';
 import { runSetup, setupSteps } from '../upstream/setup.ts';
 
@@ -39,6 +46,12 @@ const ONLY = (process.env.BENCH_LIFECYCLE_SYSTEMS ?? 'a,b,c').split(',').map((x)
 const NS = 'lc';
 const GEN = 'generators.external-secrets.io/v1alpha1';
 const CREDS_PATH = 'database/creds/app';
+/** The tenant's Vault identity (role lc-app, ServiceAccount app); its SecretStore only for system (c). */
+const TENANT: TenantStore = {
+  namespace: NS,
+  role: 'lc-app',
+  rules: [`path "${CREDS_PATH}" { capabilities = ["read"] }`, ...LEASE_RULES],
+};
 
 type SystemName = 'ESO generator' | 'vaultgate, ESO manifests' | 'vaultgate kind';
 
@@ -80,16 +93,7 @@ const esoManifests = (stack: PeerStack): object[] => [
     spec: {
       path: `/${CREDS_PATH}`,
       method: 'GET',
-      provider: {
-        server: stack.bao.addr,
-        auth: {
-          kubernetes: {
-            mountPath: 'kubernetes',
-            role: 'lc-app',
-            serviceAccountRef: { name: 'app', audiences: ['vault'] },
-          },
-        },
-      },
+      provider: { server: stack.bao.addr, auth: tenantVaultAuth(TENANT) },
     },
   },
   {
@@ -126,27 +130,7 @@ const SYSTEMS: SystemSpec[] = [
     describe: `vaultgate controller, vaultgate.io/v1alpha1 VaultDynamicSecret (leasePolicy.minValidity ${MIN_VALIDITY_S}s, rolloutRestartTargets deployment/app)`,
     start: async (s) => ({ logName: (await s.startVaultgate({ bundled: true })).name }),
     manifests: (stack) => [
-      {
-        apiVersion: 'external-secrets.io/v1',
-        kind: 'SecretStore',
-        metadata: { name: 'vault', namespace: NS },
-        spec: {
-          provider: {
-            vault: {
-              server: stack.bao.addr,
-              path: 'secret',
-              version: 'v2',
-              auth: {
-                kubernetes: {
-                  mountPath: 'kubernetes',
-                  role: 'lc-app',
-                  serviceAccountRef: { name: 'app', audiences: ['vault'] },
-                },
-              },
-            },
-          },
-        },
-      },
+      tenantSecretStore(stack.bao.addr, TENANT),
       {
         apiVersion: 'vaultgate.io/v1alpha1',
         kind: 'VaultDynamicSecret',
@@ -218,12 +202,6 @@ function requestsByPath(entries: readonly AuditEntry[]): Record<string, number> 
   return out;
 }
 
-async function mustVault(stack: PeerStack, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await stack.vault(method, path, body);
-  if (res.status >= 300) throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
 /** Keys of a Vault LIST (0 when there is nothing to list: Vault answers 404). */
 async function listCount(stack: PeerStack, path: string): Promise<number> {
   const res = await stack.vault('GET', `${path}?list=true`);
@@ -239,27 +217,8 @@ async function seed(stack: PeerStack, pg: PostgresServer): Promise<void> {
     defaultTtl: `${LEASE_S}s`,
     maxTtl: `${MAX_S}s`,
   });
-  await mustVault(stack, 'PUT', 'sys/policies/acl/lc-creds', {
-    policy: [
-      `path "${CREDS_PATH}" { capabilities = ["read"] }`,
-      'path "sys/leases/renew" { capabilities = ["update"] }',
-      'path "sys/leases/revoke" { capabilities = ["update"] }',
-      'path "sys/leases/lookup" { capabilities = ["update"] }',
-    ].join('\n'),
-  });
-  await mustVault(stack, 'POST', 'auth/kubernetes/role/lc-app', {
-    bound_service_account_names: ['app'],
-    bound_service_account_namespaces: [NS],
-    audience: 'vault',
-    token_policies: ['lc-creds'],
-    token_ttl: '1h',
-    token_max_ttl: '24h',
-  });
-  await stack.cp.apply([
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'app', namespace: NS } },
-    deployment,
-  ]);
+  await createTenantIdentity({ vaultRoot: (m, p, b) => stack.vault(m, p, b), cp: stack.cp }, TENANT);
+  await stack.cp.apply([deployment]);
 }
 
 async function readCreds(stack: PeerStack): Promise<{ username: string; password: string } | undefined> {
