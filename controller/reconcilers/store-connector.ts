@@ -16,7 +16,19 @@
 // a token leaves the cluster. Features admission refuses (kubernetes.secretRef, headers) are not
 // implemented here at all.
 import { createHash } from 'node:crypto';
-import type { SecretStoreSpec, SecretKeySelector, ServiceAccountSelector, VaultProvider } from '../../schemas/types.ts';
+import type {
+  SecretKeySelector,
+  SecretStoreSpec,
+  ServiceAccountSelector,
+  VaultAppRole,
+  VaultAuth,
+  VaultCertAuth,
+  VaultJwtAuth,
+  VaultKubernetesAuth,
+  VaultLdapAuth,
+  VaultProvider,
+  VaultUserPassAuth,
+} from '../../schemas/types.ts';
 import type { KubeClient } from '../../kube/kube-client.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { CONFIGMAPS, SECRETS } from '../../kube/resources.ts';
@@ -31,6 +43,7 @@ import {
   TOKEN_AUDIENCE_RULE,
   tokenAudienceProblem,
 } from '../../webhook/rules/eso/token-audiences.ts';
+import { ESO_AUTH_ORDER } from '../../webhook/rules/eso/store-rules.ts';
 import { admissionDenials, describeFindings, safeMessage } from './common.ts';
 import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
 
@@ -63,6 +76,17 @@ export interface StoreConnectorOptions {
   admission?: () => AdmissionContext;
   /** The apiserver's own audiences; default: discovered with a TokenRequest (kube/api-audiences.ts). */
   apiServerAudiences?: ApiServerAudiences;
+}
+
+/** The namespace a store's reference resolves in (`field` names it in errors); see StoreConnector.connect. */
+type NamespaceOf = (ns: string | undefined, field: string) => string;
+
+/**
+ * The auth method a store logs in with: the first one it sets in ESO's order, so a manifest logs in as it
+ * does with ESO (iam and gcp, last, are refused).
+ */
+function authMethodInUse(auth: VaultAuth): (typeof ESO_AUTH_ORDER)[number] | undefined {
+  return ESO_AUTH_ORDER.find((m) => auth[m]);
 }
 
 export class StoreConnector {
@@ -126,7 +150,7 @@ export class StoreConnector {
 
   private async vaultClient(
     vault: VaultProvider,
-    nsOf: (ns: string | undefined, field: string) => string,
+    nsOf: NamespaceOf,
     certAuth?: { cert: string; key: string },
   ): Promise<VaultClient> {
     let ca: string | undefined;
@@ -185,152 +209,147 @@ export class StoreConnector {
     return c;
   }
 
-  private async credentials(
-    vault: VaultProvider,
-    nsOf: (ns: string | undefined, field: string) => string,
-    ctx: AdmissionContext,
-  ): Promise<VaultCredentials> {
+  /** The store's login, by the method it uses (authMethodInUse): one function for each. */
+  private async credentials(vault: VaultProvider, nsOf: NamespaceOf, ctx: AdmissionContext): Promise<VaultCredentials> {
     const auth = vault.auth;
     if (!auth) throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth is required', NEVER);
-    const exp = this.opts.tokenExpirationSeconds ?? 600;
-    // ESO's order (pkg/provider/vault/auth.go setAuth): tokenSecretRef, appRole, kubernetes, ldap, userPass,
-    // jwt, cert; the first method the store sets is the one used, so a manifest logs in as it does with ESO.
-    if (auth.tokenSecretRef) {
-      const ref = auth.tokenSecretRef;
-      return {
-        method: 'token',
-        subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.tokenSecretRef'),
-        token: () => this.secretValue(ref, 'spec.provider.vault.auth.tokenSecretRef', nsOf),
-      };
-    }
-    if (auth.appRole) {
-      const a = auth.appRole;
-      const roleRef = a.roleRef;
-      if (!a.roleId && !roleRef)
+    const method = authMethodInUse(auth);
+    switch (method) {
+      case 'tokenSecretRef':
+        return this.tokenLogin(auth.tokenSecretRef!, nsOf);
+      case 'appRole':
+        return this.appRoleLogin(auth.appRole!, nsOf);
+      case 'kubernetes':
+        return this.kubernetesLogin(auth.kubernetes!, nsOf, ctx);
+      case 'ldap':
+      case 'userPass':
+        return this.passwordLogin(method, auth[method]!, nsOf);
+      case 'jwt':
+        return this.jwtLogin(auth.jwt!, nsOf, ctx);
+      case 'cert':
+        return this.certLogin(auth.cert!, nsOf);
+      case 'iam':
+      case 'gcp':
         throw new ReconcileError(
           'InvalidProviderConfig',
-          'spec.provider.vault.auth.appRole needs roleId or roleRef',
+          `spec.provider.vault.auth.${method} is not supported by vaultgate (supported: kubernetes, tokenSecretRef, appRole, jwt, ldap, userPass, cert)`,
           NEVER,
         );
-      const subject = this.refSubject(a.secretRef, nsOf, 'spec.provider.vault.auth.appRole.secretRef');
-      // A role id is an identifier, not a secret: resolve a roleRef now so the identity key is stable.
-      const roleId = roleRef
-        ? (await this.secretValue(roleRef, 'spec.provider.vault.auth.appRole.roleRef', nsOf)).trim()
-        : (a.roleId ?? '');
-      return {
-        method: 'appRole',
-        mount: a.path ?? 'approle',
-        roleId,
-        subject,
-        secretId: () => this.secretValue(a.secretRef, 'spec.provider.vault.auth.appRole.secretRef', nsOf),
-      };
-    }
-    if (auth.kubernetes) {
-      const k = auth.kubernetes;
-      const mount = k.mountPath ?? 'kubernetes';
-      if (k.serviceAccountRef) {
-        const sa = k.serviceAccountRef;
-        const ns = nsOf(sa.namespace, 'spec.provider.vault.auth.kubernetes.serviceAccountRef');
-        const audiences = await this.checkedAudiences(
-          ns,
-          sa,
-          sa.audiences,
-          'spec.provider.vault.auth.kubernetes.serviceAccountRef.audiences',
-          ctx,
+      case undefined:
+        throw new ReconcileError(
+          'InvalidProviderConfig',
+          'spec.provider.vault.auth sets no authentication method',
+          NEVER,
         );
-        return {
-          method: 'kubernetes',
-          mount,
-          role: k.role,
-          subject: `serviceaccount ${ns}/${sa.name}`,
-          jwt: () => this.tokenFor(ns, sa, audiences, exp),
-        };
-      }
-      // secretRef (a long-lived token Secret) is refused by admission (rule eso.store.auth-unsupported).
+    }
+  }
+
+  private tokenLogin(ref: SecretKeySelector, nsOf: NamespaceOf): VaultCredentials {
+    return {
+      method: 'token',
+      subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.tokenSecretRef'),
+      token: () => this.secretValue(ref, 'spec.provider.vault.auth.tokenSecretRef', nsOf),
+    };
+  }
+
+  private async appRoleLogin(a: VaultAppRole, nsOf: NamespaceOf): Promise<VaultCredentials> {
+    const roleRef = a.roleRef;
+    if (!a.roleId && !roleRef)
+      throw new ReconcileError(
+        'InvalidProviderConfig',
+        'spec.provider.vault.auth.appRole needs roleId or roleRef',
+        NEVER,
+      );
+    const subject = this.refSubject(a.secretRef, nsOf, 'spec.provider.vault.auth.appRole.secretRef');
+    // A role id is an identifier, not a secret: resolve a roleRef now so the identity key is stable.
+    const roleId = roleRef
+      ? (await this.secretValue(roleRef, 'spec.provider.vault.auth.appRole.roleRef', nsOf)).trim()
+      : (a.roleId ?? '');
+    return {
+      method: 'appRole',
+      mount: a.path ?? 'approle',
+      roleId,
+      subject,
+      secretId: () => this.secretValue(a.secretRef, 'spec.provider.vault.auth.appRole.secretRef', nsOf),
+    };
+  }
+
+  private async kubernetesLogin(
+    k: VaultKubernetesAuth,
+    nsOf: NamespaceOf,
+    ctx: AdmissionContext,
+  ): Promise<VaultCredentials> {
+    const sa = k.serviceAccountRef;
+    // secretRef (a long-lived token Secret) is refused by admission (rule eso.store.auth-unsupported).
+    if (!sa)
       throw new ReconcileError(
         'InvalidProviderConfig',
         'spec.provider.vault.auth.kubernetes needs serviceAccountRef: vaultgate never logs in to Vault with its own service account on behalf of a store',
         NEVER,
       );
+    const ns = nsOf(sa.namespace, 'spec.provider.vault.auth.kubernetes.serviceAccountRef');
+    const field = 'spec.provider.vault.auth.kubernetes.serviceAccountRef.audiences';
+    const audiences = await this.checkedAudiences(ns, sa, sa.audiences, field, ctx);
+    const exp = this.tokenExpirationSeconds();
+    return {
+      method: 'kubernetes',
+      mount: k.mountPath ?? 'kubernetes',
+      role: k.role,
+      subject: `serviceaccount ${ns}/${sa.name}`,
+      jwt: () => this.tokenFor(ns, sa, audiences, exp),
+    };
+  }
+
+  /**
+   * ESO's ldap and userPass logins, their Secret read in the store's own namespace (a ClusterSecretStore:
+   * the one named, or the ExternalSecret's). The password is fetched at each login only.
+   */
+  private passwordLogin(
+    method: 'ldap' | 'userPass',
+    m: VaultLdapAuth | VaultUserPassAuth,
+    nsOf: NamespaceOf,
+  ): VaultCredentials {
+    const field = `spec.provider.vault.auth.${method}.secretRef`;
+    const ref = m.secretRef ?? {};
+    return {
+      method,
+      mount: m.path ?? (method === 'ldap' ? 'ldap' : 'userpass'),
+      username: m.username.trim(),
+      subject: this.refSubject(ref, nsOf, field),
+      password: () => this.secretValue(ref, field, nsOf),
+    };
+  }
+
+  private async jwtLogin(j: VaultJwtAuth, nsOf: NamespaceOf, ctx: AdmissionContext): Promise<VaultCredentials> {
+    const mount = j.path ?? 'jwt';
+    const role = j.role ? { role: j.role } : {};
+    const t = j.kubernetesServiceAccountToken;
+    if (t) {
+      const sa = t.serviceAccountRef;
+      const ns = nsOf(sa.namespace, 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef');
+      const own = sa.audiences?.length ? sa.audiences : undefined;
+      const field = own
+        ? 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.audiences'
+        : 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.audiences';
+      const audiences = await this.checkedAudiences(ns, sa, own ?? t.audiences, field, ctx);
+      const exp = t.expirationSeconds ?? this.tokenExpirationSeconds();
+      const jwt = () => this.tokenFor(ns, sa, audiences, exp);
+      return { method: 'jwt', mount, ...role, subject: `serviceaccount ${ns}/${sa.name}`, jwt };
     }
-    const passwordLogin = this.secretLoginCredentials(auth, nsOf, ['ldap', 'userPass']);
-    if (passwordLogin) return passwordLogin;
-    if (auth.jwt) {
-      const j = auth.jwt;
-      const mount = j.path ?? 'jwt';
-      if (j.kubernetesServiceAccountToken) {
-        const t = j.kubernetesServiceAccountToken;
-        const ns = nsOf(
-          t.serviceAccountRef.namespace,
-          'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef',
-        );
-        const own = t.serviceAccountRef.audiences?.length ? t.serviceAccountRef.audiences : undefined;
-        const field = own
-          ? 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.serviceAccountRef.audiences'
-          : 'spec.provider.vault.auth.jwt.kubernetesServiceAccountToken.audiences';
-        const audiences = await this.checkedAudiences(ns, t.serviceAccountRef, own ?? t.audiences, field, ctx);
-        return {
-          method: 'jwt',
-          mount,
-          ...(j.role ? { role: j.role } : {}),
-          subject: `serviceaccount ${ns}/${t.serviceAccountRef.name}`,
-          jwt: () => this.tokenFor(ns, t.serviceAccountRef, audiences, t.expirationSeconds ?? exp),
-        };
-      }
-      if (j.secretRef) {
-        const ref = j.secretRef;
-        return {
-          method: 'jwt',
-          mount,
-          ...(j.role ? { role: j.role } : {}),
-          subject: this.refSubject(ref, nsOf, 'spec.provider.vault.auth.jwt.secretRef'),
-          jwt: () => this.secretValue(ref, 'spec.provider.vault.auth.jwt.secretRef', nsOf),
-        };
-      }
+    const ref = j.secretRef;
+    if (!ref)
       throw new ReconcileError(
         'InvalidProviderConfig',
         'spec.provider.vault.auth.jwt needs secretRef or kubernetesServiceAccountToken',
         NEVER,
       );
-    }
-    const certLogin = this.secretLoginCredentials(auth, nsOf, ['cert']);
-    if (certLogin) return certLogin;
-    const unsupported = (['iam', 'gcp'] as const).find((m) => auth[m]);
-    if (unsupported)
-      throw new ReconcileError(
-        'InvalidProviderConfig',
-        `spec.provider.vault.auth.${unsupported} is not supported by vaultgate (supported: kubernetes, tokenSecretRef, appRole, jwt, ldap, userPass, cert)`,
-        NEVER,
-      );
-    throw new ReconcileError('InvalidProviderConfig', 'spec.provider.vault.auth sets no authentication method', NEVER);
+    const subject = this.refSubject(ref, nsOf, 'spec.provider.vault.auth.jwt.secretRef');
+    const jwt = () => this.secretValue(ref, 'spec.provider.vault.auth.jwt.secretRef', nsOf);
+    return { method: 'jwt', mount, ...role, subject, jwt };
   }
 
-  /**
-   * ESO's ldap, userPass and cert logins (in ESO's order), their Secrets read in the store's own namespace
-   * (a ClusterSecretStore: the one named, or the ExternalSecret's). The password is fetched at each login
-   * only; cert's certificate is the connection's (certAuthTls), so its credentials carry no secret.
-   */
-  private secretLoginCredentials(
-    auth: NonNullable<VaultProvider['auth']>,
-    nsOf: (ns: string | undefined, field: string) => string,
-    methods: ReadonlyArray<'ldap' | 'userPass' | 'cert'>,
-  ): VaultCredentials | undefined {
-    for (const method of methods) {
-      if (method === 'cert') continue;
-      const m = auth[method];
-      if (!m) continue;
-      const field = `spec.provider.vault.auth.${method}.secretRef`;
-      const ref = m.secretRef ?? {};
-      return {
-        method,
-        mount: m.path ?? (method === 'ldap' ? 'ldap' : 'userpass'),
-        username: m.username.trim(),
-        subject: this.refSubject(ref, nsOf, field),
-        password: () => this.secretValue(ref, field, nsOf),
-      };
-    }
-    const c = methods.includes('cert') ? auth.cert : undefined;
-    if (!c) return undefined;
+  /** Cert auth's certificate is the connection's (certAuthTls), so its credentials carry no secret. */
+  private certLogin(c: VaultCertAuth, nsOf: NamespaceOf): VaultCredentials {
     return {
       method: 'cert',
       mount: c.path ?? 'cert',
@@ -339,13 +358,18 @@ export class StoreConnector {
     };
   }
 
+  /** TokenRequest lifetime (default 600 s). */
+  private tokenExpirationSeconds(): number {
+    return this.opts.tokenExpirationSeconds ?? 600;
+  }
+
   /** The TLS client certificate of a store that logs in with cert auth (and no method ESO tries before it). */
   private async certAuthTls(
     vault: VaultProvider,
-    nsOf: (ns: string | undefined, field: string) => string,
+    nsOf: NamespaceOf,
   ): Promise<{ cert: string; key: string } | undefined> {
     const a = vault.auth;
-    if (!a?.cert || a.kubernetes || a.tokenSecretRef || a.appRole || a.jwt || a.ldap || a.userPass) return undefined;
+    if (!a?.cert || authMethodInUse(a) !== 'cert') return undefined;
     return {
       cert: await this.secretValue(a.cert.clientCert ?? {}, 'spec.provider.vault.auth.cert.clientCert', nsOf),
       key: await this.secretValue(a.cert.secretRef ?? {}, 'spec.provider.vault.auth.cert.secretRef', nsOf),
@@ -391,18 +415,14 @@ export class StoreConnector {
     return issued.token;
   }
 
-  private refSubject(
-    ref: SecretKeySelector,
-    nsOf: (ns: string | undefined, field: string) => string,
-    field: string,
-  ): string {
+  private refSubject(ref: SecretKeySelector, nsOf: NamespaceOf, field: string): string {
     return `secret ${nsOf(ref.namespace, field)}/${ref.name ?? ''}#${ref.key ?? ''}`;
   }
 
   private async secretValue(
     ref: SecretKeySelector,
     field: string,
-    nsOf: (ns: string | undefined, field: string) => string,
+    nsOf: NamespaceOf,
     defaultKey?: string,
   ): Promise<string> {
     const ns = nsOf(ref.namespace, field);
