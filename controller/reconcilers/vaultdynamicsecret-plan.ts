@@ -244,9 +244,9 @@ export function renewIncrementSeconds(durationSeconds: number, p: LeasePolicy): 
   return Math.max(1, durationSeconds) + Math.ceil(p.minValidityMs / 1000);
 }
 
-function ready(reason: string, message: string): LifecyclePlan['condition'] {
-  return { status: 'True', reason, message };
-}
+const condition = <S extends string>(status: S, reason: string, message: string) => ({ status, reason, message });
+const ready = (reason: string, message: string): LifecyclePlan['condition'] => condition('True', reason, message);
+const event = (type: 'Normal' | 'Warning', reason: string, message: string) => ({ type, reason, message });
 
 /** What a plan implies besides its steps, gathered by the sub-planners in the order they decide. */
 export interface Implied {
@@ -257,12 +257,7 @@ export interface Implied {
 }
 
 /** What a sub-planner decides for the current credential. */
-export interface Decision {
-  main: MainAction;
-  condition: LifecyclePlan['condition'];
-}
-
-const implied = (): Implied => ({ events: [], audit: [], wakeAt: [] });
+export type Decision = Pick<LifecyclePlan, 'main' | 'condition'>;
 
 /**
  * The lifecycle in the order a newcomer reads it: a deleted object's leases; the replaced leases (each on
@@ -273,7 +268,7 @@ export function planLifecycle(o: LifecycleObservation): LifecyclePlan {
   if (o.deleting) return planDeleting(o);
   const looked = lookedToken(o);
   const lease = looked?.lease ?? o.lease;
-  const notes = implied();
+  const notes: Implied = { events: [], audit: [], wakeAt: [] };
   const previous = planPrevious(o, notes);
   if (o.target === 'foreign') return refuseForeign(previous, notes);
   const decision =
@@ -315,11 +310,11 @@ function refuseForeign(previous: PreviousAction[], notes: Implied): LifecyclePla
   return {
     main: { type: 'refuse', reason: 'SecretNotOwned' },
     previous,
-    condition: {
-      status: 'False',
-      reason: 'SecretNotOwned',
-      message: "the target Secret exists and is not this object's: nothing is minted into a Secret someone else owns",
-    },
+    condition: condition(
+      'False',
+      'SecretNotOwned',
+      "the target Secret exists and is not this object's: nothing is minted into a Secret someone else owns",
+    ),
     events: notes.events,
     audit: notes.audit,
     requeueAfterMs: 60_000,
@@ -335,7 +330,7 @@ export function planPrevious(o: LifecycleObservation, notes: Implied): PreviousA
 function planReplaced(
   o: LifecycleObservation,
   prev: PreviousLease,
-  overflowing: boolean,
+  overflow: boolean,
   notes: Implied,
 ): PreviousAction[] {
   const revoke = (why: 'Immediately' | 'Overflow'): PreviousAction[] => {
@@ -343,12 +338,9 @@ function planReplaced(
     return [{ id: prev.id, op: 'revoke', why }];
   };
   if (prev.expiresAt !== undefined && prev.expiresAt <= o.now) return [{ id: prev.id, op: 'forget', why: 'Expired' }];
-  if (overflowing) {
-    notes.events.push({
-      type: 'Warning',
-      reason: 'PreviousLeaseRevokedEarly',
-      message: `more than ${MAX_PREVIOUS} replaced credentials waited for their rollout; the oldest was revoked`,
-    });
+  if (overflow) {
+    const why = `more than ${MAX_PREVIOUS} replaced credentials waited for their rollout; the oldest was revoked`;
+    notes.events.push(event('Warning', 'PreviousLeaseRevokedEarly', why));
     return revoke('Overflow');
   }
   if (o.policy.previous === 'Never') return [{ id: prev.id, op: 'forget', why: 'Never' }];
@@ -364,13 +356,9 @@ function planAfterRollout(o: LifecycleObservation, prev: PreviousLease, notes: I
   if (settledAt === undefined && (o.rollout === 'settled' || o.rollout === 'missing')) {
     settledAt = o.now;
     out.push({ id: prev.id, op: 'settled' });
-    if (o.rollout === 'missing')
-      notes.events.push({
-        type: 'Normal',
-        reason: 'RolloutTargetMissing',
-        message:
-          'a rollout target or the Secret does not exist: nothing to wait for before revoking the replaced credential',
-      });
+    const why =
+      'a rollout target or the Secret does not exist: nothing to wait for before revoking the replaced credential';
+    if (o.rollout === 'missing') notes.events.push(event('Normal', 'RolloutTargetMissing', why));
   }
   if (settledAt !== undefined && o.now >= settledAt + p.graceMs) {
     notes.audit.push({ action: 'revoke', leaseId: prev.id, reason: 'AfterRollout' });
@@ -378,11 +366,8 @@ function planAfterRollout(o: LifecycleObservation, prev: PreviousLease, notes: I
   }
   if (settledAt !== undefined) notes.wakeAt.push(settledAt + p.graceMs);
   if (o.rollout === 'paused' && settledAt === undefined) {
-    notes.events.push({
-      type: 'Warning',
-      reason: 'RolloutPaused',
-      message: 'a rollout target is paused: the replaced credential stays valid (renewed) until it has rolled',
-    });
+    const why = 'a rollout target is paused: the replaced credential stays valid (renewed) until it has rolled';
+    notes.events.push(event('Warning', 'RolloutPaused', why));
   }
   // Still in use by pods not yet rolled: keep it alive as the current one is kept.
   if (prev.expiresAt !== undefined && prev.durationSeconds !== undefined) {
@@ -400,21 +385,15 @@ function planAfterRollout(o: LifecycleObservation, prev: PreviousLease, notes: I
 function planAdoption(o: LifecycleObservation, lease: LeaseState | undefined): Decision | undefined {
   if (o.copyLeaseId === undefined || o.copyLeaseId === lease?.id || o.previous.some((x) => x.id === o.copyLeaseId))
     return undefined;
-  return {
-    main: { type: 'adopt' },
-    condition: {
-      status: 'Unknown',
-      reason: 'Adopting',
-      message: 'taking over a credential minted before the controller stopped',
-    },
-  };
+  const why = 'taking over a credential minted before the controller stopped';
+  return { main: { type: 'adopt' }, condition: condition('Unknown', 'Adopting', why) };
 }
 
 function firstMint(notes: Implied): Decision {
   notes.audit.push({ action: 'mint', reason: 'Initial' });
   return {
     main: { type: 'mint', reason: 'Initial' },
-    condition: { status: 'Unknown', reason: 'Minting', message: 'minting the first credential' },
+    condition: condition('Unknown', 'Minting', 'minting the first credential'),
   };
 }
 
@@ -429,37 +408,31 @@ export function planReplacement(
   looked: LookedToken | undefined,
   notes: Implied,
 ): Decision | undefined {
-  const replaceFor = (reason: ReplaceReason, condition: LifecyclePlan['condition']): Decision => ({
+  const replaceFor = (reason: ReplaceReason, status: 'True' | 'False', why: string, message: string): Decision => ({
     main: replace(reason, notes),
-    condition,
+    condition: condition(status, why, message),
   });
   const p = o.policy;
-  if (looked?.gone)
-    return replaceFor('LeaseLost', {
-      status: 'False',
-      reason: 'TokenRevoked',
-      message:
-        'the Vault token that minted the credential is gone (revoked or expired), and Vault revoked the lease with it',
-    });
+  if (looked?.gone) {
+    const message =
+      'the Vault token that minted the credential is gone (revoked or expired), and Vault revoked the lease with it';
+    return replaceFor('LeaseLost', 'False', 'TokenRevoked', message);
+  }
   if (lease.expiresAt <= o.now)
     return lease.certificate
-      ? replaceFor('CertificateExpired', {
-          status: 'False',
-          reason: 'CertificateExpired',
-          message: 'the certificate expired before it was re-issued',
-        })
-      : replaceFor('LeaseLost', {
-          status: 'False',
-          reason: 'LeaseExpired',
-          message: 'the lease expired before it was renewed',
-        });
+      ? replaceFor(
+          'CertificateExpired',
+          'False',
+          'CertificateExpired',
+          'the certificate expired before it was re-issued',
+        )
+      : replaceFor('LeaseLost', 'False', 'LeaseExpired', 'the lease expired before it was renewed');
   if (lease.source !== undefined && lease.source !== o.source)
-    return replaceFor('SpecChanged', ready('Rotating', 'replacing the credential: the spec changed'));
-  if (o.target === 'missing' && o.copyLeaseId !== lease.id)
-    return replaceFor(
-      'SecretLost',
-      ready('Rotating', "the Secret and the controller's copy were deleted: replacing the credential"),
-    );
+    return replaceFor('SpecChanged', 'True', 'Rotating', 'replacing the credential: the spec changed');
+  if (o.target === 'missing' && o.copyLeaseId !== lease.id) {
+    const message = "the Secret and the controller's copy were deleted: replacing the credential";
+    return replaceFor('SecretLost', 'True', 'Rotating', message);
+  }
   const end = hardEnd(looked?.bound ?? lease, p);
   // This process's own token is renewed by its token cache: look again (at most every 30 s) near its end,
   // where the cache may have had to log in again, leaving it to end.
@@ -472,29 +445,19 @@ export function planReplacement(
   }
   const ends = lease.certificate || end.reason === 'NotRenewable' ? lease.expiresAt : end.at;
   const left = Math.max(0, Math.round((ends - o.now) / 1000));
-  return replaceFor(
-    end.reason,
-    ready(
-      'Rotating',
-      lease.certificate
-        ? `re-issuing the certificate ${left}s before its notAfter`
-        : `replacing the credential ${left}s before it ends`,
-    ),
-  );
+  const message = lease.certificate
+    ? `re-issuing the certificate ${left}s before its notAfter`
+    : `replacing the credential ${left}s before it ends`;
+  return replaceFor(end.reason, 'True', 'Rotating', message);
 }
 
 /** The target Secret was deleted (its copy kept) or changed: rewritten from the copy, nothing minted. */
 function planRestore(o: LifecycleObservation, notes: Implied): Decision | undefined {
   if (o.target !== 'missing' && o.target !== 'differs') return undefined;
-  notes.events.push({
-    type: 'Normal',
-    reason: 'SecretRestored',
-    message: 'the target Secret was deleted or changed: restored with the current credential (nothing minted)',
-  });
-  return {
-    main: { type: 'restore' },
-    condition: ready('Restoring', "restoring the target Secret from the controller's copy"),
-  };
+  const why = 'the target Secret was deleted or changed: restored with the current credential (nothing minted)';
+  notes.events.push(event('Normal', 'SecretRestored', why));
+  const restoring = "restoring the target Secret from the controller's copy";
+  return { main: { type: 'restore' }, condition: ready('Restoring', restoring) };
 }
 
 /** A renewable lease at its renewal point is renewed (with a Warning when renewals have been failing); else its time is noted. */
@@ -510,12 +473,9 @@ export function planRenewal(o: LifecycleObservation, lease: LeaseState, notes: I
   }
   // Past the renewal window's end by half of what was left: a renewal has been failing.
   const late = o.now >= from + grant * (1 - (1 - (p.renewAtPercent + p.jitterPercent) / 100) / 2);
-  if (late)
-    notes.events.push({
-      type: 'Warning',
-      reason: 'LeaseExpiringUnrenewed',
-      message: `the lease ends in ${Math.max(0, Math.round((lease.expiresAt - o.now) / 1000))}s and has not been renewed`,
-    });
+  const left = Math.max(0, Math.round((lease.expiresAt - o.now) / 1000));
+  const unrenewed = `the lease ends in ${left}s and has not been renewed`;
+  if (late) notes.events.push(event('Warning', 'LeaseExpiringUnrenewed', unrenewed));
   notes.audit.push({ action: 'renew', leaseId: lease.id, reason: 'Due' });
   return {
     main: { type: 'renew', incrementSeconds: renewIncrementSeconds(lease.durationSeconds, p) },
@@ -526,23 +486,21 @@ export function planRenewal(o: LifecycleObservation, lease: LeaseState, notes: I
 /** Nothing to do for the current credential: the condition says why it is fine (or what it waits for). */
 function steady(o: LifecycleObservation, lease: LeaseState): Decision {
   const n = o.previous.length;
-  if (n > 0 && o.policy.previous === 'AfterRollout')
-    return {
-      main: { type: 'noop' },
-      condition: ready(
-        'AwaitingRollout',
-        `the credential is valid; ${n} replaced credential${n === 1 ? '' : 's'} wait${n === 1 ? 's' : ''} for the rollout before revocation`,
-      ),
-    };
-  return {
+  const noop = (reason: string, message: string): Decision => ({
     main: { type: 'noop' },
-    condition: lease.certificate
-      ? ready(
-          'CertificateValid',
-          `the certificate is valid until ${new Date(lease.expiresAt).toISOString()} and is re-issued at ${new Date(certificateRenewAt(o.policy, lease)).toISOString()}`,
-        )
-      : ready('LeaseValid', 'the credential is valid and its lease is renewed on schedule'),
-  };
+    condition: ready(reason, message),
+  });
+  if (n > 0 && o.policy.previous === 'AfterRollout')
+    return noop(
+      'AwaitingRollout',
+      `the credential is valid; ${n} replaced credential${n === 1 ? '' : 's'} wait${n === 1 ? 's' : ''} for the rollout before revocation`,
+    );
+  if (lease.certificate)
+    return noop(
+      'CertificateValid',
+      `the certificate is valid until ${new Date(lease.expiresAt).toISOString()} and is re-issued at ${new Date(certificateRenewAt(o.policy, lease)).toISOString()}`,
+    );
+  return noop('LeaseValid', 'the credential is valid and its lease is renewed on schedule');
 }
 
 function replace(reason: ReplaceReason, notes: Implied): MainAction {
@@ -556,11 +514,8 @@ function replace(reason: ReplaceReason, notes: Implied): MainAction {
     Renewal: 'the certificate reached its renewal point (a fraction of its lifetime)',
     CertificateExpired: 'the certificate expired before it was re-issued',
   };
-  notes.events.push({
-    type: reason === 'LeaseLost' || reason === 'SecretLost' || reason === 'CertificateExpired' ? 'Warning' : 'Normal',
-    reason: 'Rotating',
-    message: `minting a replacement credential: ${why[reason]}`,
-  });
+  const warn = reason === 'LeaseLost' || reason === 'SecretLost' || reason === 'CertificateExpired';
+  notes.events.push(event(warn ? 'Warning' : 'Normal', 'Rotating', `minting a replacement credential: ${why[reason]}`));
   notes.audit.push({ action: 'mint', reason });
   return { type: 'mint', reason };
 }
@@ -570,16 +525,7 @@ function replace(reason: ReplaceReason, notes: Implied): MainAction {
  * (this process's own token, renewed by its token cache, bounds nothing while it is renewed), `persist`
  * what status keeps.
  */
-function lookedToken(o: LifecycleObservation):
-  | {
-      lease: LeaseState;
-      bound: LeaseState;
-      persist: NonNullable<LifecyclePlan['token']>;
-      gone: boolean;
-      state: MintingTokenLook['state'];
-      maxEnd?: number;
-    }
-  | undefined {
+function lookedToken(o: LifecycleObservation): LookedToken | undefined {
   const lease = o.lease;
   const look = o.mintingToken;
   if (!lease || lease.certificate || !look || look.accessor !== lease.tokenAccessor) return undefined;
@@ -591,23 +537,33 @@ function lookedToken(o: LifecycleObservation):
   const { tokenExpiresAt: _e, tokenPeriodic: _p, ...rest } = lease;
   const updated: LeaseState = { ...rest, ...persist };
   const { tokenExpiresAt: _b, ...unbounded } = updated;
-  const maxEnds = [
-    lease.maxExpiresAt,
-    o.policy.maxTTLMs !== undefined ? lease.issuedAt + o.policy.maxTTLMs : undefined,
-  ];
-  const known = maxEnds.filter((x): x is number => x !== undefined);
+  const maxEnd = maxEndOf(lease, o.policy);
   return {
     lease: updated,
     bound: look.state === 'current' ? unbounded : updated,
     persist,
     gone: look.state === 'gone',
     state: look.state,
-    ...(known.length > 0 ? { maxEnd: Math.min(...known) } : {}),
+    ...(maxEnd !== undefined ? { maxEnd } : {}),
   };
 }
 
 /** The minting token as looked up in this pass, weighed against the current lease (see lookedToken). */
-export type LookedToken = NonNullable<ReturnType<typeof lookedToken>>;
+export interface LookedToken {
+  lease: LeaseState;
+  bound: LeaseState;
+  persist: NonNullable<LifecyclePlan['token']>;
+  gone: boolean;
+  state: MintingTokenLook['state'];
+  maxEnd?: number;
+}
+
+/** The end Vault's max TTL sets: known from a capped renewal, or stated in the spec; the earlier of the two. */
+function maxEndOf(lease: LeaseState, p: LeasePolicy): number | undefined {
+  const known = [lease.maxExpiresAt, p.maxTTLMs !== undefined ? lease.issuedAt + p.maxTTLMs : undefined];
+  const ends = known.filter((x): x is number => x !== undefined);
+  return ends.length > 0 ? Math.min(...ends) : undefined;
+}
 
 /**
  * TokenBound for a credential just minted: its minting token is this process's own, as looked up at the
@@ -615,48 +571,26 @@ export type LookedToken = NonNullable<ReturnType<typeof lookedToken>>;
  */
 export function tokenConditionAtMint(lease: LeaseState, p: LeasePolicy): LifecyclePlan['tokenCondition'] | undefined {
   if (lease.certificate || !lease.tokenAccessor || lease.tokenCheckedAt === undefined) return undefined;
-  const known = [lease.maxExpiresAt, p.maxTTLMs !== undefined ? lease.issuedAt + p.maxTTLMs : undefined].filter(
-    (x): x is number => x !== undefined,
-  );
-  return tokenBound(
-    {
-      lease,
-      bound: lease,
-      persist: { tokenCheckedAt: lease.tokenCheckedAt },
-      gone: false,
-      state: 'current',
-      ...(known.length > 0 ? { maxEnd: Math.min(...known) } : {}),
-    },
-    p,
-  );
+  const maxEnd = maxEndOf(lease, p);
+  const persist = { tokenCheckedAt: lease.tokenCheckedAt };
+  const looked: LookedToken = { lease, bound: lease, persist, gone: false, state: 'current' };
+  return tokenBound(maxEnd !== undefined ? { ...looked, maxEnd } : looked, p);
 }
 
 /** Condition TokenBound (set when the token was looked up): False when the minting token may end the credential first. */
 function tokenBound(looked: LookedToken, p: LeasePolicy): LifecyclePlan['tokenCondition'] | undefined {
   const end = looked.lease.tokenExpiresAt;
   const at = (n: number): string => new Date(n).toISOString();
+  const minted = 'the Vault token that minted the credential';
   if (looked.state === 'gone') return undefined;
   if (end === undefined || (looked.maxEnd !== undefined && end >= looked.maxEnd))
-    return {
-      status: 'True',
-      reason: 'TokenOutlivesCredential',
-      message: 'the Vault token that minted the credential does not end before the credential does',
-    };
+    return condition('True', 'TokenOutlivesCredential', `${minted} does not end before the credential does`);
   if (looked.state === 'current' && looked.lease.tokenPeriodic)
-    return {
-      status: 'True',
-      reason: 'TokenPeriodic',
-      message: 'the Vault token that minted the credential is periodic and renewed by this controller',
-    };
-  if (looked.state === 'current')
-    return {
-      status: 'False',
-      reason: 'TokenNotPeriodic',
-      message: `the Vault token that minted the credential is not periodic: renewed by this controller up to its max TTL, it then ends (now at ${at(end)}) and Vault revokes the lease with it, so the credential is replaced before that (an auth role with token_period avoids these rotations)`,
-    };
-  return {
-    status: 'False',
-    reason: looked.lease.tokenPeriodic ? 'TokenNoLongerRenewed' : 'TokenEndsFirst',
-    message: `the Vault token that minted the credential ends at ${at(end)}${looked.maxEnd !== undefined ? `, before the credential's max TTL (${at(looked.maxEnd)})` : ''}, and Vault revokes the lease with it: the credential is replaced ${Math.round(p.minValidityMs / 1000)}s (minValidity) before that${looked.lease.tokenPeriodic ? ' (a periodic token of an earlier login or controller process, which no one renews now)' : ''}`,
-  };
+    return condition('True', 'TokenPeriodic', `${minted} is periodic and renewed by this controller`);
+  if (looked.state === 'current') {
+    const message = `${minted} is not periodic: renewed by this controller up to its max TTL, it then ends (now at ${at(end)}) and Vault revokes the lease with it, so the credential is replaced before that (an auth role with token_period avoids these rotations)`;
+    return condition('False', 'TokenNotPeriodic', message);
+  }
+  const message = `${minted} ends at ${at(end)}${looked.maxEnd !== undefined ? `, before the credential's max TTL (${at(looked.maxEnd)})` : ''}, and Vault revokes the lease with it: the credential is replaced ${Math.round(p.minValidityMs / 1000)}s (minValidity) before that${looked.lease.tokenPeriodic ? ' (a periodic token of an earlier login or controller process, which no one renews now)' : ''}`;
+  return condition('False', looked.lease.tokenPeriodic ? 'TokenNoLongerRenewed' : 'TokenEndsFirst', message);
 }
