@@ -1,27 +1,13 @@
 // The access report as output: the JSON schema, the text form, and the HTML page being self-contained.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { buildAccessReport, ACCESS_SCHEMA_VERSION } from '../../../audit/access/report.ts';
-import { desiredState, type KubeObj } from '../../../audit/access/model.ts';
+import { desiredState } from '../../../audit/access/model.ts';
 import { loadManifests } from '../../../audit/access/sources.ts';
 import { renderAccessHtml, renderAccessText } from '../../../audit/access/render.ts';
+import { EXAMPLE, vp, vrb } from './fixtures.ts';
 
-const EXAMPLE = fileURLToPath(new URL('../../../examples/audit/manifests.yaml', import.meta.url));
 const state = desiredState(loadManifests([EXAMPLE]));
-
-const vp = (ns: string, name: string, rules: Array<{ path: string; capabilities: string[] }>): KubeObj => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultPolicy',
-  metadata: { name, namespace: ns },
-  spec: { rules },
-});
-const vrb = (ns: string, name: string, serviceAccounts: string[], policies: string[]): KubeObj => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultRoleBinding',
-  metadata: { name, namespace: ns },
-  spec: { serviceAccounts, policies },
-});
 
 void describe('output', () => {
   void test('JSON has a schemaVersion and the documented top-level keys', () => {

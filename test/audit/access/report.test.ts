@@ -2,7 +2,6 @@
 // the JSON schema, and the HTML page being self-contained.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import {
   buildAccessModel,
   buildAccessReport,
@@ -15,8 +14,8 @@ import { desiredState, type KubeObj } from '../../../audit/access/model.ts';
 import { loadManifests } from '../../../audit/access/sources.ts';
 import { contextFromManifests, evaluate, parseManifests } from '../../../cli/commands/validate.ts';
 import { readFileSync } from 'node:fs';
+import { EXAMPLE, vp, vrb } from './fixtures.ts';
 
-const EXAMPLE = fileURLToPath(new URL('../../../examples/audit/manifests.yaml', import.meta.url));
 const state = desiredState(loadManifests([EXAMPLE]));
 const model = buildAccessModel(state);
 
@@ -34,19 +33,6 @@ const admittedModel = buildAccessModel(
     manifests.filter((_, i) => decisions[i]?.outcome !== 'DENIED').map((m) => m.object as unknown as KubeObj),
   ),
 );
-
-const vp = (ns: string, name: string, rules: Array<{ path: string; capabilities: string[] }>): KubeObj => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultPolicy',
-  metadata: { name, namespace: ns },
-  spec: { rules },
-});
-const vrb = (ns: string, name: string, serviceAccounts: string[], policies: string[]): KubeObj => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultRoleBinding',
-  metadata: { name, namespace: ns },
-  spec: { serviceAccounts, policies },
-});
 
 void describe('queries', () => {
   void test("orders/app's secret/data/+/db is refused by the built-in floor although the only guardrail selecting orders is warn", () => {
