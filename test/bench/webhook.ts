@@ -84,7 +84,12 @@ export async function startTarget(
   stdoutFile: string,
 ): Promise<Target> {
   const out = openSync(stdoutFile, 'a');
-  const child = spawn(process.execPath, [...command, mode, certFile, keyFile], {
+  // BENCH_CPU_PROF_DIR: each target writes a V8 CPU profile there when it exits (the profiles behind #24's decisions).
+  const prof = process.env.BENCH_CPU_PROF_DIR;
+  const profile = prof
+    ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${mode}-${Date.now()}.cpuprofile`]
+    : [];
+  const child = spawn(process.execPath, [...profile, ...command, mode, certFile, keyFile], {
     cwd: root,
     stdio: ['ignore', out, 'inherit', 'ipc'],
   });
@@ -258,7 +263,9 @@ export async function benchWebhook(
     Object.assign(results, await decisionCost(targets.find((t) => t.mode === 'vaultgate')!));
   } finally {
     for (const t of targets) {
-      t.child.kill('SIGTERM');
+      // A profiled target must exit, not be killed, to write its profile: closing IPC makes it exit(0).
+      if (process.env.BENCH_CPU_PROF_DIR && t.child.connected) t.child.disconnect();
+      else t.child.kill('SIGTERM');
       if (t.child.exitCode === null && t.child.signalCode === null) await once(t.child, 'exit');
     }
     rmSync(dir, { recursive: true, force: true });
