@@ -20,6 +20,7 @@ import { auditAdmission } from '../../trail/events.ts';
 import { startMetricsServer } from '../../webhook/metrics-server.ts';
 import { createCA, type CertAndKey, type CertificateAuthority } from '../harness/pki.ts';
 import { selfSignedTls, type TestTls } from '../support/tls.ts';
+import { policyCreateReview } from './policy-review.ts';
 
 interface Reply {
   status: number;
@@ -64,26 +65,7 @@ function request(
   });
 }
 
-const review = (uid: string): string =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      operation: 'CREATE',
-      userInfo: { username: 'system:admin' },
-      kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
-      resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
-      namespace: 'team-a',
-      name: 'p',
-      object: {
-        apiVersion: 'vaultgate.io/v1alpha1',
-        kind: 'VaultPolicy',
-        metadata: { name: 'p', namespace: 'team-a' },
-        spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
-      },
-    },
-  });
+const review = (uid: string): string => policyCreateReview(uid, { username: 'system:admin' });
 
 interface Recorded {
   uid: string;

@@ -10,26 +10,9 @@ import { startWebhookServer, type WebhookServer } from '../../webhook/server.ts'
 import { defaultContext } from '../../webhook/admission/context.ts';
 import { silentLogger } from '../../observability/log.ts';
 import { selfSignedTls, type TestTls } from '../support/tls.ts';
+import { policyCreateReview } from './policy-review.ts';
 
-const review = JSON.stringify({
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: {
-    uid: 'u1',
-    operation: 'CREATE',
-    userInfo: { username: 'alice' },
-    kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
-    resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
-    namespace: 'team-a',
-    name: 'p',
-    object: {
-      apiVersion: 'vaultgate.io/v1alpha1',
-      kind: 'VaultPolicy',
-      metadata: { name: 'p', namespace: 'team-a' },
-      spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
-    },
-  },
-});
+const review = policyCreateReview('u1');
 
 /** POSTs twice over one keep-alive agent; returns each answer's Connection header and whether the socket was reused. */
 async function twice(

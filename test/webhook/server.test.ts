@@ -7,6 +7,7 @@ import { startWebhookServer, type WebhookServer } from '../../webhook/server.ts'
 import { defaultContext } from '../../webhook/admission/context.ts';
 import { silentLogger } from '../../observability/log.ts';
 import { selfSignedTls, type TestTls } from '../support/tls.ts';
+import { policyCreateReview } from './policy-review.ts';
 
 interface Reply {
   status: number;
@@ -44,27 +45,7 @@ function post(url: string, ca: string, body: string, path = '/validate'): Promis
   });
 }
 
-const review = (uid: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      operation: 'CREATE',
-      userInfo: { username: 'alice' },
-      kind: { group: 'vaultgate.io', version: 'v1alpha1', kind: 'VaultPolicy' },
-      resource: { group: 'vaultgate.io', version: 'v1alpha1', resource: 'vaultpolicies' },
-      namespace: 'team-a',
-      name: 'p',
-      object: {
-        apiVersion: 'vaultgate.io/v1alpha1',
-        kind: 'VaultPolicy',
-        metadata: { name: 'p', namespace: 'team-a' },
-        spec: { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
-      },
-      ...extra,
-    },
-  });
+const review = (uid: string, extra: Record<string, unknown> = {}) => policyCreateReview(uid, { request: extra });
 
 describe('webhook HTTPS server', () => {
   let tls: TestTls;
