@@ -7,8 +7,9 @@
 // VaultDynamicSecret: where ESO asks Vault again at every sync, logging in afresh, and never renews or
 // revokes (its Cleanup returns nil: credentials die between two refreshes, ESO #2198, #2812), a leased
 // answer is kept: renewed at a fraction of its lease, replaced only before Vault's max TTL (or the
-// minting token's end), the replaced lease revoked after a grace. The decisions are the VaultDynamicSecret
-// kind's planner (vaultdynamicsecret-plan.ts planLifecycle), on state kept in a Secret owned by the
+// minting token's end), the replaced lease revoked after a grace. observe (the state Secret) → plan
+// (externalsecret-plan.ts planGeneratorCredential: the VaultDynamicSecret kind's planLifecycle under
+// GENERATOR_LEASE_POLICY) → act (Vault, the state Secret, an Event), on state kept in a Secret owned by the
 // ExternalSecret (`esgen-<uid>-<i>`: the credential as data, the lease ids and times in an annotation;
 // ESO's ExternalSecret status has no field for them and status must hold nothing about a credential).
 // A sync returns the kept credential; renewals happen between syncs, at the lease's own pace.
@@ -32,20 +33,19 @@ import { generatePassword } from '../../eso/generators/password.ts';
 import { generatedFrom, requestVaultGenerator } from '../../eso/generators/vault.ts';
 import { currentTokenLease, isLeaseGone, renewLease, revokeLease } from '../../vault/leases.ts';
 import type { VaultRequester } from '../../vault/types.ts';
-import { VDS_DEFAULTS } from '../../webhook/rules/vaultdynamicsecret.ts';
-import { parseGoDuration } from '../../golang/index.ts';
 import { reasonOf } from './common.ts';
 import { isOurClass } from './lookups.ts';
 import type { StoreConnector, StoreObject } from './store-connector.ts';
-import type { GeneratorStateFacts } from './externalsecret-plan.ts';
 import {
-  planLifecycle,
-  replacedLease,
-  type LeasePolicy,
-  type LeaseState,
-  type LifecyclePlan,
-  type PreviousLease,
-} from './vaultdynamicsecret-plan.ts';
+  generatorLookAgainMs,
+  planGeneratorCredential,
+  renewedLease,
+  type GeneratorCredentialObserved,
+  type GeneratorCredentialStep,
+  type GeneratorStateFacts,
+  type KeptLeases,
+} from './externalsecret-plan.ts';
+import { replacedLease, type LeaseState, type LifecyclePlan, type PreviousLease } from './vaultdynamicsecret-plan.ts';
 
 /** Annotation on the state Secret: `{lease, previous}` (ids and times only, never a value). */
 export const ANNOTATION_GENERATOR_LEASE = 'vaultgate.io/generator-lease';
@@ -56,22 +56,6 @@ export const LABEL_GENERATOR_STATE = 'vaultgate.io/generator-state-for';
  * generator is gone first (a namespace deleted, a manifest file deleted with kubectl).
  */
 export const ANNOTATION_GENERATOR_PROVIDER = 'vaultgate.io/generator-provider';
-
-const ms = (d: string): number => (parseGoDuration(d) as { ok: true; ms: number }).ms;
-/**
- * ESO's manifest states no lease policy: the VaultDynamicSecret kind's defaults (renew at 67 % + up to
- * 10 % of the lease, replace 2 min before the max TTL). ExternalSecrets name no rollout targets to wait
- * for: a replaced lease is revoked 1 min after its replacement was written, time for the kubelet to
- * update the Secret in the pods' volumes (its sync period), within the 2 min it had left.
- */
-export const GENERATOR_LEASE_POLICY: LeasePolicy = {
-  renewAtPercent: VDS_DEFAULTS.renewAtPercent,
-  jitterPercent: VDS_DEFAULTS.jitterPercent,
-  minValidityMs: ms(VDS_DEFAULTS.minValidity),
-  onDelete: false,
-  previous: 'AfterRollout',
-  graceMs: 60_000,
-};
 
 export interface GeneratorDeps {
   /** A connector whose TokenCache does not revoke a token it replaces: Vault revokes the token's leases with it. */
@@ -86,11 +70,6 @@ type GeneratorRef = { apiVersion?: unknown; kind?: unknown; name?: unknown };
 type Resolved =
   | { kind: 'Password'; spec: PasswordSpec; label: string }
   | { kind: 'VaultDynamicSecret'; spec: VaultDynamicSecretGeneratorSpec; label: string };
-
-interface KeptState {
-  lease?: LeaseState;
-  previous: PreviousLease[];
-}
 
 export function generatorRefOf(entry: NonNullable<ExternalSecretSpec['dataFrom']>[number]): GeneratorRef | undefined {
   const ref = entry.sourceRef?.generatorRef as GeneratorRef | undefined;
@@ -159,11 +138,11 @@ function sourceOf(spec: VaultDynamicSecretGeneratorSpec, ref: GeneratorRef): str
     .slice(0, 16);
 }
 
-function keptStateOf(secret: SecretObject | undefined): KeptState {
+function keptLeasesOf(secret: SecretObject | undefined): KeptLeases {
   const text = secret?.metadata.annotations?.[ANNOTATION_GENERATOR_LEASE];
   if (!text) return { previous: [] };
   try {
-    const parsed = JSON.parse(text) as Partial<KeptState>;
+    const parsed = JSON.parse(text) as Partial<KeptLeases>;
     return {
       ...(parsed.lease ? { lease: parsed.lease } : {}),
       previous: Array.isArray(parsed.previous) ? parsed.previous : [],
@@ -218,243 +197,306 @@ export interface ExternalSecretGenerators {
 }
 
 export function createGenerators(deps: GeneratorDeps): ExternalSecretGenerators {
-  async function runVault(
-    ctx: ReconcileContext,
-    es: EsObject,
-    index: number,
-    ref: GeneratorRef,
-    r: Extract<Resolved, { kind: 'VaultDynamicSecret' }>,
-    mode: 'generate' | 'maintain',
-  ): Promise<GeneratorRun> {
-    const ns = es.metadata.namespace ?? '';
-    if (!isOurClass({ controller: r.spec.controller, provider: {} }, deps.controllerClass))
-      throw new ReconcileError('SecretSyncedError', `generator ${r.label} belongs to another controller class`, NEVER);
-    const name = stateSecretName(es, index);
-    const stored = await ctx.client.get<SecretObject>(SECRETS, name, ns);
-    const state = stored && stored.metadata.labels?.[LABEL_GENERATOR_STATE] === es.metadata.uid ? stored : undefined;
-    const kept = keptStateOf(state);
-    const now = deps.now();
-    const planFor = (k: KeptState, present: boolean): LifecyclePlan =>
-      planLifecycle({
-        now,
-        deleting: false,
-        policy: GENERATOR_LEASE_POLICY,
-        source: sourceOf(r.spec, ref),
-        ...(k.lease ? { lease: k.lease } : {}),
-        previous: k.previous,
-        target: present ? 'current' : 'missing',
-        ...(k.lease && present ? { copyLeaseId: k.lease.id } : {}),
-        rollout: 'settled',
-      });
-    const plan = planFor(kept, state !== undefined);
-    let vault: VaultRequester | undefined;
-    const v = async (): Promise<VaultRequester> => (vault ??= await session(deps, es, r.spec.provider, r.label));
-    let lease = kept.lease;
-    const previous = [...kept.previous];
-    let changed = false;
-    for (const step of plan.previous) {
-      const i = previous.findIndex((p) => p.id === step.id);
-      if (i < 0) continue;
-      if (step.op === 'forget') previous.splice(i, 1);
-      else if (step.op === 'settled') previous[i] = { ...previous[i]!, rolloutSettledAt: now };
-      else {
-        try {
-          if (step.op === 'revoke') {
-            await revokeLease(await v(), step.id);
-            previous.splice(i, 1);
-          } else {
-            const got = await renewLease(await v(), step.id, step.incrementSeconds);
-            previous[i] = { ...previous[i]!, renewedAt: now, expiresAt: now + got.durationSeconds * 1000 };
-          }
-        } catch (err) {
-          if (isLeaseGone(err)) previous.splice(i, 1);
-          else
-            ctx.log.warn(
-              { key: `${ns}/${es.metadata.name}`, op: step.op, reason: reasonOf(err, 'VaultError') },
-              'generator: replaced lease not kept',
-            );
-        }
-      }
-      changed = true;
-    }
-    const main = plan.main;
-    let data = state ? fromB64(state.data) : undefined;
-    const replace = main.type === 'mint' || !data;
-    if (replace && mode === 'maintain') {
-      if (changed)
-        await writeState(ctx, es, name, state, data ?? new Map<string, Buffer>(), r.spec.provider, {
-          ...(lease ? { lease } : {}),
-          previous,
-        });
-      return {
-        syncNeeded: lease !== undefined,
-        ...(plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {}),
-      };
-    }
-    if (replace) {
-      const s = await v();
-      const generated = generatedFrom(r.spec, await requestVaultGenerator(s, r.spec));
-      data = generated.data;
-      if (!generated.lease) return { data, syncNeeded: false }; // nothing to keep: ESO's behaviour
-      // The minting token's end: Vault revokes the lease with it, so the planner replaces it before then.
-      const token = await currentTokenLease(s).catch(() => undefined);
-      if (lease && !(main.type === 'mint' && main.reason === 'LeaseLost'))
-        previous.push(replacedLease(lease, now, main.type === 'mint' ? main.reason : 'SecretLost'));
-      lease = {
-        id: generated.lease.id,
-        durationSeconds: generated.lease.durationSeconds,
-        renewable: generated.lease.renewable,
-        issuedAt: now,
-        expiresAt: now + generated.lease.durationSeconds * 1000,
-        ...(token?.accessor ? { tokenAccessor: token.accessor } : {}),
-        ...(token?.expireTime !== undefined ? { tokenExpiresAt: token.expireTime } : {}),
-        source: sourceOf(r.spec, ref),
-      };
-      ctx.events.record(es, {
-        type: 'Normal',
-        reason: kept.lease ? 'CredentialRotated' : 'CredentialIssued',
-        note: `spec.dataFrom[${index}]: generator ${r.label} issued a new leased credential${kept.lease ? ` (${main.type === 'mint' ? main.reason : 'SecretLost'})` : ''}`,
-      });
-      changed = true;
-    } else if (main.type === 'renew' && lease) {
-      try {
-        const got = await renewLease(await v(), lease.id, main.incrementSeconds);
-        const expiresAt = now + got.durationSeconds * 1000;
-        // Vault granted less than asked: the max TTL ends the lease then (vault/leases.ts).
-        const capped = got.durationSeconds < main.incrementSeconds - 1;
-        lease = {
-          ...lease,
-          renewable: got.renewable,
-          renewedAt: now,
-          expiresAt,
-          ...(capped ? { maxExpiresAt: expiresAt } : {}),
-        };
-      } catch (err) {
-        if (!isLeaseGone(err)) throw err;
-        lease = { ...lease, expiresAt: now }; // gone: the next plan replaces it (LeaseLost)
-      }
-      changed = true;
-    }
-    if (changed)
-      await writeState(ctx, es, name, state, data ?? new Map<string, Buffer>(), r.spec.provider, {
-        ...(lease ? { lease } : {}),
-        previous,
-      });
-    // When to look again: the plan for the state as it now is (a replacement still due: soon).
-    const next = changed ? planFor({ ...(lease ? { lease } : {}), previous }, true) : plan;
-    const again = next.main.type === 'noop' ? next.requeueAfterMs : 1_000;
-    return {
-      ...(mode === 'generate' ? { data } : {}),
-      syncNeeded: false,
-      ...(again !== undefined ? { requeueAfterMs: again } : {}),
-    };
-  }
-
   return {
-    async generate(ctx, es, index) {
-      const entry = es.spec.dataFrom?.[index];
-      const ref = entry ? generatorRefOf(entry) : undefined;
-      const where = `spec.dataFrom[${index}].sourceRef.generatorRef`;
-      if (!ref) throw new ReconcileError('InvalidSpec', `${where} is required`, NEVER);
-      const r = await resolve(ctx, es.metadata.namespace ?? '', ref, where);
-      if (r.kind === 'Password') {
-        try {
-          return new Map([['password', generatePassword(r.spec)]]);
-        } catch (err) {
-          throw new ReconcileError('InvalidSpec', `${where}: ${r.label}: ${(err as Error).message}`, NEVER);
-        }
-      }
-      return (await runVault(ctx, es, index, ref, r, 'generate')).data ?? new Map();
-    },
-    async maintain(ctx, es) {
-      let syncNeeded = false;
-      let requeueAfterMs: number | undefined;
-      for (const [index, entry] of (es.spec.dataFrom ?? []).entries()) {
-        const ref = generatorRefOf(entry);
-        if (!ref || (ref.kind !== 'VaultDynamicSecret' && ref.kind !== 'ClusterGenerator')) continue;
-        try {
-          const r = await resolve(
-            ctx,
-            es.metadata.namespace ?? '',
-            ref,
-            `spec.dataFrom[${index}].sourceRef.generatorRef`,
-          );
-          if (r.kind !== 'VaultDynamicSecret') continue;
-          const run = await runVault(ctx, es, index, ref, r, 'maintain');
-          syncNeeded ||= run.syncNeeded;
-          if (run.requeueAfterMs !== undefined)
-            requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, run.requeueAfterMs);
-        } catch (err) {
-          // The sync reports what fails (Ready=False); here, only look again soon.
-          ctx.log.warn(
-            { key: `${es.metadata.namespace}/${es.metadata.name}`, reason: reasonOf(err, 'VaultError') },
-            'generator: lease not kept',
-          );
-          requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, 5_000 * 2 ** Math.min(ctx.retries, 6));
-        }
-      }
-      return { syncNeeded, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
-    },
-    async leased(ctx, es) {
-      const out: number[] = [];
-      for (const [index, entry] of (es.spec.dataFrom ?? []).entries()) {
-        const ref = generatorRefOf(entry);
-        if (ref?.apiVersion !== GENERATOR_API_VERSION) continue;
-        if (ref.kind === 'VaultDynamicSecret') out.push(index);
-        else if (ref.kind === 'ClusterGenerator' && typeof ref.name === 'string') {
-          const o = await ctx.client.get<KubeObject & { spec?: { kind?: string } }>(CLUSTER_GENERATORS, ref.name);
-          if (o?.spec?.kind === 'VaultDynamicSecret') out.push(index);
-        }
-      }
-      return out;
-    },
-    async states(ctx, es) {
-      const uid = es.metadata.uid;
-      if (!uid) return [];
-      const prefix = `${stateSecretName(es, 0).slice(0, -1)}`;
-      const list = await ctx.client.list<SecretObject>(SECRETS, {
-        namespace: es.metadata.namespace ?? '',
-        labelSelector: `${LABEL_GENERATOR_STATE}=${uid}`,
-      });
-      return list.items
-        .filter((s) => s.metadata.name.startsWith(prefix) && /^[0-9]+$/.test(s.metadata.name.slice(prefix.length)))
-        .map((s) => {
-          const kept = keptStateOf(s);
-          return {
-            name: s.metadata.name,
-            index: Number(s.metadata.name.slice(prefix.length)),
-            leaseIds: [...(kept.lease ? [kept.lease.id] : []), ...kept.previous.map((p) => p.id)],
-          };
-        });
-    },
-    async revoke(ctx, es, state) {
-      if (state.leaseIds.length === 0) return;
-      const ns = es.metadata.namespace ?? '';
-      const where = `spec.dataFrom[${state.index}].sourceRef.generatorRef`;
-      const secret = await ctx.client.get<SecretObject>(SECRETS, state.name, ns);
-      let provider = providerOf(secret);
-      // Kept before the provider was recorded: the generator as it is now, if it still is one.
-      if (!provider) {
-        const entry = es.spec.dataFrom?.[state.index];
-        const ref = entry ? generatorRefOf(entry) : undefined;
-        const r = ref ? await resolve(ctx, ns, ref, where) : undefined;
-        if (r?.kind === 'VaultDynamicSecret') provider = r.spec.provider;
-      }
-      if (!provider)
-        throw new ReconcileError(
-          'LeaseNotRevoked',
-          `${where}: the generator that minted the leases of ${state.name} is gone and its provider was not recorded`,
-        );
-      const vault = await session(deps, es, provider, `state ${state.name}`);
-      for (const id of state.leaseIds) {
-        try {
-          await revokeLease(vault, id);
-        } catch (err) {
-          if (!isLeaseGone(err)) throw err;
-        }
-      }
-    },
+    generate: (ctx, es, index) => generate(deps, ctx, es, index),
+    maintain: (ctx, es) => maintain(deps, ctx, es),
+    leased,
+    states,
+    revoke: (ctx, es, state) => revoke(deps, ctx, es, state),
   };
+}
+
+const whereOf = (index: number): string => `spec.dataFrom[${index}].sourceRef.generatorRef`;
+
+/** dataFrom[index]'s keys at a sync: a new password, or the VaultDynamicSecret generator's kept credential. */
+async function generate(
+  deps: GeneratorDeps,
+  ctx: ReconcileContext,
+  es: EsObject,
+  index: number,
+): Promise<Map<string, Buffer>> {
+  const entry = es.spec.dataFrom?.[index];
+  const ref = entry ? generatorRefOf(entry) : undefined;
+  const where = whereOf(index);
+  if (!ref) throw new ReconcileError('InvalidSpec', `${where} is required`, NEVER);
+  const r = await resolve(ctx, es.metadata.namespace ?? '', ref, where);
+  if (r.kind === 'Password') {
+    try {
+      return new Map([['password', generatePassword(r.spec)]]);
+    } catch (err) {
+      throw new ReconcileError('InvalidSpec', `${where}: ${r.label}: ${(err as Error).message}`, NEVER);
+    }
+  }
+  return (await keepCredential(leaseRun(deps, ctx, es, { index, ref, r }), 'generate')).data ?? new Map();
+}
+
+/** Between syncs, each VaultDynamicSecret generator's leases: renewed when due, replaced ones revoked. */
+async function maintain(
+  deps: GeneratorDeps,
+  ctx: ReconcileContext,
+  es: EsObject,
+): Promise<{ syncNeeded: boolean; requeueAfterMs?: number }> {
+  let syncNeeded = false;
+  let requeueAfterMs: number | undefined;
+  for (const [index, entry] of (es.spec.dataFrom ?? []).entries()) {
+    const ref = generatorRefOf(entry);
+    if (!ref || (ref.kind !== 'VaultDynamicSecret' && ref.kind !== 'ClusterGenerator')) continue;
+    try {
+      const r = await resolve(ctx, es.metadata.namespace ?? '', ref, whereOf(index));
+      if (r.kind !== 'VaultDynamicSecret') continue;
+      const run = await keepCredential(leaseRun(deps, ctx, es, { index, ref, r }), 'maintain');
+      syncNeeded ||= run.syncNeeded;
+      if (run.requeueAfterMs !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, run.requeueAfterMs);
+    } catch (err) {
+      // The sync reports what fails (Ready=False); here, only look again soon.
+      ctx.log.warn(
+        { key: `${es.metadata.namespace}/${es.metadata.name}`, reason: reasonOf(err, 'VaultError') },
+        'generator: lease not kept',
+      );
+      requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, 5_000 * 2 ** Math.min(ctx.retries, 6));
+    }
+  }
+  return { syncNeeded, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+}
+
+/** dataFrom indices naming a VaultDynamicSecret generator, directly or through a ClusterGenerator. */
+async function leased(ctx: ReconcileContext, es: EsObject): Promise<number[]> {
+  const out: number[] = [];
+  for (const [index, entry] of (es.spec.dataFrom ?? []).entries()) {
+    const ref = generatorRefOf(entry);
+    if (ref?.apiVersion !== GENERATOR_API_VERSION) continue;
+    if (ref.kind === 'VaultDynamicSecret') out.push(index);
+    else if (ref.kind === 'ClusterGenerator' && typeof ref.name === 'string') {
+      const o = await ctx.client.get<KubeObject & { spec?: { kind?: string } }>(CLUSTER_GENERATORS, ref.name);
+      if (o?.spec?.kind === 'VaultDynamicSecret') out.push(index);
+    }
+  }
+  return out;
+}
+
+/** The state Secrets labelled for this ExternalSecret: index and lease ids (no value). */
+async function states(ctx: ReconcileContext, es: EsObject): Promise<GeneratorStateFacts[]> {
+  const uid = es.metadata.uid;
+  if (!uid) return [];
+  const prefix = `${stateSecretName(es, 0).slice(0, -1)}`;
+  const list = await ctx.client.list<SecretObject>(SECRETS, {
+    namespace: es.metadata.namespace ?? '',
+    labelSelector: `${LABEL_GENERATOR_STATE}=${uid}`,
+  });
+  return list.items
+    .filter((s) => s.metadata.name.startsWith(prefix) && /^[0-9]+$/.test(s.metadata.name.slice(prefix.length)))
+    .map((s) => {
+      const kept = keptLeasesOf(s);
+      return {
+        name: s.metadata.name,
+        index: Number(s.metadata.name.slice(prefix.length)),
+        leaseIds: [...(kept.lease ? [kept.lease.id] : []), ...kept.previous.map((p) => p.id)],
+      };
+    });
+}
+
+/** Revokes a state Secret's leases (gone already: done), with the provider that minted them. */
+async function revoke(
+  deps: GeneratorDeps,
+  ctx: ReconcileContext,
+  es: EsObject,
+  state: GeneratorStateFacts,
+): Promise<void> {
+  if (state.leaseIds.length === 0) return;
+  const ns = es.metadata.namespace ?? '';
+  const where = whereOf(state.index);
+  const secret = await ctx.client.get<SecretObject>(SECRETS, state.name, ns);
+  let provider = providerOf(secret);
+  // Kept before the provider was recorded: the generator as it is now, if it still is one.
+  if (!provider) {
+    const entry = es.spec.dataFrom?.[state.index];
+    const ref = entry ? generatorRefOf(entry) : undefined;
+    const r = ref ? await resolve(ctx, ns, ref, where) : undefined;
+    if (r?.kind === 'VaultDynamicSecret') provider = r.spec.provider;
+  }
+  if (!provider)
+    throw new ReconcileError(
+      'LeaseNotRevoked',
+      `${where}: the generator that minted the leases of ${state.name} is gone and its provider was not recorded`,
+    );
+  const vault = await session(deps, es, provider, `state ${state.name}`);
+  for (const id of state.leaseIds) {
+    try {
+      await revokeLease(vault, id);
+    } catch (err) {
+      if (!isLeaseGone(err)) throw err;
+    }
+  }
+}
+
+/** One VaultDynamicSecret generator entry of one ExternalSecret, as every step of its lease lifecycle needs it. */
+interface LeaseRun {
+  ctx: ReconcileContext;
+  es: EsObject;
+  entry: { index: number; ref: GeneratorRef; r: Extract<Resolved, { kind: 'VaultDynamicSecret' }> };
+  controllerClass: string;
+  now: number;
+  /** The generator's Vault session, opened on first use (and tried again after a failure). */
+  vault: () => Promise<VaultRequester>;
+}
+
+function leaseRun(deps: GeneratorDeps, ctx: ReconcileContext, es: EsObject, entry: LeaseRun['entry']): LeaseRun {
+  let vault: VaultRequester | undefined;
+  return {
+    ctx,
+    es,
+    entry,
+    controllerClass: deps.controllerClass,
+    now: deps.now(),
+    vault: async () => (vault ??= await session(deps, es, entry.r.spec.provider, entry.r.label)),
+  };
+}
+
+/** The entry's state Secret, if it is this ExternalSecret's: the kept credential and its leases. */
+interface KeptCredential {
+  name: string;
+  state?: SecretObject;
+  data?: Map<string, Buffer>;
+  kept: KeptLeases;
+}
+
+/** The current credential after acting: its keys and lease; `unleased`: Vault's answer had no lease to keep. */
+interface Current {
+  data?: Map<string, Buffer>;
+  lease?: LeaseState;
+  changed: boolean;
+  unleased?: boolean;
+}
+
+/**
+ * The generator's credential, observe → plan → act: the state Secret read, planGeneratorCredential
+ * decides, the replaced leases are settled, the current credential minted, renewed or kept, and the state
+ * Secret rewritten if anything changed. `maintain` mints nothing and returns no keys.
+ */
+async function keepCredential(run: LeaseRun, mode: GeneratorCredentialObserved['mode']): Promise<GeneratorRun> {
+  const { r, index } = run.entry;
+  if (!isOurClass({ controller: r.spec.controller, provider: {} }, run.controllerClass))
+    throw new ReconcileError('SecretSyncedError', `generator ${r.label} belongs to another controller class`, NEVER);
+  const seen = await observeCredential(run);
+  const source = sourceOf(r.spec, run.entry.ref);
+  const observed = { mode, now: run.now, index, label: r.label, source, kept: seen.kept, stored: !!seen.state };
+  const plan = planGeneratorCredential(observed);
+  const settled = await settlePrevious(run, plan.lifecycle.previous, seen.kept.previous);
+  const current = await actOnCurrent(run, seen, plan.step, settled.previous);
+  if (current.unleased) return { ...(current.data ? { data: current.data } : {}), syncNeeded: false }; // ESO's behaviour
+  const changed = settled.changed || current.changed;
+  const kept: KeptLeases = { ...(current.lease ? { lease: current.lease } : {}), previous: settled.previous };
+  if (changed) await writeState(run, seen, current.data ?? new Map<string, Buffer>(), kept);
+  if (plan.step.op === 'leave-to-sync')
+    return { syncNeeded: plan.step.syncNeeded, ...requeueAfter(plan.lifecycle.requeueAfterMs) };
+  // When to look again: as the leases now are (a replacement still due: soon).
+  const again = generatorLookAgainMs(observed, plan.lifecycle, changed ? kept : undefined);
+  return { ...(mode === 'generate' ? { data: current.data } : {}), syncNeeded: false, ...requeueAfter(again) };
+}
+
+const requeueAfter = (ms: number | undefined): { requeueAfterMs?: number } =>
+  ms !== undefined ? { requeueAfterMs: ms } : {};
+
+async function observeCredential(run: LeaseRun): Promise<KeptCredential> {
+  const name = stateSecretName(run.es, run.entry.index);
+  const stored = await run.ctx.client.get<SecretObject>(SECRETS, name, run.es.metadata.namespace ?? '');
+  const state = stored && stored.metadata.labels?.[LABEL_GENERATOR_STATE] === run.es.metadata.uid ? stored : undefined;
+  if (!state) return { name, kept: keptLeasesOf(undefined) };
+  return { name, state, data: fromB64(state.data), kept: keptLeasesOf(state) };
+}
+
+/** The replaced leases' steps as planned: forgotten, marked settled, revoked or renewed (gone: forgotten). */
+async function settlePrevious(
+  run: LeaseRun,
+  steps: LifecyclePlan['previous'],
+  kept: readonly PreviousLease[],
+): Promise<{ previous: PreviousLease[]; changed: boolean }> {
+  const previous = [...kept];
+  let changed = false;
+  for (const step of steps) {
+    const i = previous.findIndex((p) => p.id === step.id);
+    if (i < 0) continue;
+    changed = true;
+    if (step.op === 'forget') previous.splice(i, 1);
+    else if (step.op === 'settled') previous[i] = { ...previous[i]!, rolloutSettledAt: run.now };
+    else {
+      try {
+        if (step.op === 'revoke') {
+          await revokeLease(await run.vault(), step.id);
+          previous.splice(i, 1);
+        } else {
+          const got = await renewLease(await run.vault(), step.id, step.incrementSeconds);
+          previous[i] = { ...previous[i]!, renewedAt: run.now, expiresAt: run.now + got.durationSeconds * 1000 };
+        }
+      } catch (err) {
+        if (isLeaseGone(err)) previous.splice(i, 1);
+        else
+          run.ctx.log.warn(
+            {
+              key: `${run.es.metadata.namespace ?? ''}/${run.es.metadata.name}`,
+              op: step.op,
+              reason: reasonOf(err, 'VaultError'),
+            },
+            'generator: replaced lease not kept',
+          );
+      }
+    }
+  }
+  return { previous, changed };
+}
+
+/** The current credential as planned: minted (a sync only), renewed, or kept as it is. */
+async function actOnCurrent(
+  run: LeaseRun,
+  seen: KeptCredential,
+  step: GeneratorCredentialStep,
+  previous: PreviousLease[],
+): Promise<Current> {
+  const lease = seen.kept.lease;
+  if (step.op === 'mint') return mint(run, step, lease, previous);
+  if (step.op === 'renew' && lease)
+    return { ...dataOf(seen), lease: await renew(run, lease, step.incrementSeconds), changed: true };
+  return { ...dataOf(seen), ...(lease ? { lease } : {}), changed: false };
+}
+
+const dataOf = (seen: KeptCredential): { data?: Map<string, Buffer> } => (seen.data ? { data: seen.data } : {});
+
+/** A new credential from Vault; the one it replaces (appended to `previous`) waits its grace. */
+async function mint(
+  run: LeaseRun,
+  step: Extract<GeneratorCredentialStep, { op: 'mint' }>,
+  lease: LeaseState | undefined,
+  previous: PreviousLease[],
+): Promise<Current> {
+  const { r } = run.entry;
+  const s = await run.vault();
+  const generated = generatedFrom(r.spec, await requestVaultGenerator(s, r.spec));
+  if (!generated.lease) return { data: generated.data, changed: false, unleased: true };
+  // The minting token's end: Vault revokes the lease with it, so the planner replaces it before then.
+  const token = await currentTokenLease(s).catch(() => undefined);
+  if (lease && step.retire) previous.push(replacedLease(lease, run.now, step.reason));
+  const minted: LeaseState = {
+    id: generated.lease.id,
+    durationSeconds: generated.lease.durationSeconds,
+    renewable: generated.lease.renewable,
+    issuedAt: run.now,
+    expiresAt: run.now + generated.lease.durationSeconds * 1000,
+    ...(token?.accessor ? { tokenAccessor: token.accessor } : {}),
+    ...(token?.expireTime !== undefined ? { tokenExpiresAt: token.expireTime } : {}),
+    source: sourceOf(r.spec, run.entry.ref),
+  };
+  run.ctx.events.record(run.es, step.event);
+  return { data: generated.data, lease: minted, changed: true };
+}
+
+async function renew(run: LeaseRun, lease: LeaseState, incrementSeconds: number): Promise<LeaseState> {
+  try {
+    const got = await renewLease(await run.vault(), lease.id, incrementSeconds);
+    return renewedLease(lease, got, incrementSeconds, run.now);
+  } catch (err) {
+    if (!isLeaseGone(err)) throw err;
+    return { ...lease, expiresAt: run.now }; // gone: the next plan replaces it (LeaseLost)
+  }
 }
 
 function providerOf(secret: SecretObject | undefined): VaultDynamicSecretGeneratorSpec['provider'] | undefined {
@@ -472,14 +514,14 @@ function providerOf(secret: SecretObject | undefined): VaultDynamicSecretGenerat
 
 /** Creates or rewrites the state Secret: owned by the ExternalSecret (gone with it), never labelled as a target. */
 async function writeState(
-  ctx: ReconcileContext,
-  es: EsObject,
-  name: string,
-  existing: SecretObject | undefined,
+  run: LeaseRun,
+  seen: KeptCredential,
   data: Map<string, Buffer>,
-  provider: VaultDynamicSecretGeneratorSpec['provider'],
-  kept: KeptState,
+  kept: KeptLeases,
 ): Promise<void> {
+  const { ctx, es } = run;
+  const name = seen.name;
+  const provider = run.entry.r.spec.provider;
   const body: SecretObject = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -496,7 +538,7 @@ async function writeState(
     type: 'Opaque',
     data: b64(data),
   };
-  if (existing) {
+  if (seen.state) {
     await ctx.client.apply(SECRETS, body, { force: true });
     return;
   }

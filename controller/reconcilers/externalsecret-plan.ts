@@ -6,6 +6,15 @@
 import type { ErrorOutcome } from './error-policy.ts';
 import type { Retry } from '../../kube/reconcile-error.ts';
 import { ANNOTATION_FORCE_SYNC, LABEL_CREATED_BY } from '../../eso/target.ts';
+import { parseGoDuration } from '../../golang/index.ts';
+import { VDS_DEFAULTS } from '../../webhook/rules/vaultdynamicsecret.ts';
+import {
+  planLifecycle,
+  type LeasePolicy,
+  type LeaseState,
+  type LifecyclePlan,
+  type PreviousLease,
+} from './vaultdynamicsecret-plan.ts';
 
 /**
  * Label on a Secret vaultgate wrote with creationPolicy Orphan (which leaves no owner reference): the uid of
@@ -418,4 +427,128 @@ export function planGeneratorLeases(o: GeneratorLeasesObserved): GeneratorLeases
   if (!o.states) return plan(true, [], true);
   const stale = o.states.filter((s) => !o.leased.includes(s.index));
   return plan(o.leased.length > 0 || stale.length > 0, stale);
+}
+
+const ms = (d: string): number => (parseGoDuration(d) as { ok: true; ms: number }).ms;
+/**
+ * ESO's manifest states no lease policy: the VaultDynamicSecret kind's defaults (renew at 67 % + up to
+ * 10 % of the lease, replace 2 min before the max TTL). ExternalSecrets name no rollout targets to wait
+ * for: a replaced lease is revoked 1 min after its replacement was written, time for the kubelet to
+ * update the Secret in the pods' volumes (its sync period), within the 2 min it had left.
+ */
+export const GENERATOR_LEASE_POLICY: LeasePolicy = {
+  renewAtPercent: VDS_DEFAULTS.renewAtPercent,
+  jitterPercent: VDS_DEFAULTS.jitterPercent,
+  minValidityMs: ms(VDS_DEFAULTS.minValidity),
+  onDelete: false,
+  previous: 'AfterRollout',
+  graceMs: 60_000,
+};
+
+/** A generator's leases as its state Secret keeps them (ids and times only, never a value). */
+export interface KeptLeases {
+  lease?: LeaseState;
+  previous: PreviousLease[];
+}
+
+export interface GeneratorCredentialObserved {
+  /** `generate`: a sync wants the generator's keys; `maintain`: between syncs, only leases are kept. */
+  mode: 'generate' | 'maintain';
+  now: number;
+  /** dataFrom index and `<kind> <name>` of the generator, for the Event. */
+  index: number;
+  label: string;
+  /** What mints the credential now (generator, provider, path, parameters): a change means a new one. */
+  source: string;
+  kept: KeptLeases;
+  /** The state Secret exists: it holds the kept credential. */
+  stored: boolean;
+}
+
+export type GeneratorCredentialStep =
+  /** Maintenance mints nothing: the sync does, and is asked for when a kept lease must be replaced. */
+  | { op: 'leave-to-sync'; syncNeeded: boolean }
+  /**
+   * Ask Vault for a new credential. `retire`: the current lease waits its grace as a replaced one (a lease
+   * Vault lost is not). `event`: recorded when the answer has a lease to keep.
+   */
+  | { op: 'mint'; reason: string; retire: boolean; event: EsEvent }
+  | { op: 'renew'; incrementSeconds: number }
+  | { op: 'keep' };
+
+export interface GeneratorCredentialPlan {
+  /** The VaultDynamicSecret kind's plan for the kept leases: the replaced leases' steps, when to look again. */
+  lifecycle: LifecyclePlan;
+  /** What becomes of the current credential. */
+  step: GeneratorCredentialStep;
+}
+
+/**
+ * A VaultDynamicSecret generator's credential (externalsecret-generators.ts), decided by the
+ * VaultDynamicSecret kind's planner under GENERATOR_LEASE_POLICY: no rollout to wait for, the state
+ * Secret as the controller's copy. A sync returns the kept credential; one without a state Secret, or
+ * due for replacement, is minted at a sync only.
+ */
+export function planGeneratorCredential(o: GeneratorCredentialObserved): GeneratorCredentialPlan {
+  const lifecycle = generatorLifecycle(o.now, o.source, o.kept, o.stored);
+  const { main } = lifecycle;
+  const lease = o.kept.lease;
+  if (main.type === 'mint' || !o.stored) {
+    if (o.mode === 'maintain') return { lifecycle, step: { op: 'leave-to-sync', syncNeeded: lease !== undefined } };
+    const reason = main.type === 'mint' ? main.reason : 'SecretLost';
+    const event: EsEvent = {
+      type: 'Normal',
+      reason: lease ? 'CredentialRotated' : 'CredentialIssued',
+      note: `spec.dataFrom[${o.index}]: generator ${o.label} issued a new leased credential${lease ? ` (${reason})` : ''}`,
+    };
+    return { lifecycle, step: { op: 'mint', reason, retire: lease !== undefined && reason !== 'LeaseLost', event } };
+  }
+  if (main.type === 'renew' && lease)
+    return { lifecycle, step: { op: 'renew', incrementSeconds: main.incrementSeconds } };
+  return { lifecycle, step: { op: 'keep' } };
+}
+
+/**
+ * When to look at the credential again (ms): as planned, or, once `kept` was rewritten, as the leases now
+ * are (the state Secret then exists); a step still due (a replacement only a sync mints): in a second.
+ */
+export function generatorLookAgainMs(
+  o: GeneratorCredentialObserved,
+  planned: LifecyclePlan,
+  kept?: KeptLeases,
+): number | undefined {
+  const next = kept ? generatorLifecycle(o.now, o.source, kept, true) : planned;
+  return next.main.type === 'noop' ? next.requeueAfterMs : 1_000;
+}
+
+function generatorLifecycle(now: number, source: string, kept: KeptLeases, stored: boolean): LifecyclePlan {
+  return planLifecycle({
+    now,
+    deleting: false,
+    policy: GENERATOR_LEASE_POLICY,
+    source,
+    ...(kept.lease ? { lease: kept.lease } : {}),
+    previous: kept.previous,
+    target: stored ? 'current' : 'missing',
+    ...(kept.lease && stored ? { copyLeaseId: kept.lease.id } : {}),
+    rollout: 'settled',
+  });
+}
+
+/** The lease after Vault answered a renewal: granted less than asked, its max TTL ends it then (vault/leases.ts). */
+export function renewedLease(
+  lease: LeaseState,
+  granted: { durationSeconds: number; renewable: boolean },
+  askedSeconds: number,
+  now: number,
+): LeaseState {
+  const expiresAt = now + granted.durationSeconds * 1000;
+  const capped = granted.durationSeconds < askedSeconds - 1;
+  return {
+    ...lease,
+    renewable: granted.renewable,
+    renewedAt: now,
+    expiresAt,
+    ...(capped ? { maxExpiresAt: expiresAt } : {}),
+  };
 }

@@ -19,8 +19,12 @@ import { VaultError } from '../../../vault/errors.ts';
 import { KubeApiError } from '../../../kube/errors.ts';
 import type { VaultRequest, VaultRequester } from '../../../vault/types.ts';
 import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
-import { GENERATOR_LEASE_POLICY, stateSecretName } from '../../../controller/reconcilers/externalsecret-generators.ts';
-import { GENERATOR_FINALIZER, GENERATOR_REVOKE_ATTEMPTS } from '../../../controller/reconcilers/externalsecret-plan.ts';
+import { stateSecretName } from '../../../controller/reconcilers/externalsecret-generators.ts';
+import {
+  GENERATOR_FINALIZER,
+  GENERATOR_LEASE_POLICY,
+  GENERATOR_REVOKE_ATTEMPTS,
+} from '../../../controller/reconcilers/externalsecret-plan.ts';
 import {
   planLifecycle,
   type LifecycleObservation,

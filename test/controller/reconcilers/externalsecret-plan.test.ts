@@ -4,9 +4,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   GENERATOR_REVOKE_ATTEMPTS,
+  generatorLookAgainMs,
   planExternalSecret,
+  planGeneratorCredential,
   planGeneratorLeases,
   planStepFailure,
+  renewedLease,
+  type GeneratorCredentialObserved,
+  type GeneratorCredentialStep,
   type EsDesired,
   type EsObserved,
   type EsPlan,
@@ -539,3 +544,95 @@ for (const row of leaseRows) {
     assert.deepEqual(planGeneratorLeases({ ...L, ...row.o }), row.plan);
   });
 }
+
+// A VaultDynamicSecret generator's credential at a sync (`generate`) and between syncs (`maintain`): minted
+// only at a sync, renewed at either, a replaced lease retired (unless Vault lost it), the Event it implies.
+const T0 = Date.parse('2026-12-03T08:00:00Z');
+const LEASE = { id: 'L1', durationSeconds: 60, renewable: true, issuedAt: T0, expiresAt: T0 + 60_000, source: 's' };
+const C: GeneratorCredentialObserved = {
+  mode: 'generate',
+  now: T0,
+  index: 0,
+  label: 'VaultDynamicSecret db',
+  source: 's',
+  kept: { lease: LEASE, previous: [] },
+  stored: true,
+};
+const issued = (reason?: string): GeneratorCredentialStep & { op: 'mint' } => ({
+  op: 'mint',
+  reason: reason ?? 'Initial',
+  retire: reason !== undefined && reason !== 'LeaseLost',
+  event: {
+    type: 'Normal',
+    reason: reason ? 'CredentialRotated' : 'CredentialIssued',
+    note: `spec.dataFrom[0]: generator VaultDynamicSecret db issued a new leased credential${reason ? ` (${reason})` : ''}`,
+  },
+});
+const credentialRows: Array<{ what: string; o: Partial<GeneratorCredentialObserved>; step: GeneratorCredentialStep }> =
+  [
+    {
+      what: 'first sync (no state Secret): minted, CredentialIssued',
+      o: { kept: { previous: [] }, stored: false },
+      step: issued(),
+    },
+    {
+      what: 'no state Secret between syncs: nothing minted, no sync asked (the first sync mints)',
+      o: { mode: 'maintain', kept: { previous: [] }, stored: false },
+      step: { op: 'leave-to-sync', syncNeeded: false },
+    },
+    { what: 'a sync 5 s after issue: the kept credential, as it is', o: { now: T0 + 5_000 }, step: { op: 'keep' } },
+    {
+      what: 'a sync past the renewal point: renewed for the lease plus 2 min, not minted',
+      o: { now: T0 + 47_000 },
+      step: { op: 'renew', incrementSeconds: 180 },
+    },
+    {
+      what: 'between syncs past the renewal point: renewed too',
+      o: { mode: 'maintain', now: T0 + 47_000 },
+      step: { op: 'renew', incrementSeconds: 180 },
+    },
+    {
+      what: 'the generator changed (provider, path, parameters): minted, the old lease retired, CredentialRotated',
+      o: { now: T0 + 10_000, source: 'other' },
+      step: issued('SpecChanged'),
+    },
+    {
+      what: 'the generator changed, between syncs: the sync is asked for (it mints)',
+      o: { mode: 'maintain', now: T0 + 10_000, source: 'other' },
+      step: { op: 'leave-to-sync', syncNeeded: true },
+    },
+    {
+      what: 'the lease expired unrenewed: minted, the lost lease not retired (nothing to revoke)',
+      o: { now: T0 + 61_000 },
+      step: issued('LeaseLost'),
+    },
+  ];
+for (const row of credentialRows) {
+  test(`generator credential: ${row.what}`, () => {
+    assert.deepEqual(planGeneratorCredential({ ...C, ...row.o }).step, row.step);
+  });
+}
+
+test('generator credential: looked at again as planned, or as the rewritten leases are (a replacement due: in 1 s)', () => {
+  const known = { ...C, now: T0 + 30_000, kept: { lease: { ...LEASE, maxExpiresAt: T0 + 600_000 }, previous: [] } };
+  const planned = planGeneratorCredential(known).lifecycle;
+  const wait = generatorLookAgainMs(known, planned);
+  assert.ok(wait !== undefined && wait >= 10_000 && wait <= 16_300, `${wait}`);
+  assert.equal(generatorLookAgainMs(known, planned, { lease: { ...LEASE, expiresAt: T0 }, previous: [] }), 1_000);
+});
+
+test('generator credential: a renewal granted less than asked records the max TTL; a full grant does not', () => {
+  const now = T0 + 47_000;
+  assert.deepEqual(renewedLease(LEASE, { durationSeconds: 180, renewable: true }, 180, now), {
+    ...LEASE,
+    renewedAt: now,
+    expiresAt: now + 180_000,
+  });
+  assert.deepEqual(renewedLease(LEASE, { durationSeconds: 100, renewable: false }, 180, now), {
+    ...LEASE,
+    renewable: false,
+    renewedAt: now,
+    expiresAt: now + 100_000,
+    maxExpiresAt: now + 100_000,
+  });
+});
