@@ -163,27 +163,47 @@ export function writePolicyOf(d: EsDesired, targetExists: boolean): WritePolicy 
   return d.creationPolicy;
 }
 
+/**
+ * Asked as observation deepens: before the provider is read (ours, admitted, may the target be written,
+ * is a read due), after the read (no data: delete or keep; else render) and after the render (write or not).
+ */
 export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): EsPlan {
+  const gate = planGate(d, o);
+  if (gate) return gate;
+  if (!o.provider) return { decision: 'read', steps: [{ read: readAge(d, o, s) }], events: [], then: 'done' };
+  if ('failed' in o.provider) return fetchFailed(d, o.provider);
+  const noData = planNoData(d, o.target, o.provider);
+  if (noData) return noData;
+  if (!o.rendered) return { decision: 'render', steps: ['render'], events: [], then: 'done' };
+  if ('failed' in o.rendered) return fetchFailed(d, o.rendered);
+  return planWrite(d, o.target, o.rendered.matches, s);
+}
+
+const ownerOrOrphan = (d: EsDesired): boolean => d.creationPolicy === 'Owner' || d.creationPolicy === 'Orphan';
+
+/** Whether to sync at all: another controller's, refused, a foreign target, or nothing due. */
+function planGate(d: EsDesired, o: EsObserved): EsPlan | undefined {
   if (o.anotherControllersStore) return { decision: 'skip', steps: [], events: [], then: 'done' };
   if (d.refused !== undefined) return failure('refuse', SYNCED_ERROR, d.refused, 'done');
-  const ownerOrOrphan = d.creationPolicy === 'Owner' || d.creationPolicy === 'Orphan';
   // A Secret someone else created is not ours to take (ESO users lost `argocd-secret` this way: its keys
   // nulled, then garbage-collected with the ExternalSecret). Decided before Vault is read.
-  if (o.target && ownerOrOrphan && !o.target.createdByUs && !d.adopt) {
+  if (o.target && ownerOrOrphan(d) && !o.target.createdByUs && !d.adopt) {
     return failure('leave-foreign', 'SecretNotOwned', notOwnedMessage(d), { kind: 'never' });
   }
   const valid = d.creationPolicy === 'None' || (o.target?.valid ?? false);
   if (!o.refresh.due && valid && o.refresh.readyThisGeneration)
     return { decision: 'not-due', steps: [], events: [], then: 'next' };
-  if (!o.provider) return { decision: 'read', steps: [{ read: readAge(d, o, s) }], events: [], then: 'done' };
-  if ('failed' in o.provider) return fetchFailed(d, o.provider);
+  return undefined;
+}
 
-  const synced = (message: string, reason = 'SecretSynced'): EsPlan['status'] => ({
-    ready: { status: 'True', reason, message },
-    refreshed: true,
-  });
-  if (o.provider.keys === 0 && d.deletionPolicy === 'Delete') {
-    const ours = o.target !== undefined && d.creationPolicy === 'Owner' && o.target.controlledByUs;
+/** The provider returned no data: the target deleted (deletionPolicy Delete, ours) or kept (Retain). */
+function planNoData(
+  d: EsDesired,
+  target: TargetSecret | undefined,
+  provider: { keys: number; missing: number },
+): EsPlan | undefined {
+  if (provider.keys === 0 && d.deletionPolicy === 'Delete') {
+    const ours = target !== undefined && d.creationPolicy === 'Owner' && target.controlledByUs;
     return {
       decision: 'delete',
       steps: ours ? ['delete-secret'] : [],
@@ -200,7 +220,7 @@ export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): 
       then: 'schedule',
     };
   }
-  if (o.provider.keys === 0 && d.deletionPolicy === 'Retain' && o.provider.missing === 0 && o.target) {
+  if (provider.keys === 0 && d.deletionPolicy === 'Retain' && provider.missing === 0 && target) {
     return {
       decision: 'keep',
       steps: [],
@@ -209,9 +229,11 @@ export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): 
       then: 'schedule',
     };
   }
-  if (!o.rendered) return { decision: 'render', steps: ['render'], events: [], then: 'done' };
-  if ('failed' in o.rendered) return fetchFailed(d, o.rendered);
+  return undefined;
+}
 
+/** Rendered: written as the creationPolicy says, unless the target already is that Secret. */
+function planWrite(d: EsDesired, target: TargetSecret | undefined, matches: boolean, s: EsSettings): EsPlan {
   if (d.creationPolicy === 'None')
     return {
       decision: 'synced-none',
@@ -220,7 +242,7 @@ export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): 
       events: [],
       then: 'schedule',
     };
-  if (d.creationPolicy === 'Merge' && !o.target) {
+  if (d.creationPolicy === 'Merge' && !target) {
     return failure(
       'target-missing',
       'SecretMissing',
@@ -228,7 +250,7 @@ export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): 
       { kind: 'after', ms: s.missingTargetRetryMs },
     );
   }
-  if (o.target && ownerOrOrphan && o.target.controlledByOther) {
+  if (target && ownerOrOrphan(d) && target.controlledByOther) {
     return failure(
       'controlled-by-other',
       SYNCED_ERROR,
@@ -237,12 +259,12 @@ export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): 
     );
   }
   const done = { status: synced('secret synced'), then: 'schedule' as const };
-  if (o.rendered.matches) return { decision: 'noop', steps: ['add-template-finalizers'], events: [], ...done };
-  const policy = writePolicyOf(d, o.target !== undefined);
-  const decision = !o.target ? 'create' : policy === 'Merge' ? 'merge' : o.target.createdByUs ? 'update' : 'adopt';
+  if (matches) return { decision: 'noop', steps: ['add-template-finalizers'], events: [], ...done };
+  const policy = writePolicyOf(d, target !== undefined);
+  const decision = !target ? 'create' : policy === 'Merge' ? 'merge' : target.createdByUs ? 'update' : 'adopt';
   // Events are for what a user should look at: none for a routine create or update (ESO records one per
   // sync: 1,000 ExternalSecrets, 1,000 Events), one when a Secret edited by hand is repaired.
-  const events: EsEvent[] = o.target?.editedByHand
+  const events: EsEvent[] = target?.editedByHand
     ? [
         {
           type: 'Normal',
@@ -251,7 +273,11 @@ export function planExternalSecret(d: EsDesired, o: EsObserved, s: EsSettings): 
         },
       ]
     : [];
-  return { decision, steps: [{ write: policy, create: !o.target }, 'add-template-finalizers'], events, ...done };
+  return { decision, steps: [{ write: policy, create: !target }, 'add-template-finalizers'], events, ...done };
+}
+
+function synced(message: string, reason = 'SecretSynced'): EsPlan['status'] {
+  return { ready: { status: 'True', reason, message }, refreshed: true };
 }
 
 /** How a write to the target failed: what the apiserver said, in the error policy's words. */
