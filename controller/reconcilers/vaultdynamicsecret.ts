@@ -49,6 +49,7 @@ import {
   certificateRenewAt,
   mintingTokenLookDue,
   tokenConditionAtMint,
+  planDeleting,
   planLifecycle,
   replacedLease,
   type MintingTokenLook,
@@ -56,6 +57,7 @@ import {
   type LeaseState,
   type LifecycleObservation,
   type LifecyclePlan,
+  type PreviousAction,
   type PreviousLease,
   type RolloutState,
 } from './vaultdynamicsecret-plan.ts';
@@ -470,14 +472,27 @@ async function revokeCredential(
 const b64 = (data: Record<string, string>): Record<string, string> =>
   Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
 
-interface ActResult {
-  lease?: LeaseState;
+/** What act leaves for status: the credentials it holds now, and a failure to show. */
+type ActResult = Pick<Pass, 'lease' | 'previous' | 'changed'> & { failure?: { reason: string; message: string } };
+
+/** One pass of act: what it works on, and the state it carries from step to step into status. */
+interface Pass {
+  o: VaultDynamicSecretObject;
+  ctx: ReconcileContext;
+  deps: VaultDynamicSecretDeps;
+  seen: Observed;
+  now: number;
+  /** The store's Vault session, opened at the first step that needs it. */
+  vault: () => Promise<VaultRequester>;
+  lease: LeaseState | undefined;
   previous: PreviousLease[];
-  failure?: { reason: string; message: string };
   /** The state changed: plan again soon rather than at the plan's requeue. */
   changed: boolean;
 }
 
+type MintReason = Extract<LifecyclePlan['main'], { type: 'mint' }>['reason'];
+
+/** Carry out the plan: the replaced leases' steps, then the one step for the current credential. */
 async function act(
   o: VaultDynamicSecretObject,
   ctx: ReconcileContext,
@@ -485,250 +500,256 @@ async function act(
   seen: Observed,
   plan: LifecyclePlan,
 ): Promise<ActResult> {
-  const now = seen.obs.now;
-  const m = deps.metrics.operations;
-  const ns = o.metadata.namespace ?? '';
-  const audit = (action: 'mint' | 'renew' | 'revoke', leaseId: string, reason: string): void =>
-    deps.onLeaseChange?.({ namespace: ns, name: o.metadata.name, action, leaseId, reason });
-  // The minting token as just looked up (plan.token) replaces what status had seen of it.
-  let lease =
-    seen.obs.lease && plan.token
-      ? { ...seen.obs.lease, tokenExpiresAt: undefined, tokenPeriodic: undefined, ...plan.token }
-      : seen.obs.lease;
-  const previous = [...seen.obs.previous];
-  let changed = false;
   let vault: VaultRequester | undefined;
-  const v = async (): Promise<VaultRequester> => (vault ??= await session(o, ctx, deps));
-
+  const pass: Pass = {
+    o,
+    ctx,
+    deps,
+    seen,
+    now: seen.obs.now,
+    vault: async () => (vault ??= await session(o, ctx, deps)),
+    // The minting token as just looked up (plan.token) replaces what status had seen of it.
+    lease:
+      seen.obs.lease && plan.token
+        ? { ...seen.obs.lease, tokenExpiresAt: undefined, tokenPeriodic: undefined, ...plan.token }
+        : seen.obs.lease,
+    previous: [...seen.obs.previous],
+    changed: false,
+  };
   // Replaced leases first: they are independent of what happens to the current one.
-  for (const step of plan.previous) {
-    const i = previous.findIndex((p) => p.id === step.id);
-    if (i < 0) continue;
-    if (step.op === 'forget') {
-      previous.splice(i, 1);
-      changed = true;
-      continue;
-    }
-    if (step.op === 'settled') {
-      previous[i] = { ...previous[i]!, rolloutSettledAt: now };
-      changed = true;
-      continue;
-    }
-    try {
-      if (step.op === 'revoke') {
-        await revokeCredential(await v(), o, step.id, previous[i]);
-        m.inc({ operation: 'revoke', result: 'success' });
-        audit('revoke', step.id, step.why);
-        ctx.events.record(o, {
-          type: 'Normal',
-          reason: 'PreviousLeaseRevoked',
-          note: `revoked the replaced credential's lease (${step.why === 'AfterRollout' ? 'its rollout completed' : step.why})`,
-        });
-        previous.splice(i, 1);
-      } else {
-        const r = await renewLease(await v(), step.id, step.incrementSeconds);
-        m.inc({ operation: 'renew', result: 'success' });
-        previous[i] = { ...previous[i]!, renewedAt: now, expiresAt: now + r.durationSeconds * 1000 };
-      }
-      changed = true;
-    } catch (err) {
-      m.inc({ operation: step.op, result: 'failure' });
-      if (isLeaseGone(err)) {
-        previous.splice(i, 1);
-        changed = true;
-        continue;
-      }
-      ctx.log.warn(
-        { key: `${ns}/${o.metadata.name}`, op: step.op, reason: reasonOf(err, 'VaultError') },
-        'replaced lease: Vault call failed',
-      );
-    }
-  }
-
+  for (const step of plan.previous) await actOnPrevious(pass, step);
   const main = plan.main;
+  const cert = isCertificate(o);
   try {
-    switch (main.type) {
-      case 'mint': {
-        const s = await v();
-        if (isCertificate(o)) {
-          const req = {
-            path: o.spec.path,
-            method: o.spec.method ?? 'PUT',
-            ...(o.spec.parameters ? { parameters: o.spec.parameters as Record<string, string> } : {}),
-          };
-          const cert = await issueCertificate(s, req);
-          m.inc({ operation: 'mint', result: 'success' });
-          audit('mint', cert.serial, main.reason);
-          const data = b64({ 'tls.crt': cert.certificate, 'tls.key': cert.privateKey, 'ca.crt': cert.issuingCa });
-          await writeSecret(ctx, deps, secretBody(o, copyName(o), data, cert.serial, true), seen.copy);
-          await writeSecret(ctx, deps, secretBody(o, targetName(o), data, cert.serial, false), seen.target);
-          if (lease && main.reason !== 'CertificateExpired')
-            previous.push({
-              id: lease.id,
-              replacedAt: now,
-              expiresAt: lease.expiresAt,
-              reason: main.reason,
-              certificate: true,
-              ...(pkiMountOf(o.spec.path) ? { mount: pkiMountOf(o.spec.path)! } : {}),
-            });
-          lease = {
-            id: cert.serial,
-            certificate: true,
-            durationSeconds: Math.round((cert.notAfter - cert.notBefore) / 1000),
-            renewable: false,
-            issuedAt: cert.notBefore,
-            expiresAt: cert.notAfter,
-            source: seen.obs.source,
-          };
-          ctx.events.record(o, {
-            type: 'Normal',
-            reason: main.reason === 'Initial' ? 'CertificateIssued' : 'CertificateRotated',
-            note: `wrote certificate ${cert.serial} (until ${iso(cert.notAfter)}) to Secret ${targetName(o)}${main.reason === 'Initial' ? '' : ` (${main.reason})`}`,
-          });
-          changed = true;
-          break;
-        }
-        const tok = await currentTokenLease(s).catch(() => undefined);
-        const cred = await issueCredential(s, {
-          path: o.spec.path,
-          method: o.spec.method ?? 'GET',
-          ...(o.spec.parameters ? { parameters: o.spec.parameters as Record<string, string> } : {}),
-        });
-        m.inc({ operation: 'mint', result: 'success' });
-        audit('mint', cred.leaseId, main.reason);
-        const data = b64(cred.data);
-        const tokenNotes = {
-          ...(tok?.accessor ? { [ANNOTATION_TOKEN_ACCESSOR]: tok.accessor } : {}),
-          ...(tok?.expireTime !== undefined ? { [ANNOTATION_TOKEN_EXPIRES]: iso(tok.expireTime)! } : {}),
-        };
-        // The copy first: a crash after this adopts the credential (and its token's bound) instead of minting another.
-        await writeSecret(ctx, deps, secretBody(o, copyName(o), data, cred.leaseId, true, tokenNotes), seen.copy);
-        await writeSecret(ctx, deps, secretBody(o, targetName(o), data, cred.leaseId, false), seen.target);
-        if (lease && main.reason !== 'LeaseLost') previous.push(replacedLease(lease, now, main.reason));
-        lease = {
-          id: cred.leaseId,
-          durationSeconds: cred.durationSeconds,
-          renewable: cred.renewable,
-          issuedAt: now,
-          expiresAt: now + cred.durationSeconds * 1000,
-          ...(tok?.accessor ? { tokenAccessor: tok.accessor } : {}),
-          ...(tok?.expireTime !== undefined ? { tokenExpiresAt: tok.expireTime } : {}),
-          ...(tok ? { tokenPeriodic: tok.periodic, tokenCheckedAt: now } : {}),
-          source: seen.obs.source,
-        };
-        ctx.events.record(o, {
-          type: 'Normal',
-          reason: main.reason === 'Initial' ? 'CredentialIssued' : 'CredentialRotated',
-          note: `wrote a new credential to Secret ${targetName(o)}${main.reason === 'Initial' ? '' : ` (${main.reason})`}`,
-        });
-        changed = true;
-        break;
-      }
-      case 'adopt': {
-        const id = seen.obs.copyLeaseId!;
-        if (isCertificate(o)) {
-          // Minted before a crash, status not written: the stored certificate says when it ends.
-          const pem = Buffer.from(seen.copy?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
-          const facts = certificateFacts(pem);
-          if (lease && lease.id !== id)
-            previous.push({
-              id: lease.id,
-              replacedAt: now,
-              expiresAt: lease.expiresAt,
-              reason: 'Adopted',
-              certificate: true,
-              ...(pkiMountOf(o.spec.path) ? { mount: pkiMountOf(o.spec.path)! } : {}),
-            });
-          lease = facts
-            ? {
-                id,
-                certificate: true,
-                durationSeconds: Math.round((facts.notAfter - facts.notBefore) / 1000),
-                renewable: false,
-                issuedAt: facts.notBefore,
-                expiresAt: facts.notAfter,
-                source: seen.obs.source,
-              }
-            : undefined;
-          m.inc({ operation: 'adopt', result: 'success' });
-          changed = true;
-          break;
-        }
-        const info = await lookupLease(await v(), id);
-        const notes = seen.copy?.metadata.annotations ?? {};
-        const tokenExpiresAt = t(notes[ANNOTATION_TOKEN_EXPIRES]);
-        if (lease && lease.id !== id) previous.push(replacedLease(lease, now, 'Adopted'));
-        lease =
-          info && info.expireTime !== undefined
-            ? {
-                id,
-                durationSeconds: Math.max(1, Math.round((info.expireTime - info.issueTime) / 1000)),
-                renewable: info.renewable,
-                issuedAt: info.issueTime,
-                expiresAt: info.expireTime,
-                ...(notes[ANNOTATION_TOKEN_ACCESSOR] ? { tokenAccessor: notes[ANNOTATION_TOKEN_ACCESSOR] } : {}),
-                ...(tokenExpiresAt !== undefined ? { tokenExpiresAt } : {}),
-                source: seen.obs.source,
-              }
-            : undefined;
-        m.inc({ operation: 'adopt', result: 'success' });
-        changed = true;
-        break;
-      }
-      case 'restore': {
-        const data = seen.copy?.data ?? {};
-        await writeSecret(ctx, deps, secretBody(o, targetName(o), data, lease!.id, false), seen.target);
-        m.inc({ operation: 'restore', result: 'success' });
-        changed = true;
-        break;
-      }
-      case 'renew': {
-        const s = await v();
-        try {
-          const r = await renewLease(s, lease!.id, main.incrementSeconds);
-          m.inc({ operation: 'renew', result: 'success' });
-          const expiresAt = now + r.durationSeconds * 1000;
-          // Vault granted less than asked: the max TTL ends the lease at that time.
-          const capped = r.durationSeconds < main.incrementSeconds - 1;
-          const tok = await currentTokenLease(s).catch(() => undefined);
-          lease = {
-            ...lease!,
-            renewable: r.renewable,
-            renewedAt: now,
-            expiresAt,
-            ...(capped ? { maxExpiresAt: expiresAt } : {}),
-            ...(tok && tok.accessor === lease!.tokenAccessor && tok.expireTime !== undefined
-              ? { tokenExpiresAt: tok.expireTime }
-              : {}),
-          };
-        } catch (err) {
-          if (!isLeaseGone(err)) throw err;
-          m.inc({ operation: 'renew', result: 'failure' });
-          lease = { ...lease!, expiresAt: now }; // gone: the next plan replaces it (LeaseLost)
-        }
-        changed = true;
-        break;
-      }
-      case 'revoke-all':
-      case 'release':
-      case 'refuse':
-      case 'noop':
-        // A lost copy is rebuilt from the target (same credential), so a later deletion of the target restores.
-        if (main.type === 'noop' && !seen.copy && seen.target && lease && seen.obs.target === 'current') {
-          await writeSecret(ctx, deps, secretBody(o, copyName(o), seen.target.data ?? {}, lease.id, true), undefined);
-        }
-        break;
-    }
+    if (main.type === 'mint' && cert) await mintCertificate(pass, main.reason);
+    else if (main.type === 'mint') await mintLease(pass, main.reason);
+    else if (main.type === 'adopt' && cert) adoptCertificate(pass);
+    else if (main.type === 'adopt') await adoptLease(pass);
+    else if (main.type === 'restore') await restoreTarget(pass);
+    else if (main.type === 'renew') await renewCurrent(pass, main.incrementSeconds);
+    else if (main.type === 'noop') await rebuildCopy(pass);
+    // revoke-all is cleanup's (withFinalizer); release and refuse act on nothing.
   } catch (err) {
-    m.inc({ operation: main.type === 'noop' ? 'restore' : main.type, result: 'failure' });
-    return {
-      ...(lease ? { lease } : {}),
-      previous,
-      failure: { reason: reasonOf(err, 'VaultError'), message: safeMessage(err) },
-      changed,
-    };
+    count(pass, main.type === 'noop' ? 'restore' : main.type, 'failure');
+    const failure = { reason: reasonOf(err, 'VaultError'), message: safeMessage(err) };
+    return { lease: pass.lease, previous: pass.previous, changed: pass.changed, failure };
   }
-  return { ...(lease ? { lease } : {}), previous, changed };
+  return { lease: pass.lease, previous: pass.previous, changed: pass.changed };
+}
+
+const count = (p: Pass, operation: string, result: 'success' | 'failure'): void =>
+  p.deps.metrics.operations.inc({ operation, result });
+
+const audit = (p: Pass, action: 'mint' | 'renew' | 'revoke', leaseId: string, reason: string): void =>
+  p.deps.onLeaseChange?.({ namespace: p.o.metadata.namespace ?? '', name: p.o.metadata.name, action, leaseId, reason });
+
+/** One replaced lease's step. A Vault failure is logged and left to the next pass, unless the lease is gone. */
+async function actOnPrevious(p: Pass, step: PreviousAction): Promise<void> {
+  const i = p.previous.findIndex((x) => x.id === step.id);
+  if (i < 0) return;
+  if (step.op === 'forget' || step.op === 'settled') {
+    if (step.op === 'forget') p.previous.splice(i, 1);
+    else p.previous[i] = { ...p.previous[i]!, rolloutSettledAt: p.now };
+    p.changed = true;
+    return;
+  }
+  try {
+    if (step.op === 'revoke') {
+      await revokeCredential(await p.vault(), p.o, step.id, p.previous[i]);
+      count(p, 'revoke', 'success');
+      audit(p, 'revoke', step.id, step.why);
+      p.ctx.events.record(p.o, {
+        type: 'Normal',
+        reason: 'PreviousLeaseRevoked',
+        note: `revoked the replaced credential's lease (${step.why === 'AfterRollout' ? 'its rollout completed' : step.why})`,
+      });
+      p.previous.splice(i, 1);
+    } else {
+      const r = await renewLease(await p.vault(), step.id, step.incrementSeconds);
+      count(p, 'renew', 'success');
+      p.previous[i] = { ...p.previous[i]!, renewedAt: p.now, expiresAt: p.now + r.durationSeconds * 1000 };
+    }
+    p.changed = true;
+  } catch (err) {
+    count(p, step.op, 'failure');
+    if (isLeaseGone(err)) {
+      p.previous.splice(i, 1);
+      p.changed = true;
+      return;
+    }
+    p.ctx.log.warn(
+      { key: `${p.o.metadata.namespace ?? ''}/${p.o.metadata.name}`, op: step.op, reason: reasonOf(err, 'VaultError') },
+      'replaced lease: Vault call failed',
+    );
+  }
+}
+
+/** The credential's request as the spec states it (`method` defaults differ: GET for a lease, PUT for a certificate). */
+function requestOf(o: VaultDynamicSecretObject, method: 'GET' | 'PUT'): Parameters<typeof issueCredential>[1] {
+  return {
+    path: o.spec.path,
+    method: o.spec.method ?? method,
+    ...(o.spec.parameters ? { parameters: o.spec.parameters as Record<string, string> } : {}),
+  };
+}
+
+/** Writes a new credential: the copy first, so a crash after it adopts the credential instead of minting another. */
+async function writeCredential(p: Pass, data: Record<string, string>, id: string, copyNotes?: Record<string, string>) {
+  await writeSecret(p.ctx, p.deps, secretBody(p.o, copyName(p.o), data, id, true, copyNotes), p.seen.copy);
+  await writeSecret(p.ctx, p.deps, secretBody(p.o, targetName(p.o), data, id, false), p.seen.target);
+}
+
+function recordMinted(p: Pass, reason: MintReason, issued: string, rotated: string, note: string): void {
+  const initial = reason === 'Initial';
+  p.ctx.events.record(p.o, {
+    type: 'Normal',
+    reason: initial ? issued : rotated,
+    note: `${note} to Secret ${targetName(p.o)}${initial ? '' : ` (${reason})`}`,
+  });
+}
+
+async function mintLease(p: Pass, reason: MintReason): Promise<void> {
+  const s = await p.vault();
+  const tok = await currentTokenLease(s).catch(() => undefined);
+  const cred = await issueCredential(s, requestOf(p.o, 'GET'));
+  count(p, 'mint', 'success');
+  audit(p, 'mint', cred.leaseId, reason);
+  await writeCredential(p, b64(cred.data), cred.leaseId, {
+    ...(tok?.accessor ? { [ANNOTATION_TOKEN_ACCESSOR]: tok.accessor } : {}),
+    ...(tok?.expireTime !== undefined ? { [ANNOTATION_TOKEN_EXPIRES]: iso(tok.expireTime)! } : {}),
+  });
+  if (p.lease && reason !== 'LeaseLost') p.previous.push(replacedLease(p.lease, p.now, reason));
+  p.lease = {
+    id: cred.leaseId,
+    durationSeconds: cred.durationSeconds,
+    renewable: cred.renewable,
+    issuedAt: p.now,
+    expiresAt: p.now + cred.durationSeconds * 1000,
+    ...(tok?.accessor ? { tokenAccessor: tok.accessor } : {}),
+    ...(tok?.expireTime !== undefined ? { tokenExpiresAt: tok.expireTime } : {}),
+    ...(tok ? { tokenPeriodic: tok.periodic, tokenCheckedAt: p.now } : {}),
+    source: p.seen.obs.source,
+  };
+  recordMinted(p, reason, 'CredentialIssued', 'CredentialRotated', 'wrote a new credential');
+  p.changed = true;
+}
+
+async function mintCertificate(p: Pass, reason: MintReason): Promise<void> {
+  const cert = await issueCertificate(await p.vault(), requestOf(p.o, 'PUT'));
+  count(p, 'mint', 'success');
+  audit(p, 'mint', cert.serial, reason);
+  await writeCredential(
+    p,
+    b64({ 'tls.crt': cert.certificate, 'tls.key': cert.privateKey, 'ca.crt': cert.issuingCa }),
+    cert.serial,
+  );
+  if (p.lease && reason !== 'CertificateExpired') p.previous.push(replacedCertificate(p, reason));
+  p.lease = certificateLease(p, cert.serial, cert);
+  const note = `wrote certificate ${cert.serial} (until ${iso(cert.notAfter)})`;
+  recordMinted(p, reason, 'CertificateIssued', 'CertificateRotated', note);
+  p.changed = true;
+}
+
+/** The current certificate as a replaced one, revoked later by serial at its PKI mount. */
+function replacedCertificate(p: Pass, reason: string): PreviousLease {
+  const mount = pkiMountOf(p.o.spec.path);
+  return {
+    id: p.lease!.id,
+    replacedAt: p.now,
+    expiresAt: p.lease!.expiresAt,
+    reason,
+    certificate: true,
+    ...(mount ? { mount } : {}),
+  };
+}
+
+function certificateLease(p: Pass, serial: string, c: { notBefore: number; notAfter: number }): LeaseState {
+  return {
+    id: serial,
+    certificate: true,
+    durationSeconds: Math.round((c.notAfter - c.notBefore) / 1000),
+    renewable: false,
+    issuedAt: c.notBefore,
+    expiresAt: c.notAfter,
+    source: p.seen.obs.source,
+  };
+}
+
+/** A lease minted (and copied) before a crash, status not written: Vault's look-up says when it ends. */
+async function adoptLease(p: Pass): Promise<void> {
+  const id = p.seen.obs.copyLeaseId!;
+  const info = await lookupLease(await p.vault(), id);
+  const notes = p.seen.copy?.metadata.annotations ?? {};
+  const tokenExpiresAt = t(notes[ANNOTATION_TOKEN_EXPIRES]);
+  if (p.lease && p.lease.id !== id) p.previous.push(replacedLease(p.lease, p.now, 'Adopted'));
+  p.lease =
+    info && info.expireTime !== undefined
+      ? {
+          id,
+          durationSeconds: Math.max(1, Math.round((info.expireTime - info.issueTime) / 1000)),
+          renewable: info.renewable,
+          issuedAt: info.issueTime,
+          expiresAt: info.expireTime,
+          ...(notes[ANNOTATION_TOKEN_ACCESSOR] ? { tokenAccessor: notes[ANNOTATION_TOKEN_ACCESSOR] } : {}),
+          ...(tokenExpiresAt !== undefined ? { tokenExpiresAt } : {}),
+          source: p.seen.obs.source,
+        }
+      : undefined;
+  count(p, 'adopt', 'success');
+  p.changed = true;
+}
+
+/** A certificate issued before a crash, status not written: the stored certificate says when it ends. */
+function adoptCertificate(p: Pass): void {
+  const id = p.seen.obs.copyLeaseId!;
+  const facts = certificateFacts(Buffer.from(p.seen.copy?.data?.['tls.crt'] ?? '', 'base64').toString('utf8'));
+  if (p.lease && p.lease.id !== id) p.previous.push(replacedCertificate(p, 'Adopted'));
+  p.lease = facts ? certificateLease(p, id, facts) : undefined;
+  count(p, 'adopt', 'success');
+  p.changed = true;
+}
+
+/** The target Secret rewritten from the copy: the same credential, nothing minted. */
+async function restoreTarget(p: Pass): Promise<void> {
+  const data = p.seen.copy?.data ?? {};
+  await writeSecret(p.ctx, p.deps, secretBody(p.o, targetName(p.o), data, p.lease!.id, false), p.seen.target);
+  count(p, 'restore', 'success');
+  p.changed = true;
+}
+
+async function renewCurrent(p: Pass, incrementSeconds: number): Promise<void> {
+  const lease = p.lease!;
+  const s = await p.vault();
+  try {
+    const r = await renewLease(s, lease.id, incrementSeconds);
+    count(p, 'renew', 'success');
+    const expiresAt = p.now + r.durationSeconds * 1000;
+    // Vault granted less than asked: the max TTL ends the lease at that time.
+    const capped = r.durationSeconds < incrementSeconds - 1;
+    const tok = await currentTokenLease(s).catch(() => undefined);
+    p.lease = {
+      ...lease,
+      renewable: r.renewable,
+      renewedAt: p.now,
+      expiresAt,
+      ...(capped ? { maxExpiresAt: expiresAt } : {}),
+      ...(tok && tok.accessor === lease.tokenAccessor && tok.expireTime !== undefined
+        ? { tokenExpiresAt: tok.expireTime }
+        : {}),
+    };
+  } catch (err) {
+    if (!isLeaseGone(err)) throw err;
+    count(p, 'renew', 'failure');
+    p.lease = { ...lease, expiresAt: p.now }; // gone: the next plan replaces it (LeaseLost)
+  }
+  p.changed = true;
+}
+
+/** A lost copy is rebuilt from the target (same credential), so a later deletion of the target restores. */
+async function rebuildCopy(p: Pass): Promise<void> {
+  const { copy, target, obs } = p.seen;
+  if (copy || !target || !p.lease || obs.target !== 'current') return;
+  await writeSecret(p.ctx, p.deps, secretBody(p.o, copyName(p.o), target.data ?? {}, p.lease.id, true), undefined);
 }
 
 function statusOf(
@@ -766,35 +787,19 @@ async function cleanup(
   deps: VaultDynamicSecretDeps,
   now: number,
 ): Promise<void> {
-  const plan = planLifecycle({
-    now,
-    deleting: true,
-    policy: leasePolicyOf(o.spec),
-    source: sourceOf(o),
-    ...(currentFromStatus(o.status) ? { lease: currentFromStatus(o.status)! } : {}),
-    previous: previousFromStatus(o.status?.previous),
-    target: 'current',
-  });
-  if (plan.main.type !== 'revoke-all') return;
-  const current = currentFromStatus(o.status);
-  const all: Array<{ id: string; certificate?: boolean; mount?: string }> = [
-    ...(current ? [current] : []),
-    ...previousFromStatus(o.status?.previous),
-  ];
-  const ids = all.map((x) => x.id);
+  const lease = currentFromStatus(o.status);
+  const previous = previousFromStatus(o.status?.previous);
+  const policy = leasePolicyOf(o.spec);
+  const observed = { now, deleting: true, policy, source: sourceOf(o), previous, target: 'current' } as const;
+  if (planDeleting(lease ? { ...observed, lease } : observed).main.type !== 'revoke-all') return;
+  const all: Array<{ id: string; certificate?: boolean; mount?: string }> = [...(lease ? [lease] : []), ...previous];
   try {
     const s = await session(o, ctx, deps);
     for (const c of all) {
-      const id = c.id;
-      await revokeCredential(s, o, id, c);
+      await revokeCredential(s, o, c.id, c);
       deps.metrics.operations.inc({ operation: 'revoke', result: 'success' });
-      deps.onLeaseChange?.({
-        namespace: o.metadata.namespace ?? '',
-        name: o.metadata.name,
-        action: 'revoke',
-        leaseId: id,
-        reason: 'Deleted',
-      });
+      const namespace = o.metadata.namespace ?? '';
+      deps.onLeaseChange?.({ namespace, name: o.metadata.name, action: 'revoke', leaseId: c.id, reason: 'Deleted' });
     }
   } catch (err) {
     deps.metrics.operations.inc({ operation: 'revoke', result: 'failure' });
@@ -803,7 +808,7 @@ async function cleanup(
     ctx.events.record(o, {
       type: 'Warning',
       reason: 'LeaseNotRevoked',
-      note: `could not revoke ${ids.length} lease(s) on deletion (${reasonOf(err, 'VaultError')}); they expire unrenewed`,
+      note: `could not revoke ${all.length} lease(s) on deletion (${reasonOf(err, 'VaultError')}); they expire unrenewed`,
       action: 'Delete',
     });
   }
@@ -817,6 +822,16 @@ async function statusIsAhead(o: VaultDynamicSecretObject, ctx: ReconcileContext)
     o.metadata.namespace ?? '',
   );
   return live !== undefined && live.metadata.resourceVersion !== o.metadata.resourceVersion;
+}
+
+/** A spec admission refuses now (a guardrail changed since, say): status says why; nothing else is touched. */
+async function refuseInvalid(o: VaultDynamicSecretObject, ctx: ReconcileContext, why: string, now: number) {
+  const policy = leasePolicyOf(o.spec);
+  const plan = planLifecycle({ now, deleting: false, policy, source: sourceOf(o), previous: [], target: 'current' });
+  const held = { lease: currentFromStatus(o.status), previous: previousFromStatus(o.status?.previous), changed: false };
+  const failure = { reason: 'InvalidSpec', message: why };
+  await applyStatus(ctx.client, VAULT_DYNAMIC_SECRETS, o, statusOf(o, plan, { ...held, failure }, now));
+  return DONE;
 }
 
 async function reconcileLive(
@@ -835,32 +850,7 @@ async function reconcileLive(
       controllerClass: deps.controllerClass,
     }),
   );
-  if (denials.length > 0) {
-    await applyStatus(
-      ctx.client,
-      VAULT_DYNAMIC_SECRETS,
-      o,
-      statusOf(
-        o,
-        planLifecycle({
-          now,
-          deleting: false,
-          policy: leasePolicyOf(o.spec),
-          source: sourceOf(o),
-          previous: [],
-          target: 'current',
-        }),
-        {
-          previous: previousFromStatus(o.status?.previous),
-          ...(currentFromStatus(o.status) ? { lease: currentFromStatus(o.status)! } : {}),
-          failure: { reason: 'InvalidSpec', message: describeFindings(denials) },
-          changed: false,
-        },
-        now,
-      ),
-    );
-    return DONE;
-  }
+  if (denials.length > 0) return refuseInvalid(o, ctx, describeFindings(denials), now);
   const seen = await observe(o, ctx, deps, now, tokenChecked);
   const plan = planLifecycle(seen.obs);
   // A copy newer than status is what a crash leaves, and also what the cache shows just after this
