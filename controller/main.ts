@@ -12,7 +12,7 @@ import { RuntimeMetrics } from '../kube/metrics.ts';
 import { objectKey, type KubeObject } from '../kube/objects.ts';
 import { OwnWrites } from '../kube/own-writes.ts';
 import { startHealthServer, type HealthServer } from '../kube/health.ts';
-import { CONFIGMAPS, NAMESPACES, SECRETS } from '../kube/resources.ts';
+import { CONFIGMAPS, NAMESPACES, SECRETS, type ResourceRef } from '../kube/resources.ts';
 import {
   CLUSTER_EXTERNAL_SECRETS,
   CLUSTER_SECRET_STORES,
@@ -313,36 +313,123 @@ function controllerSession(
   return { client, sys: createSysApi(session) };
 }
 
+/** What every wiring step reads: the options, the manager and metrics registry, and settings derived once. */
+interface Wiring {
+  opts: ControllerAppOptions;
+  log: Logger;
+  manager: Manager;
+  registry: Registry;
+  /** Prefix of every Vault-side name. */
+  prefix: string;
+  controllerClass: string;
+  /** Concurrent reconciles of the main controllers (shareOfWorkers for the others). */
+  workers: number;
+  /** Watching only some namespaces (opts.namespaces): no cluster-wide ESO kinds. */
+  scoped: boolean;
+}
+
+/** Vault sessions of the stores, one connector per token cache. */
+interface StoreConnectors {
+  connector: StoreConnector;
+  /** VaultDynamicSecrets' and generators' connector (see storeConnectors). */
+  dynamicConnector: StoreConnector;
+}
+
+/** What the ESO kinds' reconcilers share besides the Wiring. */
+interface EsoParts {
+  connectors: StoreConnectors;
+  reader: CoalescingKvReader;
+  renderer: SecretRenderer;
+  onVaultWrite: VaultWriteObserver;
+  rollouts: RolloutCoordinator | undefined;
+}
+
+/** What the app starts and closes besides the manager. */
+interface AppParts {
+  tokens: TokenCache;
+  own: { client: VaultClient; sys: SysApi } | undefined;
+  writes: VaultWriteFollowUps;
+  connectors: StoreConnectors;
+  reader: CoalescingKvReader;
+  renderPool: RenderPool | undefined;
+  rollouts: RolloutCoordinator | undefined;
+}
+
+/**
+ * The controller, wired step by step: the controller's own Vault session, the Manager, the stores' Vault
+ * connectors, the rollout coordinator, the caches every reconciler reads, the controllers of each kind,
+ * the webhook certificate keeper; controllerApp then starts and stops them.
+ */
 export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
   const log = opts.log ?? silentLogger;
   const tokens = opts.tokens ?? new TokenCache({ logger: log });
-  // Opened at start(); reconcilers only run after that (caches sync first), so no write goes unrecorded.
-  let trail: AuditTrail | undefined;
-  const onVaultWrite: VaultWriteObserver = (write) => {
-    // Stores logging in with a role just written hold tokens with its old policies: log in afresh.
-    if (write.object === 'role' && write.mount) tokens.roleChanged(write.mount, write.vaultName);
-    // A record that cannot be written must not undo or block the Vault write: log it (never the content).
-    trail?.append(auditVaultWrite(write)).catch((err: unknown) => {
-      opts.log?.error(
-        { err: err instanceof Error ? err.message : String(err), vaultName: write.vaultName },
-        'audit record of a Vault write could not be written',
-      );
-    });
-  };
+  const writes = vaultWriteFollowUps(opts, tokens);
   const prefix = opts.namePrefix ?? DEFAULT_PREFIX;
   assertValidPrefix(prefix);
   const registry = new Registry();
-  const metrics = new RuntimeMetrics(registry);
   const limits = opts.vault.rateLimits ?? new VaultRateLimits();
   const own = opts.sys ? undefined : controllerSession(opts, tokens, limits);
-  const sys = opts.sys ?? own!.sys;
-  const controllerClass = opts.controllerClass ?? '';
-  const workers = opts.workers ?? DEFAULT_WORKERS;
-  const driftCheckMs = opts.driftCheckMs ?? DEFAULT_DRIFT_CHECK_MS;
-  const manager = new Manager({
+  const w: Wiring = {
+    opts,
+    log,
+    manager: createManager(opts, log, registry),
+    registry,
+    prefix,
+    controllerClass: opts.controllerClass ?? '',
+    workers: opts.workers ?? DEFAULT_WORKERS,
+    scoped: (opts.namespaces?.length ?? 0) > 0,
+  };
+  const connectors = storeConnectors(w, tokens, limits);
+  const reader = new CoalescingKvReader(opts.now ? { now: () => opts.now!().getTime() } : {});
+  const renderPool = opts.renderer ? undefined : new RenderPool();
+  const rollouts = rolloutCoordinator(w);
+  cacheGuardrailsAndNamespaces(w.manager);
+  registerVaultObjectControllers(w, opts.sys ?? own!.sys, writes.onVaultWrite);
+  if (opts.esoKinds !== false) {
+    const renderer = opts.renderer ?? renderPool!;
+    registerEsoControllers(w, { connectors, reader, renderer, onVaultWrite: writes.onVaultWrite, rollouts });
+  }
+  if (opts.webhookCerts) keepWebhookCerts(w, opts.webhookCerts);
+  return controllerApp(w, { tokens, own, writes, connectors, reader, renderPool, rollouts });
+}
+
+/** What follows each Vault write of a reconciler: fresh logins for the role written, an audit record. */
+interface VaultWriteFollowUps {
+  onVaultWrite: VaultWriteObserver;
+  openTrail(config: AuditTrailConfig): Promise<void>;
+  closeTrail(): Promise<void>;
+}
+
+function vaultWriteFollowUps(opts: ControllerAppOptions, tokens: TokenCache): VaultWriteFollowUps {
+  // Opened at start(); reconcilers only run after that (caches sync first), so no write goes unrecorded.
+  let trail: AuditTrail | undefined;
+  return {
+    onVaultWrite: (write) => {
+      // Stores logging in with a role just written hold tokens with its old policies: log in afresh.
+      if (write.object === 'role' && write.mount) tokens.roleChanged(write.mount, write.vaultName);
+      // A record that cannot be written must not undo or block the Vault write: log it (never the content).
+      trail?.append(auditVaultWrite(write)).catch((err: unknown) => {
+        opts.log?.error(
+          { err: err instanceof Error ? err.message : String(err), vaultName: write.vaultName },
+          'audit record of a Vault write could not be written',
+        );
+      });
+    },
+    async openTrail(config) {
+      trail = await openAuditTrail(config, opts.client);
+    },
+    async closeTrail() {
+      await trail?.close();
+    },
+  };
+}
+
+/** The Manager: shared informers and caches, work queues, leader election, Events, runtime metrics. */
+function createManager(opts: ControllerAppOptions, log: Logger, registry: Registry): Manager {
+  return new Manager({
     client: opts.client,
     log,
-    metrics,
+    metrics: new RuntimeMetrics(registry),
     namespaces: opts.namespaces,
     informer: opts.informer,
     leaderElection: opts.leaderElection,
@@ -352,8 +439,12 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
     cacheTransforms: [{ resource: SECRETS, transform: secretDigests(dataHash) }],
     events: opts.events ?? { controller: 'vaultgate.io/controller', instance: opts.eventsInstance ?? 'vaultgate' },
   });
+}
+
+function storeConnectors(w: Wiring, tokens: TokenCache, limits: VaultRateLimits): StoreConnectors {
+  const { opts, log, manager } = w;
   // A connector checks a store's server and token audiences with the controller's view of guardrails and
-  // namespace labels (the informers below) before it mints a token or sends a request.
+  // namespace labels (cacheGuardrailsAndNamespaces) before it mints a token or sends a request.
   const connectorWith = (tokenCache: TokenCache): StoreConnector =>
     new StoreConnector({
       client: opts.client,
@@ -364,247 +455,292 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
         ...admissionContext({
           guardrails: manager.cache(VAULT_GUARDRAILS),
           namespaces: manager.cache(NAMESPACES),
-          namePrefix: prefix,
-          controllerClass,
+          namePrefix: w.prefix,
+          controllerClass: w.controllerClass,
         }),
         ...(opts.vaultServers?.length ? { vaultServers: opts.vaultServers } : {}),
       }),
     });
-  const connector = connectorWith(tokens);
-  // VaultDynamicSecrets' own connector: its TokenCache never revokes a token it replaces, as Vault revokes
-  // the leases a token minted with it (the planner replaces a credential before its minting token ends).
-  const dynamicConnector = connectorWith(new TokenCache({ logger: log, revokeOnEvict: false }));
-  const reader = new CoalescingKvReader(opts.now ? { now: () => opts.now!().getTime() } : {});
-  const renderPool = opts.renderer ? undefined : new RenderPool();
-  const renderer: SecretRenderer = opts.renderer ?? renderPool!;
-  // Workloads restarted when the Secrets they consume change; settled() gates the revocation of replaced credentials.
-  const restarts = opts.rolloutRestarts;
-  const rollouts =
-    restarts && opts.esoKinds !== false
-      ? new RolloutCoordinator({
-          client: opts.client,
-          keyring: new HmacKeyring(opts.client, restarts.namespace, restarts.keySecret),
-          sources: [externalSecretSource, vaultDynamicSecretSource],
-          secretSelector: MANAGED_SECRETS_SELECTOR,
-          registry,
-          ...(restarts.policy ? { policy: restarts.policy } : {}),
-        })
-      : undefined;
+  return {
+    connector: connectorWith(tokens),
+    // VaultDynamicSecrets' own connector: its TokenCache never revokes a token it replaces, as Vault revokes
+    // the leases a token minted with it (the planner replaces a credential before its minting token ends).
+    dynamicConnector: connectorWith(new TokenCache({ logger: log, revokeOnEvict: false })),
+  };
+}
 
-  // Caches the reconcilers read besides their primaries: guardrails and namespaces (admission re-check,
-  // ClusterSecretStore namespaceSelector). Scoped to watched namespaces, the Namespace informer lists
-  // those objects by name only (a Role cannot grant a cluster-wide list).
-  const scoped = (opts.namespaces?.length ?? 0) > 0;
+/**
+ * Workloads restarted when the Secrets they consume change (opts.rolloutRestarts, with the ESO kinds);
+ * settled() gates the revocation of replaced credentials.
+ */
+function rolloutCoordinator({ opts, registry }: Wiring): RolloutCoordinator | undefined {
+  const restarts = opts.rolloutRestarts;
+  if (!restarts || opts.esoKinds === false) return undefined;
+  return new RolloutCoordinator({
+    client: opts.client,
+    keyring: new HmacKeyring(opts.client, restarts.namespace, restarts.keySecret),
+    sources: [externalSecretSource, vaultDynamicSecretSource],
+    secretSelector: MANAGED_SECRETS_SELECTOR,
+    registry,
+    ...(restarts.policy ? { policy: restarts.policy } : {}),
+  });
+}
+
+/**
+ * Caches the reconcilers read besides their primaries: guardrails and namespaces (admission re-check,
+ * ClusterSecretStore namespaceSelector). Scoped to watched namespaces, the Namespace informer lists
+ * those objects by name only (a Role cannot grant a cluster-wide list).
+ */
+function cacheGuardrailsAndNamespaces(manager: Manager): void {
   manager.informer(VAULT_GUARDRAILS);
   manager.informer(NAMESPACES);
+}
 
-  const all = (res: typeof VAULT_POLICIES) => (): string[] => manager.cache(res).keys();
+/** The keys of every cached `res` object: a change of any guardrail re-checks them all. */
+const allKeys = (manager: Manager, res: ResourceRef) => (): string[] => manager.cache(res).keys();
 
-  // A namespace relabel re-checks that namespace's VaultPolicies and VaultRoleBindings at once (labels
-  // pick guardrails), not at the next drift check. Not in a namespace-scoped install (no Namespace informer).
-  const inNamespace =
-    (res: typeof VAULT_POLICIES) =>
-    (ns: KubeObject): string[] =>
-      manager.cache(res).list(ns.metadata.name).map(objectKey);
+/**
+ * A namespace relabel re-checks that namespace's VaultPolicies and VaultRoleBindings at once (labels
+ * pick guardrails), not at the next drift check. Not in a namespace-scoped install (no Namespace informer).
+ */
+const keysInNamespace =
+  (manager: Manager, res: ResourceRef) =>
+  (ns: KubeObject): string[] =>
+    manager.cache(res).list(ns.metadata.name).map(objectKey);
+
+/** The share of the workers a less busy controller gets (at least one). */
+const shareOfWorkers = (workers: number, divisor: number): number => Math.max(1, Math.floor(workers / divisor));
+
+/** VaultPolicy, VaultRoleBinding and VaultGuardrail: the Vault objects the controller writes as itself. */
+function registerVaultObjectControllers(w: Wiring, sys: SysApi, onVaultWrite: VaultWriteObserver): void {
+  const { manager, prefix: namePrefix, controllerClass, workers } = w;
+  const driftCheckMs = w.opts.driftCheckMs ?? DEFAULT_DRIFT_CHECK_MS;
+  const vaultObject = { sys, namePrefix, controllerClass, driftCheckMs, onVaultWrite };
 
   const policies = manager
     .controller('vaultpolicy')
     .for(VAULT_POLICIES, { predicate: specOrMetaChanged })
-    .watches(VAULT_GUARDRAILS, all(VAULT_POLICIES), { predicate: generationChanged });
-  policies.watches(NAMESPACES, inNamespace(VAULT_POLICIES), { predicate: namespaceLabelsChanged });
-  policies
-    .workers(workers)
-    .complete(createVaultPolicyReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs, onVaultWrite }));
+    .watches(VAULT_GUARDRAILS, allKeys(manager, VAULT_POLICIES), { predicate: generationChanged });
+  policies.watches(NAMESPACES, keysInNamespace(manager, VAULT_POLICIES), { predicate: namespaceLabelsChanged });
+  policies.workers(workers).complete(createVaultPolicyReconciler(vaultObject));
 
   const bindings = manager
     .controller('vaultrolebinding')
     .for(VAULT_ROLE_BINDINGS, { predicate: specOrMetaChanged })
     .withIndex(POLICY_INDEX, policyIndex)
     .watches(VAULT_POLICIES, { index: POLICY_INDEX, values: (vp) => [objectKey(vp)] }, { predicate: readinessChanged })
-    .watches(VAULT_GUARDRAILS, all(VAULT_ROLE_BINDINGS), { predicate: generationChanged });
-  bindings.watches(NAMESPACES, inNamespace(VAULT_ROLE_BINDINGS), { predicate: namespaceLabelsChanged });
-  bindings
-    .workers(workers)
-    .complete(
-      createVaultRoleBindingReconciler({ sys, namePrefix: prefix, controllerClass, driftCheckMs, onVaultWrite }),
-    );
+    .watches(VAULT_GUARDRAILS, allKeys(manager, VAULT_ROLE_BINDINGS), { predicate: generationChanged });
+  bindings.watches(NAMESPACES, keysInNamespace(manager, VAULT_ROLE_BINDINGS), { predicate: namespaceLabelsChanged });
+  bindings.workers(workers).complete(createVaultRoleBindingReconciler(vaultObject));
 
   // VaultGuardrail status (selected namespaces, floor, Ready): a namespace created, deleted or relabelled
   // may move into or out of a guardrail's selector.
   manager
     .controller('vaultguardrail')
     .for(VAULT_GUARDRAILS, { predicate: generationChanged })
-    .watches(NAMESPACES, all(VAULT_GUARDRAILS), {
+    .watches(NAMESPACES, allKeys(manager, VAULT_GUARDRAILS), {
       predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev),
     })
     .workers(1)
     .complete(
-      createVaultGuardrailReconciler({ namePrefix: prefix, controllerClass, ...(opts.now ? { now: opts.now } : {}) }),
+      createVaultGuardrailReconciler({ namePrefix, controllerClass, ...(w.opts.now ? { now: w.opts.now } : {}) }),
     );
+}
 
-  if (opts.esoKinds !== false) {
-    // A ClusterSecretStore serves every namespace: not in a namespaced install (ESO's scoped mode neither).
-    for (const kind of scoped ? (['SecretStore'] as const) : (['SecretStore', 'ClusterSecretStore'] as const)) {
-      manager
-        .controller(kind.toLowerCase())
-        .for(kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES, { predicate: specOrMetaChanged })
-        .workers(Math.max(1, Math.floor(workers / 2)))
-        .complete(createSecretStoreReconciler({ kind, connector, controllerClass, namePrefix: prefix }));
-    }
+/** ESO's kinds and VaultDynamicSecret: the controllers that read and write Secrets (opts.esoKinds). */
+function registerEsoControllers(w: Wiring, parts: EsoParts): void {
+  registerSecretStores(w, parts.connectors.connector);
+  registerExternalSecrets(w, parts);
+  // ClusterExternalSecrets (cluster-wide installs only, as ESO's scoped mode).
+  if (!w.scoped) registerClusterExternalSecrets(w);
+  registerVaultDynamicSecrets(w, parts);
+  registerPushSecrets(w, parts);
+  // One controller per workload kind, after the sources' informers (controller/rollouts/coordinator.ts).
+  parts.rollouts?.register(w.manager, shareOfWorkers(w.workers, 4));
+}
 
-    // The Secret informer lists and watches only Secrets labelled reconcile.external-secrets.io/managed=true
-    // (ESO's managed-secrets cache): a cluster's other Secrets are never held in memory. Every Secret the
-    // reconciler writes carries the label, Merge targets included; one it has not labelled yet (a Merge
-    // target before its first sync, or one whose label was removed by hand) it reads with a GET and labels
-    // on the next write. A Secret losing the label arrives as a delete, so its ExternalSecret re-syncs.
-    const storeReadiness: Predicate = readinessChanged;
-    const ownSecretWrites = new OwnWrites();
-    const externalSecrets = manager
-      .controller('externalsecret')
-      .for(EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
-      .withIndex(STORE_INDEX, storeIndex)
-      .withIndex(TARGET_INDEX, targetIndex)
-      // Not the event of the reconciler's own write: it knows that Secret already (kube/own-writes.ts).
-      .watches(
-        SECRETS,
-        { index: TARGET_INDEX, values: (s) => [objectKey(s)] },
-        { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: ownSecretWrites.notOwn },
-      )
-      // templateFrom sources: a changed ConfigMap re-renders at once (ConfigMaps are cached, as ESO's
-      // client caches them); a Secret source at once if it is a managed Secret (another ExternalSecret's
-      // output, in the Secret cache), else at the next refresh (read with a GET, as ESO reads it).
-      .withIndex(TEMPLATE_SOURCE_INDEX, templateSourceIndex)
-      .watches(CONFIGMAPS, { index: TEMPLATE_SOURCE_INDEX, values: (cm) => [`ConfigMap/${objectKey(cm)}`] })
-      .watches(
-        SECRETS,
-        { index: TEMPLATE_SOURCE_INDEX, values: (s) => [`Secret/${objectKey(s)}`] },
-        { labelSelector: MANAGED_SECRETS_SELECTOR },
-      )
-      .watches(
-        SECRET_STORES,
-        { index: STORE_INDEX, values: (s) => [`SecretStore/${s.metadata.namespace}/${s.metadata.name}`] },
-        { predicate: storeReadiness },
-      );
-    if (!scoped)
-      externalSecrets.watches(
-        CLUSTER_SECRET_STORES,
-        { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] },
-        { predicate: storeReadiness },
-      );
-    externalSecrets.workers(workers).complete(
-      createExternalSecretReconciler({
-        connector,
-        // Generators' leases are children of the token that minted them: a connector that never revokes one.
-        generatorConnector: dynamicConnector,
-        reader,
-        controllerClass,
-        namePrefix: prefix,
-        ownSecretWrites,
-        renderer,
-        ...(opts.now ? { now: opts.now } : {}),
+function registerSecretStores(w: Wiring, connector: StoreConnector): void {
+  const { controllerClass, prefix: namePrefix } = w;
+  // A ClusterSecretStore serves every namespace: not in a namespaced install (ESO's scoped mode neither).
+  for (const kind of w.scoped ? (['SecretStore'] as const) : (['SecretStore', 'ClusterSecretStore'] as const)) {
+    w.manager
+      .controller(kind.toLowerCase())
+      .for(kind === 'SecretStore' ? SECRET_STORES : CLUSTER_SECRET_STORES, { predicate: specOrMetaChanged })
+      .workers(shareOfWorkers(w.workers, 2))
+      .complete(createSecretStoreReconciler({ kind, connector, controllerClass, namePrefix }));
+  }
+}
+
+/**
+ * The Secret informer lists and watches only Secrets labelled reconcile.external-secrets.io/managed=true
+ * (ESO's managed-secrets cache): a cluster's other Secrets are never held in memory. Every Secret the
+ * reconciler writes carries the label, Merge targets included; one it has not labelled yet (a Merge
+ * target before its first sync, or one whose label was removed by hand) it reads with a GET and labels
+ * on the next write. A Secret losing the label arrives as a delete, so its ExternalSecret re-syncs.
+ */
+function registerExternalSecrets(w: Wiring, { connectors, reader, renderer }: EsoParts): void {
+  const { opts } = w;
+  const storeReadiness: Predicate = readinessChanged;
+  const ownSecretWrites = new OwnWrites();
+  const externalSecrets = w.manager
+    .controller('externalsecret')
+    .for(EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
+    .withIndex(STORE_INDEX, storeIndex)
+    .withIndex(TARGET_INDEX, targetIndex)
+    // Not the event of the reconciler's own write: it knows that Secret already (kube/own-writes.ts).
+    .watches(
+      SECRETS,
+      { index: TARGET_INDEX, values: (s) => [objectKey(s)] },
+      { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: ownSecretWrites.notOwn },
+    )
+    // templateFrom sources: a changed ConfigMap re-renders at once (ConfigMaps are cached, as ESO's
+    // client caches them); a Secret source at once if it is a managed Secret (another ExternalSecret's
+    // output, in the Secret cache), else at the next refresh (read with a GET, as ESO reads it).
+    .withIndex(TEMPLATE_SOURCE_INDEX, templateSourceIndex)
+    .watches(CONFIGMAPS, { index: TEMPLATE_SOURCE_INDEX, values: (cm) => [`ConfigMap/${objectKey(cm)}`] })
+    .watches(
+      SECRETS,
+      { index: TEMPLATE_SOURCE_INDEX, values: (s) => [`Secret/${objectKey(s)}`] },
+      { labelSelector: MANAGED_SECRETS_SELECTOR },
+    )
+    .watches(
+      SECRET_STORES,
+      { index: STORE_INDEX, values: (s) => [`SecretStore/${s.metadata.namespace}/${s.metadata.name}`] },
+      { predicate: storeReadiness },
+    );
+  if (!w.scoped)
+    externalSecrets.watches(
+      CLUSTER_SECRET_STORES,
+      { index: STORE_INDEX, values: (s) => [`ClusterSecretStore/${s.metadata.name}`] },
+      { predicate: storeReadiness },
+    );
+  externalSecrets.workers(w.workers).complete(
+    createExternalSecretReconciler({
+      connector: connectors.connector,
+      // Generators' leases are children of the token that minted them: a connector that never revokes one.
+      generatorConnector: connectors.dynamicConnector,
+      reader,
+      controllerClass: w.controllerClass,
+      namePrefix: w.prefix,
+      ownSecretWrites,
+      renderer,
+      ...(opts.now ? { now: opts.now } : {}),
+    }),
+  );
+}
+
+/** A namespace created, deleted or relabelled, or one of its ExternalSecrets changed or deleted, re-checks it at once. */
+function registerClusterExternalSecrets(w: Wiring): void {
+  w.manager
+    .controller('clusterexternalsecret')
+    .for(CLUSTER_EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
+    .owns(EXTERNAL_SECRETS)
+    .watches(NAMESPACES, allKeys(w.manager, CLUSTER_EXTERNAL_SECRETS), {
+      predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev),
+    })
+    .workers(shareOfWorkers(w.workers, 2))
+    .complete(createClusterExternalSecretReconciler({ controllerClass: w.controllerClass, namePrefix: w.prefix }));
+}
+
+/**
+ * VaultDynamicSecrets: woken by a change of the object or of its target Secret or copy (deleted, edited),
+ * else at the next renewal the planner computes.
+ */
+function registerVaultDynamicSecrets(w: Wiring, { connectors, rollouts }: EsoParts): void {
+  const { opts } = w;
+  const dynamicSecretWrites = new OwnWrites();
+  w.manager
+    .controller('vaultdynamicsecret')
+    .for(VAULT_DYNAMIC_SECRETS, { predicate: specOrMetaChanged })
+    .withIndex(VDS_SECRET_INDEX, vdsSecretIndex)
+    .watches(
+      SECRETS,
+      { index: VDS_SECRET_INDEX, values: (s) => [objectKey(s)] },
+      { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: dynamicSecretWrites.notOwn },
+    )
+    .workers(shareOfWorkers(w.workers, 2))
+    .complete(
+      createVaultDynamicSecretReconciler({
+        connector: connectors.dynamicConnector,
+        rollouts: opts.rollouts ?? rollouts ?? settledWithoutTargets,
+        metrics: createLifecycleMetrics(w.registry),
+        controllerClass: w.controllerClass,
+        namePrefix: w.prefix,
+        ownSecretWrites: dynamicSecretWrites,
+        ...(opts.now ? { now: () => opts.now!().getTime() } : {}),
       }),
     );
+}
 
-    // ClusterExternalSecrets (cluster-wide installs only, as ESO's scoped mode): a namespace created,
-    // deleted or relabelled, or one of its ExternalSecrets changed or deleted, re-checks it at once.
-    if (!scoped) {
-      manager
-        .controller('clusterexternalsecret')
-        .for(CLUSTER_EXTERNAL_SECRETS, { predicate: specOrMetaChanged })
-        .owns(EXTERNAL_SECRETS)
-        .watches(NAMESPACES, all(CLUSTER_EXTERNAL_SECRETS), {
-          predicate: (ev) => ev.type !== 'update' || namespaceLabelsChanged(ev),
-        })
-        .workers(Math.max(1, Math.floor(workers / 2)))
-        .complete(createClusterExternalSecretReconciler({ controllerClass, namePrefix: prefix }));
-    }
-
-    // VaultDynamicSecrets: woken by a change of the object or of its target Secret or copy (deleted,
-    // edited), else at the next renewal the planner computes.
-    const dynamicSecretWrites = new OwnWrites();
-    manager
-      .controller('vaultdynamicsecret')
-      .for(VAULT_DYNAMIC_SECRETS, { predicate: specOrMetaChanged })
-      .withIndex(VDS_SECRET_INDEX, vdsSecretIndex)
-      .watches(
-        SECRETS,
-        { index: VDS_SECRET_INDEX, values: (s) => [objectKey(s)] },
-        { labelSelector: MANAGED_SECRETS_SELECTOR, predicate: dynamicSecretWrites.notOwn },
-      )
-      .workers(Math.max(1, Math.floor(workers / 2)))
-      .complete(
-        createVaultDynamicSecretReconciler({
-          connector: dynamicConnector,
-          rollouts: opts.rollouts ?? rollouts ?? settledWithoutTargets,
-          metrics: createLifecycleMetrics(registry),
-          controllerClass,
-          namePrefix: prefix,
-          ownSecretWrites: dynamicSecretWrites,
-          ...(opts.now ? { now: () => opts.now!().getTime() } : {}),
-        }),
-      );
-
-    // PushSecrets: pushed on a spec or metadata change and every refreshInterval (source Secrets are read
-    // with a GET then, as ESO reads them; they are not cached). A store created, made ready or relabelled
-    // wakes the PushSecrets naming or selecting it: one applied before its store syncs once the store exists.
-    const storeChanged: Predicate = (ev) =>
-      readinessChanged(ev) ||
-      (ev.type === 'update' &&
-        JSON.stringify(ev.old.metadata.labels ?? {}) !== JSON.stringify(ev.obj.metadata.labels ?? {}));
-    const pushSecrets = manager
-      .controller('pushsecret')
-      .for(PUSH_SECRETS, { predicate: specOrMetaChanged })
-      .withIndex(PUSH_STORE_INDEX, pushStoreIndex)
-      .watches(SECRET_STORES, { index: PUSH_STORE_INDEX, values: pushStoreKeys }, { predicate: storeChanged });
-    if (!scoped)
-      pushSecrets.watches(
-        CLUSTER_SECRET_STORES,
-        { index: PUSH_STORE_INDEX, values: pushStoreKeys },
-        { predicate: storeChanged },
-      );
-    pushSecrets.workers(Math.max(1, Math.floor(workers / 2))).complete(
-      createPushSecretReconciler({
-        connector,
-        controllerClass,
-        namePrefix: prefix,
-        onVaultWrite,
-        renderer,
-        ...(opts.now ? { now: opts.now } : {}),
-      }),
+/**
+ * PushSecrets: pushed on a spec or metadata change and every refreshInterval (source Secrets are read
+ * with a GET then, as ESO reads them; they are not cached). A store created, made ready or relabelled
+ * wakes the PushSecrets naming or selecting it: one applied before its store syncs once the store exists.
+ */
+function registerPushSecrets(w: Wiring, { connectors, onVaultWrite, renderer }: EsoParts): void {
+  const { opts } = w;
+  const storeChanged: Predicate = (ev) =>
+    readinessChanged(ev) ||
+    (ev.type === 'update' &&
+      JSON.stringify(ev.old.metadata.labels ?? {}) !== JSON.stringify(ev.obj.metadata.labels ?? {}));
+  const pushSecrets = w.manager
+    .controller('pushsecret')
+    .for(PUSH_SECRETS, { predicate: specOrMetaChanged })
+    .withIndex(PUSH_STORE_INDEX, pushStoreIndex)
+    .watches(SECRET_STORES, { index: PUSH_STORE_INDEX, values: pushStoreKeys }, { predicate: storeChanged });
+  if (!w.scoped)
+    pushSecrets.watches(
+      CLUSTER_SECRET_STORES,
+      { index: PUSH_STORE_INDEX, values: pushStoreKeys },
+      { predicate: storeChanged },
     );
+  pushSecrets.workers(shareOfWorkers(w.workers, 2)).complete(
+    createPushSecretReconciler({
+      connector: connectors.connector,
+      controllerClass: w.controllerClass,
+      namePrefix: w.prefix,
+      onVaultWrite,
+      renderer,
+      ...(opts.now ? { now: opts.now } : {}),
+    }),
+  );
+}
 
-    // One controller per workload kind, after the sources' informers (controller/rollouts/coordinator.ts).
-    rollouts?.register(manager, Math.max(1, Math.floor(workers / 4)));
-  }
+/** The webhook's serving certificate, kept by the leader (certs/keeper.ts). */
+function keepWebhookCerts({ opts, log, manager, registry }: Wiring, wc: WebhookCertOptions): void {
+  // One keeper for the process (its metrics register once); each leadership term runs its loop.
+  const keeper = new CertKeeper({
+    client: certKubeClient(opts.client),
+    namespace: wc.namespace,
+    secretName: wc.secretName,
+    service: wc.service,
+    ...(wc.configSelector ? { webhookSelector: wc.configSelector } : {}),
+    policy: {
+      ...(wc.leafValidityDays ? { leafValidityDays: wc.leafValidityDays } : {}),
+      ...(wc.caValidityDays ? { caValidityDays: wc.caValidityDays } : {}),
+    },
+    ...(wc.intervalMs !== undefined ? { intervalMs: wc.intervalMs } : {}),
+    ...(wc.settleMs !== undefined ? { settleMs: wc.settleMs } : {}),
+    log: log.child({ component: 'cert-keeper' }),
+    registry,
+  });
+  manager.addLeaderTask('webhook-cert-keeper', (signal) => keeper.run(signal));
+}
 
-  const wc = opts.webhookCerts;
-  if (wc) {
-    // One keeper for the process (its metrics register once); each leadership term runs its loop.
-    const keeper = new CertKeeper({
-      client: certKubeClient(opts.client),
-      namespace: wc.namespace,
-      secretName: wc.secretName,
-      service: wc.service,
-      ...(wc.configSelector ? { webhookSelector: wc.configSelector } : {}),
-      policy: {
-        ...(wc.leafValidityDays ? { leafValidityDays: wc.leafValidityDays } : {}),
-        ...(wc.caValidityDays ? { caValidityDays: wc.caValidityDays } : {}),
-      },
-      ...(wc.intervalMs !== undefined ? { intervalMs: wc.intervalMs } : {}),
-      ...(wc.settleMs !== undefined ? { settleMs: wc.settleMs } : {}),
-      log: log.child({ component: 'cert-keeper' }),
-      registry,
-    });
-    manager.addLeaderTask('webhook-cert-keeper', (signal) => keeper.run(signal));
-  }
-
+/**
+ * start(): /healthz /readyz /metrics, the audit trail, the server version check (not awaited), then the
+ * manager; once, however often called. stop(): the manager first, then what the reconcilers used.
+ */
+function controllerApp(w: Wiring, parts: AppParts): ControllerApp {
+  const { opts, log, manager, registry } = w;
+  const { tokens, own, writes, connectors, reader, renderPool, rollouts } = parts;
   let starting: Promise<void> | undefined;
   const app: ControllerApp = {
     manager,
     registry,
     tokens,
     reader,
-    connector,
+    connector: connectors.connector,
     ...(rollouts ? { rollouts } : {}),
     start() {
       starting ??= (async () => {
@@ -616,19 +752,8 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
             status: () => manager.status(),
           });
         }
-        if (opts.audit) trail = await openAuditTrail(opts.audit, opts.client);
-        const readVersion =
-          opts.serverVersion ??
-          (own
-            ? async () => {
-                const res = await own.client.request<{ version?: unknown }>({
-                  operation: 'sys.seal-status',
-                  method: 'GET',
-                  path: 'sys/seal-status',
-                });
-                return typeof res?.version === 'string' ? res.version : undefined;
-              }
-            : undefined);
+        if (opts.audit) await writes.openTrail(opts.audit);
+        const readVersion = opts.serverVersion ?? (own ? sealStatusVersion(own.client) : undefined);
         if (readVersion) app.versionCheck = checkVaultVersion(opts.vaultTarget ?? DEFAULT_TARGET, readVersion, log);
         await manager.start();
       })();
@@ -640,14 +765,26 @@ export function buildControllerApp(opts: ControllerAppOptions): ControllerApp {
       await app.health?.close();
       reader.clear();
       await renderPool?.close();
-      connector.close();
-      dynamicConnector.close();
+      connectors.connector.close();
+      connectors.dynamicConnector.close();
       await tokens.close();
       own?.client.close();
-      await trail?.close();
+      await writes.closeTrail();
     },
   };
   return app;
+}
+
+/** The server's version from the unauthenticated `sys/seal-status`. */
+function sealStatusVersion(client: VaultClient): () => Promise<string | undefined> {
+  return async () => {
+    const res = await client.request<{ version?: unknown }>({
+      operation: 'sys.seal-status',
+      method: 'GET',
+      path: 'sys/seal-status',
+    });
+    return typeof res?.version === 'string' ? res.version : undefined;
+  };
 }
 
 export { LABEL_MANAGED as MANAGED_SECRET_LABEL };
