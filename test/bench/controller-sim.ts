@@ -20,6 +20,7 @@ import { createSysApi } from '../../vault/sys.ts';
 import type { VaultRequest } from '../../vault/types.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 import { KubeStore } from '../sim/kube-store.ts';
+import { storeTokenVerifier } from '../sim/store-token-verifier.ts';
 import { VaultSim } from '../sim/vault.ts';
 
 const NAMESPACE_COUNT = 10;
@@ -54,18 +55,7 @@ export async function benchControllerSim(): Promise<Record<string, number | stri
 async function run(): Promise<Record<string, number | string>> {
   const store = new KubeStore();
   const kube = new FakeKubeClient({ store });
-  const sim = await VaultSim.start({
-    // TokenReview against the in-process apiserver store: Vault accepts exactly the tokens it issued.
-    verifier: (jwt, audiences) => {
-      const r = store.reviewToken(jwt, audiences.length ? [...audiences] : undefined);
-      const ref = r.claims?.['kubernetes.io'];
-      return Promise.resolve(
-        r.authenticated && ref
-          ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid }
-          : undefined,
-      );
-    },
-  });
+  const sim = await VaultSim.start({ verifier: storeTokenVerifier(store) });
   const root = createVaultClient({ address: sim.addr, timeoutMs: 5000 });
   const asRoot = { request: <T>(req: VaultRequest) => root.request<T>({ ...req, token: sim.rootToken }) };
   const sys = createSysApi(asRoot);

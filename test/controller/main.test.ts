@@ -22,6 +22,7 @@ import { createSysApi } from '../../vault/sys.ts';
 import type { VaultRequest } from '../../vault/types.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 import { KubeStore } from '../sim/kube-store.ts';
+import { storeTokenVerifier } from '../sim/store-token-verifier.ts';
 import { VaultSim } from '../sim/vault.ts';
 
 async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
@@ -43,17 +44,7 @@ void describe('controller app', () => {
   void test('VaultPolicy → VaultRoleBinding → SecretStore → ExternalSecret converge through the informers', async () => {
     const store = new KubeStore({ namespaces: ['default', 'team-a'] });
     const kube = new FakeKubeClient({ store });
-    const sim = await VaultSim.start({
-      verifier: (jwt, auds) => {
-        const r = store.reviewToken(jwt, auds.length ? [...auds] : undefined);
-        const ref = r.claims?.['kubernetes.io'];
-        return Promise.resolve(
-          r.authenticated && ref
-            ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid }
-            : undefined,
-        );
-      },
-    });
+    const sim = await VaultSim.start({ verifier: storeTokenVerifier(store) });
     const root = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
     const asRoot = { request: <T>(req: VaultRequest) => root.request<T>({ ...req, token: sim.rootToken }) };
     const app = buildControllerApp({

@@ -14,6 +14,7 @@ import { createSysApi } from '../../vault/sys.ts';
 import type { KvApi, VaultClient, VaultRequest } from '../../vault/types.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
 import { KubeStore } from '../sim/kube-store.ts';
+import { storeTokenVerifier } from '../sim/store-token-verifier.ts';
 import { VaultSim } from '../sim/vault.ts';
 
 export interface EsoSimOptions {
@@ -69,17 +70,7 @@ export async function startEsoSim(opts: EsoSimOptions): Promise<EsoSim> {
   const store = new KubeStore();
   const kube = new FakeKubeClient({ store });
   const admin = new FakeKubeClient({ store });
-  const vault = await VaultSim.start({
-    verifier: (jwt, audiences) => {
-      const r = store.reviewToken(jwt, audiences.length ? [...audiences] : undefined);
-      const ref = r.claims?.['kubernetes.io'];
-      return Promise.resolve(
-        r.authenticated && ref
-          ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid }
-          : undefined,
-      );
-    },
-  });
+  const vault = await VaultSim.start({ verifier: storeTokenVerifier(store) });
   const root: VaultClient = createVaultClient({ address: vault.addr, timeoutMs: 5000 });
   const asRoot = { request: <T>(req: VaultRequest) => root.request<T>({ ...req, token: vault.rootToken }) };
   const kv = createKvApi(asRoot, { mount: 'secret', version: 2 });

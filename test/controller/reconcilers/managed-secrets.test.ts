@@ -16,6 +16,7 @@ import { createSysApi } from '../../../vault/sys.ts';
 import type { VaultClient, VaultRequest } from '../../../vault/types.ts';
 import { FakeKubeClient } from '../../sim/kube-fake-client.ts';
 import { KubeStore } from '../../sim/kube-store.ts';
+import { storeTokenVerifier } from '../../sim/store-token-verifier.ts';
 import { VaultSim } from '../../sim/vault.ts';
 
 type SecretObj = KubeObject & { data?: Record<string, string> };
@@ -45,17 +46,7 @@ let app: ControllerApp;
 void before(async () => {
   store = new KubeStore({ namespaces: ['default', 'team-a'] });
   kube = new FakeKubeClient({ store });
-  sim = await VaultSim.start({
-    verifier: (jwt, auds) => {
-      const r = store.reviewToken(jwt, auds.length ? [...auds] : undefined);
-      const ref = r.claims?.['kubernetes.io'];
-      return Promise.resolve(
-        r.authenticated && ref
-          ? { namespace: ref.namespace, name: ref.serviceaccount.name, uid: ref.serviceaccount.uid }
-          : undefined,
-      );
-    },
-  });
+  sim = await VaultSim.start({ verifier: storeTokenVerifier(store) });
   root = createVaultClient({ address: sim.addr, timeoutMs: 2000 });
   const asRoot = { request: <T>(req: VaultRequest) => root.request<T>({ ...req, token: sim.rootToken }) };
   const sys = createSysApi(asRoot);
