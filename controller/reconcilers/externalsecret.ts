@@ -40,6 +40,7 @@ import {
   type EsStep,
   type Failed,
   type GeneratorLeasesObserved,
+  type GeneratorLeasesPlan,
   type WritePolicy,
 } from './externalsecret-plan.ts';
 import type { CoalescingKvReader } from './kv-reader.ts';
@@ -158,116 +159,152 @@ interface Seen {
   desired?: DesiredSecret;
 }
 
+/** What every step of a reconcile reads: the deps with their defaults, and what is kept between reconciles. */
+interface EsContext {
+  deps: ExternalSecretDeps;
+  settings: EsSettings;
+  generators: ExternalSecretGenerators;
+  renderer: SecretRenderer;
+  /** The templateFrom sources each ExternalSecret was last rendered from. */
+  sourceVersions: RenderedSourceVersions;
+  now: () => Date;
+}
+
 export function createExternalSecretReconciler(deps: ExternalSecretDeps): Reconciler {
-  const now = deps.now ?? (() => new Date());
-  const sourceVersions = new RenderedSourceVersions();
-  const renderer = deps.renderer ?? inProcessRenderer();
-  const settings: EsSettings = {
-    missingTargetRetryMs: deps.missingTargetRetryMs ?? 30_000,
-    coalesceWindowMs: deps.coalesceWindowMs ?? 30_000,
-    refreshWindowFraction: deps.refreshWindowFraction ?? 0.2,
-    maxRefreshWindowMs: deps.maxRefreshWindowMs ?? 900_000,
-  };
-  const generators = createGenerators({
-    connector: deps.generatorConnector ?? deps.connector,
-    controllerClass: deps.controllerClass,
-    now: () => now().getTime(),
-  });
-
-  const sync = async (
-    ctx: ReconcileContext,
-    es: ExternalSecretObject,
-    key: string,
-    d: EsDesired,
-    seen: Seen,
-  ): Promise<Result> => {
-    // Generators' leases are kept between syncs, at their own pace; a replacement makes the sync due.
-    const kept =
-      d.refused === undefined && !seen.observed.anotherControllersStore && usesGenerators(es)
-        ? await generators.maintain(ctx, es)
-        : undefined;
-    if (kept?.syncNeeded) seen.observed.refresh.due = true;
-    let plan = planExternalSecret(d, seen.observed, settings);
-    const read = plan.steps.find((s): s is Extract<EsStep, { read: unknown }> => typeof s === 'object' && 'read' in s);
-    if (read) {
-      await readProvider(ctx, deps, seen, read.read, generators);
-      plan = planExternalSecret(d, seen.observed, settings);
-    }
-    if (plan.steps.includes('render')) {
-      await render(ctx, renderer, seen, d);
-      plan = planExternalSecret(d, seen.observed, settings);
-    }
-    const result = await act(ctx, deps, seen, d, plan, settings, sourceVersions);
-    if (kept?.requeueAfterMs === undefined) return result;
-    return requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, kept.requeueAfterMs));
-  };
-
+  const c = esContext(deps);
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const es = ctx.cache<ExternalSecretObject>(EXTERNAL_SECRETS).get(key);
     if (!es) return DONE;
     const finalizer = hasFinalizer(es, GENERATOR_FINALIZER);
     // Owner Secrets go with it by garbage collection; without our finalizer nothing of it is left to revoke.
     if (es.metadata.deletionTimestamp && !finalizer) return DONE;
-    const leases: GeneratorLeasesObserved = {
-      deleting: es.metadata.deletionTimestamp !== undefined,
-      serving: false,
-      finalizer,
-      leased: [],
-      syncDue: false,
-      retries: ctx.retries,
-    };
-    let d: EsDesired | undefined;
-    let seen: Seen | undefined;
-    if (!leases.deleting) {
-      d = desiredOf(es, ctx, deps);
-      seen = await observe(ctx, deps, es, d, key, now(), sourceVersions);
-      leases.serving = d.refused === undefined && !seen.observed.anotherControllersStore;
-      leases.leased = await generators.leased(ctx, es);
-      leases.syncDue = seen.observed.refresh.due;
-      // Neither a generator's lease nor our finalizer: the plain sync (every ExternalSecret without generators).
-      if (!finalizer && leases.leased.length === 0) return sync(ctx, es, key, d, seen);
-    }
+    const deleting = es.metadata.deletionTimestamp !== undefined;
+    const d = deleting ? undefined : desiredOf(es, ctx, deps);
+    const seen = d ? await observe(c, ctx, es, d, key) : undefined;
+    const leases = await observeGeneratorLeases(c, ctx, es, seen && d ? { d, seen } : undefined);
+    // Neither a generator's lease nor our finalizer: the plain sync (every ExternalSecret without generators).
+    if (d && seen && !finalizer && leases.leased.length === 0) return sync(c, ctx, d, seen);
     let lp = planGeneratorLeases(leases);
-    if (lp.list) lp = planGeneratorLeases({ ...leases, states: await generators.states(ctx, es) });
-    const revoke = async (o: ExternalSecretObject, live: boolean): Promise<void> => {
-      for (const r of lp.revoke) {
-        try {
-          await generators.revoke(ctx, o, r);
-        } catch (err) {
-          const why = errorPolicy(err, 'VaultError');
-          // A ReconcileError: withFinalizer takes a thrown NotFound (a ServiceAccount gone with its
-          // namespace, the TokenRequest's 404) for the object gone, and would stop retrying.
-          if (lp.onRevokeFailure === 'retry')
-            throw new ReconcileError(why.reason, why.message, BACKOFF, { cause: err });
-          ctx.events.record(o, {
-            type: 'Warning',
-            reason: 'LeaseNotRevoked',
-            note: `could not revoke ${r.leaseIds.length} lease(s) of generator state ${r.name} after ${GENERATOR_REVOKE_ATTEMPTS} attempts (${why.reason}: ${why.message}); they expire unrenewed`,
-            action: live ? 'Revoke' : 'Delete',
-          });
-        }
-        if (live)
-          await ctx.client.delete(SECRETS, r.name, o.metadata.namespace).catch((err: unknown) => {
-            if (!isNotFound(err)) throw err;
-          });
-      }
+    if (lp.list) lp = planGeneratorLeases({ ...leases, states: await c.generators.states(ctx, es) });
+    const apply = async (o: ExternalSecretObject): Promise<Result> => {
+      const result = await sync(c, ctx, d!, { ...seen!, es: o });
+      if (lp.revoke.length === 0) return result;
+      await revokeGeneratorLeases(c, ctx, o, lp, true);
+      return lp.again ? requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, 1_000)) : result;
     };
+    const cleanup = (o: ExternalSecretObject): Promise<void> => revokeGeneratorLeases(c, ctx, o, lp, false);
     return withFinalizer(
       ctx.client,
       EXTERNAL_SECRETS,
       es,
-      {
-        apply: async (o) => {
-          const result = await sync(ctx, o, key, d!, { ...seen!, es: o });
-          if (lp.revoke.length === 0) return result;
-          await revoke(o, true);
-          return lp.again ? requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, 1_000)) : result;
-        },
-        cleanup: (o) => revoke(o, false),
-      },
+      { apply, cleanup },
       { name: GENERATOR_FINALIZER, wanted: lp.finalizer },
     );
   };
+}
+
+function esContext(deps: ExternalSecretDeps): EsContext {
+  const now = deps.now ?? (() => new Date());
+  return {
+    deps,
+    settings: {
+      missingTargetRetryMs: deps.missingTargetRetryMs ?? 30_000,
+      coalesceWindowMs: deps.coalesceWindowMs ?? 30_000,
+      refreshWindowFraction: deps.refreshWindowFraction ?? 0.2,
+      maxRefreshWindowMs: deps.maxRefreshWindowMs ?? 900_000,
+    },
+    generators: createGenerators({
+      connector: deps.generatorConnector ?? deps.connector,
+      controllerClass: deps.controllerClass,
+      now: () => now().getTime(),
+    }),
+    renderer: deps.renderer ?? inProcessRenderer(),
+    sourceVersions: new RenderedSourceVersions(),
+    now,
+  };
+}
+
+/**
+ * One sync, observe → plan → act: the generators' leases kept (a replacement makes the sync due), then
+ * planned again as the provider is read and the Secret rendered, then acted on.
+ */
+async function sync(c: EsContext, ctx: ReconcileContext, d: EsDesired, seen: Seen): Promise<Result> {
+  // Generators' leases are kept between syncs, at their own pace; a replacement makes the sync due.
+  const kept =
+    d.refused === undefined && !seen.observed.anotherControllersStore && usesGenerators(seen.es)
+      ? await c.generators.maintain(ctx, seen.es)
+      : undefined;
+  if (kept?.syncNeeded) seen.observed.refresh.due = true;
+  let plan = planExternalSecret(d, seen.observed, c.settings);
+  const read = plan.steps.find((s): s is Extract<EsStep, { read: unknown }> => typeof s === 'object' && 'read' in s);
+  if (read) {
+    await readProvider(c, ctx, seen, read.read);
+    plan = planExternalSecret(d, seen.observed, c.settings);
+  }
+  if (plan.steps.includes('render')) {
+    await render(c, ctx, seen, d);
+    plan = planExternalSecret(d, seen.observed, c.settings);
+  }
+  const result = await act(c, ctx, seen, d, plan);
+  if (kept?.requeueAfterMs === undefined) return result;
+  return requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, kept.requeueAfterMs));
+}
+
+/** What planGeneratorLeases needs before the state Secrets are listed (a deleted ExternalSecret: `live` absent). */
+async function observeGeneratorLeases(
+  c: EsContext,
+  ctx: ReconcileContext,
+  es: ExternalSecretObject,
+  live: { d: EsDesired; seen: Seen } | undefined,
+): Promise<GeneratorLeasesObserved> {
+  const observed: GeneratorLeasesObserved = {
+    deleting: live === undefined,
+    serving: false,
+    finalizer: hasFinalizer(es, GENERATOR_FINALIZER),
+    leased: [],
+    syncDue: false,
+    retries: ctx.retries,
+  };
+  if (!live) return observed;
+  return {
+    ...observed,
+    serving: live.d.refused === undefined && !live.seen.observed.anotherControllersStore,
+    leased: await c.generators.leased(ctx, es),
+    syncDue: live.seen.observed.refresh.due,
+  };
+}
+
+/**
+ * The planned revocations: after a sync (`live`: each state Secret deleted once its leases are revoked)
+ * or before the finalizer goes. A failure is retried while attempts last, then left to expire (a Warning).
+ */
+async function revokeGeneratorLeases(
+  c: EsContext,
+  ctx: ReconcileContext,
+  o: ExternalSecretObject,
+  lp: GeneratorLeasesPlan,
+  live: boolean,
+): Promise<void> {
+  for (const r of lp.revoke) {
+    try {
+      await c.generators.revoke(ctx, o, r);
+    } catch (err) {
+      const why = errorPolicy(err, 'VaultError');
+      // A ReconcileError: withFinalizer takes a thrown NotFound (a ServiceAccount gone with its
+      // namespace, the TokenRequest's 404) for the object gone, and would stop retrying.
+      if (lp.onRevokeFailure === 'retry') throw new ReconcileError(why.reason, why.message, BACKOFF, { cause: err });
+      ctx.events.record(o, {
+        type: 'Warning',
+        reason: 'LeaseNotRevoked',
+        note: `could not revoke ${r.leaseIds.length} lease(s) of generator state ${r.name} after ${GENERATOR_REVOKE_ATTEMPTS} attempts (${why.reason}: ${why.message}); they expire unrenewed`,
+        action: live ? 'Revoke' : 'Delete',
+      });
+    }
+    if (live)
+      await ctx.client.delete(SECRETS, r.name, o.metadata.namespace).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+  }
 }
 
 function usesGenerators(es: ExternalSecretObject): boolean {
@@ -308,14 +345,13 @@ function desiredOf(es: ExternalSecretObject, ctx: ReconcileContext, deps: Extern
  * looked up only for an ExternalSecret that is ours and admitted: the plan's first two questions need neither.
  */
 async function observe(
+  c: EsContext,
   ctx: ReconcileContext,
-  deps: ExternalSecretDeps,
   es: ExternalSecretObject,
   d: EsDesired,
   key: string,
-  t: Date,
-  sourceVersions: RenderedSourceVersions,
 ): Promise<Seen> {
+  const t = c.now();
   const status = (es.status ?? {}) as EsStatus;
   const generation = es.metadata.generation ?? 0;
   const refreshIn: RefreshInput = {
@@ -331,7 +367,7 @@ async function observe(
   };
   const syncedThisGeneration = status.syncedResourceVersion?.split('-')[0] === String(generation);
   const observed: EsObserved = {
-    anotherControllersStore: anotherControllersStore(ctx, es, deps.controllerClass),
+    anotherControllersStore: anotherControllersStore(ctx, es, c.deps.controllerClass),
     refresh: {
       due: shouldRefresh(refreshIn, t.getTime()),
       nextMs: nextRefreshInMs(refreshIn, t.getTime()),
@@ -356,7 +392,7 @@ async function observe(
   seen.templateSources = await readTemplateSources(ctx, d.namespace, es.spec.target);
   seen.secretTexts.push(...seen.templateSources.secretTexts);
   if (seen.existing)
-    observed.target = targetFacts(seen.existing, es, sourceVersions.current(key, seen.templateSources));
+    observed.target = targetFacts(seen.existing, es, c.sourceVersions.current(key, seen.templateSources));
   return seen;
 }
 
@@ -400,22 +436,21 @@ function failedAs(err: unknown): Failed {
 
 /** The provider's data, through each store's own session (one per store, opened on first use). */
 async function readProvider(
+  c: EsContext,
   ctx: ReconcileContext,
-  deps: ExternalSecretDeps,
   seen: Seen,
   age: { maxAgeMs: number; shareTag?: string },
-  generators: ExternalSecretGenerators,
 ): Promise<void> {
   const ns = seen.es.metadata.namespace ?? '';
   const sources = new Map<string, Promise<SecretSource>>();
   const sourceFor = (ref: SecretStoreRef | undefined): Promise<SecretSource> => {
     const k = storeKey(ref, ns);
     let s = sources.get(k);
-    if (!s) sources.set(k, (s = openSource(ctx, deps, ref, ns, age.maxAgeMs, age.shareTag)));
+    if (!s) sources.set(k, (s = openSource(ctx, c.deps, ref, ns, age)));
     return s;
   };
   try {
-    const provider = await providerSecretData(seen.es.spec, sourceFor, (i) => generators.generate(ctx, seen.es, i));
+    const provider = await providerSecretData(seen.es.spec, sourceFor, (i) => c.generators.generate(ctx, seen.es, i));
     seen.data = provider.data;
     for (const v of provider.data.values()) seen.secretTexts.push(v.toString('utf8'));
     seen.observed.provider = { keys: provider.data.size, missing: provider.missing.length };
@@ -428,9 +463,9 @@ async function readProvider(
  * The Secret the spec renders, and whether the target already is that Secret. A Merge target with other
  * keys is read with a GET first: the cache keeps no values, and the data-hash covers them too.
  */
-async function render(ctx: ReconcileContext, renderer: SecretRenderer, seen: Seen, d: EsDesired): Promise<void> {
+async function render(c: EsContext, ctx: ReconcileContext, seen: Seen, d: EsDesired): Promise<void> {
   try {
-    seen.desired = await renderer.desiredSecret(
+    seen.desired = await c.renderer.desiredSecret(
       d.namespace,
       seen.es.spec.target,
       seen.data ?? new Map<string, Buffer>(),
@@ -463,15 +498,7 @@ async function render(ctx: ReconcileContext, renderer: SecretRenderer, seen: See
 }
 
 /** Carry out the plan: its steps, then the status, the Events, and when to look again. */
-async function act(
-  ctx: ReconcileContext,
-  deps: ExternalSecretDeps,
-  seen: Seen,
-  d: EsDesired,
-  plan: EsPlan,
-  s: EsSettings,
-  sourceVersions: RenderedSourceVersions,
-): Promise<Result> {
+async function act(c: EsContext, ctx: ReconcileContext, seen: Seen, d: EsDesired, plan: EsPlan): Promise<Result> {
   for (const step of plan.steps) {
     try {
       if (step === 'delete-secret')
@@ -487,22 +514,14 @@ async function act(
           seen.existing,
         );
       else if (typeof step === 'object' && 'write' in step)
-        await writeTarget(ctx, seen, d, step.write, deps.ownSecretWrites);
+        await writeTarget(ctx, seen, d, step.write, c.deps.ownSecretWrites);
     } catch (err) {
       const failure = {
         failed: errorPolicy(err, 'SecretSyncedError'),
         notFound: isNotFound(err),
         alreadyExists: isAlreadyExists(err),
       };
-      return act(
-        ctx,
-        deps,
-        seen,
-        d,
-        planStepFailure(d, step, seen.existing !== undefined, failure, s),
-        s,
-        sourceVersions,
-      );
+      return act(c, ctx, seen, d, planStepFailure(d, step, seen.existing !== undefined, failure, c.settings));
     }
   }
   if (plan.status)
@@ -514,7 +533,7 @@ async function act(
       plan.status.refreshed,
     );
   for (const e of plan.events) ctx.events.record(seen.es, { ...e, note: withoutSecrets(e.note, seen.secretTexts) });
-  if (plan.steps.includes('add-template-finalizers')) sourceVersions.remember(seen.key, seen.templateSources!);
+  if (plan.steps.includes('add-template-finalizers')) c.sourceVersions.remember(seen.key, seen.templateSources!);
   return then(plan, d, seen);
 }
 
@@ -583,8 +602,7 @@ async function openSource(
   deps: ExternalSecretDeps,
   ref: SecretStoreRef | undefined,
   ns: string,
-  maxAge: number,
-  shareTag?: string,
+  age: { maxAgeMs: number; shareTag?: string },
 ): Promise<SecretSource> {
   const { kind, store, watched } = lookupStore(ctx, ref, ns);
   const label = `${kind} ${ref?.name ?? ''}`;
@@ -609,7 +627,7 @@ async function openSource(
     }
   }
   const conn = await deps.connector.connect(kind, store, ns);
-  return deps.reader.source(conn, maxAge, shareTag);
+  return deps.reader.source(conn, age.maxAgeMs, age.shareTag);
 }
 
 /**
@@ -717,7 +735,7 @@ function targetSecret(
   const matches =
     existing !== undefined &&
     !needsValues &&
-    upToDate(existing, ours, labels, annotations, desired, policy, owner ? es : undefined);
+    upToDate(existing, { ours, labels, annotations, desired, policy, ...(owner ? { owner: es } : {}) });
   return { body, foreign, matches, needsValues };
 }
 
@@ -749,14 +767,19 @@ async function writeTarget(
   ownWrites?.record(written);
 }
 
+/** The target as written: our keys (base64), its labels and annotations, and the controller owner (Owner). */
+interface WantedSecret {
+  ours: Map<string, string>;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  desired: DesiredSecret;
+  policy: string;
+  owner?: KubeObject;
+}
+
 function upToDate(
   existing: SecretObject,
-  ours: Map<string, string>,
-  labels: Record<string, string>,
-  annotations: Record<string, string>,
-  desired: DesiredSecret,
-  policy: string,
-  owner: KubeObject | undefined,
+  { ours, labels, annotations, desired, policy, owner }: WantedSecret,
 ): boolean {
   const stored = storedSecretData(existing);
   for (const [k, v] of ours) if (!stored.holds(k, v)) return false;
