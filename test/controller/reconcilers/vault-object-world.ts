@@ -47,41 +47,35 @@ export function vaultObjectKube(): FakeKube {
   return kube;
 }
 
-const withAnnotations = (name: string, namespace: string, annotations?: Record<string, string>) => ({
-  name,
-  namespace,
-  ...(annotations ? { annotations } : {}),
+/** A namespaced vaultgate.io object a tenant writes. */
+const tenantObject = (
+  kind: string,
+  name: string,
+  spec: Record<string, unknown>,
+  annotations: Record<string, string> | undefined,
+  namespace: string,
+): KubeObject => ({
+  apiVersion: 'vaultgate.io/v1alpha1',
+  kind,
+  metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
+  spec,
 });
 
 /** A tenant's VaultPolicy; by default one rule reading its namespace's KV subtree in `team-a`. */
-export function vaultPolicy(
+export const vaultPolicy = (
   name: string,
   spec: Record<string, unknown> = { rules: [{ path: 'secret/data/team-a/*', capabilities: ['read'] }] },
   annotations?: Record<string, string>,
   namespace = 'team-a',
-): KubeObject {
-  return {
-    apiVersion: 'vaultgate.io/v1alpha1',
-    kind: 'VaultPolicy',
-    metadata: withAnnotations(name, namespace, annotations),
-    spec,
-  };
-}
+): KubeObject => tenantObject('VaultPolicy', name, spec, annotations, namespace);
 
 /** A tenant's VaultRoleBinding in `namespace` (default `team-a`). */
-export function vaultRoleBinding(
+export const vaultRoleBinding = (
   name: string,
   spec: Record<string, unknown>,
   annotations?: Record<string, string>,
   namespace = 'team-a',
-): KubeObject {
-  return {
-    apiVersion: 'vaultgate.io/v1alpha1',
-    kind: 'VaultRoleBinding',
-    metadata: withAnnotations(name, namespace, annotations),
-    spec,
-  };
-}
+): KubeObject => tenantObject('VaultRoleBinding', name, spec, annotations, namespace);
 
 /** A cluster admin's VaultGuardrail. */
 export function guardrail(name: string, spec: Record<string, unknown>): KubeObject {
