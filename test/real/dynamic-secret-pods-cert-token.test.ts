@@ -41,6 +41,7 @@ import { bundleProbe } from '../harness/probe-bundle.ts';
 import { assertNoSecretIn, checkConsumer, type Consumer, RolloutWatch } from '../harness/rollout-checks.ts';
 import { createTenantStore, LEASE_RULES } from '../harness/tenant-store.ts';
 import { vaultSerial } from '../harness/tls-probe.ts';
+import { setUpKubernetesEngine, setUpPkiEngine } from '../harness/vault-engines.ts';
 import { waitFor } from '../harness/wait.ts';
 
 const tier = await nodeTier();
@@ -56,7 +57,6 @@ const JITTER_PERCENT = 2;
 const CERT_MIN_VALIDITY_S = 30;
 const TOKEN_LEASE_S = 600;
 const TOKEN_MIN_VALIDITY_S = 535;
-const ENGINE_SA = { namespace: 'vaultgate-system', name: 'openbao-k8s-engine' };
 const PROBES = { tls: 'tls-probe.mjs', token: 'token-probe.mjs', kubeCa: 'kube-ca.crt' } as const;
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -83,10 +83,6 @@ void describe(
       const data = (res.body as { data?: Record<string, string> }).data ?? {};
       return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     };
-    const must = async (m: string, p: string, b?: unknown): Promise<void> => {
-      const r = await stack.vaultRoot(m, p, b);
-      if (r.status >= 300) throw new Error(`${m} ${p}: ${r.status} ${JSON.stringify(r.body)}`);
-    };
     const diagnostics = (): string =>
       [
         stack?.diagnostics(),
@@ -95,17 +91,9 @@ void describe(
         `--- kubelet\n${cluster?.componentLog('kubelet', 10) ?? ''}`,
       ].join('\n');
 
-    /** The pki engine, a root CA and a role, as a Vault admin sets them up; the tenant may issue and revoke. */
+    /** The pki engine (vault-engines.ts); the tenant may issue and revoke. */
     const setUpPki = async (): Promise<void> => {
-      await must('POST', 'sys/mounts/pki', { type: 'pki', config: { max_lease_ttl: '24h' } });
-      await must('POST', 'pki/root/generate/internal', { common_name: 'vaultgate test root', ttl: '24h' });
-      await must('POST', 'pki/roles/web', {
-        allowed_domains: ['svc.test'],
-        allow_subdomains: true,
-        max_ttl: '10m',
-        key_type: 'ec',
-        key_bits: 256,
-      });
+      await setUpPkiEngine(stack);
       await createTenantStore(stack, {
         namespace: TLS.ns,
         role: 'team-tls-app',
@@ -116,54 +104,9 @@ void describe(
         serviceAccount: 'vault-client',
       });
     };
-    /**
-     * The kubernetes engine as a cluster admin sets it up (as test/real/dynamic-secret-kubernetes.test.ts):
-     * its ServiceAccount may create and delete ServiceAccounts, their tokens, Roles and RoleBindings in the
-     * tenant's namespace and holds what the generated Role grants; the tenant may issue from the role.
-     */
-    const setUpKubernetesEngine = async (): Promise<void> => {
-      await stack.cp.apply([
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TOKEN.ns } },
-        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: ENGINE_SA },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'Role',
-          metadata: { name: 'openbao-k8s-engine', namespace: TOKEN.ns },
-          rules: [
-            { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['create', 'delete', 'get'] },
-            { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-            {
-              apiGroups: ['rbac.authorization.k8s.io'],
-              resources: ['roles', 'rolebindings'],
-              verbs: ['create', 'delete', 'get'],
-            },
-            { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] },
-          ],
-        },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'RoleBinding',
-          metadata: { name: 'openbao-k8s-engine', namespace: TOKEN.ns },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'openbao-k8s-engine' },
-          subjects: [{ kind: 'ServiceAccount', ...ENGINE_SA }],
-        },
-      ]);
-      const engineJwt = await stack.cp.serviceAccountToken(ENGINE_SA.namespace, ENGINE_SA.name, undefined, 3600);
-      await must('POST', 'sys/mounts/kubernetes', { type: 'kubernetes' });
-      await must('POST', 'kubernetes/config', {
-        kubernetes_host: stack.cp.server,
-        kubernetes_ca_cert: stack.cp.caPem,
-        service_account_jwt: engineJwt,
-        disable_local_ca_jwt: true,
-      });
-      await must('POST', 'kubernetes/roles/app', {
-        allowed_kubernetes_namespaces: [TOKEN.ns],
-        token_default_ttl: `${TOKEN_LEASE_S}s`,
-        token_max_ttl: `${TOKEN_LEASE_S}s`,
-        generated_role_rules: JSON.stringify({
-          rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
-        }),
-      });
+    /** The kubernetes engine against the real apiserver (vault-engines.ts); the tenant may issue from its role. */
+    const setUpKubernetes = async (): Promise<void> => {
+      await setUpKubernetesEngine(stack, { namespace: TOKEN.ns, ttlSeconds: TOKEN_LEASE_S });
       await createTenantStore(stack, {
         namespace: TOKEN.ns,
         role: 'team-token-app',
@@ -237,7 +180,7 @@ void describe(
         // OpenBao (and its front) listen on loopback; the pods fetch the CRL through a front on the node IP.
         vaultForPods = new TcpFront(Number(new URL(stack.vault.addr).port), NODE_IP);
         await vaultForPods.start();
-        await Promise.all([setUpPki(), setUpKubernetesEngine()]);
+        await Promise.all([setUpPki(), setUpKubernetes()]);
         figures['setup s'] = Math.round((performance.now() - t) / 1000);
       },
       { timeout: 600_000 },
