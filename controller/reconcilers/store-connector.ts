@@ -148,48 +148,16 @@ export class StoreConnector {
     this.clients.clear();
   }
 
+  /** One VaultClient per server, namespace, CA and client certificate, kept for the connector's life. */
   private async vaultClient(
     vault: VaultProvider,
     nsOf: NamespaceOf,
     certAuth?: { cert: string; key: string },
   ): Promise<VaultClient> {
-    let ca: string | undefined;
-    if (vault.caBundle) ca = Buffer.from(vault.caBundle, 'base64').toString('utf8');
-    else if (vault.caProvider) {
-      const p = vault.caProvider;
-      const ns = nsOf(p.namespace, 'spec.provider.vault.caProvider');
-      const obj = await this.opts.client.get(p.type === 'ConfigMap' ? CONFIGMAPS : SECRETS, p.name, ns);
-      if (!obj)
-        throw new ReconcileError(
-          'InvalidProviderConfig',
-          `spec.provider.vault.caProvider: ${p.type} ${ns}/${p.name} not found`,
-          NEVER,
-        );
-      const key = p.key ?? 'ca.crt';
-      const raw =
-        p.type === 'ConfigMap' ? (obj.data as Record<string, string> | undefined)?.[key] : decodeSecretValue(obj, key);
-      if (!raw)
-        throw new ReconcileError(
-          'InvalidProviderConfig',
-          `spec.provider.vault.caProvider: key "${key}" not found in ${p.type} ${ns}/${p.name}`,
-          NEVER,
-        );
-      ca = raw;
-    }
-    let cert: string | undefined;
-    let key: string | undefined;
-    if (vault.tls?.certSecretRef || vault.tls?.keySecretRef) {
-      if (!vault.tls.certSecretRef || !vault.tls.keySecretRef)
-        throw new ReconcileError(
-          'InvalidProviderConfig',
-          'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided',
-          NEVER,
-        );
-      cert = await this.secretValue(vault.tls.certSecretRef, 'spec.provider.vault.tls.certSecretRef', nsOf, 'tls.crt');
-      key = await this.secretValue(vault.tls.keySecretRef, 'spec.provider.vault.tls.keySecretRef', nsOf, 'tls.key');
-    }
+    const ca = await this.caPem(vault, nsOf);
+    const tls = await this.clientTls(vault, nsOf);
     // Cert auth's certificate is the connection's, in place of tls.certSecretRef (as ESO's transport).
-    if (certAuth) ({ cert, key } = certAuth);
+    const { cert, key } = certAuth ?? tls;
     // Custom headers are refused by admission (rule eso.store.unsupported-field): none are ever sent.
     const id = createHash('sha256')
       .update(JSON.stringify([vault.server, vault.namespace ?? '', ca ?? '', cert ?? '', key ?? '']))
@@ -207,6 +175,47 @@ export class StoreConnector {
       this.clients.set(id, c);
     }
     return c;
+  }
+
+  /** The CA the store trusts: caBundle, or the key of the ConfigMap or Secret caProvider names. */
+  private async caPem(vault: VaultProvider, nsOf: NamespaceOf): Promise<string | undefined> {
+    if (vault.caBundle) return Buffer.from(vault.caBundle, 'base64').toString('utf8');
+    const p = vault.caProvider;
+    if (!p) return undefined;
+    const ns = nsOf(p.namespace, 'spec.provider.vault.caProvider');
+    const obj = await this.opts.client.get(p.type === 'ConfigMap' ? CONFIGMAPS : SECRETS, p.name, ns);
+    if (!obj)
+      throw new ReconcileError(
+        'InvalidProviderConfig',
+        `spec.provider.vault.caProvider: ${p.type} ${ns}/${p.name} not found`,
+        NEVER,
+      );
+    const key = p.key ?? 'ca.crt';
+    const raw =
+      p.type === 'ConfigMap' ? (obj.data as Record<string, string> | undefined)?.[key] : decodeSecretValue(obj, key);
+    if (!raw)
+      throw new ReconcileError(
+        'InvalidProviderConfig',
+        `spec.provider.vault.caProvider: key "${key}" not found in ${p.type} ${ns}/${p.name}`,
+        NEVER,
+      );
+    return raw;
+  }
+
+  /** The client certificate of tls.certSecretRef and tls.keySecretRef (both or neither). */
+  private async clientTls(vault: VaultProvider, nsOf: NamespaceOf): Promise<{ cert?: string; key?: string }> {
+    const tls = vault.tls;
+    if (!tls?.certSecretRef && !tls?.keySecretRef) return {};
+    if (!tls.certSecretRef || !tls.keySecretRef)
+      throw new ReconcileError(
+        'InvalidProviderConfig',
+        'when provided, both ClientTLS.ClientCert and ClientTLS.SecretRef should be provided',
+        NEVER,
+      );
+    return {
+      cert: await this.secretValue(tls.certSecretRef, 'spec.provider.vault.tls.certSecretRef', nsOf, 'tls.crt'),
+      key: await this.secretValue(tls.keySecretRef, 'spec.provider.vault.tls.keySecretRef', nsOf, 'tls.key'),
+    };
   }
 
   /** The store's login, by the method it uses (authMethodInUse): one function for each. */
