@@ -599,6 +599,10 @@ export interface VaultDynamicSecretLease {
    */
   maxExpiresAt?: string;
   /**
+   * Vault's max TTL for this path as a capped renewal showed it, for this credential or the one it replaced (same store, path, parameters and granted duration): rotation is planned from it until a renewal shows otherwise.
+   */
+  maxTTLSeconds?: number;
+  /**
    * Accessor of the Vault token that minted it (Vault revokes the lease with that token).
    */
   tokenAccessor?: string;

@@ -39,13 +39,19 @@ import type { StoreConnector, StoreObject } from './store-connector.ts';
 import {
   generatorLookAgainMs,
   planGeneratorCredential,
-  renewedLease,
   type GeneratorCredentialObserved,
   type GeneratorCredentialStep,
   type GeneratorStateFacts,
   type KeptLeases,
 } from './externalsecret-plan.ts';
-import { replacedLease, type LeaseState, type LifecyclePlan, type PreviousLease } from './vaultdynamicsecret-plan.ts';
+import {
+  inheritedMaxTTL,
+  renewedLease,
+  replacedLease,
+  type LeaseState,
+  type LifecyclePlan,
+  type PreviousLease,
+} from './vaultdynamicsecret-plan.ts';
 
 /** Annotation on the state Secret: `{lease, previous}` (ids and times only, never a value). */
 export const ANNOTATION_GENERATOR_LEASE = 'vaultgate.io/generator-lease';
@@ -475,15 +481,17 @@ async function mint(
   // The minting token's end: Vault revokes the lease with it, so the planner replaces it before then.
   const token = await currentTokenLease(s).catch(() => undefined);
   if (lease && step.retire) previous.push(replacedLease(lease, run.now, step.reason));
+  const source = sourceOf(r.spec, run.entry.ref);
   const minted: LeaseState = {
     id: generated.lease.id,
     durationSeconds: generated.lease.durationSeconds,
     renewable: generated.lease.renewable,
     issuedAt: run.now,
     expiresAt: run.now + generated.lease.durationSeconds * 1000,
+    ...inheritedMaxTTL(lease, { source, durationSeconds: generated.lease.durationSeconds }),
     ...(token?.accessor ? { tokenAccessor: token.accessor } : {}),
     ...(token?.expireTime !== undefined ? { tokenExpiresAt: token.expireTime } : {}),
-    source: sourceOf(r.spec, run.entry.ref),
+    source,
   };
   run.ctx.events.record(run.es, step.event);
   return { data: generated.data, lease: minted, changed: true };

@@ -560,21 +560,3 @@ function generatorLifecycle(now: number, source: string, kept: KeptLeases, store
     rollout: 'settled',
   });
 }
-
-/** The lease after Vault answered a renewal: granted less than asked, its max TTL ends it then (vault/leases.ts). */
-export function renewedLease(
-  lease: LeaseState,
-  granted: { durationSeconds: number; renewable: boolean },
-  askedSeconds: number,
-  now: number,
-): LeaseState {
-  const expiresAt = now + granted.durationSeconds * 1000;
-  const capped = granted.durationSeconds < askedSeconds - 1;
-  return {
-    ...lease,
-    renewable: granted.renewable,
-    renewedAt: now,
-    expiresAt,
-    ...(capped ? { maxExpiresAt: expiresAt } : {}),
-  };
-}

@@ -44,6 +44,12 @@ export interface LeaseState {
   renewedAt?: number;
   expiresAt: number;
   maxExpiresAt?: number;
+  /**
+   * Vault's max TTL for this path in seconds, as a capped renewal showed it for this credential or for the
+   * one it replaced (same source, same granted duration): planned from issue like a stated maxTTL, so a
+   * credential is not renewed early only to learn it again (test/bench/lifecycle.ts: 3 renewals instead of 1).
+   */
+  maxTTLSeconds?: number;
   tokenAccessor?: string;
   tokenExpiresAt?: number;
   /** The minting token is periodic (lives while renewed). */
@@ -179,7 +185,7 @@ function leaseRenewalTime(lease: LeaseState, p: LeasePolicy): number {
   const from = lease.renewedAt ?? lease.issuedAt;
   const grant = lease.expiresAt - from;
   const at = renewalTime(p, lease.id, from, grant);
-  if (lease.maxExpiresAt !== undefined || p.maxTTLMs !== undefined) return at;
+  if (maxEndOf(lease, p) !== undefined) return at;
   const probe = Math.max(from + grant / 10, lease.expiresAt - p.minValidityMs - MAX_TTL_PROBE_MARGIN_MS);
   return Math.min(at, probe);
 }
@@ -191,8 +197,8 @@ function hardEnd(lease: LeaseState, p: LeasePolicy): { at: number; reason: Repla
     const at = Math.min(certificateRenewAt(p, lease), lease.expiresAt - p.minValidityMs) + p.minValidityMs;
     return { at, reason: 'Renewal' };
   }
-  if (lease.maxExpiresAt !== undefined) ends.push({ at: lease.maxExpiresAt, reason: 'MaxTTL' });
-  if (p.maxTTLMs !== undefined) ends.push({ at: lease.issuedAt + p.maxTTLMs, reason: 'MaxTTL' });
+  const maxEnd = maxEndOf(lease, p);
+  if (maxEnd !== undefined) ends.push({ at: maxEnd, reason: 'MaxTTL' });
   // Served at least 1/MIN_SERVED_FRACTION of its lifetime: a lease not longer than minValidity (a kubernetes
   // token of 600 s with minValidity 10m) would otherwise be replaced as soon as minted, every second.
   if (!lease.renewable) {
@@ -558,11 +564,57 @@ export interface LookedToken {
   maxEnd?: number;
 }
 
-/** The end Vault's max TTL sets: known from a capped renewal, or stated in the spec; the earlier of the two. */
+/**
+ * The end Vault's max TTL sets: known from a capped renewal of this lease, else stated in the spec or
+ * learned from the credential it replaced; the earliest of what is known.
+ */
 function maxEndOf(lease: LeaseState, p: LeasePolicy): number | undefined {
-  const known = [lease.maxExpiresAt, p.maxTTLMs !== undefined ? lease.issuedAt + p.maxTTLMs : undefined];
+  const known = [
+    lease.maxExpiresAt,
+    p.maxTTLMs !== undefined ? lease.issuedAt + p.maxTTLMs : undefined,
+    lease.maxExpiresAt === undefined && lease.maxTTLSeconds !== undefined
+      ? lease.issuedAt + lease.maxTTLSeconds * 1000
+      : undefined,
+  ];
   const ends = known.filter((x): x is number => x !== undefined);
   return ends.length > 0 ? Math.min(...ends) : undefined;
+}
+
+/**
+ * The lease after Vault answered a renewal. Vault grants exactly the increment asked unless the max TTL
+ * ends the lease sooner (OpenBao 2.7.2 answers the remaining whole seconds, so 119 for 120 asked is a cap):
+ * granted less than asked, the max TTL ends it then, and its length is kept for the next credential.
+ */
+export function renewedLease(
+  lease: LeaseState,
+  granted: { durationSeconds: number; renewable: boolean },
+  askedSeconds: number,
+  now: number,
+): LeaseState {
+  const expiresAt = now + granted.durationSeconds * 1000;
+  const capped = granted.durationSeconds < Math.max(1, Math.round(askedSeconds));
+  return {
+    ...lease,
+    renewable: granted.renewable,
+    renewedAt: now,
+    expiresAt,
+    ...(capped
+      ? { maxExpiresAt: expiresAt, maxTTLSeconds: Math.max(1, Math.round((expiresAt - lease.issuedAt) / 1000)) }
+      : {}),
+  };
+}
+
+/**
+ * The max TTL a new credential inherits from the one it replaces: only from the same source and with the
+ * same duration granted at issue (a role whose TTLs changed shows a new max TTL by a capped renewal again).
+ */
+export function inheritedMaxTTL(
+  replaced: LeaseState | undefined,
+  minted: { source?: string; durationSeconds: number },
+): { maxTTLSeconds?: number } {
+  if (!replaced || replaced.certificate || replaced.maxTTLSeconds === undefined) return {};
+  if (replaced.source !== minted.source || replaced.durationSeconds !== minted.durationSeconds) return {};
+  return { maxTTLSeconds: replaced.maxTTLSeconds };
 }
 
 /**

@@ -51,6 +51,8 @@ import {
   tokenConditionAtMint,
   planDeleting,
   planLifecycle,
+  inheritedMaxTTL,
+  renewedLease,
   replacedLease,
   type MintingTokenLook,
   type LeasePolicy,
@@ -207,6 +209,7 @@ function leaseFromStatus(s: VaultDynamicSecretStatus['lease']): LeaseState | und
     expiresAt: t(s.expiresAt) ?? 0,
     ...(s.renewedAt ? { renewedAt: t(s.renewedAt)! } : {}),
     ...(s.maxExpiresAt ? { maxExpiresAt: t(s.maxExpiresAt)! } : {}),
+    ...(s.maxTTLSeconds !== undefined ? { maxTTLSeconds: s.maxTTLSeconds } : {}),
     ...(s.tokenAccessor ? { tokenAccessor: s.tokenAccessor } : {}),
     ...(s.tokenExpiresAt ? { tokenExpiresAt: t(s.tokenExpiresAt)! } : {}),
     ...(s.tokenPeriodic !== undefined ? { tokenPeriodic: s.tokenPeriodic } : {}),
@@ -224,6 +227,7 @@ function leaseToStatus(l: LeaseState): NonNullable<VaultDynamicSecretStatus['lea
     expiresAt: iso(l.expiresAt)!,
     ...(l.renewedAt !== undefined ? { renewedAt: iso(l.renewedAt)! } : {}),
     ...(l.maxExpiresAt !== undefined ? { maxExpiresAt: iso(l.maxExpiresAt)! } : {}),
+    ...(l.maxTTLSeconds !== undefined ? { maxTTLSeconds: l.maxTTLSeconds } : {}),
     ...(l.tokenAccessor ? { tokenAccessor: l.tokenAccessor } : {}),
     ...(l.tokenExpiresAt !== undefined ? { tokenExpiresAt: iso(l.tokenExpiresAt)! } : {}),
     ...(l.tokenPeriodic !== undefined ? { tokenPeriodic: l.tokenPeriodic } : {}),
@@ -618,13 +622,15 @@ async function mintLease(p: Pass, reason: MintReason): Promise<void> {
     ...(tok?.accessor ? { [ANNOTATION_TOKEN_ACCESSOR]: tok.accessor } : {}),
     ...(tok?.expireTime !== undefined ? { [ANNOTATION_TOKEN_EXPIRES]: iso(tok.expireTime)! } : {}),
   });
-  if (p.lease && reason !== 'LeaseLost') p.previous.push(replacedLease(p.lease, p.now, reason));
+  const replaced = p.lease;
+  if (replaced && reason !== 'LeaseLost') p.previous.push(replacedLease(replaced, p.now, reason));
   p.lease = {
     id: cred.leaseId,
     durationSeconds: cred.durationSeconds,
     renewable: cred.renewable,
     issuedAt: p.now,
     expiresAt: p.now + cred.durationSeconds * 1000,
+    ...inheritedMaxTTL(replaced, { source: p.seen.obs.source, durationSeconds: cred.durationSeconds }),
     ...(tok?.accessor ? { tokenAccessor: tok.accessor } : {}),
     ...(tok?.expireTime !== undefined ? { tokenExpiresAt: tok.expireTime } : {}),
     ...(tok ? { tokenPeriodic: tok.periodic, tokenCheckedAt: p.now } : {}),
@@ -723,16 +729,9 @@ async function renewCurrent(p: Pass, incrementSeconds: number): Promise<void> {
   try {
     const r = await renewLease(s, lease.id, incrementSeconds);
     count(p, 'renew', 'success');
-    const expiresAt = p.now + r.durationSeconds * 1000;
-    // Vault granted less than asked: the max TTL ends the lease at that time.
-    const capped = r.durationSeconds < incrementSeconds - 1;
     const tok = await currentTokenLease(s).catch(() => undefined);
     p.lease = {
-      ...lease,
-      renewable: r.renewable,
-      renewedAt: p.now,
-      expiresAt,
-      ...(capped ? { maxExpiresAt: expiresAt } : {}),
+      ...renewedLease(lease, r, incrementSeconds, p.now),
       ...(tok && tok.accessor === lease.tokenAccessor && tok.expireTime !== undefined
         ? { tokenExpiresAt: tok.expireTime }
         : {}),

@@ -9,7 +9,6 @@ import {
   planGeneratorCredential,
   planGeneratorLeases,
   planStepFailure,
-  renewedLease,
   type GeneratorCredentialObserved,
   type GeneratorCredentialStep,
   type EsDesired,
@@ -619,20 +618,4 @@ test('generator credential: looked at again as planned, or as the rewritten leas
   const wait = generatorLookAgainMs(known, planned);
   assert.ok(wait !== undefined && wait >= 10_000 && wait <= 16_300, `${wait}`);
   assert.equal(generatorLookAgainMs(known, planned, { lease: { ...LEASE, expiresAt: T0 }, previous: [] }), 1_000);
-});
-
-test('generator credential: a renewal granted less than asked records the max TTL; a full grant does not', () => {
-  const now = T0 + 47_000;
-  assert.deepEqual(renewedLease(LEASE, { durationSeconds: 180, renewable: true }, 180, now), {
-    ...LEASE,
-    renewedAt: now,
-    expiresAt: now + 180_000,
-  });
-  assert.deepEqual(renewedLease(LEASE, { durationSeconds: 100, renewable: false }, 180, now), {
-    ...LEASE,
-    renewable: false,
-    renewedAt: now,
-    expiresAt: now + 100_000,
-    maxExpiresAt: now + 100_000,
-  });
 });

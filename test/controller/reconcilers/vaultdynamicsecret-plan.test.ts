@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   certificateRenewAt,
+  inheritedMaxTTL,
   MAX_PREVIOUS,
   mintingTokenLookDue,
   planDeleting,
@@ -16,6 +17,7 @@ import {
   planRenewal,
   planReplacement,
   renewalTime,
+  renewedLease,
   tokenConditionAtMint,
   replacedLease,
   type LeasePolicy,
@@ -783,4 +785,50 @@ void describe('planRenewal', () => {
       else assert.deepEqual(n.events, []);
       if (!d && o.lease!.renewable) assert.deepEqual(n.wakeAt, [renewalTime(policy, o.lease!.id, T0, 60 * S)]);
     });
+});
+
+void describe('the max TTL a capped renewal shows, kept for the next credential', () => {
+  // test/bench/lifecycle.ts's role: lease 60 s, max TTL 180 s, minValidity 60 s.
+  const p: LeasePolicy = { ...policy, minValidityMs: 60 * S };
+  const unknown = lease({ maxExpiresAt: undefined });
+  void test('renewedLease: a full grant learns nothing; one second short of the ask (119 for 120) is a cap', () => {
+    const now = T0 + 61 * S;
+    assert.deepEqual(renewedLease(unknown, { durationSeconds: 120, renewable: true }, 120, now), {
+      ...unknown,
+      renewedAt: now,
+      expiresAt: now + 120 * S,
+    });
+    assert.deepEqual(renewedLease(unknown, { durationSeconds: 119, renewable: true }, 120, now), {
+      ...unknown,
+      renewedAt: now,
+      expiresAt: now + 119 * S,
+      maxExpiresAt: now + 119 * S,
+      maxTTLSeconds: 180,
+    });
+  });
+  void test('inheritedMaxTTL: from the replaced credential of the same source and granted duration only', () => {
+    const learned = lease({ maxTTLSeconds: 180 });
+    assert.deepEqual(inheritedMaxTTL(learned, { source: 'src-1', durationSeconds: 60 }), { maxTTLSeconds: 180 });
+    assert.deepEqual(inheritedMaxTTL(learned, { source: 'src-2', durationSeconds: 60 }), {}, 'the spec changed');
+    assert.deepEqual(inheritedMaxTTL(learned, { source: 'src-1', durationSeconds: 30 }), {}, "the role's TTL changed");
+    assert.deepEqual(inheritedMaxTTL(lease(), { source: 'src-1', durationSeconds: 60 }), {}, 'nothing learned');
+    assert.deepEqual(inheritedMaxTTL(undefined, { source: 'src-1', durationSeconds: 60 }), {});
+  });
+  void test('a credential that inherited it is renewed once, at its renewal point, and replaced max TTL - minValidity after issue', () => {
+    const inherited = lease({ maxExpiresAt: undefined, maxTTLSeconds: 180 });
+    const o = (now: number, l: LeaseState): LifecycleObservation => obs({ now, policy: p, lease: l });
+    // Not known: a probe renewal at a tenth of the grant (the lease ends before the rotation point could show).
+    const n1 = notes();
+    assert.equal(planRenewal(o(T0 + 7 * S, unknown), unknown, n1)?.main.type, 'renew');
+    // Inherited: nothing before the renewal point (67-77 % of the lease).
+    const n2 = notes();
+    assert.equal(planRenewal(o(T0 + 7 * S, inherited), inherited, n2), undefined);
+    assert.deepEqual(n2.wakeAt, [renewalTime(p, inherited.id, T0, 60 * S)]);
+    // Renewed at 45 s for 120 s (until 165 s): the next step is the replacement at 120 s, no other renewal.
+    const renewed = renewedLease(inherited, { durationSeconds: 120, renewable: true }, 120, T0 + 45 * S);
+    assert.equal(planLifecycle(o(T0 + 110 * S, renewed)).main.type, 'noop');
+    const due = planLifecycle(o(T0 + 130 * S, renewed)); // the rotation point, 120 s, plus its jitter
+    assert.equal(due.main.type, 'mint');
+    assert.equal((due.main as { reason?: string }).reason, 'MaxTTL');
+  });
 });
