@@ -246,5 +246,5 @@ export function assertNoSecretIn(texts: Record<string, string>, values: Iterable
     for (const form of secretForms(v))
       for (const [where, text] of Object.entries(texts)) assert.ok(!text.includes(form), `${what} is in the ${where}`);
   }
-  assert.ok(n > 0, `no ${what} was seen to look for`);
+  assert.ok(n > 0, `nothing to look for (${what}): none was collected`);
 }
