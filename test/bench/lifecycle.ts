@@ -32,6 +32,7 @@ import {
 } from '../harness/tenant-store.ts';
 import { waitFor } from '../harness/wait.ts';
 import { runSetup, setupSteps } from '../upstream/setup.ts';
+import { fmt, ratio, table } from './table.ts';
 
 const LEASE_S = 60;
 const MAX_S = 180;
@@ -319,17 +320,6 @@ async function runSystem(spec: SystemSpec, log: (l: string) => void): Promise<Fi
 }
 
 // ------------------------------------------------------------------------------------------ the table
-
-const fmt = (v: number, digits = 0): string => (Number.isFinite(v) ? v.toFixed(digits) : '–');
-const ratio = (a: number, b: number): string =>
-  b > 0 && Number.isFinite(a) ? (a / b).toFixed(2) : a === 0 && b === 0 ? '= (0)' : '–';
-
-function table(rows: Array<[string, ...string[]]>, header: string[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
-}
 
 export async function benchLifecycle(
   log: (l: string) => void = (l) => process.stderr.write(`${l}\n`),

@@ -34,6 +34,7 @@ import { processStats, processTree, treeCpuSeconds } from './process-stats.ts';
 import { CORE_ADMISSION_WORKERS } from '../../webhook/defaults.ts';
 import { startTarget, targetCommand } from './webhook.ts';
 import { selfSignedTls } from '../support/tls.ts';
+import { fmt, ratio, table } from './table.ts';
 
 const NAMESPACES = 10;
 const PATHS = 100;
@@ -711,17 +712,6 @@ async function benchAdmission(log: (l: string) => void): Promise<Record<Admissio
 }
 
 // ------------------------------------------------------------------------------------------ the table
-
-const fmt = (v: number, digits = 0): string => (Number.isFinite(v) ? v.toFixed(digits) : '–');
-const ratio = (a: number, b: number): string =>
-  b > 0 && Number.isFinite(a) ? (a / b).toFixed(2) : a === 0 && b === 0 ? '= (0)' : '–';
-
-function table(rows: Array<[string, ...string[]]>, header: string[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
-}
 
 const vaultText = (v: VaultCounts): string =>
   `${v.total} (${v.logins} login, ${v.reads} read, ${v.lookups} lookup, ${v.revocations} revoke${v.renewals ? `, ${v.renewals} renew` : ''}${v.other ? `, ${v.other} other` : ''})`;
