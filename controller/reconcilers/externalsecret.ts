@@ -246,8 +246,12 @@ async function sync(c: EsContext, ctx: ReconcileContext, d: EsDesired, seen: See
     plan = planExternalSecret(d, seen.observed, c.settings);
   }
   const result = await act(c, ctx, seen, d, plan);
-  if (kept?.requeueAfterMs === undefined) return result;
-  return requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, kept.requeueAfterMs));
+  // The read may have minted (a first credential, a replacement): when its lease needs attention comes from
+  // the leases as they are now; before, the sync asked only for its refresh, and a lease minted by it went
+  // unrenewed until some other event (test/real/dynamic-secret-pods.test.ts: dead 60 s after a rotation).
+  const leases = kept && read ? await c.generators.maintain(ctx, seen.es) : kept;
+  if (leases?.requeueAfterMs === undefined) return result;
+  return requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, leases.requeueAfterMs));
 }
 
 /** What planGeneratorLeases needs before the state Secrets are listed (a deleted ExternalSecret: `live` absent). */

@@ -269,6 +269,27 @@ for (const ref of [
       assert.equal(state.metadata.ownerReferences?.[0]?.uid, w.es().metadata.uid);
     });
 
+    void test('woken only when it asks (refreshInterval 1h): every credential it mints is renewed before it ends', async () => {
+      // A controller's queue: the next pass comes when the last one asked, or at the refresh. Found on real
+      // pods (test/real/dynamic-secret-pods.test.ts): the sync that minted a replacement asked for nothing,
+      // so the new lease went unrenewed and died 60 s later under the pods.
+      const w = world(ref, '1h');
+      const r = w.reconciler();
+      const end = w.vault.now + 3 * MAX_S * 1000;
+      let dead = 0;
+      while (w.vault.now < end) {
+        const res = await w.kube.reconcile(r, `${NS}/app`);
+        const wait = Math.max(1_000, Math.min(res.requeueAfterMs ?? 3_600_000, 3_600_000));
+        // Alive all the way to the next pass: look at each second in between.
+        for (let t = 0; t < wait && w.vault.now < end; t += 1_000) {
+          w.vault.now += 1_000;
+          if (!w.vault.alive(w.secret('password'))) dead++;
+        }
+      }
+      assert.ok(w.vault.issued.length >= 4, `replaced before each max TTL: minted ${w.vault.issued.length}`);
+      assert.equal(dead, 0, 'seconds the Secret held a dead credential');
+    });
+
     void test('a restarted controller (new login) re-mints nothing; a forced sync returns the kept credential', async () => {
       const w = world(ref);
       await w.settle(w.reconciler());
