@@ -276,7 +276,8 @@ async function runSystem(spec: SystemSpec, log: (l: string) => void): Promise<Fi
         const q = await pg.query('SELECT 1', { user: creds.username, password: creds.password });
         ok = q.ok;
         // The role name is half of the credential: cut from the message.
-        why = (q.stderr.split('\n')[0] ?? '').replace(/user "[^"]*"/g, 'user "…"');
+        // PostgreSQL names it as `user "…"` (bad password) or `role "…"` (a dropped role: revoked or expired).
+        why = (q.stderr.split('\n')[0] ?? '').replace(/\b(user|role) "[^"]*"/g, '$1 "…"');
       }
       checks++;
       // The time since the previous check, charged to this one: the client held this credential all along.
