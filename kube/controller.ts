@@ -4,6 +4,7 @@
 // Keys are queued with a priority (kube/event-priority.ts): new objects and changes before metadata-only
 // changes of the primary (a force-sync), before the initial list, resyncs and requeue-after (the periodic
 // refresh); a retry keeps the priority its key was handed out with.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../observability/log.ts';
 import type { ControllerSpec, IndexMapping, MapFn, Predicate } from './builder.ts';
 import type { Store } from './cache.ts';
@@ -96,6 +97,9 @@ export class Controller {
   start(): void {
     if (this.run) return;
     const stop = new AbortController();
+    // Each idle worker waits on `stop` in queue.get (one listener, removed when it takes a key): up to
+    // `workers` listeners, past Node's warning at 10 with the default 16. Warn only beyond that bound.
+    setMaxListeners(this.spec.workers, stop.signal);
     const reconcile = new AbortController();
     const workers = Array.from({ length: this.spec.workers }, () => this.worker(stop.signal, reconcile.signal));
     this.run = { stop, reconcile, workers };
