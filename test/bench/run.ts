@@ -27,7 +27,7 @@ if (only === 'peer') {
               : await peer.benchPeer(),
   );
 }
-// The credential lifecycle under ESO's generator and vaultgate (about 10 minutes): only when named.
+// The credential lifecycle under ESO's generator and vaultgate (about 25 minutes): only when named.
 if (only === 'lifecycle') {
   const { benchLifecycle } = await import('./lifecycle.ts');
   console.log(await benchLifecycle());
