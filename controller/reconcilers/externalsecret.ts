@@ -249,7 +249,9 @@ async function sync(c: EsContext, ctx: ReconcileContext, d: EsDesired, seen: See
   // The read may have minted (a first credential, a replacement): when its lease needs attention comes from
   // the leases as they are now; before, the sync asked only for its refresh, and a lease minted by it went
   // unrenewed until some other event (test/real/dynamic-secret-pods.test.ts: dead 60 s after a rotation).
-  const leases = kept && read ? await c.generators.maintain(ctx, seen.es) : kept;
+  // Only then: a maintain pass that already said when (a kept lease, nothing to mint) is not repeated.
+  const minted = kept !== undefined && read !== undefined && (kept.syncNeeded || kept.requeueAfterMs === undefined);
+  const leases = minted ? await c.generators.maintain(ctx, seen.es) : kept;
   if (leases?.requeueAfterMs === undefined) return result;
   return requeueAfter(Math.min(result.requeueAfterMs ?? Infinity, leases.requeueAfterMs));
 }
