@@ -75,7 +75,7 @@ interface Entry {
   logins: number;
   /** The token's end counted from when its login or renewal was sent: never later than Vault's. */
   tokenEndsAt: number;
-  /** lookup-self of the token of login number `login`; `exact` is Vault's end while `generation` holds. */
+  /** lookup-self of the token of login number `login`; its end is Vault's while `generation` holds. */
   own?: { login: number; generation: number; lease: TokenLease };
   inflight?: Promise<VaultTokenInfo>;
   lastForbiddenRelogin: number;
