@@ -451,7 +451,7 @@ export interface VaultDynamicSecretSpec {
     [k: string]: string | undefined;
   };
   /**
-   * Lease: a credential with a renewable Vault lease (database engine, kubernetes secrets engine). Certificate: a certificate from a PKI mount's issue path (`<mount>/issue/<role>` or `<mount>/issuer/<ref>/issue/<role>`, method PUT or POST, parameters such as common_name and ttl), written as tls.crt, tls.key and ca.crt to a kubernetes.io/tls Secret, re-issued at renewAtPercent of its lifetime (plus jitter) and at the latest minValidity before notAfter, the replaced one revoked by serial per `revocation`. StaticRole (database static roles) is reserved for a later release and refused at admission.
+   * Lease: a credential with a renewable Vault lease (database engine, kubernetes secrets engine). Certificate: a certificate from a PKI mount's issue path (`<mount>/issue/<role>` or `<mount>/issuer/<ref>/issue/<role>`, method PUT or POST, parameters such as common_name and ttl), written to a kubernetes.io/tls Secret as tls.crt (the leaf followed by the intermediates of Vault's ca_chain), tls.key and ca.crt (the self-signed root at the end of ca_chain, else the issuing CA), re-issued at renewAtPercent of its lifetime (plus jitter) and at the latest minValidity before notAfter, the replaced one revoked by serial per `revocation`. StaticRole (database static roles) is reserved for a later release and refused at admission.
    */
   credentialType?: 'Lease' | 'StaticRole' | 'Certificate';
   target?: VaultDynamicSecretTarget;

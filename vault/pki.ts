@@ -22,6 +22,13 @@ export interface IssuedCertificate {
   privateKey: string;
   /** PEM of the issuing CA. */
   issuingCa: string;
+  /**
+   * The intermediates between the leaf and its root, issuer first, from the answer's `ca_chain` (self-signed
+   * roots left out): what a server sends after its leaf so clients that trust only the root can verify it.
+   */
+  intermediates: string[];
+  /** PEM of the trust anchor: the self-signed root at the end of `ca_chain`, else the issuing CA. */
+  caCertificate: string;
 }
 
 export interface CertificateFacts {
@@ -78,14 +85,37 @@ export async function issueCertificate(
       undefined,
       'pki.issue',
     );
+  const chain = caChain(d.ca_chain);
+  const issuingCa = text(d.issuing_ca);
+  const root = chain.find(isSelfSigned);
   return {
     serial: text(d.serial_number) || facts.serial,
     notBefore: facts.notBefore,
     notAfter: facts.notAfter,
     certificate,
     privateKey: text(d.private_key),
-    issuingCa: text(d.issuing_ca),
+    issuingCa,
+    intermediates: chain.filter((pem) => !isSelfSigned(pem)),
+    caCertificate: root ?? issuingCa,
   };
+}
+
+/** The leaf followed by its intermediates: what `tls.crt` holds, as cert-manager writes it. */
+export function certificateChainPem(cert: Pick<IssuedCertificate, 'certificate' | 'intermediates'>): string {
+  return [cert.certificate, ...cert.intermediates].map((pem) => (pem.endsWith('\n') ? pem : `${pem}\n`)).join('');
+}
+
+/** `ca_chain` as OpenBao answers it: PEM strings, issuing CA first (a root mount: the root alone). */
+const caChain = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.includes('BEGIN CERTIFICATE')) : [];
+
+function isSelfSigned(pem: string): boolean {
+  try {
+    const c = new X509Certificate(pem);
+    return c.checkIssued(c) && c.verify(c.publicKey);
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -38,7 +38,13 @@ import {
   renewLease,
   revokeLease,
 } from '../../vault/leases.ts';
-import { certificateFacts, issueCertificate, pkiMountOf, revokeCertificate } from '../../vault/pki.ts';
+import {
+  certificateChainPem,
+  certificateFacts,
+  issueCertificate,
+  pkiMountOf,
+  revokeCertificate,
+} from '../../vault/pki.ts';
 import type { VaultRequester } from '../../vault/types.ts';
 import { VDS_DEFAULTS } from '../../webhook/rules/vaultdynamicsecret.ts';
 import { admissionContext } from './admission-context.ts';
@@ -646,7 +652,7 @@ async function mintCertificate(p: Pass, reason: MintReason): Promise<void> {
   audit(p, 'mint', cert.serial, reason);
   await writeCredential(
     p,
-    b64({ 'tls.crt': cert.certificate, 'tls.key': cert.privateKey, 'ca.crt': cert.issuingCa }),
+    b64({ 'tls.crt': certificateChainPem(cert), 'tls.key': cert.privateKey, 'ca.crt': cert.caCertificate }),
     cert.serial,
   );
   if (p.lease && reason !== 'CertificateExpired') p.previous.push(replacedCertificate(p, reason));

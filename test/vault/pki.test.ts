@@ -3,11 +3,20 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VaultError } from '../../vault/errors.ts';
-import { certificateFacts, pkiMountOf, revokeCertificate, vaultSerial } from '../../vault/pki.ts';
+import { connect, createServer } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import {
+  certificateChainPem,
+  certificateFacts,
+  issueCertificate,
+  pkiMountOf,
+  revokeCertificate,
+  vaultSerial,
+} from '../../vault/pki.ts';
 import type { VaultRequester } from '../../vault/types.ts';
 
 /** A Vault that answers every request with `answer` (a body, or a thrown error), as OpenBao 2.7.2 answers pki/revoke. */
@@ -83,4 +92,90 @@ void describe('vault/pki', () => {
     const denied = new VaultError('forbidden', 'pki.revoke: permission denied', 403, 'pki.revoke');
     await assert.rejects(revokeCertificate(answering(denied), 'pki', '6c:6f'), /permission denied/);
   });
+
+  // Most production PKI issues from an intermediate: OpenBao answers issuing_ca = the intermediate and
+  // ca_chain = [intermediate, root]. A client that trusts only ca.crt must verify the server's tls.crt.
+  void test('an intermediate-issued certificate: tls.crt carries the intermediate, ca.crt is the root; a client trusting ca.crt connects', async () => {
+    const pki = intermediatePki();
+    const answer = {
+      data: {
+        certificate: pki.leaf,
+        private_key: pki.leafKey,
+        issuing_ca: pki.intermediate,
+        ca_chain: [pki.intermediate, pki.root],
+        serial_number: '01',
+      },
+    };
+    const cert = await issueCertificate(answering(answer), { path: 'pki-int/issue/web', method: 'PUT' });
+    assert.deepEqual(cert.intermediates, [pki.intermediate]);
+    assert.equal(cert.caCertificate, pki.root);
+    const tlsCrt = certificateChainPem(cert);
+    assert.equal(certificateFacts(tlsCrt)?.notAfter, certificateFacts(pki.leaf)?.notAfter, 'the leaf comes first');
+    assert.equal(await handshake(tlsCrt, pki.leafKey, cert.caCertificate), 'ok');
+    // What tls.crt held before: the leaf alone, which a client trusting the root cannot verify.
+    assert.match(await handshake(pki.leaf, pki.leafKey, pki.root), /UNABLE_TO_VERIFY_LEAF_SIGNATURE/);
+    // A root mount: ca_chain is the root alone, so tls.crt is the leaf and ca.crt the root.
+    const fromRoot = await issueCertificate(
+      answering({ data: { ...answer.data, issuing_ca: pki.root, ca_chain: [pki.root] } }),
+      { path: 'pki/issue/web', method: 'PUT' },
+    );
+    assert.deepEqual(fromRoot.intermediates, []);
+    assert.equal(fromRoot.caCertificate, pki.root);
+  });
 });
+
+/** root → intermediate (CA) → leaf for localhost, made with openssl. */
+function intermediatePki(): { root: string; intermediate: string; leaf: string; leafKey: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'pki-chain-'));
+  const f = (n: string) => join(dir, n);
+  const run = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+  const key = (n: string) => run('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', f(n));
+  key('root.key');
+  key('int.key');
+  key('leaf.key');
+  run('req', '-x509', '-key', f('root.key'), '-subj', '/CN=root', '-days', '2', '-out', f('root.pem'));
+  writeFileSync(f('ca.ext'), 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n');
+  writeFileSync(f('leaf.ext'), 'basicConstraints=CA:false\nsubjectAltName=DNS:localhost\n');
+  const sign = (name: string, caPem: string, caKey: string, subj: string, ext: string) => {
+    run('req', '-new', '-key', f(`${name}.key`), '-subj', subj, '-out', f(`${name}.csr`));
+    run(
+      'x509',
+      '-req',
+      '-in',
+      f(`${name}.csr`),
+      '-CA',
+      f(caPem),
+      '-CAkey',
+      f(caKey),
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      f(ext),
+      '-out',
+      f(`${name}.pem`),
+    );
+  };
+  sign('int', 'root.pem', 'root.key', '/CN=intermediate', 'ca.ext');
+  sign('leaf', 'int.pem', 'int.key', '/CN=localhost', 'leaf.ext');
+  const read = (n: string) => readFileSync(f(n), 'utf8');
+  return { root: read('root.pem'), intermediate: read('int.pem'), leaf: read('leaf.pem'), leafKey: read('leaf.key') };
+}
+
+/** A TLS handshake to a server presenting `cert`, from a client trusting `ca` alone: 'ok' or the error code. */
+async function handshake(cert: string, key: string, ca: string): Promise<string> {
+  const server = createServer({ cert, key }, (s) => s.end());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  try {
+    return await new Promise<string>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port, servername: 'localhost', ca }, () => {
+        socket.end();
+        resolve('ok');
+      });
+      socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    });
+  } finally {
+    server.close();
+  }
+}
