@@ -466,17 +466,23 @@ async function writeSecret(
 
 const isCertificate = (o: VaultDynamicSecretObject): boolean => o.spec.credentialType === 'Certificate';
 
-/** Revokes a replaced or current credential: a lease at sys/leases/revoke, a certificate by serial at its mount. */
+/**
+ * Revokes a replaced or current credential: a lease at sys/leases/revoke, a certificate by serial at its mount.
+ * False for a certificate Vault did not revoke because it had expired (or is unknown): nothing is left to revoke.
+ */
 async function revokeCredential(
   vault: VaultRequester,
   o: VaultDynamicSecretObject,
   id: string,
   cert: { certificate?: boolean; mount?: string } | undefined,
-): Promise<void> {
-  if (!cert?.certificate) return revokeLease(vault, id);
+): Promise<boolean> {
+  if (!cert?.certificate) {
+    await revokeLease(vault, id);
+    return true;
+  }
   const mount = cert.mount ?? pkiMountOf(o.spec.path);
   if (!mount) throw new SafeError('InvalidSpec', `spec.path ${o.spec.path} is not a PKI issue path: cannot revoke`);
-  await revokeCertificate(vault, mount, id);
+  return revokeCertificate(vault, mount, id);
 }
 
 const b64 = (data: Record<string, string>): Record<string, string> =>
@@ -565,13 +571,18 @@ async function actOnPrevious(p: Pass, step: PreviousAction): Promise<void> {
   }
   try {
     if (step.op === 'revoke') {
-      await revokeCredential(await p.vault(), p.o, step.id, p.previous[i]);
+      const revoked = await revokeCredential(await p.vault(), p.o, step.id, p.previous[i]);
       count(p, 'revoke', 'success');
       audit(p, 'revoke', step.id, step.why);
+      const why = step.why === 'AfterRollout' ? 'its rollout completed' : step.why;
       p.ctx.events.record(p.o, {
         type: 'Normal',
         reason: 'PreviousLeaseRevoked',
-        note: `revoked the replaced credential's lease (${step.why === 'AfterRollout' ? 'its rollout completed' : step.why})`,
+        note: !p.previous[i]!.certificate
+          ? `revoked the replaced credential's lease (${why})`
+          : revoked
+            ? `revoked the replaced certificate ${step.id} (${why})`
+            : `the replaced certificate ${step.id} had already expired: nothing left to revoke (${why})`,
       });
       p.previous.splice(i, 1);
     } else {

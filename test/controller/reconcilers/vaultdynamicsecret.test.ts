@@ -3,6 +3,10 @@
 // second reconciler instance with a fresh login stands for a restarted controller.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SECRETS } from '../../../kube/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
 import { SECRET_STORES, VAULT_DYNAMIC_SECRETS } from '../../../schemas/resources.ts';
@@ -34,6 +38,9 @@ class LeaseVault {
   renewed: string[] = [];
   revoked: string[] = [];
   tokenTtlS = 3600;
+  /** PEM the PKI mount issues (pki/issue/web), and whether a revoke finds it already expired. */
+  certificate = '';
+  certificateExpiredAtRevoke = false;
   readonly tokens = new Map<string, number>();
   readonly leases = new Map<string, { issue: number; expire: number; max: number; token: string }>();
   password(id: string): string {
@@ -63,6 +70,20 @@ class LeaseVault {
         renewable: true,
         data: { username: `u-${this.issued.length}`, password: this.password(id) },
       };
+    }
+    if (req.path === 'pki/issue/web') {
+      const serial = `0${this.issued.length + 1}:aa`;
+      this.issued.push(serial);
+      return {
+        data: { serial_number: serial, certificate: this.certificate, private_key: 'key-canary', issuing_ca: '' },
+      };
+    }
+    if (req.path === 'pki/revoke') {
+      this.revoked.push((req.body as { serial_number: string }).serial_number);
+      // OpenBao 2.7.2 for an expired certificate: 200, no revocation time, only a warning (vault/pki.ts).
+      return this.certificateExpiredAtRevoke
+        ? { data: null, warnings: ['certificate already expired; refusing to add to CRL'] }
+        : { data: { revocation_time: Math.floor(this.now / 1000) } };
     }
     if (req.path === 'auth/token/lookup-self')
       return { data: { accessor, expire_time: new Date(this.tokens.get(accessor)!).toISOString(), renewable: true } };
@@ -342,4 +363,56 @@ void describe('VaultDynamicSecret reconciler', () => {
     assert.deepEqual(w.vault.revoked, ['database/creds/app/L1']);
     assert.equal(w.kube.getObj(VAULT_DYNAMIC_SECRETS, w.key), undefined, 'the finalizer was released');
   });
+
+  void test('a replaced certificate is revoked by serial after its rollout; one Vault finds already expired is reported as expired, not revoked', async () => {
+    const w = world();
+    w.vault.certificate = selfSignedCertificate();
+    w.vault.now = Date.now(); // the certificate's own validity: one day from now
+    const o = w.vds();
+    w.kube.put(VAULT_DYNAMIC_SECRETS, {
+      ...o,
+      spec: { ...o.spec, credentialType: 'Certificate', path: 'pki/issue/web', method: 'PUT' },
+    });
+    const r = w.reconciler();
+    await w.settle(r);
+    assert.deepEqual(w.vault.issued, ['01:aa']);
+    for (let i = 0; i < 30 && w.vault.issued.length < 2; i++) {
+      w.vault.now += 3_600_000;
+      await w.settle(r);
+    }
+    assert.deepEqual(w.vault.issued, ['01:aa', '02:aa'], 're-issued before notAfter');
+    w.vault.certificateExpiredAtRevoke = true;
+    w.vault.now += 31_000; // the grace (30 s) after the settled rollout
+    await w.settle(r);
+    assert.deepEqual(w.vault.revoked, ['01:aa'], 'the replaced serial, and only it');
+    const notes = w.kube.events.filter((e) => e.reason === 'PreviousLeaseRevoked').map((e) => e.note);
+    assert.deepEqual(notes, [
+      'the replaced certificate 01:aa had already expired: nothing left to revoke (its rollout completed)',
+    ]);
+    assert.equal(w.vds().status?.previous, undefined, 'done with it: not retried');
+    assert.ok(!JSON.stringify(w.kube.events).includes('key-canary'));
+  });
 });
+
+/** A self-signed certificate valid for one day from now, made with openssl. */
+function selfSignedCertificate(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vds-cert-'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=app',
+    ].concat(['-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')]),
+    { stdio: 'ignore' },
+  );
+  return readFileSync(join(dir, 'c.pem'), 'utf8');
+}
