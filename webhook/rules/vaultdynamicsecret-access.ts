@@ -31,7 +31,6 @@ export const VDS_ACCESS_RULES = {
   renew: 'vaultdynamicsecret.access-renew',
   lookup: 'vaultdynamicsecret.access-lookup',
   revoke: 'vaultdynamicsecret.access-revoke',
-  tokenLookup: 'vaultdynamicsecret.access-token-lookup',
   pkiRevoke: 'vaultdynamicsecret.access-pki-revoke',
   unchecked: 'vaultdynamicsecret.access-unchecked',
   tokenLifetime: 'vaultdynamicsecret.token-lifetime',
@@ -49,8 +48,6 @@ export interface LifecycleNeed {
   why: string;
   /** How the object could stop needing it, when it can. */
   instead?: string;
-  /** The lifecycle goes on without it, less well: lacking it only warns. */
-  soft?: true;
 }
 
 /** The mount of a PKI issue path (`pki/issue/<role>`, `pki/issuer/<ref>/issue/<role>`), or undefined. */
@@ -101,16 +98,10 @@ export function lifecycleNeeds(spec: Record<string, unknown>): LifecycleNeed[] {
         why: 'to resume a lease found in the Secret but not in status (after a lost status write)',
       },
     );
-    // With the store's token (controller/reconcilers/vaultdynamicsecret.ts lookUpMintingToken): after the
-    // controller logged in again, the token that minted the lease is looked up by its accessor.
-    needs.push({
-      rule: VDS_ACCESS_RULES.tokenLookup,
-      field: 'spec.storeRef',
-      path: 'auth/token/lookup-accessor',
-      capability: 'update',
-      why: "to look up the token that minted the lease (status.lease.tokenAccessor) after the controller logged in again; without it that token's end as last recorded stands, a token revoked or renewed since goes unnoticed, and condition TokenBound is not set",
-      soft: true,
-    });
+    // Not asked: auth/token/lookup-accessor. After the controller logged in again, it looks up the token that
+    // minted the lease by its accessor when the store's role may (controller/reconcilers/vaultdynamicsecret.ts
+    // lookMintingToken); without it the token's end as last recorded stands, which can only bring a rotation
+    // earlier. The built-in guardrails keep auth/ from tenants, so asking for it warned on every correct setup.
     if (onDelete || previous)
       needs.push({
         rule: VDS_ACCESS_RULES.revoke,
@@ -224,7 +215,7 @@ export function accessFindings(
     const text = `${who} lacks ${needText(n)}, needed ${n.why}: ${d.reason}; ${fix}`;
     const field = subject.field(n.field);
     out.push(
-      uncertain.length === 0 && !n.soft
+      uncertain.length === 0
         ? deny(field, n.rule, text)
         : warn(field, n.rule, uncertain.length === 0 ? text : `${text} (${uncertain.join('; ')})`),
     );

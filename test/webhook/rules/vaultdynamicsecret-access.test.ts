@@ -19,7 +19,7 @@ import type { AclRule } from '../../../policy/acl.ts';
 
 const NS = 'team-a';
 const rule = (path: string, ...capabilities: string[]): AclRule => ({ path, capabilities });
-/** The minting token's look-up by accessor (after the controller logs in again): a soft need. */
+/** The minting token's look-up by accessor: optional, never asked at admission (granted here as a careful operator would). */
 const LOOKUP = rule('auth/token/lookup-accessor', 'update');
 const GRANTS_ALL: AclRule[] = [rule('database/creds/app', 'read'), rule('sys/leases/revoke', 'update'), LOOKUP];
 
@@ -48,7 +48,6 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
         'read database/creds/app spec.path',
         'update sys/leases/renew spec.leasePolicy',
         'update sys/leases/lookup spec.leasePolicy',
-        'update auth/token/lookup-accessor spec.storeRef',
         'update sys/leases/revoke spec.revocation',
       ],
     },
@@ -59,7 +58,6 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
         'read database/creds/app spec.path',
         'update sys/leases/renew spec.leasePolicy',
         'update sys/leases/lookup spec.leasePolicy',
-        'update auth/token/lookup-accessor spec.storeRef',
       ],
     },
     {
@@ -69,7 +67,6 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
         'read database/creds/app spec.path',
         'update sys/leases/renew spec.leasePolicy',
         'update sys/leases/lookup spec.leasePolicy',
-        'update auth/token/lookup-accessor spec.storeRef',
         'update sys/leases/revoke spec.revocation.previous',
       ],
     },
@@ -80,7 +77,6 @@ void describe('lifecycleNeeds: what the lifecycle of a spec sends with the store
         'update kubernetes/creds/app spec.path',
         'update sys/leases/renew spec.leasePolicy',
         'update sys/leases/lookup spec.leasePolicy',
-        'update auth/token/lookup-accessor spec.storeRef',
         'update sys/leases/revoke spec.revocation',
       ],
     },
@@ -215,11 +211,9 @@ void describe('accessFindings: deny when the known policies certainly lack it, w
       findings: [],
     },
     {
-      name: 'no auth/token/lookup-accessor: a warning, never a denial (the lifecycle goes on without it), naming the field, the guardrail and the rule',
+      name: 'no auth/token/lookup-accessor: nothing said (optional; the built-in guardrails keep auth/ from tenants)',
       identity: binding([rule('database/creds/app', 'read'), rule('sys/leases/revoke', 'update')]),
-      findings: [`warn ${R.tokenLookup} spec.storeRef`],
-      message:
-        /the store's Vault role .* lacks update on auth\/token\/lookup-accessor, needed to look up the token that minted the lease \(status\.lease\.tokenAccessor\) after the controller logged in again; .*condition TokenBound is not set: .*VaultGuardrail relaxing auth-paths/,
+      findings: [],
     },
     {
       name: 'a certificate does not die with its token: no lookup-accessor asked',
@@ -471,15 +465,11 @@ void describe('through the review core (what kubectl apply answers)', () => {
     const { validation } = decideSync(request(spec(), 'UPDATE', old), ctx);
     assert.equal(validation.response.allowed, false);
   });
-  void test("the store's role without auth/token/lookup-accessor: admitted, with a warning naming field and rule", () => {
+  void test("the store's role without auth/token/lookup-accessor: admitted without a warning", () => {
     const ctx = cacheContext(world([rule('database/creds/app', 'read'), rule('sys/leases/revoke', 'update')]));
     const { validation } = decideSync(request(spec()), ctx);
     assert.equal(validation.response.allowed, true);
-    assert.equal(validation.response.warnings?.length, 1);
-    assert.match(
-      validation.response.warnings?.[0] ?? '',
-      /spec\.storeRef: the store's Vault role .*lacks update on auth\/token\/lookup-accessor.*\(rule vaultdynamicsecret\.access-token-lookup\)/,
-    );
+    assert.deepEqual(validation.response.warnings ?? [], []);
   });
   void test('the controller re-check (no cache lookups) says nothing of access', () => {
     const { validation } = decideSync(request(spec()), defaultContext());

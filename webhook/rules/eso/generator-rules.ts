@@ -111,7 +111,7 @@ export function generatorAccessFindings(spec: Obj, ctx: AdmissionContext | undef
     method: read ? 'GET' : 'PUT',
     ...(read ? {} : { parameters: obj(spec.parameters) ?? {} }),
   })
-    .filter((n) => n.rule !== VDS_ACCESS_RULES.lookup && n.rule !== VDS_ACCESS_RULES.tokenLookup)
+    .filter((n) => n.rule !== VDS_ACCESS_RULES.lookup)
     .map(({ instead: _instead, ...n }) => n);
   const role = `${field}.provider.auth.kubernetes.role`;
   const minValidity = parseGoDuration(VDS_DEFAULTS.minValidity);
