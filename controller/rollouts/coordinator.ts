@@ -242,24 +242,13 @@ export class RolloutCoordinator {
     ctx: ReconcileContext,
     sources: KubeObject[],
   ): Promise<Result> {
-    const res = WORKLOAD_RESOURCES[kind];
-    const { name, namespace = '' } = workload.metadata;
-    // At the workload's resourceVersion: a stale cache gets 409 and a fresh look, never a second restart.
-    const patchWorkload = (annotations: Record<string, string>, spec?: object): Promise<unknown> =>
-      ctx.client.patch(
-        res,
-        name,
-        namespace,
-        { metadata: { resourceVersion: workload.metadata.resourceVersion, annotations }, ...(spec ? { spec } : {}) },
-        'merge',
-      );
     switch (plan.action) {
       case 'none':
         this.pending.delete(wkey);
         return DONE;
       case 'record':
         this.pending.delete(wkey);
-        await patchWorkload({ [RECORD_ANNOTATION]: formatRecord(plan.record) });
+        await patchWorkload(ctx.client, kind, workload, { [RECORD_ANNOTATION]: formatRecord(plan.record) });
         return DONE;
       case 'paused': {
         const note = `${kind} is paused: the restart for changed Secret(s) ${plan.changed.join(', ')} waits until it is resumed`;
@@ -267,41 +256,63 @@ export class RolloutCoordinator {
           ctx.events.record(o, { type: 'Warning', reason: 'RolloutPaused', note });
         return DONE;
       }
-      case 'wait': {
-        const p = this.pending.get(wkey) ?? { since: this.now(), states: new Set<string>() };
-        p.states.add(combined);
-        this.pending.set(wkey, p);
-        ctx.log.debug(
-          { workload: wkey, reason: plan.reason, retryAfterMs: plan.retryAfterMs },
-          'rollout restart deferred',
-        );
-        return requeueAfter(Math.max(1, plan.retryAfterMs));
-      }
+      case 'wait':
+        return this.defer(wkey, plan, combined, ctx);
       case 'restart': {
-        this.inFlight.set(wkey, { namespace, generation: workload.metadata.generation ?? 0 });
-        try {
-          await patchWorkload(
-            {
-              [RECORD_ANNOTATION]: formatRecord(plan.record),
-              [RESTARTED_AT_ANNOTATION]: new Date(this.now()).toISOString(),
-            },
-            { template: { metadata: { annotations: { [TEMPLATE_ANNOTATION]: combined } } } },
-          );
-        } catch (err) {
-          this.inFlight.delete(wkey);
-          throw err;
-        }
-        this.pending.delete(wkey);
-        this.started.set(wkey, this.now());
-        const labels = { namespace, kind };
-        this.metrics.restarts.inc(labels);
-        if (plan.coalesced > 0) this.metrics.coalesced.inc(labels, plan.coalesced);
-        const note = `restarted: Secret(s) ${plan.changed.join(', ')} changed${plan.coalesced > 0 ? ` (${plan.coalesced + 1} changes in one restart)` : ''}`;
+        await this.restart(kind, wkey, workload, plan, combined, ctx.client);
+        const note = `${kind} ${workload.metadata.name} restarted: Secret(s) ${plan.changed.join(', ')} changed${plan.coalesced > 0 ? ` (${plan.coalesced + 1} changes in one restart)` : ''}`;
         for (const o of [workload, ...sources])
-          ctx.events.record(o, { type: 'Normal', reason: 'RolloutRestarted', note: `${kind} ${name} ${note}` });
+          ctx.events.record(o, { type: 'Normal', reason: 'RolloutRestarted', note });
         return DONE;
       }
     }
+  }
+
+  /** Not yet: `combined` joins the states this window coalesces, and the workload is looked at again later. */
+  private defer(
+    wkey: string,
+    plan: Extract<RolloutPlan, { action: 'wait' }>,
+    combined: string,
+    ctx: ReconcileContext,
+  ): Result {
+    const p = this.pending.get(wkey) ?? { since: this.now(), states: new Set<string>() };
+    p.states.add(combined);
+    this.pending.set(wkey, p);
+    ctx.log.debug({ workload: wkey, reason: plan.reason, retryAfterMs: plan.retryAfterMs }, 'rollout restart deferred');
+    return requeueAfter(Math.max(1, plan.retryAfterMs));
+  }
+
+  /** One merge patch: the pod template's HMAC (the rollout), the record and the restart time, together. */
+  private async restart(
+    kind: WorkloadKind,
+    wkey: string,
+    workload: KubeObject,
+    plan: Extract<RolloutPlan, { action: 'restart' }>,
+    combined: string,
+    client: KubeClient,
+  ): Promise<void> {
+    const namespace = workload.metadata.namespace ?? '';
+    this.inFlight.set(wkey, { namespace, generation: workload.metadata.generation ?? 0 });
+    try {
+      await patchWorkload(
+        client,
+        kind,
+        workload,
+        {
+          [RECORD_ANNOTATION]: formatRecord(plan.record),
+          [RESTARTED_AT_ANNOTATION]: new Date(this.now()).toISOString(),
+        },
+        { template: { metadata: { annotations: { [TEMPLATE_ANNOTATION]: combined } } } },
+      );
+    } catch (err) {
+      this.inFlight.delete(wkey);
+      throw err;
+    }
+    this.pending.delete(wkey);
+    this.started.set(wkey, this.now());
+    const labels = { namespace, kind };
+    this.metrics.restarts.inc(labels);
+    if (plan.coalesced > 0) this.metrics.coalesced.inc(labels, plan.coalesced);
   }
 
   /** Workloads of this namespace rolling after a vaultgate restart, besides `except` (stalled ones do not hold the cap). */
@@ -395,6 +406,24 @@ export class RolloutCoordinator {
     if (!this.manager) throw new Error('rollout coordinator: register() was not called');
     return this.manager;
   }
+}
+
+/** A merge patch of the workload at the resourceVersion it was seen at: a stale cache gets 409 and a fresh look, never a second restart. */
+function patchWorkload(
+  client: KubeClient,
+  kind: WorkloadKind,
+  workload: KubeObject,
+  annotations: Record<string, string>,
+  spec?: object,
+): Promise<unknown> {
+  const { name, namespace = '', resourceVersion } = workload.metadata;
+  return client.patch(
+    WORKLOAD_RESOURCES[kind],
+    name,
+    namespace,
+    { metadata: { resourceVersion, annotations }, ...(spec ? { spec } : {}) },
+    'merge',
+  );
 }
 
 /** Each Secret the sources write, once (read with a GET if any source's Secrets are not cached). */
