@@ -101,6 +101,12 @@ export interface PushSecretDeps {
 
 const DEFAULT_REFRESH_MS = 3_600_000;
 
+/** A source Secret's name and decoded data. */
+interface SourceSecret {
+  name: string;
+  data: Map<string, Buffer>;
+}
+
 interface ResolvedStore extends StoreIdentity {
   store: StoreObject;
 }
@@ -259,60 +265,28 @@ function settle(f: { err: unknown; retry: ReturnType<typeof pushRetry> }): Resul
   throw f.err;
 }
 
+/** The sources pushed to our stores, what it no longer pushes removed (deletionPolicy Delete), then status Synced. */
 async function sync(run: PushRun, ours: ResolvedStore[]): Promise<Result> {
-  const { spec } = run.ps;
-  let sources: Array<{ name: string; data: Map<string, Buffer> }>;
+  let sources: SourceSecret[];
   try {
-    sources = await resolveSources(run.ctx, spec, run.ns);
+    sources = await resolveSources(run.ctx, run.ps.spec, run.ns);
   } catch (err) {
-    return settle(
-      await fail(
-        run,
-        err instanceof ReconcileError
-          ? err
-          : new ReconcileError('Errored', `could not get source secret: ${errorPolicy(err).message}`),
-      ),
-    );
+    return settle(await fail(run, sourceError(err)));
   }
   for (const s of sources) for (const v of s.data.values()) run.secretTexts.push(v.toString('utf8'));
   const synced: Synced = {};
   try {
     await pushAll(run, ours, sources, synced);
   } catch (err) {
-    // ESO's errFailedSetSecret wrapping (a Vault outage keeps its own error: it is retried with backoff).
-    const transient = (isVaultError(err) && err.retryable) || err instanceof RenderLimitError;
-    const wrapped = transient
-      ? err
-      : new ReconcileError(
-          err instanceof ReconcileError && err.reason === 'InvalidSpec' ? 'InvalidSpec' : 'Errored',
-          `set secret failed: ${errorPolicy(err).message}`,
-        );
-    return settle(await fail(run, wrapped, mergeSynced(synced, run.status.syncedPushSecrets)));
+    return settle(await fail(run, setSecretError(err), mergeSynced(synced, run.status.syncedPushSecrets)));
   }
-  // deletionPolicy Delete: what it pushed before and no longer pushes is removed (only what it pushed).
-  let kept = synced;
-  if (spec.deletionPolicy === 'Delete') {
-    try {
-      kept = mergeSynced(
-        synced,
-        await deleteRemote(
-          run,
-          ours,
-          run.status.syncedPushSecrets ?? {},
-          synced,
-          'no longer pushed (deletionPolicy Delete)',
-        ),
-      );
-    } catch (err) {
-      return settle(
-        await fail(
-          run,
-          new ReconcileError('Errored', `Failed to Delete Secrets from Provider: ${errorPolicy(err).message}`),
-          mergeSynced(synced, run.status.syncedPushSecrets),
-        ),
-      );
-    }
+  let kept: Synced;
+  try {
+    kept = await pruneUnpushed(run, ours, synced);
+  } catch (err) {
+    return settle(await fail(run, deleteError(err), mergeSynced(synced, run.status.syncedPushSecrets)));
   }
+  const { spec } = run.ps;
   await applyStatus(
     run.ctx.client,
     PUSH_SECRETS,
@@ -323,13 +297,34 @@ async function sync(run: PushRun, ours: ResolvedStore[]): Promise<Result> {
   return interval > 0 ? requeueAfter(interval) : DONE;
 }
 
+/** deletionPolicy Delete: what it pushed before and no longer pushes is removed (only what it pushed). */
+async function pruneUnpushed(run: PushRun, ours: ResolvedStore[], synced: Synced): Promise<Synced> {
+  if (run.ps.spec.deletionPolicy !== 'Delete') return synced;
+  const old = run.status.syncedPushSecrets ?? {};
+  return mergeSynced(synced, await deleteRemote(run, ours, old, synced, 'no longer pushed (deletionPolicy Delete)'));
+}
+
+function sourceError(err: unknown): ReconcileError {
+  return err instanceof ReconcileError
+    ? err
+    : new ReconcileError('Errored', `could not get source secret: ${errorPolicy(err).message}`);
+}
+
+/** ESO's errFailedSetSecret wrapping (a Vault outage keeps its own error: it is retried with backoff). */
+function setSecretError(err: unknown): unknown {
+  if ((isVaultError(err) && err.retryable) || err instanceof RenderLimitError) return err;
+  return new ReconcileError(
+    err instanceof ReconcileError && err.reason === 'InvalidSpec' ? 'InvalidSpec' : 'Errored',
+    `set secret failed: ${errorPolicy(err).message}`,
+  );
+}
+
+function deleteError(err: unknown): ReconcileError {
+  return new ReconcileError('Errored', `Failed to Delete Secrets from Provider: ${errorPolicy(err).message}`);
+}
+
 /** Each source (rendered through spec.template) pushed to each of our stores, `synced` filled push by push. */
-async function pushAll(
-  run: PushRun,
-  ours: ResolvedStore[],
-  sources: Array<{ name: string; data: Map<string, Buffer> }>,
-  synced: Synced,
-): Promise<void> {
+async function pushAll(run: PushRun, ours: ResolvedStore[], sources: SourceSecret[], synced: Synced): Promise<void> {
   const { spec } = run.ps;
   const templateSources = spec.template
     ? await readTemplateSources(run.ctx, run.ns, { template: spec.template })
@@ -366,12 +361,7 @@ async function cleanup(run: PushRun, ours: ResolvedStore[]): Promise<void> {
       'PushSecret deleted (deletionPolicy Delete)',
     );
   } catch (err) {
-    throw (
-      await fail(
-        run,
-        new ReconcileError('Errored', `Failed to Delete Secrets from Provider: ${errorPolicy(err).message}`),
-      )
-    ).err;
+    throw (await fail(run, deleteError(err))).err;
   }
   if (Object.keys(left).length > 0)
     throw (
@@ -427,11 +417,7 @@ function resolveStores(ctx: ReconcileContext, refs: PushSecretStoreRef[], ns: st
 }
 
 /** Source Secrets: by name, or by label selector, in the PushSecret's own namespace only. */
-async function resolveSources(
-  ctx: ReconcileContext,
-  spec: PushSecretSpec,
-  ns: string,
-): Promise<Array<{ name: string; data: Map<string, Buffer> }>> {
+async function resolveSources(ctx: ReconcileContext, spec: PushSecretSpec, ns: string): Promise<SourceSecret[]> {
   const sel = spec.selector.secret;
   const toData = (s: KubeObject): Map<string, Buffer> =>
     new Map(Object.entries((s.data ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
