@@ -78,57 +78,88 @@ export function createVaultRoleBindingReconciler(deps: VaultRoleBindingDeps): Re
   return async (key: string, ctx: ReconcileContext): Promise<Result> => {
     const obj = ctx.cache<VaultRoleBindingObject>(VAULT_ROLE_BINDINGS).get(key);
     if (!obj) return DONE;
-    const uid = obj.metadata.uid ?? '';
-    const name = vaultName(deps.namePrefix, obj.metadata.namespace ?? '', obj.metadata.name);
-    const io = roleIo(deps, ctx, obj, name, claimed, now);
-    const standing = standingOf(obj, name, claimed.has(uid));
-    // A failure's status keeps the claim as it stands then (made by this reconcile, or earlier).
-    let claimNow: string | undefined;
-    const failed =
-      (mount: string | undefined) =>
-      (ready: Ready): Promise<void> =>
-        io.writeStatus(ready, claimCondition(standing, claimNow), mountField(mount));
-
+    const run = bindingRun(deps, ctx, obj, claimed, now);
     return withFinalizer(ctx.client, VAULT_ROLE_BINDINGS, obj, {
       apply: async (current) => {
-        const actx = admissionContext({
-          guardrails: tryCache(ctx, VAULT_GUARDRAILS),
-          namespaces: tryCache(ctx, NAMESPACES),
-          policies: tryCache(ctx, VAULT_POLICIES),
-          namePrefix: deps.namePrefix,
-          controllerClass: deps.controllerClass ?? '',
-        });
-        const desired = desiredBinding(current, name, actx, ctx, deps.namePrefix);
-        const failureMount = 'role' in desired ? (standing.statusMount ?? desired.role.mount) : standing.statusMount;
-        const plan = await whileVaultAnswers(roleVaultFailure(desired, name), failed(failureMount), async () => {
-          const mount = roleMountToRead(desired, standing);
-          const actual = mount === undefined ? undefined : await deps.sys.readKubernetesRole(mount, name);
-          const planned = planVaultRoleBinding(desired, observe(current, standing, actual, actx));
-          claimNow = planned.steps.map((s) => ('claim' in s.op ? s.op.claim : undefined)).find(Boolean);
-          await performSteps(planned, io);
-          return planned;
-        });
-        if (plan.forgetClaim) claimed.delete(uid);
-        await reportPlan(plan, io);
+        await applyBinding(run, current);
         // Refused or not, re-checked on the drift period: drift repair of a refused object means "nothing of ours in Vault".
-        return requeueAfter(jittered(driftMs, uid));
+        return requeueAfter(jittered(driftMs, run.uid));
       },
-
-      cleanup: async (current) => {
-        // Keep the finalizer on failure: the runtime retries with backoff; the status says why deletion waits.
-        await whileVaultAnswers(
-          roleVaultFailure('deleting', name),
-          failed(standing.statusMount),
-          async () => {
-            const plan = planVaultRoleBindingCleanup({ ...standing, objectName: current.metadata.name });
-            await performSteps(plan, io);
-            if (plan.forgetClaim) claimed.delete(uid);
-          },
-          true,
-        );
-      },
+      cleanup: async (current) => cleanupBinding(run, current),
     });
   };
+}
+
+/** One reconcile of one VaultRoleBinding: what it derives once, and the claim it makes. */
+interface BindingRun {
+  deps: VaultRoleBindingDeps;
+  ctx: ReconcileContext;
+  uid: string;
+  /** The Vault role name. */
+  name: string;
+  io: VaultObjectIo<RoleOp, Body>;
+  standing: ReturnType<typeof standingOf>;
+  /** The reconciler's memory of claims the cache may not show yet. */
+  claimed: Set<string>;
+  /** The claim this reconcile made, once its step ran. */
+  claimNow?: string;
+}
+
+function bindingRun(
+  deps: VaultRoleBindingDeps,
+  ctx: ReconcileContext,
+  obj: VaultRoleBindingObject,
+  claimed: Set<string>,
+  now: () => Date,
+): BindingRun {
+  const uid = obj.metadata.uid ?? '';
+  const name = vaultName(deps.namePrefix, obj.metadata.namespace ?? '', obj.metadata.name);
+  const io = roleIo(deps, ctx, obj, name, claimed, now);
+  return { deps, ctx, uid, name, io, standing: standingOf(obj, name, claimed.has(uid)), claimed };
+}
+
+/** Observe (the role at the mount the plan works on), plan, act, and report; a failed Vault call goes to status. */
+async function applyBinding(run: BindingRun, current: VaultRoleBindingObject): Promise<void> {
+  const { deps, ctx, name, standing } = run;
+  const actx = admissionContext({
+    guardrails: tryCache(ctx, VAULT_GUARDRAILS),
+    namespaces: tryCache(ctx, NAMESPACES),
+    policies: tryCache(ctx, VAULT_POLICIES),
+    namePrefix: deps.namePrefix,
+    controllerClass: deps.controllerClass ?? '',
+  });
+  const desired = desiredBinding(current, name, actx, ctx, deps.namePrefix);
+  const failureMount = 'role' in desired ? (standing.statusMount ?? desired.role.mount) : standing.statusMount;
+  const plan = await whileVaultAnswers(roleVaultFailure(desired, name), failedStatus(run, failureMount), async () => {
+    const mount = roleMountToRead(desired, standing);
+    const actual = mount === undefined ? undefined : await deps.sys.readKubernetesRole(mount, name);
+    const planned = planVaultRoleBinding(desired, observe(current, standing, actual, actx));
+    run.claimNow = planned.steps.map((s) => ('claim' in s.op ? s.op.claim : undefined)).find(Boolean);
+    await performSteps(planned, run.io);
+    return planned;
+  });
+  if (plan.forgetClaim) run.claimed.delete(run.uid);
+  await reportPlan(plan, run.io);
+}
+
+/** Keep the finalizer on failure: the runtime retries with backoff; the status says why deletion waits. */
+async function cleanupBinding(run: BindingRun, current: VaultRoleBindingObject): Promise<void> {
+  const { standing } = run;
+  await whileVaultAnswers(
+    roleVaultFailure('deleting', run.name),
+    failedStatus(run, standing.statusMount),
+    async () => {
+      const plan = planVaultRoleBindingCleanup({ ...standing, objectName: current.metadata.name });
+      await performSteps(plan, run.io);
+      if (plan.forgetClaim) run.claimed.delete(run.uid);
+    },
+    true,
+  );
+}
+
+/** A failure's status, at `mount`: it keeps the claim as it stands then (made by this reconcile, or earlier). */
+function failedStatus(run: BindingRun, mount: string | undefined): (ready: Ready) => Promise<void> {
+  return (ready) => run.io.writeStatus(ready, claimCondition(run.standing, run.claimNow), mountField(mount));
 }
 
 /** What the object's status and this reconciler's memory say, before Vault is read. */
