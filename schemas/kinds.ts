@@ -9,98 +9,57 @@ export const VAULTGATE_GROUP = 'vaultgate.io';
 export const VAULTGATE_VERSION = 'v1alpha1';
 export const VAULTGATE_API_VERSION = `${VAULTGATE_GROUP}/${VAULTGATE_VERSION}`;
 
+/** A printer column of `kubectl get`: its header, its type, where its value is, and what it means. */
+function column(name: string, type: PrinterColumn['type'], jsonPath: string, description?: string): PrinterColumn {
+  return { name, type, jsonPath, ...(description === undefined ? {} : { description }) };
+}
+
+// Each kind's printer columns: Ready first (what it means for the kind), Age last.
 const READY: PrinterColumn = {
   name: 'Ready',
   type: 'string',
   jsonPath: '.status.conditions[?(@.type=="Ready")].status',
   description: 'Whether Vault matches the spec',
 };
-const VAULT_NAME: PrinterColumn = {
-  name: 'Vault Name',
-  type: 'string',
-  jsonPath: '.spec.vaultName',
-  description: 'Name of the object in Vault',
-};
-const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+const VAULT_NAME = column('Vault Name', 'string', '.spec.vaultName', 'Name of the object in Vault');
+const AGE = column('Age', 'date', '.metadata.creationTimestamp');
+const POLICIES = { ...column('Policies', 'string', '.spec.policies'), priority: 1 };
+const READY_EFFECTIVE = { ...READY, description: 'Whether the controller has made the guardrail effective' };
+const MODE = column('Mode', 'string', '.spec.mode');
+const NAMESPACES = column('Namespaces', 'integer', '.status.selectedNamespaces', 'Namespaces it selects');
+const READY_LIVE = { ...READY, description: 'Whether the Secret holds a live credential' };
+const PATH = column('Path', 'string', '.spec.path');
+const EXPIRES = column('Expires', 'date', '.status.lease.expiresAt', 'When the lease ends unless renewed');
+
+/** A vaultgate kind: its singular is the lower-cased kind, its schema `<singular>.schema.json`. */
+function vaultgateKind(
+  kind: string,
+  plural: string,
+  shortName: string,
+  scope: KindMeta['scope'],
+  printerColumns: PrinterColumn[],
+): KindMeta {
+  const singular = kind.toLowerCase();
+  return {
+    group: VAULTGATE_GROUP,
+    version: VAULTGATE_VERSION,
+    kind,
+    plural,
+    singular,
+    shortNames: [shortName],
+    categories: ['vaultgate'],
+    scope,
+    schemaFile: `${singular}.schema.json`,
+    printerColumns,
+    statusSubresource: true,
+  };
+}
 
 export const VAULTGATE_KINDS: KindMeta[] = [
-  {
-    group: VAULTGATE_GROUP,
-    version: VAULTGATE_VERSION,
-    kind: 'VaultPolicy',
-    plural: 'vaultpolicies',
-    singular: 'vaultpolicy',
-    shortNames: ['vp'],
-    categories: ['vaultgate'],
-    scope: 'Namespaced',
-    schemaFile: 'vaultpolicy.schema.json',
-    printerColumns: [READY, VAULT_NAME, AGE],
-    statusSubresource: true,
-  },
-  {
-    group: VAULTGATE_GROUP,
-    version: VAULTGATE_VERSION,
-    kind: 'VaultRoleBinding',
-    plural: 'vaultrolebindings',
-    singular: 'vaultrolebinding',
-    shortNames: ['vrb'],
-    categories: ['vaultgate'],
-    scope: 'Namespaced',
-    schemaFile: 'vaultrolebinding.schema.json',
-    printerColumns: [
-      READY,
-      VAULT_NAME,
-      { name: 'Policies', type: 'string', jsonPath: '.spec.policies', priority: 1 },
-      AGE,
-    ],
-    statusSubresource: true,
-  },
-  {
-    group: VAULTGATE_GROUP,
-    version: VAULTGATE_VERSION,
-    kind: 'VaultGuardrail',
-    plural: 'vaultguardrails',
-    singular: 'vaultguardrail',
-    shortNames: ['vgr'],
-    categories: ['vaultgate'],
-    scope: 'Cluster',
-    schemaFile: 'vaultguardrail.schema.json',
-    printerColumns: [
-      { ...READY, description: 'Whether the controller has made the guardrail effective' },
-      { name: 'Mode', type: 'string', jsonPath: '.spec.mode' },
-      {
-        name: 'Namespaces',
-        type: 'integer',
-        jsonPath: '.status.selectedNamespaces',
-        description: 'Namespaces it selects',
-      },
-      AGE,
-    ],
-    statusSubresource: true,
-  },
-  {
-    group: VAULTGATE_GROUP,
-    version: VAULTGATE_VERSION,
-    kind: 'VaultDynamicSecret',
-    plural: 'vaultdynamicsecrets',
-    singular: 'vaultdynamicsecret',
-    shortNames: ['vds'],
-    categories: ['vaultgate'],
-    scope: 'Namespaced',
-    schemaFile: 'vaultdynamicsecret.schema.json',
-    printerColumns: [
-      { ...READY, description: 'Whether the Secret holds a live credential' },
-      { name: 'Path', type: 'string', jsonPath: '.spec.path' },
-      {
-        name: 'Expires',
-        type: 'date',
-        jsonPath: '.status.lease.expiresAt',
-        description: 'When the lease ends unless renewed',
-      },
-      AGE,
-    ],
-    statusSubresource: true,
-  },
+  vaultgateKind('VaultPolicy', 'vaultpolicies', 'vp', 'Namespaced', [READY, VAULT_NAME, AGE]),
+  vaultgateKind('VaultRoleBinding', 'vaultrolebindings', 'vrb', 'Namespaced', [READY, VAULT_NAME, POLICIES, AGE]),
+  vaultgateKind('VaultGuardrail', 'vaultguardrails', 'vgr', 'Cluster', [READY_EFFECTIVE, MODE, NAMESPACES, AGE]),
+  vaultgateKind('VaultDynamicSecret', 'vaultdynamicsecrets', 'vds', 'Namespaced', [READY_LIVE, PATH, EXPIRES, AGE]),
 ];
 
 export const KINDS: KindMeta[] = [...VAULTGATE_KINDS, ...ESO_KINDS, ...GENERATOR_KIND_METAS];
