@@ -25,15 +25,11 @@ export const ESO_AUTH_ORDER = [
   'iam',
   'gcp',
 ] as const;
-export const SUPPORTED_AUTH_METHODS: readonly string[] = [
-  'tokenSecretRef',
-  'appRole',
-  'kubernetes',
-  'ldap',
-  'userPass',
-  'jwt',
-  'cert',
-];
+/** ESO's auth methods that vaultgate refuses (listed in STORE_FEATURES_NOT_SUPPORTED). */
+const REFUSED_AUTH_METHODS: readonly string[] = ['iam', 'gcp'];
+export const SUPPORTED_AUTH_METHODS: readonly string[] = ESO_AUTH_ORDER.filter(
+  (m) => !REFUSED_AUTH_METHODS.includes(m),
+);
 
 /**
  * ESO store features vaultgate refuses (deny) or ignores (warn), for documentation and the report.
@@ -51,6 +47,30 @@ export const STORE_FEATURES_NOT_SUPPORTED = {
 } as const;
 
 const VAULT = 'spec.provider.vault';
+
+/** A login method that must say where its credential comes from: ESO's check and error (vault/validate.go). */
+interface CredentialSource {
+  method: (typeof ESO_AUTH_ORDER)[number];
+  given: (m: Obj) => boolean;
+  rule: string;
+  message: string;
+}
+
+const CREDENTIAL_SOURCES: readonly CredentialSource[] = [
+  {
+    method: 'appRole',
+    given: (m) => Boolean(str(m.roleId)) || has(m, 'roleRef'),
+    rule: 'eso.store.approle-role-id',
+    message: 'invalid Auth.AppRole: neither `roleId` nor `roleRef` was supplied.',
+  },
+  {
+    method: 'jwt',
+    given: (m) => has(m, 'secretRef') || has(m, 'kubernetesServiceAccountToken'),
+    rule: 'eso.store.jwt-token-source',
+    message:
+      'neither `secretRef` nor `kubernetesServiceAccountToken` was supplied as token source for jwt authentication.',
+  },
+];
 
 /** Every reference a Vault store makes to a namespaced object, with ESO's name for it in errors. */
 const REFERENCES: ReadonlyArray<{ path: string[]; esoName: string }> = [
@@ -338,25 +358,9 @@ function checkAuth(kind: StoreKind, auth: Obj | undefined): Finding[] {
     );
   }
 
-  const appRole = obj(auth.appRole);
-  if (appRole && !str(appRole.roleId) && !has(appRole, 'roleRef')) {
-    findings.push(
-      deny(
-        `${field}.appRole`,
-        'eso.store.approle-role-id',
-        'invalid Auth.AppRole: neither `roleId` nor `roleRef` was supplied.',
-      ),
-    );
-  }
-  const jwt = obj(auth.jwt);
-  if (jwt && !has(jwt, 'secretRef') && !has(jwt, 'kubernetesServiceAccountToken')) {
-    findings.push(
-      deny(
-        `${field}.jwt`,
-        'eso.store.jwt-token-source',
-        'neither `secretRef` nor `kubernetesServiceAccountToken` was supplied as token source for jwt authentication.',
-      ),
-    );
+  for (const check of CREDENTIAL_SOURCES) {
+    const m = obj(auth[check.method]);
+    if (m && !check.given(m)) findings.push(deny(`${field}.${check.method}`, check.rule, check.message));
   }
   findings.push(...checkSecretLogins(auth, field));
   const kube = obj(auth.kubernetes);
