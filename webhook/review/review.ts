@@ -45,21 +45,26 @@ function unservedVersion(req: AdmissionRequest, reg: KindRegistry): AdmissionDec
   if (!reg.servesGroup(group) || reg.get(req.kind)) return undefined;
   const served = reg.versionsOf(group, kind);
   const message = served.length
-    ? `${kind} ${group}/${version} is not served by vaultgate; use ${served.map((v) => `${group}/${v}`).join(' or ')} (rule admission.unserved-version)`
-    : `kind ${kind} is not served by vaultgate in group ${group} (rule admission.unserved-version)`;
+    ? `${kind} ${group}/${version} is not served by vaultgate; use ${served.map((v) => `${group}/${v}`).join(' or ')}`
+    : `kind ${kind} is not served by vaultgate in group ${group}`;
+  return refusal(req, 'admission.unserved-version', message);
+}
+
+/** A denial the core makes before any kind's rules run: 403 Invalid, the message naming its rule. */
+function refusal(req: AdmissionRequest, rule: string, message: string): AdmissionDecision {
   return {
-    response: { uid: req.uid, allowed: false, status: { code: 403, reason: 'Invalid', message, status: 'Failure' } },
-    rules: ['admission.unserved-version'],
+    response: {
+      uid: req.uid,
+      allowed: false,
+      status: { code: 403, reason: 'Invalid', message: `${message} (rule ${rule})`, status: 'Failure' },
+    },
+    rules: [rule],
     patchOps: [],
   };
 }
 
 /** Mutating webhook: defaults and normalisation as a JSON Patch. */
-export function mutate(
-  req: AdmissionRequest,
-  ctx: AdmissionContext,
-  reg: KindRegistry = defaultRegistry(),
-): AdmissionDecision {
+export function mutate(req: AdmissionRequest, ctx: AdmissionContext, reg = defaultRegistry()): AdmissionDecision {
   if (passesThrough(req)) return allow(req);
   const handler = reg.get(req.kind);
   if (!handler?.mutate || !isObject(req.object)) return allow(req);
@@ -78,30 +83,11 @@ export function mutate(
 }
 
 /** Validating webhook: schema + semantic rules + guardrails. */
-export function validate(
-  req: AdmissionRequest,
-  ctx: AdmissionContext,
-  reg: KindRegistry = defaultRegistry(),
-): AdmissionDecision {
+export function validate(req: AdmissionRequest, ctx: AdmissionContext, reg = defaultRegistry()): AdmissionDecision {
   if (passesThrough(req)) return allow(req);
   const handler = reg.get(req.kind);
   if (!handler) return unservedVersion(req, reg) ?? allow(req);
-  if (!isObject(req.object)) {
-    return {
-      response: {
-        uid: req.uid,
-        allowed: false,
-        status: {
-          code: 403,
-          reason: 'Invalid',
-          message: 'the request carries no object (rule admission.no-object)',
-          status: 'Failure',
-        },
-      },
-      rules: ['admission.no-object'],
-      patchOps: [],
-    };
-  }
+  if (!isObject(req.object)) return refusal(req, 'admission.no-object', 'the request carries no object');
   const old = isObject(req.oldObject) ? req.oldObject : undefined;
   // The size gate before any rule parses anything (raw HCL, templates): see size-gate.ts.
   const oversize = gate(handler, req.object, old);
