@@ -120,6 +120,22 @@ export function notOwnedMessage(what: string, kind: string, namespace: string, a
     : `${what} exists and was not written by vaultgate for this object; it is left untouched. To let vaultgate manage it, annotate the ${kind} with ${ADOPT_ANNOTATION}: "true" (adoption also needs the cluster admin's consent: ${consent})`;
 }
 
+/** Someone else's object at our name: Ready=False NotOwned saying what adoption needs, and a Warning; nothing done. */
+export function leaveForeign<Op, C>(
+  what: string,
+  kind: string,
+  o: { namespace: string; annotated: boolean },
+  extra?: Record<string, unknown>,
+): VaultObjectPlan<Op, C> {
+  const message = notOwnedMessage(what, kind, o.namespace, o.annotated);
+  return {
+    decision: 'leave-foreign',
+    steps: [],
+    status: { ready: { status: 'False', reason: 'NotOwned', message }, conditions: [], ...(extra ? { extra } : {}) },
+    events: [{ type: 'Warning', reason: 'NotOwned', note: message }],
+  };
+}
+
 export type WriteKind = 'create' | 'update' | 'repair' | 'adopt';
 
 /** What each kind of write is reported as: Event reason and type, audit action. */
@@ -163,6 +179,51 @@ export function deleteStep<Op, C>(
 export function refusalEvents(before: { reason?: string; message?: string } | undefined, ready: Ready): PlannedEvent[] {
   if (before?.reason === ready.reason && before.message === ready.message) return [];
   return [{ type: 'Warning', reason: ready.reason, note: ready.message }];
+}
+
+/** Reason of a kind's ownership condition (status False) after vaultgate removed its object because the spec is refused. */
+export const REVOKED_REASON = 'Revoked';
+
+/** The ownership condition as stored says vaultgate removed its object because the spec was refused. */
+export function wasRevoked(owned: { status: string; reason: string } | undefined): boolean {
+  return owned?.status === 'False' && owned.reason === REVOKED_REASON;
+}
+
+/** The ownership condition `type` once vaultgate removed `what` (e.g. "Vault role r") because the spec is refused. */
+export function revokedCondition(type: string, what: string): ConditionInput {
+  return {
+    type,
+    status: 'False',
+    reason: REVOKED_REASON,
+    message: `vaultgate removed the ${what} it had written, because the spec is refused`,
+  };
+}
+
+/** The delete that takes ours back because the spec is refused: a Warning AccessRevoked, audited as a delete. */
+export function revokeStep<Op, C>(op: Op, note: string, change?: string): PlannedStep<Op, C> {
+  return deleteStep(op, { type: 'Warning', reason: 'AccessRevoked', note }, { change });
+}
+
+/**
+ * A refused spec's plan: Vault must hold nothing from the object. `revoke` removes ours (decision revoke when
+ * there was ours); Ready=False with the refusal's reason, and its Warning only when Ready changes.
+ */
+export function refusedPlan<Op, C>(p: {
+  refusal: Refusal;
+  message: string;
+  ours: boolean;
+  revoke: Array<PlannedStep<Op, C>>;
+  conditions: ConditionInput[];
+  extra?: Record<string, unknown>;
+  before: { reason?: string; message?: string } | undefined;
+}): VaultObjectPlan<Op, C> {
+  const ready: Ready = { status: 'False', reason: p.refusal.reason, message: p.message };
+  return {
+    decision: p.ours ? 'revoke' : 'refuse',
+    steps: p.revoke,
+    status: { ready, conditions: p.conditions, ...(p.extra ? { extra: p.extra } : {}) },
+    events: refusalEvents(p.before, ready),
+  };
 }
 
 /** Ready after a failed Vault call, from `failure` and the error's safe reason and text. */

@@ -8,22 +8,22 @@ import { summariseRuleWidening } from '../../policy/widening.ts';
 import type { ConditionInput } from '../../kube/conditions.ts';
 import {
   deleteStep,
-  notOwnedMessage,
-  refusalEvents,
-  whose,
-  writeStep,
-  type Ready,
+  leaveForeign,
+  refusedPlan,
+  revokedCondition,
+  revokeStep,
   type Refusal,
   vaultFailure,
   type VaultFailure,
   type VaultObjectPlan,
+  wasRevoked,
+  whose,
   type WriteKind,
+  writeStep,
 } from './vault-object-plan.ts';
 
 /** Status condition recording that vaultgate wrote the Vault policy (survives a stripped header). */
 export const OWNED_CONDITION = 'VaultPolicyOwned';
-/** OWNED_CONDITION reason (status False) after vaultgate removed its policy because the spec is refused. */
-export const REVOKED_REASON = 'Revoked';
 
 /** The policy text the spec renders to (ownership header included), or why the spec is refused. */
 export type PolicyDesired = { rendered: string } | { refused: Refusal };
@@ -63,15 +63,7 @@ export function planVaultPolicy(desired: PolicyDesired, o: PolicyObserved): Poli
     annotated: o.annotated,
     consent: o.consent,
   });
-  if (owner === 'foreign') {
-    const message = notOwnedMessage(`Vault policy "${o.name}"`, 'VaultPolicy', o.namespace, o.annotated);
-    return {
-      decision: 'leave-foreign',
-      steps: [],
-      status: { ready: { status: 'False', reason: 'NotOwned', message }, conditions: [] },
-      events: [{ type: 'Warning', reason: 'NotOwned', note: message }],
-    };
-  }
+  if (owner === 'foreign') return leaveForeign(`Vault policy "${o.name}"`, 'VaultPolicy', o);
   const synced = {
     ready: { status: 'True' as const, reason: 'Synced', message: `Vault policy ${o.name} matches the spec` },
     conditions: [ownedWritten(o.name)],
@@ -109,39 +101,21 @@ function planRefused(refusal: Refusal, o: PolicyObserved): PolicyPlan {
   const why = refusal.message;
   const ours = o.stored !== undefined && (o.header === 'owned' || o.owned?.status === 'True');
   const foreign = o.stored !== undefined && !ours;
-  const revoked = ours || (!foreign && o.owned?.status === 'False' && o.owned.reason === REVOKED_REASON);
+  const revoked = ours || (!foreign && wasRevoked(o.owned));
   const message = foreign
     ? `not written to Vault: ${why}. Vault policy ${o.name} exists but was not written by vaultgate for this object; it is left untouched`
     : revoked
       ? `the Vault policy ${o.name} was removed because the spec is refused: ${why}. Nothing from this VaultPolicy is in force in Vault; vaultgate writes the policy again once the spec is allowed`
       : `not written to Vault: ${why}`;
-  const ready: Ready = { status: 'False', reason: refusal.reason, message };
   const removal = `removed Vault policy ${o.name} because the spec is refused (${refusal.reason}); its access is taken back`;
-  const steps = ours
-    ? [
-        deleteStep<PolicyOp, string>(
-          'delete',
-          { type: 'Warning', reason: 'AccessRevoked', note: removal },
-          { change: accessChange(o.stored!, '') },
-        ),
-      ]
-    : [];
-  const conditions: ConditionInput[] = revoked
-    ? [
-        {
-          type: OWNED_CONDITION,
-          status: 'False',
-          reason: REVOKED_REASON,
-          message: `vaultgate removed the Vault policy ${o.name} it had written, because the spec is refused`,
-        },
-      ]
-    : [];
-  return {
-    decision: ours ? 'revoke' : 'refuse',
-    steps,
-    status: { ready, conditions },
-    events: refusalEvents(o.ready, ready),
-  };
+  return refusedPlan({
+    refusal,
+    message,
+    ours,
+    revoke: ours ? [revokeStep<PolicyOp, string>('delete', removal, accessChange(o.stored!, ''))] : [],
+    conditions: revoked ? [revokedCondition(OWNED_CONDITION, `Vault policy ${o.name}`)] : [],
+    before: o.ready,
+  });
 }
 
 /** On deletion: only a policy whose header names this object is removed. */

@@ -41,7 +41,8 @@ import {
   type PolicyOp,
 } from './vaultpolicy-plan.ts';
 
-export { OWNED_CONDITION, REVOKED_REASON } from './vaultpolicy-plan.ts';
+export { OWNED_CONDITION } from './vaultpolicy-plan.ts';
+export { REVOKED_REASON } from './vault-object-plan.ts';
 
 export interface VaultPolicyObject extends KubeObject {
   spec: VaultPolicySpec;

@@ -7,22 +7,24 @@ import type { KubernetesAuthRole } from '../../vault/types.ts';
 import { normaliseMount, roleDifferences, roleMatches, type DesiredRole } from '../../policy/role.ts';
 import {
   deleteStep,
-  notOwnedMessage,
-  refusalEvents,
-  whose,
-  writeStep,
+  leaveForeign,
   type PlannedStep,
   type Ready,
+  refusedPlan,
   type Refusal,
+  REVOKED_REASON,
+  revokedCondition,
+  revokeStep,
   vaultFailure,
   type VaultFailure,
   type VaultObjectPlan,
+  wasRevoked,
+  whose,
   type WriteKind,
+  writeStep,
 } from './vault-object-plan.ts';
 
 export const OWNED_CONDITION = 'VaultRoleOwned';
-/** OWNED_CONDITION reason (status False) after vaultgate removed its role because the spec is refused. */
-export const REVOKED_REASON = 'Revoked';
 
 /**
  * The role the spec stands for, bound only to referenced VaultPolicies Ready for their generation (a
@@ -79,24 +81,8 @@ export function planVaultRoleBinding(desired: RoleDesired, o: RoleObserved): Rol
   const { role, missing, notReady } = desired;
   const ours = roleIsOurs(o);
   const owner = whose({ exists: o.actual !== undefined, ours, annotated: o.annotated, consent: o.consent });
-  if (owner === 'foreign') {
-    const message = notOwnedMessage(
-      `Vault role ${o.name} on auth/${role.mount}`,
-      'VaultRoleBinding',
-      o.namespace,
-      o.annotated,
-    );
-    return {
-      decision: 'leave-foreign',
-      steps: [],
-      status: {
-        ready: { status: 'False', reason: 'NotOwned', message },
-        conditions: [],
-        extra: mountField(o.statusMount),
-      },
-      events: [{ type: 'Warning', reason: 'NotOwned', note: message }],
-    };
-  }
+  if (owner === 'foreign')
+    return leaveForeign(`Vault role ${o.name} on auth/${role.mount}`, 'VaultRoleBinding', o, mountField(o.statusMount));
   const steps: Array<PlannedStep<RoleOp, Record<string, unknown>>> = [];
   // authMount changed: remove ours from the old mount first.
   if (o.statusMount && normaliseMount(o.statusMount) !== role.mount && ours) {
@@ -171,30 +157,23 @@ function readyOf(o: RoleObserved, role: DesiredRole, missing: string[], notReady
  */
 function planRefused(refusal: Refusal, o: RoleObserved): RolePlan {
   const ours = roleIsOurs(o);
-  const revoked = ours || (o.owned?.status === 'False' && o.owned.reason === REVOKED_REASON);
+  const revoked = ours || wasRevoked(o.owned);
   const message = revoked
     ? `the Vault role ${o.name} was removed because the spec is refused: ${refusal.message}. No login through this VaultRoleBinding is possible (tokens already issued keep their policies until their TTL ends); vaultgate writes the role again once the spec is allowed`
     : `not written to Vault: ${refusal.message}`;
-  const ready: Ready = { status: 'False', reason: refusal.reason, message };
   const mount = normaliseMount(o.statusMount ?? o.specMount);
   const removal = `removed Vault role ${o.name} from auth/${mount} because the spec is refused (${refusal.reason}); no new logins through it`;
-  const steps =
-    ours && o.actual !== undefined
-      ? [
-          deleteStep<RoleOp, Record<string, unknown>>(
-            { delete: mount },
-            { type: 'Warning', reason: 'AccessRevoked', note: removal },
-          ),
-        ]
-      : [];
-  const conditions = revoked ? [revokedCondition(o.name)] : claimCondition(o, undefined);
-  return {
-    decision: ours ? 'revoke' : 'refuse',
-    steps,
-    forgetClaim: ours,
-    status: { ready, conditions, extra: mountField(revoked ? undefined : o.statusMount) },
-    events: refusalEvents(o.ready, ready),
-  };
+  const plan = refusedPlan({
+    refusal,
+    message,
+    ours,
+    revoke:
+      ours && o.actual !== undefined ? [revokeStep<RoleOp, Record<string, unknown>>({ delete: mount }, removal)] : [],
+    conditions: revoked ? [revokedCondition(OWNED_CONDITION, `Vault role ${o.name}`)] : claimCondition(o, undefined),
+    extra: mountField(revoked ? undefined : o.statusMount),
+    before: o.ready,
+  });
+  return { ...plan, forgetClaim: ours };
 }
 
 /** On deletion: only a role we own is removed, from the mount it was written to. */
@@ -230,19 +209,10 @@ export function claimCondition(
 ): ConditionInput[] {
   const reason = claim ?? o.owned?.reason ?? (o.claimedUnseen ? 'Created' : undefined);
   if (reason === undefined) return [];
-  if (reason === REVOKED_REASON) return [revokedCondition(o.name)];
+  if (reason === REVOKED_REASON) return [revokedCondition(OWNED_CONDITION, `Vault role ${o.name}`)];
   return [
     { type: OWNED_CONDITION, status: 'True', reason, message: `vaultgate created or adopted the Vault role ${o.name}` },
   ];
-}
-
-function revokedCondition(name: string): ConditionInput {
-  return {
-    type: OWNED_CONDITION,
-    status: 'False',
-    reason: REVOKED_REASON,
-    message: `vaultgate removed the Vault role ${name} it had written, because the spec is refused`,
-  };
 }
 
 function mountField(mount: string | undefined): Record<string, unknown> {

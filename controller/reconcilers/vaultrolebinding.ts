@@ -50,7 +50,8 @@ import {
   type RoleOp,
 } from './vaultrolebinding-plan.ts';
 
-export { OWNED_CONDITION, REVOKED_REASON } from './vaultrolebinding-plan.ts';
+export { OWNED_CONDITION } from './vaultrolebinding-plan.ts';
+export { REVOKED_REASON } from './vault-object-plan.ts';
 
 /** Index on VaultRoleBindings: `namespace/policyName` for every policy a binding names. */
 export const POLICY_INDEX = 'policy';

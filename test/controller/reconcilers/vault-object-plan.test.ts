@@ -6,10 +6,15 @@ import {
   ADOPT_ANNOTATION,
   deleteStep,
   failedReady,
+  leaveForeign,
   notOwnedMessage,
   refusalEvents,
+  refusedPlan,
+  revokedCondition,
+  revokeStep,
   vaultFailure,
   wantsAdoption,
+  wasRevoked,
   whose,
   writeStep,
 } from '../../../controller/reconcilers/vault-object-plan.ts';
@@ -61,6 +66,62 @@ test('a refusal raises one Warning Event, not one per re-check', () => {
   assert.equal(refusalEvents(undefined, ready).length, 1);
   assert.deepEqual(refusalEvents({ reason: ready.reason, message: ready.message }, ready), []);
   assert.equal(refusalEvents({ reason: ready.reason, message: 'older text' }, ready).length, 1);
+});
+
+test("someone else's object is left alone: Ready NotOwned saying what adoption needs, one Warning", () => {
+  const plan = leaveForeign('Vault role r', 'VaultRoleBinding', { namespace: 'team-a', annotated: false }, { m: 1 });
+  assert.equal(plan.decision, 'leave-foreign');
+  assert.deepEqual(plan.steps, []);
+  assert.deepEqual(plan.status?.ready, {
+    status: 'False',
+    reason: 'NotOwned',
+    message: notOwnedMessage('Vault role r', 'VaultRoleBinding', 'team-a', false),
+  });
+  assert.deepEqual(plan.status?.extra, { m: 1 });
+  assert.deepEqual(plan.events, [{ type: 'Warning', reason: 'NotOwned', note: plan.status?.ready.message }]);
+  assert.ok(!('extra' in (leaveForeign('p', 'VaultPolicy', { namespace: 'a', annotated: true }).status ?? {})));
+});
+
+test('a refused spec: ours is taken back (revoke, a Warning AccessRevoked delete), else refuse; Revoked is remembered', () => {
+  const refusal = { reason: 'GuardrailViolation', message: 'sys/* is forbidden' };
+  const step = revokeStep('delete', 'removed p', 'takes back read on sys/*');
+  assert.deepEqual(step, {
+    op: 'delete',
+    event: { type: 'Warning', reason: 'AccessRevoked', note: 'removed p', action: 'Delete' },
+    audit: { action: 'delete', reason: 'removed p', change: 'takes back read on sys/*' },
+  });
+  const gone = revokedCondition('VaultPolicyOwned', 'Vault policy p');
+  assert.deepEqual(
+    [gone.status, gone.reason, gone.message],
+    ['False', 'Revoked', 'vaultgate removed the Vault policy p it had written, because the spec is refused'],
+  );
+  assert.ok(wasRevoked({ status: gone.status, reason: gone.reason }));
+  assert.ok(!wasRevoked({ status: 'True', reason: 'Revoked' }) && !wasRevoked(undefined));
+  const revoke = refusedPlan({
+    refusal,
+    message: 'removed',
+    ours: true,
+    revoke: [step],
+    conditions: [gone],
+    before: undefined,
+  });
+  assert.equal(revoke.decision, 'revoke');
+  assert.deepEqual(revoke.steps, [step]);
+  assert.deepEqual(revoke.status, {
+    ready: { status: 'False', reason: refusal.reason, message: 'removed' },
+    conditions: [gone],
+  });
+  assert.deepEqual(revoke.events, [{ type: 'Warning', reason: refusal.reason, note: 'removed' }]);
+  const again = refusedPlan({
+    refusal,
+    message: 'removed',
+    ours: false,
+    revoke: [],
+    conditions: [gone],
+    before: { reason: refusal.reason, message: 'removed' },
+  });
+  assert.equal(again.decision, 'refuse');
+  assert.deepEqual(again.events, [], 'no second Warning while Ready stays the same');
 });
 
 test('Ready on a Vault failure: syncing, deleting, or refused (what we wrote may still be in force)', () => {
