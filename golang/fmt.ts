@@ -1,20 +1,8 @@
 // Go's fmt for template values: Sprint, Sprintln, Sprintf (verbs v s q d x X o b c U e E f F g G t T %,
 // flags `+-# 0`, width and precision, `*`), with fmt's error texts (%!d(string=x), MISSING, EXTRA) and
 // strconv's float formatting (shortest %v: `1.234567e+06`, `100000`). Values are values.ts's.
-import {
-  GoDuration,
-  GoMap,
-  GoNum,
-  GoStruct,
-  GoTime,
-  decodeRune,
-  goString,
-  goType,
-  isNilSlice,
-  numberValue,
-  sliceElem,
-  utf8Text,
-} from './values.ts';
+import { GoDuration, GoMap, GoNum, GoStruct, GoTime } from './values.ts';
+import { decodeRune, goString, goType, isNilSlice, numberValue, sliceElem, utf8Text } from './values.ts';
 import { formatGoDuration } from './duration.ts';
 import { formatGoTime } from './time.ts';
 

@@ -3,19 +3,8 @@
 // literal blocks for multi-line strings), as Sprig's toJson family and ESO's toYaml produce them.
 import { formatFloat } from './fmt.ts';
 import { FuncError } from './func.ts';
-import {
-  GoDuration,
-  GoMap,
-  GoNum,
-  GoStruct,
-  GoTime,
-  decodeRune,
-  goString,
-  mapRunes,
-  isNilSlice,
-  numberValue,
-  utf8Text,
-} from './values.ts';
+import { GoDuration, GoMap, GoNum, GoStruct, GoTime } from './values.ts';
+import { decodeRune, goString, isNilSlice, mapRunes, numberValue, utf8Text } from './values.ts';
 import { formatGoTime } from './time.ts';
 
 /** encoding/json's float64: %f-like between 1e-6 and 1e21, else exponent with no leading zero. */
