@@ -385,7 +385,8 @@ async function keepCredential(run: LeaseRun, mode: GeneratorCredentialObserved['
     throw new ReconcileError('SecretSyncedError', `generator ${r.label} belongs to another controller class`, NEVER);
   const seen = await observeCredential(run);
   const source = sourceOf(r.spec, run.entry.ref);
-  const observed = { mode, now: run.now, index, label: r.label, source, kept: seen.kept, stored: !!seen.state };
+  const generator = { index, label: r.label };
+  const observed = { mode, now: run.now, generator, source, kept: seen.kept, stored: !!seen.state };
   const plan = planGeneratorCredential(observed);
   const settled = await settlePrevious(run, plan.lifecycle.previous, seen.kept.previous);
   const current = await actOnCurrent(run, seen, plan.step, settled.previous);

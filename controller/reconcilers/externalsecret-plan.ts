@@ -481,9 +481,8 @@ export interface GeneratorCredentialObserved {
   /** `generate`: a sync wants the generator's keys; `maintain`: between syncs, only leases are kept. */
   mode: 'generate' | 'maintain';
   now: number;
-  /** dataFrom index and `<kind> <name>` of the generator, for the Event. */
-  index: number;
-  label: string;
+  /** Which generator: its dataFrom index and `<kind> <name>`, for the Event. */
+  generator: { index: number; label: string };
   /** What mints the credential now (generator, provider, path, parameters): a change means a new one. */
   source: string;
   kept: KeptLeases;
@@ -525,7 +524,7 @@ export function planGeneratorCredential(o: GeneratorCredentialObserved): Generat
     const event: EsEvent = {
       type: 'Normal',
       reason: lease ? 'CredentialRotated' : 'CredentialIssued',
-      note: `spec.dataFrom[${o.index}]: generator ${o.label} issued a new leased credential${lease ? ` (${reason})` : ''}`,
+      note: `spec.dataFrom[${o.generator.index}]: generator ${o.generator.label} issued a new leased credential${lease ? ` (${reason})` : ''}`,
     };
     return { lifecycle, step: { op: 'mint', reason, retire: lease !== undefined && reason !== 'LeaseLost', event } };
   }

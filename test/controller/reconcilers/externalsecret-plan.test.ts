@@ -551,8 +551,7 @@ const LEASE = { id: 'L1', durationSeconds: 60, renewable: true, issuedAt: T0, ex
 const C: GeneratorCredentialObserved = {
   mode: 'generate',
   now: T0,
-  index: 0,
-  label: 'VaultDynamicSecret db',
+  generator: { index: 0, label: 'VaultDynamicSecret db' },
   source: 's',
   kept: { lease: LEASE, previous: [] },
   stored: true,
