@@ -514,6 +514,16 @@ export function parseGoTime(layoutIn: string, valueIn: string): GoTime | string 
       value = r[1];
       return r[0];
     };
+    /** Reads the fraction (`.123`) in value's first `nbytes` into nsec, as Go's parseNanoseconds. */
+    const fraction = (nbytes: number): void => {
+      const r = parseNanoseconds(value, nbytes);
+      if (!r) bad = true;
+      else {
+        nsec = r.ns;
+        rangeErr = r.range;
+      }
+      value = value.slice(nbytes);
+    };
     switch (std) {
       case 'Year': {
         if (value.length < 2) {
@@ -604,13 +614,7 @@ export function parseGoTime(layoutIn: string, valueIn: string): GoTime | string 
           if (next === 'FracSecond0' || next === 'FracSecond9') break;
           let n = 2;
           while (n < value.length && isDigitAt(value, n)) n++;
-          const r = parseNanoseconds(value, n);
-          if (!r) bad = true;
-          else {
-            nsec = r.ns;
-            rangeErr = r.range;
-          }
-          value = value.slice(n);
+          fraction(n);
         }
         break;
       }
@@ -717,26 +721,14 @@ export function parseGoTime(layoutIn: string, valueIn: string): GoTime | string 
           bad = true;
           break;
         }
-        const r = parseNanoseconds(value, ndigit);
-        if (!r) bad = true;
-        else {
-          nsec = r.ns;
-          rangeErr = r.range;
-        }
-        value = value.slice(ndigit);
+        fraction(ndigit);
         break;
       }
       case 'FracSecond9': {
         if (value.length < 2 || (value[0] !== '.' && value[0] !== ',') || !isDigitAt(value, 1)) break;
         let i = 0;
         while (i + 1 < value.length && isDigitAt(value, i + 1)) i++;
-        const r = parseNanoseconds(value, 1 + i);
-        if (!r) bad = true;
-        else {
-          nsec = r.ns;
-          rangeErr = r.range;
-        }
-        value = value.slice(1 + i);
+        fraction(1 + i);
         break;
       }
     }
