@@ -460,6 +460,15 @@ export function versionValue(v: SemVer, pointer: boolean): GoStruct {
     return ov ?? fail('runtime error: invalid memory address or nil pointer dereference');
   };
   const u64 = (x: bigint): GoNum => new GoNum('uint64', Number(x));
+  /** SetPrerelease / SetMetadata: the new identifiers, checked unless empty (which clears the part). */
+  const setIdents = (part: 'pre' | 'metadata'): GoFunc => ({
+    params: ['string'],
+    fn: (idents: string) => {
+      const e = idents.length > 0 ? validateIdents(idents, part === 'pre') : undefined;
+      if (e) fail(e);
+      return next({ ...v, [part]: idents });
+    },
+  });
   const methods = new Map<string, (() => unknown) | GoFunc>([
     ['String', () => versionString(v)],
     ['Major', () => u64(v.major)],
@@ -473,28 +482,8 @@ export function versionValue(v: SemVer, pointer: boolean): GoStruct {
     ],
     ['IncMinor', () => next({ ...v, pre: '', metadata: '', patch: 0n, minor: v.minor + 1n })],
     ['IncMajor', () => next({ ...v, pre: '', metadata: '', patch: 0n, minor: 0n, major: v.major + 1n })],
-    [
-      'SetPrerelease',
-      {
-        params: ['string'],
-        fn: (p: string) => {
-          const e = p.length > 0 ? validateIdents(p, true) : undefined;
-          if (e) fail(e);
-          return next({ ...v, pre: p });
-        },
-      },
-    ],
-    [
-      'SetMetadata',
-      {
-        params: ['string'],
-        fn: (m: string) => {
-          const e = m.length > 0 ? validateIdents(m, false) : undefined;
-          if (e) fail(e);
-          return next({ ...v, metadata: m });
-        },
-      },
-    ],
+    ['SetPrerelease', setIdents('pre')],
+    ['SetMetadata', setIdents('metadata')],
     ['MarshalText', () => new Uint8Array(Buffer.from(versionString(v), 'latin1'))],
     ['MarshalJSON', () => new Uint8Array(Buffer.from(JSON.stringify(versionString(v)), 'latin1'))],
     ['Value', () => versionString(v)],

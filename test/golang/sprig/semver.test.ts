@@ -30,3 +30,14 @@ test('a version exposes its parts; an invalid one is an error that names the fun
   assert.throws(() => sprig('{{ semver "one.two" }}'), /error calling semver: Invalid Semantic Version/);
   assert.throws(() => sprig('{{ semverCompare "!!" "1.0.0" }}'), /error calling semverCompare/);
 });
+
+test('SetPrerelease and SetMetadata replace their part (an empty string clears it) and refuse bad identifiers', () => {
+  assert.equal(sprig('{{ ((semver "1.2.3+b.1").SetPrerelease "rc.1").String }}'), '1.2.3-rc.1+b.1');
+  assert.equal(sprig('{{ ((semver "1.2.3-rc.1+b.1").SetMetadata "build.01").String }}'), '1.2.3-rc.1+build.01');
+  assert.equal(sprig('{{ ((semver "1.2.3-rc.1+b.1").SetPrerelease "").String }}'), '1.2.3+b.1');
+  assert.equal(sprig('{{ ((semver "1.2.3-rc.1+b.1").SetMetadata "").String }}'), '1.2.3-rc.1');
+  // Numeric identifiers may not start with 0 in a prerelease only.
+  assert.throws(() => sprig('{{ (semver "1.2.3").SetPrerelease "01" }}'), /Version segment starts with 0/);
+  assert.throws(() => sprig('{{ (semver "1.2.3").SetPrerelease "a$" }}'), /Invalid Prerelease string/);
+  assert.throws(() => sprig('{{ (semver "1.2.3").SetMetadata "a$" }}'), /Invalid Metadata string/);
+});
