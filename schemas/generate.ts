@@ -253,13 +253,10 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`generate: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 2;
-    },
-  );
+  try {
+    process.exitCode = await main(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`generate: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 2;
+  }
 }
