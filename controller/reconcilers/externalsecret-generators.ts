@@ -14,18 +14,12 @@
 // ESO's ExternalSecret status has no field for them and status must hold nothing about a credential).
 // A sync returns the kept credential; renewals happen between syncs, at the lease's own pace.
 import { createHash } from 'node:crypto';
-import { controllerReference } from '../../kube/apply.ts';
 import { isAlreadyExists } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { NEVER, ReconcileError } from '../../kube/reconcile-error.ts';
 import type { ReconcileContext } from '../../kube/reconciler.ts';
 import { SECRETS } from '../../kube/resources.ts';
-import {
-  CLUSTER_GENERATORS,
-  EXTERNAL_SECRETS,
-  PASSWORD_GENERATORS,
-  VAULT_DYNAMIC_SECRET_GENERATORS,
-} from '../../schemas/resources.ts';
+import { CLUSTER_GENERATORS, PASSWORD_GENERATORS, VAULT_DYNAMIC_SECRET_GENERATORS } from '../../schemas/resources.ts';
 import { CLUSTER_GENERATOR_SPECS, GENERATOR_API_VERSION } from '../../schemas/generator-kinds.ts';
 import type { ExternalSecretSpec } from '../../schemas/types.ts';
 import type { PasswordSpec, VaultDynamicSecretGeneratorSpec } from '../../schemas/types.generated.ts';
@@ -36,6 +30,17 @@ import type { VaultRequester } from '../../vault/types.ts';
 import { reasonOf } from './common.ts';
 import { isOurClass } from './lookups.ts';
 import type { StoreConnector, StoreObject } from './store-connector.ts';
+import {
+  isStateOf,
+  keptLeasesOf,
+  providerOf,
+  stateDataOf,
+  stateIndexOf,
+  stateSecret,
+  stateSecretName,
+  stateSelector,
+  type StateSecret,
+} from './generator-state.ts';
 import {
   generatorLookAgainMs,
   planGeneratorCredential,
@@ -53,16 +58,6 @@ import {
   type PreviousLease,
 } from './vaultdynamicsecret-plan.ts';
 
-/** Annotation on the state Secret: `{lease, previous}` (ids and times only, never a value). */
-export const ANNOTATION_GENERATOR_LEASE = 'vaultgate.io/generator-lease';
-/** Label on the state Secret: the uid of the ExternalSecret it keeps a credential for. */
-export const LABEL_GENERATOR_STATE = 'vaultgate.io/generator-state-for';
-/**
- * Annotation on the state Secret: the provider block that minted the lease, so it can be revoked when the
- * generator is gone first (a namespace deleted, a manifest file deleted with kubectl).
- */
-export const ANNOTATION_GENERATOR_PROVIDER = 'vaultgate.io/generator-provider';
-
 export interface GeneratorDeps {
   /** A connector whose TokenCache does not revoke a token it replaces: Vault revokes the token's leases with it. */
   connector: StoreConnector;
@@ -71,7 +66,6 @@ export interface GeneratorDeps {
 }
 
 type EsObject = KubeObject & { spec: ExternalSecretSpec };
-type SecretObject = KubeObject & { data?: Record<string, string> };
 type GeneratorRef = { apiVersion?: unknown; kind?: unknown; name?: unknown };
 type Resolved =
   | { kind: 'Password'; spec: PasswordSpec; label: string }
@@ -80,11 +74,6 @@ type Resolved =
 export function generatorRefOf(entry: NonNullable<ExternalSecretSpec['dataFrom']>[number]): GeneratorRef | undefined {
   const ref = entry.sourceRef?.generatorRef as GeneratorRef | undefined;
   return ref && typeof ref === 'object' ? ref : undefined;
-}
-
-/** The state Secret of dataFrom[index] (ESO keys its GeneratorState by the index too). */
-export function stateSecretName(es: KubeObject, index: number): string {
-  return `esgen-${es.metadata.uid ?? es.metadata.name}-${index}`;
 }
 
 /** Finds the generator as ESO's resolvers.GeneratorRef: namespaced kinds in the ExternalSecret's namespace. */
@@ -144,20 +133,6 @@ function sourceOf(spec: VaultDynamicSecretGeneratorSpec, ref: GeneratorRef): str
     .slice(0, 16);
 }
 
-function keptLeasesOf(secret: SecretObject | undefined): KeptLeases {
-  const text = secret?.metadata.annotations?.[ANNOTATION_GENERATOR_LEASE];
-  if (!text) return { previous: [] };
-  try {
-    const parsed = JSON.parse(text) as Partial<KeptLeases>;
-    return {
-      ...(parsed.lease ? { lease: parsed.lease } : {}),
-      previous: Array.isArray(parsed.previous) ? parsed.previous : [],
-    };
-  } catch {
-    return { previous: [] };
-  }
-}
-
 /** The Vault session of a generator's provider block: checked as a SecretStore of the ExternalSecret's namespace. */
 async function session(
   deps: GeneratorDeps,
@@ -174,11 +149,6 @@ async function session(
   };
   return (await deps.connector.connect('SecretStore', store, ns)).session;
 }
-
-const b64 = (m: Map<string, Buffer>): Record<string, string> =>
-  Object.fromEntries([...m].map(([k, v]) => [k, v.toString('base64')]));
-const fromB64 = (d: Record<string, string> | undefined): Map<string, Buffer> =>
-  new Map(Object.entries(d ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
 
 export interface GeneratorRun {
   /** The generator's keys (absent in maintenance, which only keeps leases). */
@@ -284,21 +254,22 @@ async function leased(ctx: ReconcileContext, es: EsObject): Promise<number[]> {
 async function states(ctx: ReconcileContext, es: EsObject): Promise<GeneratorStateFacts[]> {
   const uid = es.metadata.uid;
   if (!uid) return [];
-  const prefix = `${stateSecretName(es, 0).slice(0, -1)}`;
-  const list = await ctx.client.list<SecretObject>(SECRETS, {
+  const list = await ctx.client.list<StateSecret>(SECRETS, {
     namespace: es.metadata.namespace ?? '',
-    labelSelector: `${LABEL_GENERATOR_STATE}=${uid}`,
+    labelSelector: stateSelector(uid),
   });
-  return list.items
-    .filter((s) => s.metadata.name.startsWith(prefix) && /^[0-9]+$/.test(s.metadata.name.slice(prefix.length)))
-    .map((s) => {
-      const kept = keptLeasesOf(s);
-      return {
+  return list.items.flatMap((s) => {
+    const index = stateIndexOf(es, s.metadata.name);
+    if (index === undefined) return [];
+    const kept = keptLeasesOf(s);
+    return [
+      {
         name: s.metadata.name,
-        index: Number(s.metadata.name.slice(prefix.length)),
+        index,
         leaseIds: [...(kept.lease ? [kept.lease.id] : []), ...kept.previous.map((p) => p.id)],
-      };
-    });
+      },
+    ];
+  });
 }
 
 /** Revokes a state Secret's leases (gone already: done), with the provider that minted them. */
@@ -311,7 +282,7 @@ async function revoke(
   if (state.leaseIds.length === 0) return;
   const ns = es.metadata.namespace ?? '';
   const where = whereOf(state.index);
-  const secret = await ctx.client.get<SecretObject>(SECRETS, state.name, ns);
+  const secret = await ctx.client.get<StateSecret>(SECRETS, state.name, ns);
   let provider = providerOf(secret);
   // Kept before the provider was recorded: the generator as it is now, if it still is one.
   if (!provider) {
@@ -361,7 +332,7 @@ function leaseRun(deps: GeneratorDeps, ctx: ReconcileContext, es: EsObject, entr
 /** The entry's state Secret, if it is this ExternalSecret's: the kept credential and its leases. */
 interface KeptCredential {
   name: string;
-  state?: SecretObject;
+  state?: StateSecret;
   data?: Map<string, Buffer>;
   kept: KeptLeases;
 }
@@ -406,10 +377,9 @@ const requeueAfter = (ms: number | undefined): { requeueAfterMs?: number } =>
 
 async function observeCredential(run: LeaseRun): Promise<KeptCredential> {
   const name = stateSecretName(run.es, run.entry.index);
-  const stored = await run.ctx.client.get<SecretObject>(SECRETS, name, run.es.metadata.namespace ?? '');
-  const state = stored && stored.metadata.labels?.[LABEL_GENERATOR_STATE] === run.es.metadata.uid ? stored : undefined;
-  if (!state) return { name, kept: keptLeasesOf(undefined) };
-  return { name, state, data: fromB64(state.data), kept: keptLeasesOf(state) };
+  const stored = await run.ctx.client.get<StateSecret>(SECRETS, name, run.es.metadata.namespace ?? '');
+  if (!isStateOf(stored, run.es.metadata.uid)) return { name, kept: keptLeasesOf(undefined) };
+  return { name, state: stored, data: stateDataOf(stored), kept: keptLeasesOf(stored) };
 }
 
 /** The replaced leases' steps as planned: forgotten, marked settled, revoked or renewed (gone: forgotten). */
@@ -508,19 +478,6 @@ async function renew(run: LeaseRun, lease: LeaseState, incrementSeconds: number)
   }
 }
 
-function providerOf(secret: SecretObject | undefined): VaultDynamicSecretGeneratorSpec['provider'] | undefined {
-  const text = secret?.metadata.annotations?.[ANNOTATION_GENERATOR_PROVIDER];
-  if (!text) return undefined;
-  try {
-    const p = JSON.parse(text) as unknown;
-    return p && typeof p === 'object' && !Array.isArray(p)
-      ? (p as VaultDynamicSecretGeneratorSpec['provider'])
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Creates or rewrites the state Secret: owned by the ExternalSecret (gone with it), never labelled as a target. */
 async function writeState(
   run: LeaseRun,
@@ -530,23 +487,7 @@ async function writeState(
 ): Promise<void> {
   const { ctx, es } = run;
   const name = seen.name;
-  const provider = run.entry.r.spec.provider;
-  const body: SecretObject = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name,
-      namespace: es.metadata.namespace,
-      labels: { [LABEL_GENERATOR_STATE]: es.metadata.uid ?? '' },
-      annotations: {
-        [ANNOTATION_GENERATOR_LEASE]: JSON.stringify(kept),
-        [ANNOTATION_GENERATOR_PROVIDER]: JSON.stringify(provider),
-      },
-      ownerReferences: [controllerReference(EXTERNAL_SECRETS, es)],
-    },
-    type: 'Opaque',
-    data: b64(data),
-  };
+  const body = stateSecret(es, name, data, kept, run.entry.r.spec.provider);
   if (seen.state) {
     await ctx.client.apply(SECRETS, body, { force: true });
     return;

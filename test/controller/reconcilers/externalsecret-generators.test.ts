@@ -19,7 +19,7 @@ import { VaultError } from '../../../vault/errors.ts';
 import { KubeApiError } from '../../../kube/errors.ts';
 import type { VaultRequest, VaultRequester } from '../../../vault/types.ts';
 import { createExternalSecretReconciler } from '../../../controller/reconcilers/externalsecret.ts';
-import { stateSecretName } from '../../../controller/reconcilers/externalsecret-generators.ts';
+import { stateSecretName } from '../../../controller/reconcilers/generator-state.ts';
 import {
   GENERATOR_FINALIZER,
   GENERATOR_LEASE_POLICY,
