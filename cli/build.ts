@@ -32,8 +32,7 @@ const BANNER = [
 ].join('\n');
 
 /** What `vaultgate dev` becomes in the bundle: it starts an apiserver and Vault built from test/, which is not shipped. */
-const DEV_STUB = `export const summary = 'start a local apiserver + Vault (source checkout only)';
-export async function run() {
+const DEV_STUB = `export async function run() {
   process.stderr.write('vaultgate dev: not part of this build; it runs from a source checkout, where it builds a local apiserver and Vault from test/: run "npm run dev" there\\n');
   return 2;
 }

@@ -12,8 +12,6 @@ import { computePlan, vaultFindings } from '../../audit/plan/plan.ts';
 import { CAPABILITIES, type RequestCapability } from '../../policy/acl.ts';
 import { DEFAULT_PREFIX, prefixProblem } from '../../schemas/vault-names.ts';
 
-export const summary = 'verify the signed decision trail; report who can read which Vault path';
-
 const HELP = `Usage: vaultgate audit <command> [options]
 
 Commands:

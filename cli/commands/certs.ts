@@ -7,8 +7,6 @@ import { parseArgs } from 'node:util';
 import { generateWebhookPki, serviceDnsNames, splitSans } from '../../certs/generate.ts';
 import { certFacts, splitPemBundle } from '../../certs/pem.ts';
 
-export const summary = 'create a CA and webhook serving certificate for local use or bring-your-own';
-
 const DAY_MS = 86_400_000;
 
 const HELP = `Usage: vaultgate certs <create|inspect> [options]

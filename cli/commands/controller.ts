@@ -46,8 +46,6 @@ import {
 } from './shared-flags.ts';
 import { untilSignal } from './signals.ts';
 
-export const summary = 'run the reconcilers (leader-elected) against Kubernetes and Vault';
-
 const rate = DEFAULT_VAULT_RATE_LIMIT;
 
 /** The Audit trail section: `vaultgate run` leaves it out (there the webhook's audit flags decide). */

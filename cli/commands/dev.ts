@@ -17,8 +17,6 @@ import { binaryPath, goAvailable, upstreamBinDir } from '../../test/upstream/pat
 import { formatDuration, runSetup, SetupError, setupSteps } from '../../test/upstream/setup.ts';
 import { commandOptions, FlagReader, type FlagSection, HELP_FLAG, parserOptions, sectionsHelp } from './flags.ts';
 
-export const summary = 'start a local apiserver + Vault, run vaultgate against them, apply the examples';
-
 /** Every flag of `vaultgate dev`. */
 export const DEV_SECTIONS: readonly FlagSection[] = [
   {

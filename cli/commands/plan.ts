@@ -9,8 +9,6 @@ import { decideSync, defaultRegistry } from '../../webhook/review/review.ts';
 import { loadManifests, readVaultState, vaultSysFromEnv } from '../../audit/access/sources.ts';
 import { DEFAULT_PREFIX, prefixProblem } from '../../schemas/vault-names.ts';
 
-export const summary = 'show what the controller would write, change or delete in Vault for manifests';
-
 const HELP = `Usage: vaultgate plan -f <file|dir>... [--vault] [options]
 
 Shows what the vaultgate controller would create, update or delete in Vault for these manifests:

@@ -23,8 +23,6 @@ import {
   webhookOptionsFrom,
 } from './webhook.ts';
 
-export const summary = 'run the webhook and the controller in one process';
-
 /** --metrics-port is the controller's in `run`; the webhook's /metrics gets a flag of its own. */
 export const WEBHOOK_METRICS_PORT_IN_RUN: Flag = {
   ...WEBHOOK_METRICS_PORT_FLAG,

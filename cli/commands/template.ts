@@ -11,9 +11,6 @@ import { TemplateError } from '../../golang/template/index.ts';
 import { RenderPool } from '../../controller/main.ts';
 import { commandOptions, FlagReader, type FlagSection, HELP_FLAG, parserOptions, sectionsHelp } from './flags.ts';
 
-export const summary =
-  "render an ExternalSecret's or PushSecret's template locally, as the controller would (esoctl template)";
-
 /** Every flag of `vaultgate template`: esoctl template's. */
 export const TEMPLATE_SECTIONS: readonly FlagSection[] = [
   {

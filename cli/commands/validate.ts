@@ -11,8 +11,6 @@ import { KINDS } from '../../schemas/kinds.ts';
 import { prefixProblem, DEFAULT_PREFIX } from '../../schemas/vault-names.ts';
 import { parseVaultTarget, type VaultTarget } from '../../policy/capabilities.ts';
 
-export const summary = "make the webhook's decisions offline for manifests (GitOps CI): exit 1 on any denial";
-
 const HELP = `Usage: vaultgate validate -f <file|dir|-> [-f ...] [options]
 
 Runs vaultgate's admission webhook offline over Kubernetes manifests: the same defaults (mutation) and

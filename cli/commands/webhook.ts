@@ -38,8 +38,6 @@ import {
 } from './shared-flags.ts';
 import { audiencesOf } from '../../kube/api-audiences.ts';
 
-export const summary = 'serve the validating + mutating admission webhook (HTTPS)';
-
 export { DEFAULT_WEBHOOK_METRICS_PORT };
 
 /** --metrics-port of `vaultgate webhook`; `vaultgate run` gives the webhook WEBHOOK_METRICS_PORT_IN_RUN instead. */
