@@ -1,7 +1,7 @@
 // Login, renew, lookup and revoke, each one request over a VaultClient. No caching here (token-cache.ts).
 // The auth mount is always part of the path we build, never a library default (node-vault#300).
 import { VaultError } from './errors.ts';
-import type { VaultClient, VaultCredentials, VaultRequester, VaultTokenInfo } from './types.ts';
+import type { TokenCredentials, VaultClient, VaultCredentials, VaultRequester, VaultTokenInfo } from './types.ts';
 
 interface AuthBlock {
   client_token?: unknown;
@@ -14,59 +14,56 @@ interface AuthBlock {
 
 /** Log in with `creds`; resolves the token and its TTL. The JWT / secret id is fetched fresh for this call. */
 export async function login(client: VaultRequester, creds: VaultCredentials): Promise<VaultTokenInfo> {
+  // No login with a token: learn its TTL (and prove it is valid).
+  if (creds.method === 'token') return lookupSelf(client, await creds.token());
+  return postLogin(client, await loginRequest(creds));
+}
+
+/** Every method but a static token, which is looked up instead of logging in. */
+type LoginCredentials = Exclude<VaultCredentials, TokenCredentials>;
+
+/** One login's POST: `secret` (JWT, secret id, password) is in the body and never shown in an error. */
+interface LoginRequest {
+  operation: string;
+  path: string;
+  body: Record<string, unknown>;
+  secret?: string;
+}
+
+/** What a method mounted at `creds.mount` posts to log in. */
+async function loginRequest(creds: LoginCredentials): Promise<LoginRequest> {
+  const path = `auth/${trimMount(creds.mount)}/login`;
   switch (creds.method) {
     case 'kubernetes': {
       const jwt = await creds.jwt();
-      return postLogin(client, 'auth.login.kubernetes', loginPath(creds.mount), { role: creds.role, jwt }, jwt);
+      return { operation: 'auth.login.kubernetes', path, body: { role: creds.role, jwt }, secret: jwt };
     }
     case 'jwt': {
       const jwt = await creds.jwt();
-      return postLogin(
-        client,
-        'auth.login.jwt',
-        loginPath(creds.mount),
-        { ...(creds.role ? { role: creds.role } : {}), jwt },
-        jwt,
-      );
+      const body = { ...(creds.role ? { role: creds.role } : {}), jwt };
+      return { operation: 'auth.login.jwt', path, body, secret: jwt };
     }
     case 'appRole': {
       const secretId = await creds.secretId();
-      return postLogin(
-        client,
-        'auth.login.approle',
-        loginPath(creds.mount),
-        { role_id: creds.roleId, secret_id: secretId },
-        secretId,
-      );
-    }
-    case 'token': {
-      // No login: learn the TTL of the given token (and prove it is valid).
-      return lookupSelf(client, await creds.token());
+      const body = { role_id: creds.roleId, secret_id: secretId };
+      return { operation: 'auth.login.approle', path, body, secret: secretId };
     }
     case 'userPass':
     case 'ldap': {
       // Both as hashicorp/vault/api/auth/{userpass,ldap}: the username is a path segment.
       const password = await creds.password();
       const operation = creds.method === 'ldap' ? 'auth.login.ldap' : 'auth.login.userpass';
-      return postLogin(client, operation, `${loginPath(creds.mount)}/${creds.username}`, { password }, password);
+      return { operation, path: `${path}/${creds.username}`, body: { password }, secret: password };
     }
-    case 'cert': {
+    case 'cert':
       // The certificate is the connection's (TLS client auth); the body only names the role.
-      return postLogin(client, 'auth.login.cert', loginPath(creds.mount), creds.role ? { name: creds.role } : {});
-    }
+      return { operation: 'auth.login.cert', path, body: creds.role ? { name: creds.role } : {} };
   }
 }
 
-/** Where a method mounted at `mount` logs in. */
-const loginPath = (mount: string): string => `auth/${trimMount(mount)}/login`;
-
-/** One login: POST `body` to the method's login path; `secret` (JWT, secret id, password) is never shown in an error. */
 async function postLogin(
   client: VaultRequester,
-  operation: string,
-  path: string,
-  body: Record<string, unknown>,
-  secret?: string,
+  { operation, path, body, secret }: LoginRequest,
 ): Promise<VaultTokenInfo> {
   return authResponse(
     await client.request<{ auth?: AuthBlock }>({
@@ -136,28 +133,25 @@ export async function revokeSelf(client: VaultRequester, token: string): Promise
  */
 export function identityKey(client: Pick<VaultClient, 'address' | 'namespace'>, creds: VaultCredentials): string {
   const parts = [client.address, client.namespace ?? '', creds.method];
+  if (creds.method === 'token') parts.push(creds.subject);
+  else parts.push(trimMount(creds.mount), loginName(creds), creds.subject);
+  return parts.map((p) => encodeURIComponent(p)).join('|');
+}
+
+/** Whom a login names: the role (empty: the mount's default), the AppRole role id, or the username. */
+function loginName(creds: LoginCredentials): string {
   switch (creds.method) {
     case 'kubernetes':
-      parts.push(trimMount(creds.mount), creds.role, creds.subject);
-      break;
-    case 'jwt':
-      parts.push(trimMount(creds.mount), creds.role ?? '', creds.subject);
-      break;
+      return creds.role;
     case 'appRole':
-      parts.push(trimMount(creds.mount), creds.roleId, creds.subject);
-      break;
-    case 'token':
-      parts.push(creds.subject);
-      break;
+      return creds.roleId;
     case 'userPass':
     case 'ldap':
-      parts.push(trimMount(creds.mount), creds.username, creds.subject);
-      break;
+      return creds.username;
+    case 'jwt':
     case 'cert':
-      parts.push(trimMount(creds.mount), creds.role ?? '', creds.subject);
-      break;
+      return creds.role ?? '';
   }
-  return parts.map((p) => encodeURIComponent(p)).join('|');
 }
 
 function authResponse(res: { auth?: AuthBlock } | undefined, operation: string): VaultTokenInfo {

@@ -88,3 +88,19 @@ test('identity key: server, namespace, method, mount, role and subject; never th
   );
   assert.equal(trimMount('//a/b/'), 'a/b');
 });
+
+test('identity key of every method: its mount and whom it logs in as (role, role id, username); a token only its subject', () => {
+  const server = { address: 'https://vault:8200', namespace: undefined };
+  const secret = () => Promise.resolve('canary');
+  const keys: Array<[VaultCredentials, string]> = [
+    [{ method: 'jwt', mount: 'oidc', subject: 's', jwt: secret }, 'jwt|oidc||s'],
+    [{ method: 'jwt', mount: 'oidc', role: 'r', subject: 's', jwt: secret }, 'jwt|oidc|r|s'],
+    [{ method: 'appRole', mount: 'approle', roleId: 'id-1', subject: 's', secretId: secret }, 'appRole|approle|id-1|s'],
+    [{ method: 'token', subject: 's', token: secret }, 'token|s'],
+    [{ method: 'userPass', mount: 'up', username: 'u', subject: 's', password: secret }, 'userPass|up|u|s'],
+    [{ method: 'ldap', mount: '/ldap/', username: 'u', subject: 's', password: secret }, 'ldap|ldap|u|s'],
+    [{ method: 'cert', mount: 'cert', subject: 's' }, 'cert|cert||s'],
+    [{ method: 'cert', mount: 'cert', role: 'web', subject: 's' }, 'cert|cert|web|s'],
+  ];
+  for (const [creds, want] of keys) assert.equal(identityKey(server, creds), `https%3A%2F%2Fvault%3A8200||${want}`);
+});
