@@ -23,15 +23,7 @@ import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { createLogger, type Logger } from '../../observability/log.ts';
 import { DEFAULT_VAULT_RATE_LIMIT } from '../../vault/limiter.ts';
 import { parseRateLimit, parseServerRateLimit, VaultRateLimits } from '../../vault/rate-limits.ts';
-import {
-  commandOptions,
-  FlagReader,
-  type FlagSection,
-  type FlagValues,
-  HELP_FLAG,
-  parserOptions,
-  sectionsHelp,
-} from './flags.ts';
+import { defineCommand, FlagReader, type FlagSection, type FlagValues, HELP_FLAG } from './flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import {
   AUDIT_STORE_FLAGS,
@@ -240,15 +232,16 @@ export const CONTROLLER_SECTIONS: readonly FlagSection[] = [
   },
 ];
 
-export const CONTROLLER_HELP = `Usage: vaultgate controller [options]
+const helpText = (flagsHelp: string): string => `Usage: vaultgate controller [options]
 
 Runs the vaultgate reconcilers: VaultPolicy → Vault ACL policies, VaultRoleBinding → kubernetes-auth
 roles, VaultGuardrail status, SecretStore/ClusterSecretStore validation, ExternalSecret → Secret. Only the
 elected leader reconciles (and keeps the webhook certificate); standbys keep warm caches.
 
-${sectionsHelp(CONTROLLER_SECTIONS)}`;
+${flagsHelp}`;
 
-export const CONTROLLER_OPTIONS = parserOptions(CONTROLLER_SECTIONS);
+const COMMAND = defineCommand('controller', CONTROLLER_SECTIONS, helpText);
+export const { help: CONTROLLER_HELP, options: CONTROLLER_OPTIONS } = COMMAND;
 
 export interface ControllerFlagDeps {
   /** Use this client instead of one built from --kubeconfig (tests, `vaultgate run` sharing one). */
@@ -379,9 +372,7 @@ export function vaultRateLimitsFrom(defaults: string | undefined, perServer: unk
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const opts = commandOptions('controller', argv, CONTROLLER_OPTIONS, CONTROLLER_HELP, (values) =>
-    controllerOptionsFrom(values),
-  );
+  const opts = COMMAND.parse(argv, (values) => controllerOptionsFrom(values));
   if (typeof opts === 'number') return opts;
   const log = opts.log!;
   const app = buildControllerApp(opts);

@@ -24,13 +24,12 @@ import { vaultRequest } from '../../test/harness/vault.ts';
 import { buildVaultgateImage } from '../../test/image/images.ts';
 import { nodeUnsupportedReason } from '../../test/upstream/node-binaries.ts';
 import { runSetup, setupSteps } from '../../test/upstream/setup.ts';
-import { commandOptions, type FlagSection, HELP_FLAG, parserOptions, sectionsHelp } from './flags.ts';
+import { defineCommand, type FlagSection, HELP_FLAG } from './flags.ts';
 
 /** Every flag of `vaultgate dev --pods`: only --help. */
 export const DEV_PODS_SECTIONS: readonly FlagSection[] = [{ title: 'Options', flags: [HELP_FLAG] }];
-export const DEV_PODS_OPTIONS = parserOptions(DEV_PODS_SECTIONS);
 
-export const DEV_PODS_HELP = `Usage: vaultgate dev --pods [options]     (sudo npm run dev -- --pods)
+const helpText = (flagsHelp: string): string => `Usage: vaultgate dev --pods [options]     (sudo npm run dev -- --pods)
 
 Runs vaultgate as \`helm install\` runs it, on a throwaway one-node cluster on this machine: etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and a kubelet on containerd (pods on
@@ -40,7 +39,10 @@ Needs root on Linux. The first run installs containerd, runc, the CNI plugins an
 builds the Kubernetes binaries from Go modules (10-20 minutes on 2 cores). Ctrl-C removes everything it
 created, on disk (${NODE_ROOT}) and in the host's network.
 
-${sectionsHelp(DEV_PODS_SECTIONS)}`;
+${flagsHelp}`;
+
+const COMMAND = defineCommand('dev --pods', DEV_PODS_SECTIONS, helpText);
+export const { help: DEV_PODS_HELP, options: DEV_PODS_OPTIONS } = COMMAND;
 
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -48,7 +50,7 @@ const log = (line: string): void => {
 
 export async function run(argv: string[]): Promise<number> {
   // Only --help to read: an exit code when there is nothing to run.
-  const exit = commandOptions('dev --pods', argv, DEV_PODS_OPTIONS, DEV_PODS_HELP, () => undefined);
+  const exit = COMMAND.parse(argv, () => undefined);
   if (exit !== undefined) return exit;
   const unsupported = nodeUnsupportedReason();
   if (unsupported) {

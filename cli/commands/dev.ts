@@ -15,7 +15,7 @@ import { SIMULATED_VAULT_BANNER } from '../../test/harness/e2e-vault.ts';
 import { OPENBAO } from '../../test/upstream/openbao.ts';
 import { binaryPath, goAvailable, upstreamBinDir } from '../../test/upstream/paths.ts';
 import { formatDuration, runSetup, SetupError, setupSteps } from '../../test/upstream/setup.ts';
-import { commandOptions, FlagReader, type FlagSection, HELP_FLAG, parserOptions, sectionsHelp } from './flags.ts';
+import { defineCommand, FlagReader, type FlagSection, HELP_FLAG } from './flags.ts';
 
 /** Every flag of `vaultgate dev`. */
 export const DEV_SECTIONS: readonly FlagSection[] = [
@@ -57,9 +57,8 @@ export const DEV_SECTIONS: readonly FlagSection[] = [
     ],
   },
 ];
-export const DEV_OPTIONS = parserOptions(DEV_SECTIONS);
 
-export const DEV_HELP = `Usage: vaultgate dev [options]        (npm run dev)
+const helpText = (flagsHelp: string): string => `Usage: vaultgate dev [options]        (npm run dev)
 
 Starts, on 127.0.0.1, a throwaway Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager
 built from the upstream Go modules; the FIRST run builds them, with progress: about 13 minutes on 2 cores) and
@@ -72,7 +71,10 @@ OpenBao is set up as you would set it up: kubernetes auth with a token-reviewer 
 apiserver CA, KV v2 at secret/; the controller logs in as its ServiceAccount with the chart's bootstrap
 policy (charts/vaultgate/files/bootstrap-policy.hcl), never with the root token.
 
-${sectionsHelp(DEV_SECTIONS)}`;
+${flagsHelp}`;
+
+const COMMAND = defineCommand('dev', DEV_SECTIONS, helpText);
+export const { help: DEV_HELP, options: DEV_OPTIONS } = COMMAND;
 
 const out = (text: string): void => {
   process.stdout.write(text);
@@ -230,7 +232,7 @@ async function start(flags: FlagReader): Promise<DevEnvironment | number> {
 export async function run(argv: string[]): Promise<number> {
   // --pods: the chart's pods on a local one-node cluster (cli/commands/dev-pods.ts).
   if (argv.includes('--pods')) return (await import('./dev-pods.ts')).run(argv.filter((a) => a !== '--pods'));
-  const flags = commandOptions('dev', argv, DEV_OPTIONS, DEV_HELP, (values) => new FlagReader(DEV_SECTIONS, values));
+  const flags = COMMAND.parse(argv, (values) => new FlagReader(DEV_SECTIONS, values));
   if (typeof flags === 'number') return flags;
   const started = performance.now();
 

@@ -50,7 +50,7 @@ export function flagsOf(sections: readonly FlagSection[]): Flag[] {
 }
 
 /** The option table parseArgs reads. */
-export function parserOptions(sections: readonly FlagSection[]): NonNullable<ParseArgsConfig['options']> {
+function parserOptions(sections: readonly FlagSection[]): NonNullable<ParseArgsConfig['options']> {
   const options: NonNullable<ParseArgsConfig['options']> = {};
   for (const f of flagsOf(sections)) {
     options[f.name] = {
@@ -236,7 +236,7 @@ export function watchedNamespaces(value: FlagValues[string]): string[] | undefin
  * `argv` → the command's options built by `build` (which throws with a message naming the flag), or the
  * exit code when there is nothing to run: 0 after printing `help`, 2 after a usage error.
  */
-export function commandOptions<T>(
+function commandOptions<T>(
   command: string,
   argv: string[],
   options: NonNullable<ParseArgsConfig['options']>,
@@ -263,4 +263,28 @@ export function commandOptions<T>(
   } catch (err) {
     return usage(err);
   }
+}
+
+/** A command's flags as it uses them, all from one declaration (defineCommand). */
+export interface CommandFlags {
+  /** The option table parseArgs reads. */
+  readonly options: NonNullable<ParseArgsConfig['options']>;
+  /** What --help prints. */
+  readonly help: string;
+  /** argv → `build(values)`, or the exit code when there is nothing to run (commandOptions). */
+  parse<T>(argv: string[], build: (values: FlagValues) => T): T | number;
+}
+
+/**
+ * `vaultgate <command>`'s flags from their sections: the parser's option table, the help (`helpText` places
+ * the sections' entries in the command's own text) and the parse of argv that prints the help or a usage error.
+ */
+export function defineCommand(
+  command: string,
+  sections: readonly FlagSection[],
+  helpText: (flagsHelp: string) => string,
+): CommandFlags {
+  const options = parserOptions(sections);
+  const help = helpText(sectionsHelp(sections));
+  return { options, help, parse: (argv, build) => commandOptions(command, argv, options, help, build) };
 }

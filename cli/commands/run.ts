@@ -4,15 +4,7 @@
 import { buildControllerApp, type ControllerAppOptions } from '../../controller/main.ts';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
 import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
-import {
-  commandOptions,
-  type Flag,
-  type FlagSection,
-  flagsOf,
-  type FlagValues,
-  parserOptions,
-  sectionsHelp,
-} from './flags.ts';
+import { defineCommand, type Flag, type FlagSection, flagsOf, type FlagValues, sectionsHelp } from './flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import { CONTROLLER_AUDIT_SECTION, CONTROLLER_SECTIONS, controllerOptionsFrom } from './controller.ts';
 import {
@@ -54,10 +46,10 @@ const WEBHOOK_SECTIONS_IN_RUN = webhookSectionsInRun();
 
 /** Every flag of `vaultgate run`: each declared once, a shared one for both halves. */
 export const RUN_SECTIONS: readonly FlagSection[] = [...WEBHOOK_SECTIONS_IN_RUN, ...CONTROLLER_SECTIONS_IN_RUN];
-export const RUN_OPTIONS = parserOptions(RUN_SECTIONS);
 flagsOf(RUN_SECTIONS); // throws at load if two different declarations share a name
 
-export const RUN_HELP = `Usage: vaultgate run [options]
+// The help places the two halves' sections itself, each under its own heading.
+const helpText = (): string => `Usage: vaultgate run [options]
 
 Runs the admission webhook and the controller in one process, e.g. for a small cluster or a local trial.
 Both halves share --kubeconfig, --namespace, --name-prefix, --controller-class, --allowed-vault-server,
@@ -71,6 +63,9 @@ ${sectionsHelp(WEBHOOK_SECTIONS_IN_RUN)}
 Controller and shared flags (see vaultgate controller --help):
 
 ${sectionsHelp(CONTROLLER_SECTIONS_IN_RUN)}`;
+
+const COMMAND = defineCommand('run', RUN_SECTIONS, helpText);
+export const { help: RUN_HELP, options: RUN_OPTIONS } = COMMAND;
 
 export interface RunOptions {
   webhook: WebhookProcessOptions;
@@ -110,7 +105,7 @@ export function runOptionsFrom(values: FlagValues, deps: { client?: HttpKubeClie
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const opts = commandOptions('run', argv, RUN_OPTIONS, RUN_HELP, (values) => runOptionsFrom(values));
+  const opts = COMMAND.parse(argv, (values) => runOptionsFrom(values));
   if (typeof opts === 'number') return opts;
   const log = opts.webhook.logger;
   const webhook = buildWebhookProcess(opts.webhook);

@@ -9,7 +9,7 @@ import { ANNOTATION_DATA_HASH, LABEL_MANAGED } from '../../eso/target.ts';
 import type { TemplateSourceObject, TemplateSources } from '../../eso/target-template.ts';
 import { TemplateError } from '../../golang/template/index.ts';
 import { RenderPool } from '../../controller/main.ts';
-import { commandOptions, FlagReader, type FlagSection, HELP_FLAG, parserOptions, sectionsHelp } from './flags.ts';
+import { defineCommand, FlagReader, type FlagSection, HELP_FLAG } from './flags.ts';
 
 /** Every flag of `vaultgate template`: esoctl template's. */
 export const TEMPLATE_SECTIONS: readonly FlagSection[] = [
@@ -42,18 +42,22 @@ export const TEMPLATE_SECTIONS: readonly FlagSection[] = [
     ],
   },
 ];
-export const TEMPLATE_OPTIONS = parserOptions(TEMPLATE_SECTIONS);
 
-export const TEMPLATE_HELP = `Usage: vaultgate template --source-templated-object <file> --source-secret-data-file <file> [options]
+const helpText = (
+  flagsHelp: string,
+): string => `Usage: vaultgate template --source-templated-object <file> --source-secret-data-file <file> [options]
 
 Renders the template of an ExternalSecret (spec.target.template) or a PushSecret (spec.template) over the
 secret data you give, with the controller's engine and limits (a 2 s deadline, a memory limit, the work
 budget), and prints the Secret it would produce. The flags are those of ESO's esoctl template.
 
-${sectionsHelp(TEMPLATE_SECTIONS)}
+${flagsHelp}
 Exit status: 0 rendered, 1 the template failed to render (the message names the field and the rule,
 never a value), 2 bad input (a missing flag or file, YAML that does not parse, an unsupported kind).
 `;
+
+const COMMAND = defineCommand('template', TEMPLATE_SECTIONS, helpText);
+export const { help: TEMPLATE_HELP, options: TEMPLATE_OPTIONS } = COMMAND;
 
 class InputError extends Error {}
 
@@ -167,13 +171,7 @@ function readInput(flags: FlagReader): Input {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const flags = commandOptions(
-    'template',
-    argv,
-    TEMPLATE_OPTIONS,
-    TEMPLATE_HELP,
-    (values) => new FlagReader(TEMPLATE_SECTIONS, values),
-  );
+  const flags = COMMAND.parse(argv, (values) => new FlagReader(TEMPLATE_SECTIONS, values));
   if (typeof flags === 'number') return flags;
   let input: Input;
   try {

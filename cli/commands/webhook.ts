@@ -17,16 +17,7 @@ import { DEFAULT_CLIENT_SUBJECTS } from '../../webhook/http-app.ts';
 import { buildWebhookProcess, type WebhookProcessOptions } from '../../webhook/main.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import { untilSignal } from './signals.ts';
-import {
-  commandOptions,
-  type Flag,
-  FlagReader,
-  type FlagSection,
-  type FlagValues,
-  HELP_FLAG,
-  parserOptions,
-  sectionsHelp,
-} from './flags.ts';
+import { defineCommand, type Flag, FlagReader, type FlagSection, type FlagValues, HELP_FLAG } from './flags.ts';
 import {
   AUDIT_STORE_FLAGS,
   BEHAVIOUR_FLAGS,
@@ -150,16 +141,17 @@ export const WEBHOOK_SECTIONS: readonly FlagSection[] = [
   },
 ];
 
-export const WEBHOOK_HELP = `Usage: vaultgate webhook [options]
+const helpText = (flagsHelp: string): string => `Usage: vaultgate webhook [options]
 
 Serves POST /mutate and POST /validate (AdmissionReview admission.k8s.io/v1) over HTTPS (TLS >= 1.2),
 plus /healthz and /readyz; /metrics on a port of its own (--metrics-port). Decisions are the same as
 \`vaultgate validate\` makes offline. The certificate files are re-read every 5 s and swapped in without a
 restart.
 
-${sectionsHelp(WEBHOOK_SECTIONS)}`;
+${flagsHelp}`;
 
-export const WEBHOOK_OPTIONS = parserOptions(WEBHOOK_SECTIONS);
+const COMMAND = defineCommand('webhook', WEBHOOK_SECTIONS, helpText);
+export const { help: WEBHOOK_HELP, options: WEBHOOK_OPTIONS } = COMMAND;
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -235,7 +227,7 @@ export function webhookOptionsFrom(values: FlagValues): WebhookProcessOptions {
 export { untilSignal };
 
 export async function run(argv: string[]): Promise<number> {
-  const opts = commandOptions('webhook', argv, WEBHOOK_OPTIONS, WEBHOOK_HELP, (values) => webhookOptionsFrom(values));
+  const opts = COMMAND.parse(argv, (values) => webhookOptionsFrom(values));
   if (typeof opts === 'number') return opts;
   const proc = buildWebhookProcess(opts);
   const signal = untilSignal();
