@@ -17,7 +17,7 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from './kube-client.ts';
-import { KubeTransport, type KubeTransportOptions } from './kube-transport.ts';
+import { KubeTransport, type KubeRequest, type KubeTransportOptions } from './kube-transport.ts';
 import type { KubeObject, WatchEvent } from './objects.ts';
 import { apiVersionOf, resourcePath, SERVICEACCOUNTS, type ResourceRef } from './resources.ts';
 
@@ -110,14 +110,8 @@ export class HttpKubeClient implements KubeClient {
     type: PatchType,
     opts: WriteOptions = {},
   ): Promise<T> {
-    return (await this.transport.request({
-      method: 'PATCH',
-      path: resourcePath(res, namespace, name, opts.subresource),
-      body: patch,
-      contentType: PATCH_CONTENT_TYPE[type],
-      query: writeQuery(opts),
-      timeoutMs: opts.timeoutMs,
-    })) as T;
+    const path = resourcePath(res, namespace, name, opts.subresource);
+    return this.sendPatch<T>(path, patch, PATCH_CONTENT_TYPE[type], writeQuery(opts), opts.timeoutMs);
   }
 
   async apply<T extends KubeObject = KubeObject>(
@@ -125,19 +119,20 @@ export class HttpKubeClient implements KubeClient {
     obj: KubeObject,
     opts: ApplyOptions = {},
   ): Promise<T> {
+    const path = resourcePath(res, nsOf(res, obj), obj.metadata.name, opts.subresource);
     // JSON is valid YAML, so the body is sent as JSON under the apply-patch+yaml content type.
-    return (await this.transport.request({
-      method: 'PATCH',
-      path: resourcePath(res, nsOf(res, obj), obj.metadata.name, opts.subresource),
-      body: withTypeMeta(res, obj),
-      contentType: APPLY_CONTENT_TYPE,
-      query: {
-        fieldManager: opts.fieldManager ?? FIELD_MANAGER,
-        force: opts.force ? 'true' : undefined,
-        dryRun: opts.dryRun ? 'All' : undefined,
-      },
-      timeoutMs: opts.timeoutMs,
-    })) as T;
+    return this.sendPatch<T>(path, withTypeMeta(res, obj), APPLY_CONTENT_TYPE, applyQuery(opts), opts.timeoutMs);
+  }
+
+  /** One PATCH of an object: a patch of `contentType`, or for server-side apply the object itself. */
+  private async sendPatch<T>(
+    path: string,
+    body: unknown,
+    contentType: string,
+    query: KubeRequest['query'],
+    timeoutMs: number | undefined,
+  ): Promise<T> {
+    return (await this.transport.request({ method: 'PATCH', path, body, contentType, query, timeoutMs })) as T;
   }
 
   async delete<T extends KubeObject = KubeObject>(
@@ -224,4 +219,12 @@ function withTypeMeta(res: ResourceRef, obj: KubeObject): KubeObject {
 
 function writeQuery(opts: WriteOptions): Record<string, string | undefined> {
   return { fieldManager: FIELD_MANAGER, dryRun: opts.dryRun ? 'All' : undefined };
+}
+
+function applyQuery(opts: ApplyOptions): Record<string, string | undefined> {
+  return {
+    fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+    force: opts.force ? 'true' : undefined,
+    dryRun: opts.dryRun ? 'All' : undefined,
+  };
 }

@@ -2,6 +2,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeApiError } from '../../kube/errors.ts';
 import { HttpKubeClient } from '../../kube/http-kube-client.ts';
+import type { KubeRequest } from '../../kube/kube-transport.ts';
 import { CONFIGMAPS, SECRETS, SERVICEACCOUNTS, resourcePath } from '../../kube/resources.ts';
 import { KubeSim } from '../sim/kube.ts';
 
@@ -59,5 +60,59 @@ describe('HTTP KubeClient', () => {
     const list = await client.list(SERVICEACCOUNTS, { namespace: 'default' });
     assert.equal(list.items[0]?.kind, 'ServiceAccount');
     assert.equal(list.items[0]?.apiVersion, 'v1');
+  });
+
+  test('a patch and a server-side apply are PATCHes with their content type, field manager and flags', async () => {
+    const sent: KubeRequest[] = [];
+    const recording = new HttpKubeClient(sim.kubeConfig());
+    recording.transport.request = (req: KubeRequest) => (sent.push(req), Promise.resolve({}));
+    const cm = { metadata: { name: 'c', namespace: 'default' } };
+    await recording.patch(CONFIGMAPS, 'c', 'default', { data: { k: 'v' } }, 'merge', { dryRun: true, timeoutMs: 9 });
+    await recording.patch(CONFIGMAPS, 'c', 'default', [], 'json', { subresource: 'status' });
+    await recording.apply(CONFIGMAPS, cm, { force: true, fieldManager: 'tenant', timeoutMs: 7 });
+    await recording.apply(CONFIGMAPS, cm, { dryRun: true });
+    const path = resourcePath(CONFIGMAPS, 'default', 'c');
+    const applied = { ...cm, apiVersion: 'v1', kind: 'ConfigMap' };
+    assert.deepEqual(sent, [
+      {
+        method: 'PATCH',
+        path,
+        body: { data: { k: 'v' } },
+        contentType: 'application/merge-patch+json',
+        query: { fieldManager: 'vaultgate', dryRun: 'All' },
+        timeoutMs: 9,
+      },
+      {
+        method: 'PATCH',
+        path: `${path}/status`,
+        body: [],
+        contentType: 'application/json-patch+json',
+        query: { fieldManager: 'vaultgate', dryRun: undefined },
+        timeoutMs: undefined,
+      },
+      {
+        method: 'PATCH',
+        path,
+        body: applied,
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'tenant', force: 'true', dryRun: undefined },
+        timeoutMs: 7,
+      },
+      {
+        method: 'PATCH',
+        path,
+        body: applied,
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'vaultgate', force: undefined, dryRun: 'All' },
+        timeoutMs: undefined,
+      },
+    ]);
+    await assert.rejects(
+      recording.apply(CONFIGMAPS, { metadata: { name: 'c' } }),
+      (e: unknown) => e instanceof KubeApiError && e.code === 400,
+      'a namespaced object without a namespace is refused before any request',
+    );
+    assert.equal(sent.length, 4);
+    recording.close();
   });
 });
