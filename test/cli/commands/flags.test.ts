@@ -11,7 +11,16 @@ import {
   CONTROLLER_SECTIONS,
   controllerOptionsFrom,
 } from '../../../cli/commands/controller.ts';
-import { defaultText, type Flag, FlagReader, type FlagSection, flagsOf } from '../../../cli/commands/flags.ts';
+import {
+  defaultText,
+  defineCommand,
+  type Flag,
+  FlagReader,
+  type FlagSection,
+  flagsOf,
+  HELP_FLAG,
+  sectionsHelp,
+} from '../../../cli/commands/flags.ts';
 import { DEV_HELP, DEV_OPTIONS, DEV_SECTIONS } from '../../../cli/commands/dev.ts';
 import { DEV_PODS_HELP, DEV_PODS_OPTIONS, DEV_PODS_SECTIONS } from '../../../cli/commands/dev-pods.ts';
 import { RUN_HELP, RUN_OPTIONS, RUN_SECTIONS } from '../../../cli/commands/run.ts';
@@ -99,6 +108,40 @@ void describe('flags declared once: help and parser come from the declarations',
     assert.equal(new FlagReader(sections, {}, {}).bool('on'), true);
     assert.equal(new FlagReader(sections, { 'no-on': true }, {}).bool('on'), false);
     assert.equal(new FlagReader(sections, {}, {}).given('ns'), false);
+  });
+});
+
+void describe('defineCommand: the parser, the help and the parse of a command come from one declaration', () => {
+  const sections: FlagSection[] = [
+    { title: 'Options', flags: [{ name: 'n', type: 'integer', arg: 'n', default: 1, help: 'a number' }, HELP_FLAG] },
+  ];
+  const command = defineCommand('demo', sections, (flagsHelp) => `Usage: vaultgate demo\n\n${flagsHelp}Exit 0.\n`);
+
+  void test("the help is the command's text with its flags' entries where the text places them", () => {
+    assert.equal(command.help, `Usage: vaultgate demo\n\n${sectionsHelp(sections)}Exit 0.\n`);
+    assert.deepEqual(Object.keys(command.options).sort(), ['help', 'n']);
+  });
+
+  void test('parse: what build makes of the flags; --help prints the help (0); an unknown flag is a usage error (2)', (t) => {
+    const out = t.mock.method(process.stdout, 'write', () => true);
+    const err = t.mock.method(process.stderr, 'write', () => true);
+    const n = (argv: string[]): number => command.parse(argv, (v) => new FlagReader(sections, v, {}).int('n'));
+    assert.equal(n(['--n', '3']), 3);
+    assert.equal(n(['--help']), 0);
+    assert.equal(n(['--bogus']), 2);
+    assert.equal(n(['--n', 'x']), 2);
+    t.mock.restoreAll();
+    assert.deepEqual(
+      out.mock.calls.map((c) => c.arguments[0]),
+      [command.help],
+    );
+    assert.deepEqual(
+      err.mock.calls.map((c) => c.arguments[0]),
+      [
+        "vaultgate demo: Unknown option '--bogus'\n(see vaultgate demo --help)\n",
+        'vaultgate demo: --n must be a whole number of at least 0, got "x"\n(see vaultgate demo --help)\n',
+      ],
+    );
   });
 });
 
