@@ -7,7 +7,14 @@ import { policiesEquivalent, readOwnership } from '../../policy/ownership.ts';
 import type { AclRule } from '../../policy/acl.ts';
 import { summariseRuleWidening } from '../../policy/widening.ts';
 import { parseVaultName } from '../../schemas/vault-names.ts';
-import { policyRules, type DesiredPolicy, type DesiredState, type KubeObj } from '../access/model.ts';
+import {
+  policyRules,
+  type DesiredPolicy,
+  type DesiredRole,
+  type DesiredState,
+  type InvalidRole,
+  type KubeObj,
+} from '../access/model.ts';
 import type { AccessFinding } from '../access/report.ts';
 import type { VaultCurrent } from '../access/sources.ts';
 
@@ -116,6 +123,12 @@ export function renderDesiredPolicy(p: DesiredPolicy, currentText?: string): str
   return renderPolicy(rules, { namespace: p.namespace, name: p.name, uid });
 }
 
+/** An item before its verdict: which Vault object, and the Kubernetes object that owns it. */
+type OwnedItem = Omit<PlanItem, 'action' | 'reason' | 'diff'> & { owner: string };
+type Refusals = readonly Refusal[] | undefined;
+/** A role as Vault holds it. */
+type CurrentRole = VaultCurrent['roles'] extends Map<string, infer R> ? R : never;
+
 function refusedItem(
   base: Omit<PlanItem, 'action' | 'reason' | 'diff'>,
   refusals: readonly Refusal[],
@@ -130,188 +143,231 @@ function refusedItem(
   };
 }
 
+/**
+ * Each desired object against Vault's current state (offline: against nothing): policies, roles, roles
+ * the controller refuses, then the orphans Vault holds under the prefix.
+ */
 export function computePlan(state: DesiredState, current?: VaultCurrent, opts: PlanOptions = {}): Plan {
-  const items: PlanItem[] = [];
-  const wanted = new Set<string>();
-  const refusalsOf = (kind: string, ns: string, name: string) => opts.refusals?.get(`${kind} ${ns}/${name}`);
-  // A refused VaultPolicy never becomes Ready, and a role binds only Ready policies (fail closed).
-  const refusedPolicyNames = new Set(
-    state.policies.filter((p) => refusalsOf('VaultPolicy', p.namespace, p.name)?.length).map((p) => p.vaultName),
-  );
-  for (const p of state.policies) {
-    const path = `sys/policies/acl/${p.vaultName}`;
-    wanted.add(p.vaultName);
-    const owner = `VaultPolicy ${p.namespace}/${p.name}`;
-    const item = { object: 'policy' as const, vaultName: p.vaultName, path, owner };
-    const refused = refusalsOf('VaultPolicy', p.namespace, p.name);
-    if (refused?.length) {
-      // Tightening takes access back: the controller removes a policy it wrote for a refused spec.
-      const before = current?.policies.get(p.vaultName);
-      const ours = before !== undefined && readOwnership(before)?.managedBy === 'vaultgate';
-      items.push(
-        refusedItem(
-          item,
-          refused,
-          ours
-            ? '; the policy vaultgate wrote earlier is removed (below)'
-            : before !== undefined
-              ? '; Vault holds a policy under this name that vaultgate did not write: left alone'
-              : '',
-        ),
-      );
-      if (ours)
-        items.push({
-          ...item,
-          action: 'delete',
-          reason: `${owner} is refused: the controller removes the policy it wrote, taking its access back`,
-          diff: patch(path, before, ''),
-        });
-      continue;
-    }
-    if (p.parseErrors) {
-      items.push({
-        ...item,
-        action: 'skip',
-        reason: `spec.policy cannot be parsed: ${p.parseErrors.join('; ')}`,
-        diff: '',
-      });
-      continue;
-    }
-    const before = current?.policies.get(p.vaultName);
-    const after = renderDesiredPolicy(p, before);
-    if (before === undefined) {
-      items.push({
-        ...item,
-        action: 'create',
-        reason: current ? 'not in Vault' : 'offline: compared with nothing',
-        diff: patch(path, '', after),
-      });
-    } else if (readOwnership(before)?.managedBy !== 'vaultgate') {
-      items.push({
-        ...item,
-        action: 'skip',
-        reason: 'a policy with this name exists in Vault and was not written by vaultgate: it is never overwritten',
-        diff: '',
-      });
-    } else if (policiesEquivalent(after, before)) {
-      items.push({ ...item, action: 'unchanged', reason: 'Vault matches', diff: '' });
-    } else {
-      const currentRules = policyRulesOfText(before);
-      const widening = summariseWidening(currentRules, p.rules);
-      const extra = summariseWidening(p.rules, currentRules)?.replace(/^widens access: /, '');
-      items.push({
-        ...item,
-        action: 'update',
-        reason: 'Vault differs from the desired state',
-        diff: patch(path, before, after),
-        ...(widening ? { widening } : {}),
-        ...(extra ? { vaultGrantsMore: extra } : {}),
-      });
-    }
-  }
-  for (const r of state.roles) {
-    const path = `auth/${r.mount}/role/${r.vaultName}`;
-    wanted.add(`${r.mount}/${r.vaultName}`);
-    const owner = `VaultRoleBinding ${r.namespace}/${r.name}`;
-    const item = { object: 'role' as const, vaultName: r.vaultName, mount: r.mount, path, owner };
-    const cur = current?.roles.get(`${r.mount}/${r.vaultName}`);
-    const refused = refusalsOf('VaultRoleBinding', r.namespace, r.name);
-    if (refused?.length) {
-      items.push(refusedItem(item, refused, cur ? '; the role under this name is removed (below)' : ''));
-      if (cur)
-        items.push({
-          ...item,
-          action: 'delete',
-          reason: `${owner} is refused: the controller removes the role if it wrote it (VaultRoleOwned=True on the object; a role it does not own is left alone)`,
-          diff: patch(path, roleText(cur.role), ''),
-        });
-      continue;
-    }
-    const tokenPolicies = Array.isArray(r.body.token_policies) ? (r.body.token_policies as unknown[]).map(String) : [];
-    const unbound = tokenPolicies.filter((n) => refusedPolicyNames.has(n));
-    const body = unbound.length
-      ? { ...r.body, token_policies: tokenPolicies.filter((n) => !refusedPolicyNames.has(n)) }
-      : r.body;
-    const note = unbound.length
-      ? `; written without ${unbound.join(', ')} (refused VaultPolicy: a role binds only Ready policies)`
+  const refusedPolicies = refusedPolicyNames(state, opts);
+  const items = [
+    ...state.policies.flatMap((p) => planPolicy(p, current, refusalsOf(opts, 'VaultPolicy', p))),
+    ...state.roles.flatMap((r) => planRole(r, current, refusalsOf(opts, 'VaultRoleBinding', r), refusedPolicies)),
+    ...state.invalidRoles.map(invalidRoleItem),
+    ...(current ? orphanItems(state, current) : []),
+  ];
+  return { compared: current !== undefined, items, counts: countActions(items) };
+}
+
+function refusalsOf(opts: PlanOptions, kind: string, obj: { namespace: string; name: string }): Refusals {
+  return opts.refusals?.get(`${kind} ${obj.namespace}/${obj.name}`);
+}
+
+/** A refused VaultPolicy never becomes Ready, and a role binds only Ready policies (fail closed). */
+function refusedPolicyNames(state: DesiredState, opts: PlanOptions): Set<string> {
+  return new Set(state.policies.filter((p) => refusalsOf(opts, 'VaultPolicy', p)?.length).map((p) => p.vaultName));
+}
+
+function createReason(current: VaultCurrent | undefined): string {
+  return current ? 'not in Vault' : 'offline: compared with nothing';
+}
+
+/** A VaultPolicy: refused (with its earlier write removed), unparsable (skipped), or compared with Vault. */
+function planPolicy(p: DesiredPolicy, current: VaultCurrent | undefined, refused: Refusals): PlanItem[] {
+  const path = `sys/policies/acl/${p.vaultName}`;
+  const item = {
+    object: 'policy' as const,
+    vaultName: p.vaultName,
+    path,
+    owner: `VaultPolicy ${p.namespace}/${p.name}`,
+  };
+  if (refused?.length) return refusedPolicyItems(item, refused, current?.policies.get(p.vaultName));
+  if (p.parseErrors)
+    return [{ ...item, action: 'skip', reason: `spec.policy cannot be parsed: ${p.parseErrors.join('; ')}`, diff: '' }];
+  return [comparePolicy(item, p, current)];
+}
+
+/** Tightening takes access back: the controller removes a policy it wrote for a refused spec. */
+function refusedPolicyItems(item: OwnedItem, refused: readonly Refusal[], before: string | undefined): PlanItem[] {
+  const ours = before !== undefined && readOwnership(before)?.managedBy === 'vaultgate';
+  const note = ours
+    ? '; the policy vaultgate wrote earlier is removed (below)'
+    : before !== undefined
+      ? '; Vault holds a policy under this name that vaultgate did not write: left alone'
       : '';
-    const after = roleText(body);
-    if (!cur)
-      items.push({
-        ...item,
-        action: 'create',
-        reason: (current ? 'not in Vault' : 'offline: compared with nothing') + note,
-        diff: patch(path, '', after),
-      });
-    else {
-      const before = roleText(cur.role);
-      if (before === after) items.push({ ...item, action: 'unchanged', reason: `Vault matches${note}`, diff: '' });
-      else
-        items.push({
-          ...item,
-          action: 'update',
-          reason: `Vault differs from the desired state${note}`,
-          diff: patch(path, before, after),
-        });
-    }
-  }
-  for (const r of state.invalidRoles) {
-    // The controller refuses the spec and leaves Vault as it is: neither a write nor a delete.
-    wanted.add(`${r.mount}/${r.vaultName}`);
-    items.push({
-      object: 'role',
-      vaultName: r.vaultName,
-      mount: r.mount,
-      path: `auth/${r.mount}/role/${r.vaultName}`,
+  if (!ours) return [refusedItem(item, refused, note)];
+  return [
+    refusedItem(item, refused, note),
+    {
+      ...item,
+      action: 'delete',
+      reason: `${item.owner} is refused: the controller removes the policy it wrote, taking its access back`,
+      diff: patch(item.path, before, ''),
+    },
+  ];
+}
+
+/** A policy to create, leave alone (not vaultgate's), leave as it is, or update. */
+function comparePolicy(item: OwnedItem, p: DesiredPolicy, current: VaultCurrent | undefined): PlanItem {
+  const before = current?.policies.get(p.vaultName);
+  const after = renderDesiredPolicy(p, before);
+  if (before === undefined)
+    return { ...item, action: 'create', reason: createReason(current), diff: patch(item.path, '', after) };
+  if (readOwnership(before)?.managedBy !== 'vaultgate')
+    return {
+      ...item,
       action: 'skip',
-      owner: `VaultRoleBinding ${r.namespace}/${r.name}`,
-      reason: `the controller refuses this spec (${r.error}): Vault is left as it is`,
+      reason: 'a policy with this name exists in Vault and was not written by vaultgate: it is never overwritten',
       diff: '',
-    });
-  }
-  if (current) {
-    for (const [name, text] of current.policies) {
-      if (wanted.has(name) || !parseVaultName(state.prefix, name)) continue;
-      const path = `sys/policies/acl/${name}`;
-      const own = readOwnership(text);
-      if (own?.managedBy === 'vaultgate')
-        items.push({
-          object: 'policy',
-          vaultName: name,
-          path,
-          action: 'delete',
-          reason: `no VaultPolicy ${own.namespace ?? '?'}/${own.name ?? '?'} exists any more`,
-          diff: patch(path, text, ''),
-        });
-      else
-        items.push({
-          object: 'policy',
-          vaultName: name,
-          path,
-          action: 'skip',
-          reason: 'under our name prefix but not written by vaultgate: left alone (adopt or remove it by hand)',
-          diff: '',
-        });
-    }
-    for (const [key, cur] of current.roles) {
-      if (wanted.has(key)) continue;
-      const owner = parseVaultName(state.prefix, cur.name);
-      if (!owner) continue;
-      const path = `auth/${cur.mount}/role/${cur.name}`;
-      items.push({
-        object: 'role',
-        vaultName: cur.name,
-        mount: cur.mount,
-        path,
-        action: 'delete',
-        reason: `no VaultRoleBinding ${owner.namespace}/${owner.name} exists any more`,
-        diff: patch(path, roleText(cur.role), ''),
-      });
-    }
-  }
+    };
+  if (policiesEquivalent(after, before)) return { ...item, action: 'unchanged', reason: 'Vault matches', diff: '' };
+  const currentRules = policyRulesOfText(before);
+  const widening = summariseWidening(currentRules, p.rules);
+  const extra = summariseWidening(p.rules, currentRules)?.replace(/^widens access: /, '');
+  return {
+    ...item,
+    action: 'update',
+    reason: 'Vault differs from the desired state',
+    diff: patch(item.path, before, after),
+    ...(widening ? { widening } : {}),
+    ...(extra ? { vaultGrantsMore: extra } : {}),
+  };
+}
+
+/** A VaultRoleBinding: refused (with the role under its name removed), or compared with Vault. */
+function planRole(
+  r: DesiredRole,
+  current: VaultCurrent | undefined,
+  refused: Refusals,
+  refusedPolicies: ReadonlySet<string>,
+): PlanItem[] {
+  const path = `auth/${r.mount}/role/${r.vaultName}`;
+  const owner = `VaultRoleBinding ${r.namespace}/${r.name}`;
+  const item = { object: 'role' as const, vaultName: r.vaultName, mount: r.mount, path, owner };
+  const cur = current?.roles.get(`${r.mount}/${r.vaultName}`);
+  if (refused?.length) return refusedRoleItems(item, refused, cur);
+  const { body, note } = withoutRefusedPolicies(r.body, refusedPolicies);
+  return [compareRole(item, roleText(body), note, cur, current)];
+}
+
+function refusedRoleItems(item: OwnedItem, refused: readonly Refusal[], cur: CurrentRole | undefined): PlanItem[] {
+  if (!cur) return [refusedItem(item, refused, '')];
+  return [
+    refusedItem(item, refused, '; the role under this name is removed (below)'),
+    {
+      ...item,
+      action: 'delete',
+      reason: `${item.owner} is refused: the controller removes the role if it wrote it (VaultRoleOwned=True on the object; a role it does not own is left alone)`,
+      diff: patch(item.path, roleText(cur.role), ''),
+    },
+  ];
+}
+
+/** The role body without the refused policies it names, and the note that says so ('' when none). */
+export function withoutRefusedPolicies(
+  body: Record<string, unknown>,
+  refusedPolicies: ReadonlySet<string>,
+): { body: Record<string, unknown>; note: string } {
+  const tokenPolicies = Array.isArray(body.token_policies) ? (body.token_policies as unknown[]).map(String) : [];
+  const unbound = tokenPolicies.filter((n) => refusedPolicies.has(n));
+  if (unbound.length === 0) return { body, note: '' };
+  return {
+    body: { ...body, token_policies: tokenPolicies.filter((n) => !refusedPolicies.has(n)) },
+    note: `; written without ${unbound.join(', ')} (refused VaultPolicy: a role binds only Ready policies)`,
+  };
+}
+
+/** A role to create, leave as it is, or update (compared in roleView's normalised form). */
+function compareRole(
+  item: OwnedItem,
+  after: string,
+  note: string,
+  cur: CurrentRole | undefined,
+  current: VaultCurrent | undefined,
+): PlanItem {
+  if (!cur)
+    return { ...item, action: 'create', reason: createReason(current) + note, diff: patch(item.path, '', after) };
+  const before = roleText(cur.role);
+  if (before === after) return { ...item, action: 'unchanged', reason: `Vault matches${note}`, diff: '' };
+  return {
+    ...item,
+    action: 'update',
+    reason: `Vault differs from the desired state${note}`,
+    diff: patch(item.path, before, after),
+  };
+}
+
+/** The controller refuses the spec and leaves Vault as it is: neither a write nor a delete. */
+function invalidRoleItem(r: InvalidRole): PlanItem {
+  return {
+    object: 'role',
+    vaultName: r.vaultName,
+    mount: r.mount,
+    path: `auth/${r.mount}/role/${r.vaultName}`,
+    action: 'skip',
+    owner: `VaultRoleBinding ${r.namespace}/${r.name}`,
+    reason: `the controller refuses this spec (${r.error}): Vault is left as it is`,
+    diff: '',
+  };
+}
+
+/** Vault objects under the name prefix that no desired object (valid or not) names. */
+function orphanItems(state: DesiredState, current: VaultCurrent): PlanItem[] {
+  // One set for both kinds, as Vault names them: a policy by its name, a role by mount/name.
+  const wanted = new Set([
+    ...state.policies.map((p) => p.vaultName),
+    ...[...state.roles, ...state.invalidRoles].map((r) => `${r.mount}/${r.vaultName}`),
+  ]);
+  const policies = [...current.policies].filter(([name]) => !wanted.has(name) && parseVaultName(state.prefix, name));
+  const roles = [...current.roles].filter(([key]) => !wanted.has(key)).map(([, cur]) => cur);
+  return [
+    ...policies.map(([name, text]) => orphanPolicyItem(name, text)),
+    ...roles.flatMap((cur) => orphanRoleItem(state.prefix, cur) ?? []),
+  ];
+}
+
+/** vaultgate deletes an orphan policy it wrote, and leaves one it did not write alone. */
+function orphanPolicyItem(name: string, text: string): PlanItem {
+  const path = `sys/policies/acl/${name}`;
+  const own = readOwnership(text);
+  if (own?.managedBy === 'vaultgate')
+    return {
+      object: 'policy',
+      vaultName: name,
+      path,
+      action: 'delete',
+      reason: `no VaultPolicy ${own.namespace ?? '?'}/${own.name ?? '?'} exists any more`,
+      diff: patch(path, text, ''),
+    };
+  return {
+    object: 'policy',
+    vaultName: name,
+    path,
+    action: 'skip',
+    reason: 'under our name prefix but not written by vaultgate: left alone (adopt or remove it by hand)',
+    diff: '',
+  };
+}
+
+/** A role under the prefix whose VaultRoleBinding is gone is deleted (undefined: not under the prefix). */
+function orphanRoleItem(prefix: string, cur: CurrentRole): PlanItem | undefined {
+  const owner = parseVaultName(prefix, cur.name);
+  if (!owner) return undefined;
+  const path = `auth/${cur.mount}/role/${cur.name}`;
+  return {
+    object: 'role',
+    vaultName: cur.name,
+    mount: cur.mount,
+    path,
+    action: 'delete',
+    reason: `no VaultRoleBinding ${owner.namespace}/${owner.name} exists any more`,
+    diff: patch(path, roleText(cur.role), ''),
+  };
+}
+
+function countActions(items: readonly PlanItem[]): Record<PlanAction, number> {
   const counts: Record<PlanAction, number> = { create: 0, update: 0, delete: 0, unchanged: 0, skip: 0, refused: 0 };
   for (const i of items) counts[i.action]++;
-  return { compared: current !== undefined, items, counts };
+  return counts;
 }
 
 /** Findings for `audit access --vault`: orphans, drift and missing objects. */
