@@ -6,27 +6,13 @@ import { policiesEquivalent, type OwnershipVerdict } from '../../policy/ownershi
 import type { AclRule } from '../../policy/acl.ts';
 import { summariseRuleWidening } from '../../policy/widening.ts';
 import type { ConditionInput } from '../../kube/conditions.ts';
-import {
-  deleteStep,
-  leaveForeign,
-  refusedPlan,
-  revokedCondition,
-  revokeStep,
-  type Refusal,
-  vaultFailure,
-  type VaultFailure,
-  type VaultObjectPlan,
-  wasRevoked,
-  whose,
-  type WriteKind,
-  writeStep,
-} from './vault-object-plan.ts';
+import * as vaultObject from './vault-object-plan.ts';
 
 /** Status condition recording that vaultgate wrote the Vault policy (survives a stripped header). */
 export const OWNED_CONDITION = 'VaultPolicyOwned';
 
 /** The policy text the spec renders to (ownership header included), or why the spec is refused. */
-export type PolicyDesired = { rendered: string } | { refused: Refusal };
+export type PolicyDesired = { rendered: string } | { refused: vaultObject.Refusal };
 
 export interface PolicyObserved {
   /** The Vault policy name (`<prefix>.<namespace>.<name>`). */
@@ -51,19 +37,19 @@ export interface PolicyObserved {
 }
 
 export type PolicyOp = { write: string } | 'delete';
-export type PolicyPlan = VaultObjectPlan<PolicyOp, string>;
+export type PolicyPlan = vaultObject.VaultObjectPlan<PolicyOp, string>;
 
 export function planVaultPolicy(desired: PolicyDesired, o: PolicyObserved): PolicyPlan {
   if ('refused' in desired) return planRefused(desired.refused, o);
   const { rendered } = desired;
   const claimed = o.owned?.status === 'True';
-  const owner = whose({
+  const owner = vaultObject.whose({
     exists: o.stored !== undefined,
     ours: o.header !== 'foreign' || claimed,
     annotated: o.annotated,
     consent: o.consent,
   });
-  if (owner === 'foreign') return leaveForeign(`Vault policy "${o.name}"`, 'VaultPolicy', o);
+  if (owner === 'foreign') return vaultObject.leaveForeign(`Vault policy "${o.name}"`, 'VaultPolicy', o);
   const synced = {
     ready: { status: 'True' as const, reason: 'Synced', message: `Vault policy ${o.name} matches the spec` },
     conditions: [ownedWritten(o.name)],
@@ -71,12 +57,12 @@ export function planVaultPolicy(desired: PolicyDesired, o: PolicyObserved): Poli
   if (o.stored === undefined)
     return {
       decision: 'create',
-      steps: [writeStep({ write: rendered }, 'create', `created Vault policy ${o.name}`, rendered)],
+      steps: [vaultObject.writeStep({ write: rendered }, 'create', `created Vault policy ${o.name}`, rendered)],
       status: synced,
       events: [],
     };
   if (policiesEquivalent(rendered, o.stored)) return { decision: 'noop', steps: [], status: synced, events: [] };
-  const [kind, note]: [WriteKind, string] =
+  const [kind, note]: [vaultObject.WriteKind, string] =
     o.header === 'foreign' && claimed
       ? ['repair', `Vault policy ${o.name} was replaced outside vaultgate (ownership header removed); restored`]
       : owner === 'adoptable'
@@ -86,7 +72,7 @@ export function planVaultPolicy(desired: PolicyDesired, o: PolicyObserved): Poli
           : ['update', `updated Vault policy ${o.name}`];
   return {
     decision: kind,
-    steps: [writeStep({ write: rendered }, kind, note, rendered, accessChange(o.stored, rendered))],
+    steps: [vaultObject.writeStep({ write: rendered }, kind, note, rendered, accessChange(o.stored, rendered))],
     status: synced,
     events: [],
   };
@@ -97,23 +83,23 @@ export function planVaultPolicy(desired: PolicyDesired, o: PolicyObserved): Poli
  * VaultPolicyOwned claim) is removed; anyone else's is left alone. The reconciler re-checks on the drift
  * period, so an allowed spec (or a relaxed guardrail) writes it again.
  */
-function planRefused(refusal: Refusal, o: PolicyObserved): PolicyPlan {
+function planRefused(refusal: vaultObject.Refusal, o: PolicyObserved): PolicyPlan {
   const why = refusal.message;
   const ours = o.stored !== undefined && (o.header === 'owned' || o.owned?.status === 'True');
   const foreign = o.stored !== undefined && !ours;
-  const revoked = ours || (!foreign && wasRevoked(o.owned));
+  const revoked = ours || (!foreign && vaultObject.wasRevoked(o.owned));
   const message = foreign
     ? `not written to Vault: ${why}. Vault policy ${o.name} exists but was not written by vaultgate for this object; it is left untouched`
     : revoked
       ? `the Vault policy ${o.name} was removed because the spec is refused: ${why}. Nothing from this VaultPolicy is in force in Vault; vaultgate writes the policy again once the spec is allowed`
       : `not written to Vault: ${why}`;
   const removal = `removed Vault policy ${o.name} because the spec is refused (${refusal.reason}); its access is taken back`;
-  return refusedPlan({
+  return vaultObject.refusedPlan({
     refusal,
     message,
     ours,
-    revoke: ours ? [revokeStep<PolicyOp, string>('delete', removal, accessChange(o.stored!, ''))] : [],
-    conditions: revoked ? [revokedCondition(OWNED_CONDITION, `Vault policy ${o.name}`)] : [],
+    revoke: ours ? [vaultObject.revokeStep<PolicyOp, string>('delete', removal, accessChange(o.stored!, ''))] : [],
+    conditions: revoked ? [vaultObject.revokedCondition(OWNED_CONDITION, `Vault policy ${o.name}`)] : [],
     before: o.ready,
   });
 }
@@ -141,7 +127,7 @@ export function planVaultPolicyCleanup(
   return {
     decision: 'delete',
     steps: [
-      deleteStep('delete', event, {
+      vaultObject.deleteStep('delete', event, {
         reason: `deleted Vault policy ${o.name}: VaultPolicy ${o.namespace}/${o.objectName} was deleted`,
       }),
     ],
@@ -150,8 +136,8 @@ export function planVaultPolicyCleanup(
 }
 
 /** What Ready says when a Vault call fails, for this desired state. */
-export function policyVaultFailure(desired: PolicyDesired | 'deleting', name: string): VaultFailure {
-  return vaultFailure('policy', desired, name);
+export function policyVaultFailure(desired: PolicyDesired | 'deleting', name: string): vaultObject.VaultFailure {
+  return vaultObject.vaultFailure('policy', desired, name);
 }
 
 function ownedWritten(name: string): ConditionInput {

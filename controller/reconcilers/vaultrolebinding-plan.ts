@@ -5,24 +5,7 @@
 import type { ConditionInput } from '../../kube/conditions.ts';
 import type { KubernetesAuthRole } from '../../vault/types.ts';
 import { normaliseMount, roleDifferences, roleMatches, type DesiredRole } from '../../policy/role.ts';
-import {
-  deleteStep,
-  leaveForeign,
-  type PlannedStep,
-  type Ready,
-  refusedPlan,
-  type Refusal,
-  REVOKED_REASON,
-  revokedCondition,
-  revokeStep,
-  vaultFailure,
-  type VaultFailure,
-  type VaultObjectPlan,
-  wasRevoked,
-  whose,
-  type WriteKind,
-  writeStep,
-} from './vault-object-plan.ts';
+import * as vaultObject from './vault-object-plan.ts';
 
 export const OWNED_CONDITION = 'VaultRoleOwned';
 
@@ -30,7 +13,8 @@ export const OWNED_CONDITION = 'VaultRoleOwned';
  * The role the spec stands for, bound only to referenced VaultPolicies Ready for their generation (a
  * missing or refused one names a policy whose content vaultgate did not write), or why the spec is refused.
  */
-export type RoleDesired = { role: DesiredRole; missing: string[]; notReady: string[] } | { refused: Refusal };
+export type RoleDesired =
+  { role: DesiredRole; missing: string[]; notReady: string[] } | { refused: vaultObject.Refusal };
 
 export interface RoleObserved {
   /** The Vault role name (`<prefix>.<namespace>.<name>`). */
@@ -57,7 +41,7 @@ export type RoleOp =
   | { write: { mount: string; body: DesiredRole['body'] } }
   | { delete: string }
   | { claim: 'Created' | 'Adopted'; mount: string };
-export type RolePlan = VaultObjectPlan<RoleOp, Record<string, unknown>> & {
+export type RolePlan = vaultObject.VaultObjectPlan<RoleOp, Record<string, unknown>> & {
   /** The claim no longer holds (the role is removed): forget the one not yet in the cache. */
   forgetClaim?: boolean;
 };
@@ -80,14 +64,19 @@ export function planVaultRoleBinding(desired: RoleDesired, o: RoleObserved): Rol
   if ('refused' in desired) return planRefused(desired.refused, o);
   const { role, missing, notReady } = desired;
   const ours = roleIsOurs(o);
-  const owner = whose({ exists: o.actual !== undefined, ours, annotated: o.annotated, consent: o.consent });
+  const owner = vaultObject.whose({ exists: o.actual !== undefined, ours, annotated: o.annotated, consent: o.consent });
   if (owner === 'foreign')
-    return leaveForeign(`Vault role ${o.name} on auth/${role.mount}`, 'VaultRoleBinding', o, mountField(o.statusMount));
-  const steps: Array<PlannedStep<RoleOp, Record<string, unknown>>> = [];
+    return vaultObject.leaveForeign(
+      `Vault role ${o.name} on auth/${role.mount}`,
+      'VaultRoleBinding',
+      o,
+      mountField(o.statusMount),
+    );
+  const steps: Array<vaultObject.PlannedStep<RoleOp, Record<string, unknown>>> = [];
   // authMount changed: remove ours from the old mount first.
   if (o.statusMount && normaliseMount(o.statusMount) !== role.mount && ours) {
     steps.push(
-      deleteStep(
+      vaultObject.deleteStep(
         { delete: normaliseMount(o.statusMount) },
         { type: 'Normal', reason: 'Moved', note: `removed Vault role ${o.name} from auth mount ${o.statusMount}` },
         { reason: `spec.authMount changed to ${role.mount}` },
@@ -98,7 +87,14 @@ export function planVaultRoleBinding(desired: RoleDesired, o: RoleObserved): Rol
   if (claim) steps.push({ op: { claim, mount: role.mount } });
   const kind = writeKind(o, role, claim);
   if (kind)
-    steps.push(writeStep({ write: { mount: role.mount, body: role.body } }, kind, writeNote(kind, o, role), role.body));
+    steps.push(
+      vaultObject.writeStep(
+        { write: { mount: role.mount, body: role.body } },
+        kind,
+        writeNote(kind, o, role),
+        role.body,
+      ),
+    );
   return {
     decision: kind ?? (claim === 'Adopted' ? 'adopt' : 'noop'),
     steps,
@@ -115,7 +111,7 @@ function writeKind(
   o: RoleObserved,
   role: DesiredRole,
   claim: 'Created' | 'Adopted' | undefined,
-): WriteKind | undefined {
+): vaultObject.WriteKind | undefined {
   if (roleMatches(role.body, o.actual)) return undefined;
   if (o.actual === undefined) return 'create';
   // Drift: we already wrote this generation of the spec here, and Vault no longer says so.
@@ -123,7 +119,7 @@ function writeKind(
   return claim === 'Adopted' ? 'adopt' : 'update';
 }
 
-function writeNote(kind: WriteKind, o: RoleObserved, role: DesiredRole): string {
+function writeNote(kind: vaultObject.WriteKind, o: RoleObserved, role: DesiredRole): string {
   if (kind === 'create') return `created Vault role ${o.name} on auth/${role.mount}`;
   if (kind === 'repair')
     return `Vault role ${o.name} was changed outside vaultgate (${roleDifferences(role.body, o.actual!).join(', ')}); restored`;
@@ -131,7 +127,7 @@ function writeNote(kind: WriteKind, o: RoleObserved, role: DesiredRole): string 
   return `updated Vault role ${o.name}`;
 }
 
-function readyOf(o: RoleObserved, role: DesiredRole, missing: string[], notReady: string[]): Ready {
+function readyOf(o: RoleObserved, role: DesiredRole, missing: string[], notReady: string[]): vaultObject.Ready {
   const them = (n: string[], one: string, many: string): string => (n.length === 1 ? one : many);
   if (missing.length > 0) {
     return {
@@ -155,21 +151,25 @@ function readyOf(o: RoleObserved, role: DesiredRole, missing: string[], notReady
  * the mount it was written to (no new logins; tokens already issued live until their TTL ends); a role we
  * do not own is left alone. Re-checked on the drift period, so an allowed spec writes it again.
  */
-function planRefused(refusal: Refusal, o: RoleObserved): RolePlan {
+function planRefused(refusal: vaultObject.Refusal, o: RoleObserved): RolePlan {
   const ours = roleIsOurs(o);
-  const revoked = ours || wasRevoked(o.owned);
+  const revoked = ours || vaultObject.wasRevoked(o.owned);
   const message = revoked
     ? `the Vault role ${o.name} was removed because the spec is refused: ${refusal.message}. No login through this VaultRoleBinding is possible (tokens already issued keep their policies until their TTL ends); vaultgate writes the role again once the spec is allowed`
     : `not written to Vault: ${refusal.message}`;
   const mount = normaliseMount(o.statusMount ?? o.specMount);
   const removal = `removed Vault role ${o.name} from auth/${mount} because the spec is refused (${refusal.reason}); no new logins through it`;
-  const plan = refusedPlan({
+  const plan = vaultObject.refusedPlan({
     refusal,
     message,
     ours,
     revoke:
-      ours && o.actual !== undefined ? [revokeStep<RoleOp, Record<string, unknown>>({ delete: mount }, removal)] : [],
-    conditions: revoked ? [revokedCondition(OWNED_CONDITION, `Vault role ${o.name}`)] : claimCondition(o, undefined),
+      ours && o.actual !== undefined
+        ? [vaultObject.revokeStep<RoleOp, Record<string, unknown>>({ delete: mount }, removal)]
+        : [],
+    conditions: revoked
+      ? [vaultObject.revokedCondition(OWNED_CONDITION, `Vault role ${o.name}`)]
+      : claimCondition(o, undefined),
     extra: mountField(revoked ? undefined : o.statusMount),
     before: o.ready,
   });
@@ -188,7 +188,7 @@ export function planVaultRoleBindingCleanup(
   return {
     decision: 'delete',
     steps: [
-      deleteStep({ delete: mount }, event, {
+      vaultObject.deleteStep({ delete: mount }, event, {
         reason: `deleted Vault role ${o.name}: VaultRoleBinding ${o.namespace}/${o.objectName} was deleted`,
       }),
     ],
@@ -198,8 +198,8 @@ export function planVaultRoleBindingCleanup(
 }
 
 /** What Ready says when a Vault call fails (the status keeps the claim as it stands then). */
-export function roleVaultFailure(desired: RoleDesired | 'deleting', name: string): VaultFailure {
-  return vaultFailure('role', desired, name);
+export function roleVaultFailure(desired: RoleDesired | 'deleting', name: string): vaultObject.VaultFailure {
+  return vaultObject.vaultFailure('role', desired, name);
 }
 
 /** The ownership condition to write: the claim made now, else the one standing (stored, or not yet seen). */
@@ -209,7 +209,8 @@ export function claimCondition(
 ): ConditionInput[] {
   const reason = claim ?? o.owned?.reason ?? (o.claimedUnseen ? 'Created' : undefined);
   if (reason === undefined) return [];
-  if (reason === REVOKED_REASON) return [revokedCondition(OWNED_CONDITION, `Vault role ${o.name}`)];
+  if (reason === vaultObject.REVOKED_REASON)
+    return [vaultObject.revokedCondition(OWNED_CONDITION, `Vault role ${o.name}`)];
   return [
     { type: OWNED_CONDITION, status: 'True', reason, message: `vaultgate created or adopted the Vault role ${o.name}` },
   ];
