@@ -461,54 +461,59 @@ function continueChain(st: ChainState, r: ChainedRecord, lastInFile: Map<string,
 function prevLinkIssue(st: ChainState, { rec, id, where }: ChainedRecord): VerifyIssue | undefined {
   if (rec.prev === st.lastHash) return undefined;
   const consequence = st.lastBad;
-  return {
-    severity: consequence ? 'notice' : 'error',
-    kind: consequence ? 'consequence' : 'prev-mismatch',
-    ...where,
-    ...id,
-    expected: st.lastHash,
-    found: String(rec.prev),
-    message: consequence
+  return chainIssue(
+    consequence ? 'consequence' : 'prev-mismatch',
+    { id, where },
+    st.lastHash,
+    String(rec.prev),
+    consequence
       ? `${at(where, id)}: does not chain to ${at(st.lastWhere)} — a consequence of the problem reported there`
       : `${at(where, id)}: prev hash ${short(String(rec.prev))} does not match ${at(st.lastWhere)} (seq ${st.lastSeq}, hash ${short(st.lastHash)}): the record before it was altered, replaced or inserted`,
-  };
+    consequence ? 'notice' : 'error',
+  );
+}
+
+/** A finding about one chained record: where it is, its chain and seq, what was expected there and what was found. */
+function chainIssue(
+  kind: IssueKind,
+  { id, where }: Pick<ChainedRecord, 'id' | 'where'>,
+  expected: string,
+  found: string,
+  message: string,
+  severity: VerifyIssue['severity'] = 'error',
+): VerifyIssue {
+  return { severity, kind, ...where, ...id, expected, found, message };
 }
 
 /** Seq numbers skipped after the head: missing, until they turn up later. */
 function gapIssue(st: ChainState, { id, where }: ChainedRecord, expectedSeq: number): VerifyIssue {
   const missing = id.seq - expectedSeq;
-  return {
-    severity: 'error',
-    kind: 'missing',
-    ...where,
-    ...id,
-    expected: `seq ${expectedSeq}`,
-    found: `seq ${id.seq}`,
-    message: `${at(where, id)}: expected seq ${expectedSeq} after ${at(st.lastWhere)}, found seq ${id.seq}: ${missing === 1 ? `record seq ${expectedSeq} is` : `records seq ${expectedSeq}–${id.seq - 1} are`} missing (dropped)`,
-  };
+  return chainIssue(
+    'missing',
+    { id, where },
+    `seq ${expectedSeq}`,
+    `seq ${id.seq}`,
+    `${at(where, id)}: expected seq ${expectedSeq} after ${at(st.lastWhere)}, found seq ${id.seq}: ${missing === 1 ? `record seq ${expectedSeq} is` : `records seq ${expectedSeq}–${id.seq - 1} are`} missing (dropped)`,
+  );
 }
 
 /** A seq seen before: the same record again (a copy), or a different one (a fork or splice). */
 function repeatedSeqIssue({ id, where, hash }: ChainedRecord, prevSeen: Seen, expectedSeq: number): VerifyIssue {
   if (prevSeen.hash === hash)
-    return {
-      severity: 'error',
-      kind: 'duplicate',
-      ...where,
-      ...id,
-      expected: `seq ${expectedSeq}`,
-      found: `seq ${id.seq} again`,
-      message: `${at(where, id)}: duplicate of ${at(prevSeen)} (seq ${id.seq}): a record was copied`,
-    };
-  return {
-    severity: 'error',
-    kind: 'conflict',
-    ...where,
-    ...id,
-    expected: `seq ${expectedSeq}`,
-    found: `a second, different seq ${id.seq}`,
-    message: `${at(where, id)}: a different record with seq ${id.seq} already appeared at ${at(prevSeen)}: the chain was forked or spliced`,
-  };
+    return chainIssue(
+      'duplicate',
+      { id, where },
+      `seq ${expectedSeq}`,
+      `seq ${id.seq} again`,
+      `${at(where, id)}: duplicate of ${at(prevSeen)} (seq ${id.seq}): a record was copied`,
+    );
+  return chainIssue(
+    'conflict',
+    { id, where },
+    `seq ${expectedSeq}`,
+    `a second, different seq ${id.seq}`,
+    `${at(where, id)}: a different record with seq ${id.seq} already appeared at ${at(prevSeen)}: the chain was forked or spliced`,
+  );
 }
 
 /**
@@ -524,27 +529,27 @@ function placeLateRecord(st: ChainState, r: ChainedRecord, expectedSeq: number, 
     st.gaps.delete(id.seq);
     for (const [s, g] of st.gaps) if (g === gap) st.gaps.delete(s);
   } else {
-    issues.push({
-      severity: 'error',
-      kind: 'out-of-order',
-      ...where,
-      ...id,
-      expected: `seq ${expectedSeq}`,
-      found: `seq ${id.seq}`,
-      message: `${at(where, id)}: seq ${id.seq} appears after seq ${st.lastSeq} (${at(st.lastWhere)}): records were reordered`,
-    });
+    issues.push(
+      chainIssue(
+        'out-of-order',
+        { id, where },
+        `seq ${expectedSeq}`,
+        `seq ${id.seq}`,
+        `${at(where, id)}: seq ${id.seq} appears after seq ${st.lastSeq} (${at(st.lastWhere)}): records were reordered`,
+      ),
+    );
   }
   const before = st.seen.get(id.seq - 1);
   if (before && rec.prev !== before.hash && !r.bad)
-    issues.push({
-      severity: 'error',
-      kind: 'prev-mismatch',
-      ...where,
-      ...id,
-      expected: before.hash,
-      found: String(rec.prev),
-      message: `${at(where, id)}: prev hash does not match seq ${id.seq - 1} at ${at(before)}`,
-    });
+    issues.push(
+      chainIssue(
+        'prev-mismatch',
+        { id, where },
+        before.hash,
+        String(rec.prev),
+        `${at(where, id)}: prev hash does not match seq ${id.seq - 1} at ${at(before)}`,
+      ),
+    );
   st.seen.set(id.seq, { ...where, hash });
   st.summary.records++;
   if (!r.signed) st.uncovered.push({ ...where, seq: id.seq });
