@@ -38,8 +38,12 @@ class LeaseVault {
   renewed: string[] = [];
   revoked: string[] = [];
   tokenTtlS = 3600;
-  /** PEM the PKI mount issues (pki/issue/web), and whether a revoke finds it already expired. */
-  certificate = '';
+  /**
+   * PEMs the PKI mount issues in turn (pki/issue/web; the last one again after that), and whether a revoke
+   * finds the certificate already expired. Each must end later than the one before: one PEM issued again
+   * would be due for renewal as soon as issued.
+   */
+  certificates: string[] = [];
   certificateExpiredAtRevoke = false;
   readonly tokens = new Map<string, number>();
   readonly leases = new Map<string, { issue: number; expire: number; max: number; token: string }>();
@@ -75,7 +79,12 @@ class LeaseVault {
       const serial = `0${this.issued.length + 1}:aa`;
       this.issued.push(serial);
       return {
-        data: { serial_number: serial, certificate: this.certificate, private_key: 'key-canary', issuing_ca: '' },
+        data: {
+          serial_number: serial,
+          certificate: this.certificates[Math.min(this.issued.length, this.certificates.length) - 1],
+          private_key: 'key-canary',
+          issuing_ca: '',
+        },
       };
     }
     if (req.path === 'pki/revoke') {
@@ -366,8 +375,8 @@ void describe('VaultDynamicSecret reconciler', () => {
 
   void test('a replaced certificate is revoked by serial after its rollout; one Vault finds already expired is reported as expired, not revoked', async () => {
     const w = world();
-    w.vault.certificate = selfSignedCertificate();
-    w.vault.now = Date.now(); // the certificate's own validity: one day from now
+    w.vault.certificates = [selfSignedCertificate(1), selfSignedCertificate(30)];
+    w.vault.now = Date.now(); // the certificates' own validity: one day, then 30 days from now
     const o = w.vds();
     w.kube.put(VAULT_DYNAMIC_SECRETS, {
       ...o,
@@ -394,8 +403,8 @@ void describe('VaultDynamicSecret reconciler', () => {
   });
 });
 
-/** A self-signed certificate valid for one day from now, made with openssl. */
-function selfSignedCertificate(): string {
+/** A self-signed certificate valid for `days` from now, made with openssl. */
+function selfSignedCertificate(days: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'vds-cert-'));
   execFileSync(
     'openssl',
@@ -408,7 +417,7 @@ function selfSignedCertificate(): string {
       'ec_paramgen_curve:P-256',
       '-nodes',
       '-days',
-      '1',
+      String(days),
       '-subj',
       '/CN=app',
     ].concat(['-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')]),
