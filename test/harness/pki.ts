@@ -3,7 +3,11 @@
 // shape envtest's TinyCA produces (pkg/internal/testing/certs/tinyca.go): ECDSA P-256, short-lived.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, webcrypto } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 x509.cryptoProvider.set(webcrypto);
 
@@ -101,4 +105,18 @@ export function createServiceAccountSigningKey(): { publicKeyPem: string; privat
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
   return { publicKeyPem: publicKey, privateKeyPem: privateKey };
+}
+
+/** A self-signed P-256 certificate made by openssl, valid for `days` from now (optionally with a given serial): its PEM. */
+export function selfSignedPem(opts: { subject: string; days: number; serialHex?: string }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'self-signed-'));
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
+      .concat(['-days', String(opts.days), '-subj', opts.subject])
+      .concat(opts.serialHex ? ['-set_serial', `0x${opts.serialHex}`] : [])
+      .concat(['-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')]),
+    { stdio: 'ignore' },
+  );
+  return readFileSync(join(dir, 'c.pem'), 'utf8');
 }

@@ -18,6 +18,7 @@ import {
   vaultSerial,
 } from '../../vault/pki.ts';
 import type { VaultRequester } from '../../vault/types.ts';
+import { selfSignedPem } from '../harness/pki.ts';
 
 /** A Vault that answers every request with `answer` (a body, or a thrown error), as OpenBao 2.7.2 answers pki/revoke. */
 const answering = (answer: unknown): VaultRequester => ({
@@ -38,31 +39,8 @@ void describe('vault/pki', () => {
   });
 
   void test("a stored certificate's serial and validity are read from its PEM; garbage is no certificate", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pki-test-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '2',
-        '-subj',
-        '/CN=a.example',
-        '-set_serial',
-        '0x3a5b7c',
-        '-keyout',
-        join(dir, 'k.pem'),
-        '-out',
-        join(dir, 'c.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    const f = certificateFacts(readFileSync(join(dir, 'c.pem'), 'utf8'));
+    const pem = selfSignedPem({ subject: '/CN=a.example', days: 2, serialHex: '3a5b7c' });
+    const f = certificateFacts(pem);
     assert.ok(f);
     assert.equal(f.serial, '3a:5b:7c');
     const days = (f.notAfter - f.notBefore) / 86_400_000;

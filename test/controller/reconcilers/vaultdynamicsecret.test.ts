@@ -3,10 +3,6 @@
 // second reconciler instance with a fresh login stands for a restarted controller.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SECRETS } from '../../../kube/resources.ts';
 import type { KubeObject } from '../../../kube/objects.ts';
 import { SECRET_STORES, VAULT_DYNAMIC_SECRETS } from '../../../schemas/resources.ts';
@@ -22,6 +18,7 @@ import {
 import type { StoreConnector } from '../../../controller/reconcilers/store-connector.ts';
 import type { RolloutState } from '../../../controller/reconcilers/vaultdynamicsecret-plan.ts';
 import { FakeKube } from './harness.ts';
+import { selfSignedPem } from '../../harness/pki.ts';
 
 const NS = 'team-a';
 const LEASE_S = 60;
@@ -375,7 +372,10 @@ void describe('VaultDynamicSecret reconciler', () => {
 
   void test('a replaced certificate is revoked by serial after its rollout; one Vault finds already expired is reported as expired, not revoked', async () => {
     const w = world();
-    w.vault.certificates = [selfSignedCertificate(1), selfSignedCertificate(30)];
+    w.vault.certificates = [
+      selfSignedPem({ subject: '/CN=app', days: 1 }),
+      selfSignedPem({ subject: '/CN=app', days: 30 }),
+    ];
     w.vault.now = Date.now(); // the certificates' own validity: one day, then 30 days from now
     const o = w.vds();
     w.kube.put(VAULT_DYNAMIC_SECRETS, {
@@ -402,26 +402,3 @@ void describe('VaultDynamicSecret reconciler', () => {
     assert.ok(!JSON.stringify(w.kube.events).includes('key-canary'));
   });
 });
-
-/** A self-signed certificate valid for `days` from now, made with openssl. */
-function selfSignedCertificate(days: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'vds-cert-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      String(days),
-      '-subj',
-      '/CN=app',
-    ].concat(['-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')]),
-    { stdio: 'ignore' },
-  );
-  return readFileSync(join(dir, 'c.pem'), 'utf8');
-}
