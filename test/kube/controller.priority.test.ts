@@ -4,25 +4,10 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../kube/clock.ts';
 import { Manager } from '../../kube/manager.ts';
-import type { KubeObject } from '../../kube/objects.ts';
 import { DONE, requeueAfter } from '../../kube/reconciler.ts';
 import { VAULT_POLICIES } from '../../schemas/resources.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
-
-const vp = (name: string): KubeObject => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultPolicy',
-  metadata: { name, namespace: 'default' },
-  spec: { policy: 'p' },
-});
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { until, vp } from './fixtures.ts';
 
 /** A one-worker controller whose reconciles wait while `hold` is set; `runs` lists the keys in order. */
 function setup(kube: FakeKubeClient, periodic: Set<string>, clock?: FakeClock) {

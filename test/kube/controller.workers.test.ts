@@ -6,28 +6,13 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { Manager } from '../../kube/manager.ts';
-import type { KubeObject } from '../../kube/objects.ts';
 import { DONE } from '../../kube/reconciler.ts';
 import { WorkQueue } from '../../kube/workqueue.ts';
 import { VAULT_POLICIES } from '../../schemas/resources.ts';
 import { FakeKubeClient } from '../sim/kube-fake-client.ts';
+import { until, vp } from './fixtures.ts';
 
 const WORKERS = 16;
-
-const vp = (name: string): KubeObject => ({
-  apiVersion: 'vaultgate.io/v1alpha1',
-  kind: 'VaultPolicy',
-  metadata: { name, namespace: 'default' },
-  spec: { policy: 'p' },
-});
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('controller workers', () => {
   test('16 idle workers wait on the stop signal without a MaxListenersExceededWarning, and 400 reconciles leave 16 listeners', async (t) => {
