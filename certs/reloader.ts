@@ -2,10 +2,13 @@
 // running server, no restart (ESO's webhook *exits* on an expiring cert and relies on a restart: #3471).
 // Polling, not fs.watch: Secret volumes change by an atomic `..data` symlink swap that inotify watchers
 // miss or see half-done (controller-runtime's certwatcher adds a 10 s poll for the same reason).
+// A poll stats both files and reads them only when a stat changed (the `..data` swap gives new inodes): an
+// idle webhook's poll is two stat calls, not two reads and a hash (issue #24.5).
 // A pair is taken only when it parses, the key matches the certificate and it is valid now; otherwise the
-// previous pair keeps serving (a half-written cert/key pair is skipped and picked up at the next poll).
+// previous pair keeps serving (a half-written cert/key pair is skipped and picked up at the next poll; a
+// pair not valid yet is looked at again at every poll).
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { SecureContextOptions } from 'node:tls';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../observability/log.ts';
@@ -30,8 +33,10 @@ export type SecureContextTarget =
 export interface CertReloaderOptions {
   certFile: string;
   keyFile: string;
-  /** Poll period (default 10 s, as controller-runtime's certwatcher: every poll reads and hashes both files). */
+  /** Poll period (default 10 s, as controller-runtime's certwatcher). */
   intervalMs?: number;
+  /** For tests: how the files are stat'ed and read (default node:fs; undefined = missing). */
+  files?: PairFiles;
   /** After a new pair is in use by every started server. */
   onReload?: (pair: LoadedPair) => void;
   log?: Logger;
@@ -53,13 +58,29 @@ export interface CertReloader {
   waitUntilReady(signal?: AbortSignal): Promise<LoadedPair>;
 }
 
-function readOrUndefined(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
+export interface PairFiles {
+  /** What changes when the file's content is replaced (following symlinks), or undefined when missing. */
+  stat(file: string): string | undefined;
+  read(file: string): string | undefined;
 }
+
+export const nodeFiles: PairFiles = {
+  stat(file) {
+    try {
+      const st = statSync(file, { throwIfNoEntry: false });
+      return st && `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    } catch {
+      return undefined;
+    }
+  },
+  read(file) {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  },
+};
 
 function apply(target: SecureContextTarget, pair: LoadedPair): void {
   if ('updateCertificate' in target) target.updateCertificate({ cert: pair.cert, key: pair.key });
@@ -73,7 +94,9 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
   const targets = new Set<SecureContextTarget>();
   const waiters = new Set<() => void>();
   let current: LoadedPair | undefined;
+  const files = opts.files ?? nodeFiles;
   let lastSeen = '';
+  let lastStat: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   const metrics = opts.registry
     ? {
@@ -92,7 +115,7 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
     : undefined;
 
   /** Why `cert`/`key` cannot serve now, or undefined. Reasons never include key material. */
-  function problem(cert: string, key: string): { reason?: string; pair?: LoadedPair } {
+  function problem(cert: string, key: string): { reason?: string; pair?: LoadedPair; notYet?: boolean } {
     let facts;
     try {
       facts = certFacts(cert);
@@ -103,7 +126,7 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
     const t = now();
     if (t >= facts.notAfter) return { reason: `certificate expired at ${new Date(facts.notAfter).toISOString()}` };
     if (t < facts.notBefore)
-      return { reason: `certificate not valid before ${new Date(facts.notBefore).toISOString()}` };
+      return { reason: `certificate not valid before ${new Date(facts.notBefore).toISOString()}`, notYet: true };
     return {
       pair: {
         cert,
@@ -118,8 +141,13 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
   }
 
   function check(): boolean {
-    const cert = readOrUndefined(opts.certFile);
-    const key = readOrUndefined(opts.keyFile);
+    const certStat = files.stat(opts.certFile);
+    const keyStat = files.stat(opts.keyFile);
+    const stat = certStat && keyStat ? `${certStat}|${keyStat}` : undefined;
+    if (stat && stat === lastStat) return false;
+    lastStat = undefined; // set again below once this content has been looked at for good
+    const cert = files.read(opts.certFile);
+    const key = files.read(opts.keyFile);
     if (!cert || !key) {
       if (lastSeen !== 'missing')
         log.info({ certFile: opts.certFile, keyFile: opts.keyFile }, 'waiting for the serving certificate files');
@@ -127,15 +155,19 @@ export function createCertReloader(opts: CertReloaderOptions): CertReloader {
       return false;
     }
     const seen = createHash('sha256').update(cert).update('\0').update(key).digest('hex');
-    if (seen === lastSeen) return false;
+    const { reason, pair, notYet } = problem(cert, key);
+    // Not valid yet: time alone changes the answer, so these files are looked at again at the next poll.
+    if (!notYet) lastStat = stat;
+    const firstLook = seen !== lastSeen;
     lastSeen = seen;
-    const { reason, pair } = problem(cert, key);
     if (!pair) {
-      metrics?.reloads.inc({ result: 'rejected' });
-      log.warn(
-        { certFile: opts.certFile, reason, serving: current?.fingerprint },
-        'certificate files not taken; the previous pair keeps serving',
-      );
+      if (firstLook) {
+        metrics?.reloads.inc({ result: 'rejected' });
+        log.warn(
+          { certFile: opts.certFile, reason, serving: current?.fingerprint },
+          'certificate files not taken; the previous pair keeps serving',
+        );
+      }
       return false;
     }
     if (pair.fingerprint === current?.fingerprint && pair.key === current.key) return false;

@@ -12,7 +12,7 @@ import express from 'express';
 import { Registry } from 'prom-client';
 import { generateWebhookPki, issueServingCert, type WebhookPki } from '../../certs/generate.ts';
 import { certFacts } from '../../certs/pem.ts';
-import { createCertReloader } from '../../certs/reloader.ts';
+import { createCertReloader, nodeFiles } from '../../certs/reloader.ts';
 import { createLogger } from '../../observability/log.ts';
 import { startWebhookServer } from '../../webhook/server.ts';
 
@@ -195,6 +195,51 @@ void describe('certs/reloader', () => {
       assert.equal(reloads.length, 1, 'no poll before 10 s');
       t.mock.timers.tick(1);
       assert.deepEqual(reloads, [certFacts(pki1.leaf.cert).fingerprint, certFacts(pki2.leaf.cert).fingerprint]);
+    } finally {
+      reloader.stop();
+    }
+  });
+
+  void test('a poll of unchanged files reads nothing: two stats, no read, no hash (issue #24 item 5)', () => {
+    writePair(pki1.leaf.cert, pki1.leaf.key);
+    const reads: string[] = [];
+    const reloader = createCertReloader({
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      intervalMs: 60_000,
+      files: { stat: nodeFiles.stat, read: (f) => (reads.push(f), nodeFiles.read(f)) },
+    });
+    try {
+      reloader.start();
+      assert.equal(reads.length, 2, 'the first poll reads the pair');
+      for (let i = 0; i < 5; i++) assert.equal(reloader.check(), false);
+      assert.equal(reads.length, 2, 'unchanged files are not read again');
+      writePair(pki2.leaf.cert, pki2.leaf.key); // the kubelet's rename: new inodes
+      assert.equal(reloader.check(), true);
+      assert.equal(reads.length, 4);
+      assert.equal(reloader.current()?.fingerprint, certFacts(pki2.leaf.cert).fingerprint);
+    } finally {
+      reloader.stop();
+    }
+  });
+
+  void test('a pair not valid yet (a clock behind the issuer) is taken once its notBefore passes, the files unchanged', () => {
+    writePair(pki1.leaf.cert, pki1.leaf.key);
+    const notBefore = certFacts(pki1.leaf.cert).notBefore;
+    let clock = notBefore - 60_000;
+    const reloader = createCertReloader({
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      intervalMs: 60_000,
+      now: () => clock,
+    });
+    try {
+      reloader.start();
+      assert.equal(reloader.current(), undefined, 'not valid before its notBefore');
+      assert.equal(reloader.check(), false);
+      clock = notBefore + 1;
+      assert.equal(reloader.check(), true, 'taken at the first poll after notBefore');
+      assert.ok(reloader.ready());
     } finally {
       reloader.stop();
     }
