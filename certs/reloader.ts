@@ -60,12 +60,12 @@ export interface CertReloader {
 
 export interface PairFiles {
   /** What changes when the file's content is replaced (following symlinks), or undefined when missing. */
-  stat(file: string): string | undefined;
-  read(file: string): string | undefined;
+  stat: (file: string) => string | undefined;
+  read: (file: string) => string | undefined;
 }
 
 export const nodeFiles: PairFiles = {
-  stat(file) {
+  stat: (file) => {
     try {
       const st = statSync(file, { throwIfNoEntry: false });
       return st && `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
@@ -73,7 +73,7 @@ export const nodeFiles: PairFiles = {
       return undefined;
     }
   },
-  read(file) {
+  read: (file) => {
     try {
       return readFileSync(file, 'utf8');
     } catch {
